@@ -1,0 +1,205 @@
+/* ss-backend.c: choosing where to solve, and falling back when a GPU cannot. */
+#include "ss-backend.h"
+#include "ss-config.h"
+#include "ss-cpu.h"
+#include "ss-error.h"
+#include "ss-fft.h"
+
+#if SHARPSKY_HAVE_CUDA
+#include "cuda/ss-cuda.h"
+#endif
+
+struct _SsBackend {
+  SsBackendKind requested;
+  gboolean use_cuda;
+  char *device;
+#if SHARPSKY_HAVE_CUDA
+  SsCudaContext *cuda;
+#endif
+};
+
+gboolean
+ss_backend_kind_from_string (const char *text, SsBackendKind *kind, GError **error)
+{
+  if (text && g_ascii_strcasecmp (text, "auto") == 0)
+    *kind = SS_BACKEND_AUTO;
+  else if (text && g_ascii_strcasecmp (text, "cpu") == 0)
+    *kind = SS_BACKEND_CPU;
+  else if (text && (g_ascii_strcasecmp (text, "cuda") == 0 || g_ascii_strcasecmp (text, "gpu") == 0))
+    *kind = SS_BACKEND_CUDA;
+  else
+    {
+      g_set_error (error, SS_ERROR, SS_ERROR_INVALID_ARGUMENT,
+                   "unknown backend \"%s\": expected auto, cpu or cuda", text ? text : "");
+      return FALSE;
+    }
+  return TRUE;
+}
+
+static char *
+cpu_device_name (void)
+{
+  return g_strdup_printf ("CPU, %u threads (FFTW, LAPACKE)", g_get_num_processors ());
+}
+
+#if SHARPSKY_HAVE_CUDA
+static gboolean
+open_cuda (SsBackend *backend, GError **error)
+{
+  if (ss_cuda_device_count () == 0)
+    {
+      g_set_error (error, SS_ERROR, SS_ERROR_NO_DEVICE, "no CUDA device is present");
+      return FALSE;
+    }
+  backend->cuda = ss_cuda_context_new (0, error);
+  if (backend->cuda == NULL)
+    return FALSE;
+  backend->use_cuda = TRUE;
+  backend->device = g_strdup (ss_cuda_context_get_device_name (backend->cuda));
+  return TRUE;
+}
+#endif
+
+SsBackend *
+ss_backend_new (SsBackendKind kind, GError **error)
+{
+  g_autofree SsBackend *backend = g_new0 (SsBackend, 1);
+  backend->requested = kind;
+  if (kind != SS_BACKEND_CPU)
+    {
+#if SHARPSKY_HAVE_CUDA
+      g_autoptr (GError) cuda_error = NULL;
+      if (!open_cuda (backend, &cuda_error) && kind == SS_BACKEND_CUDA)
+        {
+          g_propagate_error (error, g_steal_pointer (&cuda_error));
+          return NULL;
+        }
+#else
+      if (kind == SS_BACKEND_CUDA)
+        {
+          g_set_error (error, SS_ERROR, SS_ERROR_NO_DEVICE,
+                       "this build of Sharpsky has no CUDA backend (configure with -Dcuda=enabled)");
+          return NULL;
+        }
+#endif
+    }
+  if (!backend->use_cuda)
+    backend->device = cpu_device_name ();
+  return g_steal_pointer (&backend);
+}
+
+void
+ss_backend_free (SsBackend *backend)
+{
+  if (backend == NULL)
+    return;
+#if SHARPSKY_HAVE_CUDA
+  if (backend->cuda)
+    ss_cuda_context_free (backend->cuda);
+#endif
+  g_free (backend->device);
+  g_free (backend);
+}
+
+const char *
+ss_backend_get_name (const SsBackend *backend)
+{
+  return backend->use_cuda ? "cuda" : "cpu";
+}
+
+const char *
+ss_backend_get_device (const SsBackend *backend)
+{
+  return backend->device;
+}
+
+static gboolean
+check_problem (const SsProblem *problem, GError **error)
+{
+  if (problem == NULL || problem->op == NULL || problem->y == NULL)
+    {
+      g_set_error (error, SS_ERROR, SS_ERROR_INVALID_ARGUMENT, "no problem to solve");
+      return FALSE;
+    }
+  return TRUE;
+}
+
+gboolean
+ss_backend_solve (SsBackend *backend, const SsProblem *problem, const SsSolveParams *params,
+                  SsReportFunc report, gpointer user_data, GCancellable *cancellable,
+                  SsSolveResult *result, GError **error)
+{
+  if (!check_problem (problem, error) || !ss_solve_params_validate (params, error))
+    return FALSE;
+#if SHARPSKY_HAVE_CUDA
+  if (backend->use_cuda)
+    {
+      g_autoptr (GError) cuda_error = NULL;
+      if (ss_cuda_solve (backend->cuda, problem, params, report, user_data, cancellable, result,
+                         &cuda_error))
+        return TRUE;
+      /* Auto means "fastest that works": a GPU too small for the problem is
+       * no reason to fail when the CPU can do it. */
+      gboolean fall_back = backend->requested == SS_BACKEND_AUTO
+                           && (g_error_matches (cuda_error, SS_ERROR, SS_ERROR_OUT_OF_MEMORY)
+                               || g_error_matches (cuda_error, SS_ERROR, SS_ERROR_TOO_LARGE));
+      if (!fall_back)
+        {
+          g_propagate_error (error, g_steal_pointer (&cuda_error));
+          return FALSE;
+        }
+      g_autofree char *warning = g_strdup_printf ("%s; solved on the CPU instead",
+                                                  cuda_error->message);
+      g_warning ("%s", warning);
+      ss_solve_result_clear (result);
+      gboolean ok = ss_cpu_solve (problem, params, report, user_data, cancellable, result, error);
+      result->warning = g_steal_pointer (&warning);
+      return ok;
+    }
+#endif
+  return ss_cpu_solve (problem, params, report, user_data, cancellable, result, error);
+}
+
+gboolean
+ss_backend_bench (SsBackend *backend, const SsBenchParams *params, SsBenchResult *result,
+                  GError **error)
+{
+#if SHARPSKY_HAVE_CUDA
+  if (backend->use_cuda)
+    return ss_cuda_bench (backend->cuda, params, result, error);
+#endif
+  return ss_cpu_bench (params, result, error);
+}
+
+char *
+ss_backend_describe_devices (void)
+{
+  GString *text = g_string_new (NULL);
+  g_autofree char *cpu = cpu_device_name ();
+  g_string_append_printf (text, "cpu: %s\n", cpu);
+#if SHARPSKY_HAVE_CUDA
+  int count = ss_cuda_device_count ();
+  if (count == 0)
+    g_string_append (text, "cuda: no device found\n");
+  for (int i = 0; i < count; i++)
+    {
+      g_autoptr (GError) error = NULL;
+      SsCudaContext *ctx = ss_cuda_context_new (i, &error);
+      if (ctx == NULL)
+        {
+          g_string_append_printf (text, "cuda %d: unusable: %s\n", i, error->message);
+          continue;
+        }
+      gsize free_bytes = 0, total_bytes = 0;
+      ss_cuda_context_get_memory (ctx, &free_bytes, &total_bytes);
+      g_autofree char *free_text = g_format_size_full (free_bytes, G_FORMAT_SIZE_IEC_UNITS);
+      g_autofree char *total_text = g_format_size_full (total_bytes, G_FORMAT_SIZE_IEC_UNITS);
+      g_string_append_printf (text, "cuda %d: %s, %s free of %s\n", i,
+                              ss_cuda_context_get_device_name (ctx), free_text, total_text);
+      ss_cuda_context_free (ctx);
+    }
+#else
+  g_string_append (text, "cuda: not built (configure with -Dcuda=enabled)\n");
+#endif
+  return g_string_free (text, FALSE);
+}

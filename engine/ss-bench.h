@@ -1,0 +1,42 @@
+/* ss-bench.h: per-iteration time against the floor measured in the same run.
+ *
+ * The floor is the transforms an iteration cannot avoid plus its unavoidable
+ * elementwise bytes at the copy bandwidth measured in the same process
+ * (DESIGN.md, "How we measure speed"). The ratio is measured / floor.
+ */
+#pragma once
+
+#include "ss-solver.h"
+
+G_BEGIN_DECLS
+
+typedef struct {
+  SsSolverKind solver;
+  int width, height;
+  int iterations;
+  guint32 seed;
+  SsDirectMethod direct_method;
+} SsBenchParams;
+
+typedef struct {
+  int width, height;          /* size measured (after any padding) */
+  int iterations;
+  double seconds_per_iteration;
+  double floor_fft_seconds;   /* the transforms of one iteration */
+  double floor_bytes;         /* elementwise bytes of one iteration */
+  double bandwidth;           /* measured copy bandwidth, bytes/s (read + write) */
+  double floor_seconds;       /* floor_fft_seconds + floor_bytes / bandwidth */
+  double ratio;               /* seconds_per_iteration / floor_seconds */
+  double iterations_per_second;
+  double total_seconds;       /* all iterations */
+  gsize peak_memory_bytes;
+  gsize fft_work_bytes;       /* library work areas, not in peak_memory_bytes */
+  double phase_seconds[4];    /* direct: normal matrix, Cholesky, inverse/solve, apply */
+  double reference_seconds;   /* direct: the library's triangular inverse, for GETS */
+  char *device;
+} SsBenchResult;
+
+void ss_bench_params_init (SsBenchParams *params);
+void ss_bench_result_clear (SsBenchResult *result);
+
+G_END_DECLS

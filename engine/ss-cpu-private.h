@@ -1,0 +1,62 @@
+/* ss-cpu-private.h: pieces shared by the CPU solvers (not installed). */
+#pragma once
+
+#include "ss-cpu.h"
+#include "ss-fft.h"
+#include "ss-mem.h"
+#include "ss-report.h"
+
+G_BEGIN_DECLS
+
+/* Loops shorter than this run on one thread: waking a team costs more. */
+#define SS_PARALLEL_MIN 16384
+
+/* Timing, previews, callbacks and cancellation for one solve. */
+typedef struct {
+  const SsProblem *problem;
+  const SsSolveParams *params;
+  SsReportFunc report;
+  gpointer user_data;
+  GCancellable *cancellable;
+  double start;
+  float *preview;       /* preview_width * preview_height, or NULL */
+  SsReport last;        /* the most recent report's metrics */
+} SsCpuReporter;
+
+void ss_cpu_reporter_init (SsCpuReporter *reporter, const SsProblem *problem,
+                           const SsSolveParams *params, SsReportFunc report,
+                           gpointer user_data, GCancellable *cancellable);
+void ss_cpu_reporter_clear (SsCpuReporter *reporter);
+
+static inline gboolean
+ss_cpu_is_report_point (const SsSolveParams *params, int iteration)
+{
+  return iteration % params->report_every == 0 || iteration == params->iterations;
+}
+
+/* Computes the metrics of estimate X (CX = P C x, unobserved entries ignored),
+ * the preview, calls the callback, then checks for cancellation: FALSE with
+ * G_IO_ERROR_CANCELLED when the caller asked to stop. */
+gboolean ss_cpu_reporter_emit (SsCpuReporter *reporter, int iteration, const float *x,
+                               const float *cx, double rel_change, gboolean final,
+                               GError **error);
+
+/* OUT = C IN (or C^T IN when ADJOINT), no mask, using the caller's scratch
+ * (REAL: n floats, SPECTRUM: ss_fft_spectrum_floats floats). FFT is a batch-1 plan. */
+void ss_cpu_circulant (const SsFft *fft, const SsOperator *op, const float *in, float *real,
+                       float *spectrum, float *out, gboolean adjoint);
+
+/* Fills the common fields of RESULT from the last report and copies X. */
+void ss_cpu_finish_result (SsSolveResult *result, const SsCpuReporter *reporter,
+                           const float *x, int iterations, const SsMemCounter *memory);
+
+/* soft(a, t) = sign(a) max(|a| - t, 0); with non-negativity max(a - t, 0). */
+static inline float
+ss_soft_threshold (float a, float t, gboolean nonneg)
+{
+  if (nonneg)
+    return a > t ? a - t : 0.0f;
+  return a > t ? a - t : (a < -t ? a + t : 0.0f);
+}
+
+G_END_DECLS

@@ -1,0 +1,128 @@
+/* ss-cpu.c: the CPU backend's dispatch and the helpers its solvers share. */
+#include "ss-cpu-private.h"
+#include "ss-error.h"
+
+#include <math.h>
+#include <string.h>
+
+gboolean
+ss_cpu_solve (const SsProblem *problem, const SsSolveParams *params, SsReportFunc report,
+              gpointer user_data, GCancellable *cancellable, SsSolveResult *result,
+              GError **error)
+{
+  if (!ss_solve_params_validate (params, error))
+    return FALSE;
+  switch (params->kind)
+    {
+    case SS_SOLVER_CPADMM:
+      return ss_cpu_cpadmm (problem, params, report, user_data, cancellable, result, error);
+    case SS_SOLVER_FISTA:
+    case SS_SOLVER_ISTA:
+      return ss_cpu_fista (problem, params, report, user_data, cancellable, result, error);
+    case SS_SOLVER_DIRECT_FFT:
+      return ss_cpu_direct_fft (problem, params, report, user_data, cancellable, result, error);
+    case SS_SOLVER_DIRECT:
+      return ss_cpu_direct_dense (problem, params, report, user_data, cancellable, result, error);
+    }
+  g_set_error (error, SS_ERROR, SS_ERROR_INVALID_ARGUMENT, "unknown solver %d", params->kind);
+  return FALSE;
+}
+
+void
+ss_cpu_reporter_init (SsCpuReporter *reporter, const SsProblem *problem,
+                      const SsSolveParams *params, SsReportFunc report, gpointer user_data,
+                      GCancellable *cancellable)
+{
+  memset (reporter, 0, sizeof *reporter);
+  reporter->problem = problem;
+  reporter->params = params;
+  reporter->report = report;
+  reporter->user_data = user_data;
+  reporter->cancellable = cancellable;
+  reporter->start = ss_now ();
+  reporter->last.mse = reporter->last.psnr = NAN;
+  reporter->last.residual = reporter->last.objective = reporter->last.rel_change = NAN;
+  if (report && params->preview_width > 0 && params->preview_height > 0)
+    reporter->preview = g_new (float, (gsize) params->preview_width * params->preview_height);
+}
+
+void
+ss_cpu_reporter_clear (SsCpuReporter *reporter)
+{
+  g_clear_pointer (&reporter->preview, g_free);
+}
+
+gboolean
+ss_cpu_reporter_emit (SsCpuReporter *reporter, int iteration, const float *x, const float *cx,
+                      double rel_change, gboolean final, GError **error)
+{
+  const SsSolveParams *params = reporter->params;
+  SsReport *r = &reporter->last;
+  r->iteration = iteration;
+  r->rel_change = rel_change;
+  r->final = final;
+  ss_report_fill_metrics (r, reporter->problem, params, x, cx);
+  r->preview = NULL;
+  r->preview_width = r->preview_height = 0;
+  if (reporter->preview)
+    {
+      const SsOperator *op = reporter->problem->op;
+      int pw = MIN (params->preview_width, op->width);
+      int ph = MIN (params->preview_height, op->height);
+      ss_preview_reduce (x, op->width, op->height, reporter->preview, pw, ph);
+      r->preview = reporter->preview;
+      r->preview_width = pw;
+      r->preview_height = ph;
+    }
+  r->elapsed = ss_now () - reporter->start;
+  if (reporter->report)
+    reporter->report (r, reporter->user_data);
+  r->preview = NULL;
+  return !g_cancellable_set_error_if_cancelled (reporter->cancellable, error);
+}
+
+void
+ss_cpu_circulant (const SsFft *fft, const SsOperator *op, const float *in, float *real,
+                  float *spectrum, float *out, gboolean adjoint)
+{
+  gsize n = (gsize) op->width * op->height;
+  gsize count = (gsize) op->height * op->spec_width;
+  float scale = 1.0f / (float) n;
+  float sign = adjoint ? -1.0f : 1.0f;
+  if (real != in)
+    memcpy (real, in, n * sizeof (float));
+  ss_fft_forward (fft, real, spectrum);
+  const float *c = op->chat;
+#pragma omp parallel for schedule(static) if (count > SS_PARALLEL_MIN)
+  for (gsize k = 0; k < count; k++)
+    {
+      float cr = c[2 * k] * scale, ci = sign * c[2 * k + 1] * scale;
+      float sr = spectrum[2 * k], si = spectrum[2 * k + 1];
+      spectrum[2 * k] = cr * sr - ci * si;
+      spectrum[2 * k + 1] = cr * si + ci * sr;
+    }
+  ss_fft_inverse (fft, spectrum, out);
+}
+
+void
+ss_cpu_finish_result (SsSolveResult *result, const SsCpuReporter *reporter, const float *x,
+                      int iterations, const SsMemCounter *memory)
+{
+  const SsOperator *op = reporter->problem->op;
+  gsize n = (gsize) op->width * op->height;
+  result->x = g_memdup2 (x, n * sizeof (float));
+  result->width = op->width;
+  result->height = op->height;
+  result->iterations = iterations;
+  result->seconds = ss_now () - reporter->start;
+  result->mse = reporter->last.mse;
+  result->psnr = reporter->last.psnr;
+  result->residual = reporter->last.residual;
+  result->objective = reporter->last.objective;
+  result->rel_change = reporter->last.rel_change;
+  result->peak_memory_bytes = memory ? memory->peak : 0;
+  g_free (result->backend);
+  result->backend = g_strdup ("cpu");
+  g_free (result->device);
+  result->device = g_strdup_printf ("CPU, %d threads (FFTW)", ss_fft_threads ());
+}

@@ -1,0 +1,28 @@
+/* ss-cpu.h: the CPU backend (FFTW, LAPACKE): the reference every other backend matches. */
+#pragma once
+
+#include "ss-solver.h"
+#include "ss-bench.h"
+
+G_BEGIN_DECLS
+
+gboolean ss_cpu_solve (const SsProblem *problem, const SsSolveParams *params,
+                       SsReportFunc report, gpointer user_data, GCancellable *cancellable,
+                       SsSolveResult *result, GError **error);
+
+gboolean ss_cpu_cpadmm (const SsProblem *problem, const SsSolveParams *params,
+                        SsReportFunc report, gpointer user_data, GCancellable *cancellable,
+                        SsSolveResult *result, GError **error);
+gboolean ss_cpu_fista (const SsProblem *problem, const SsSolveParams *params,
+                       SsReportFunc report, gpointer user_data, GCancellable *cancellable,
+                       SsSolveResult *result, GError **error);
+gboolean ss_cpu_direct_fft (const SsProblem *problem, const SsSolveParams *params,
+                            SsReportFunc report, gpointer user_data, GCancellable *cancellable,
+                            SsSolveResult *result, GError **error);
+gboolean ss_cpu_direct_dense (const SsProblem *problem, const SsSolveParams *params,
+                              SsReportFunc report, gpointer user_data, GCancellable *cancellable,
+                              SsSolveResult *result, GError **error);
+
+gboolean ss_cpu_bench (const SsBenchParams *params, SsBenchResult *result, GError **error);
+
+G_END_DECLS

@@ -1,0 +1,38 @@
+/* ss-fits.h: reading and writing FITS images with cfitsio.
+ *
+ * Reading: the first HDU holding an image by default, or one chosen by number
+ * (0 = primary) or EXTNAME; every BITPIX (8/16/32/64/-32/-64) with BZERO/BSCALE
+ * applied; BLANK (integer data) and NaN (float data) become NaN; a cube gives
+ * one plane (plane >= 0) or every plane (plane < 0); tile-compressed images
+ * are read transparently. Zero-size images, missing or truncated data and
+ * absurd sizes are clear errors.
+ *
+ * Writing: float32, the source header's cards kept except the structural
+ * ones, HISTORY cards appended; through a temporary file renamed into place
+ * (ss-output.h), never over the input.
+ */
+#pragma once
+
+#include "ss-image.h"
+
+G_BEGIN_DECLS
+
+typedef struct {
+  const char *hdu;    /* NULL: first image HDU; "N" (0 = primary) or an EXTNAME */
+  int plane;          /* cube plane; -1 = all planes */
+} SsFitsReadOptions;
+
+#define SS_FITS_READ_OPTIONS_DEFAULT ((SsFitsReadOptions) { NULL, -1 })
+
+SsImage *ss_fits_read (const char *path, const SsFitsReadOptions *options, GError **error);
+
+/* Writes IMAGE as float32 to PATH. Fails (SS_ERROR_IO) if PATH exists and
+ * FORCE is FALSE, or if PATH is the same file as any path in INPUTS (NULL-
+ * terminated, may be NULL). */
+gboolean ss_fits_write (const SsImage *image, const char *path, gboolean force,
+                        const char *const *inputs, GError **error);
+
+/* A multi-line human-readable description: HDUs, sizes, BITPIX, main cards. */
+char *ss_fits_describe (const char *path, GError **error);
+
+G_END_DECLS

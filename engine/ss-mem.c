@@ -1,0 +1,61 @@
+/* ss-mem.c: aligned, counted allocations and the memory-available probe. */
+#include "ss-mem.h"
+#include "ss-error.h"
+
+#include <fftw3.h>
+#include <string.h>
+#include <unistd.h>
+
+gpointer
+ss_mem_alloc (SsMemCounter *counter, gsize bytes, GError **error)
+{
+  /* fftwf_malloc gives the alignment FFTW's SIMD plans need, so any buffer
+   * from here can be handed to a cached plan. */
+  gpointer ptr = bytes ? fftwf_malloc (bytes) : NULL;
+  if (bytes && ptr == NULL)
+    {
+      g_autofree char *text = ss_format_bytes (bytes);
+      g_set_error (error, SS_ERROR, SS_ERROR_OUT_OF_MEMORY,
+                   "out of memory: could not allocate %s", text);
+      return NULL;
+    }
+  if (ptr)
+    memset (ptr, 0, bytes);
+  if (counter)
+    {
+      counter->current += bytes;
+      counter->peak = MAX (counter->peak, counter->current);
+    }
+  return ptr;
+}
+
+void
+ss_mem_free (SsMemCounter *counter, gpointer ptr, gsize bytes)
+{
+  if (ptr == NULL)
+    return;
+  fftwf_free (ptr);
+  if (counter)
+    counter->current -= MIN (bytes, counter->current);
+}
+
+gsize
+ss_mem_available (void)
+{
+  g_autofree char *meminfo = NULL;
+  if (g_file_get_contents ("/proc/meminfo", &meminfo, NULL, NULL))
+    {
+      const char *line = strstr (meminfo, "MemAvailable:");
+      if (line)
+        return (gsize) g_ascii_strtoull (line + strlen ("MemAvailable:"), NULL, 10) * 1024;
+    }
+  long pages = sysconf (_SC_AVPHYS_PAGES);
+  long page_size = sysconf (_SC_PAGESIZE);
+  return pages > 0 && page_size > 0 ? (gsize) pages * (gsize) page_size : 0;
+}
+
+char *
+ss_format_bytes (gsize bytes)
+{
+  return g_format_size_full (bytes, G_FORMAT_SIZE_IEC_UNITS);
+}

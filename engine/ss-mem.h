@@ -1,0 +1,24 @@
+/* ss-mem.h: aligned allocation with a running count, for peak-memory reports. */
+#pragma once
+
+#include <glib.h>
+
+G_BEGIN_DECLS
+
+typedef struct {
+  gsize current;
+  gsize peak;
+} SsMemCounter;
+
+/* 64-byte aligned (fftwf_malloc), zero-filled; SS_ERROR_OUT_OF_MEMORY on failure.
+ * COUNTER may be NULL. */
+gpointer ss_mem_alloc (SsMemCounter *counter, gsize bytes, GError **error);
+void ss_mem_free (SsMemCounter *counter, gpointer ptr, gsize bytes);
+
+/* Bytes of physical memory available now (MemAvailable), for size checks. */
+gsize ss_mem_available (void);
+
+/* "1.5 GiB" style text. */
+char *ss_format_bytes (gsize bytes);
+
+G_END_DECLS

@@ -1,0 +1,400 @@
+/* ss-model.c: the acquisition model and its circulant operator (CPU side).
+ *
+ * The operator is kept in the Fourier domain only (c^ and the mask); every
+ * backend uploads these same arrays, so the random draws happen once, here.
+ */
+#include "ss-model.h"
+#include "ss-error.h"
+#include "ss-fft.h"
+#include "ss-mem.h"
+
+#include <complex.h>
+#include <math.h>
+#include <string.h>
+
+void
+ss_acquisition_init (SsAcquisition *acq)
+{
+  memset (acq, 0, sizeof *acq);
+  acq->psf.kind = SS_PSF_NONE;
+  acq->ratio = 1.0;
+  acq->sensing = SS_SENSING_AUTO;
+  acq->seed = 1;
+}
+
+void
+ss_acquisition_clear (SsAcquisition *acq)
+{
+  ss_psf_spec_clear (&acq->psf);
+}
+
+gboolean
+ss_acquisition_validate (const SsAcquisition *acq, GError **error)
+{
+  if (!(acq->ratio > 0 && acq->ratio <= 1))
+    {
+      g_set_error (error, SS_ERROR, SS_ERROR_INVALID_ARGUMENT,
+                   "sampling ratio %g is outside (0, 1]", acq->ratio);
+      return FALSE;
+    }
+  if (!(acq->noise >= 0) || !isfinite (acq->noise))
+    {
+      g_set_error (error, SS_ERROR, SS_ERROR_INVALID_ARGUMENT,
+                   "noise level %g must be finite and >= 0", acq->noise);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+gboolean
+ss_acquisition_uses_sensing (const SsAcquisition *acq)
+{
+  if (acq->sensing == SS_SENSING_AUTO)
+    return acq->ratio < 1.0;
+  return acq->sensing == SS_SENSING_CIRCULANT;
+}
+
+/* Standard normal deviate (Box–Muller; one of the pair is dropped so the
+ * stream is a plain function of the seed). */
+static double
+rand_normal (GRand *rng)
+{
+  double u1 = g_rand_double (rng), u2 = g_rand_double (rng);
+  if (u1 < 1e-300)
+    u1 = 1e-300;
+  return sqrt (-2.0 * log (u1)) * cos (2.0 * G_PI * u2);
+}
+
+static SsOperator *
+operator_alloc (int width, int height, GError **error)
+{
+  if (width <= 0 || height <= 0)
+    {
+      g_set_error (error, SS_ERROR, SS_ERROR_INVALID_ARGUMENT,
+                   "invalid problem size %d×%d", width, height);
+      return NULL;
+    }
+  SsOperator *op = g_new0 (SsOperator, 1);
+  op->width = width;
+  op->height = height;
+  op->spec_width = width / 2 + 1;
+  op->m = (gsize) width * height;
+  op->chat = ss_mem_alloc (NULL, ss_fft_spectrum_floats (width, height) * sizeof (float), error);
+  if (op->chat == NULL)
+    {
+      g_free (op);
+      return NULL;
+    }
+  return op;
+}
+
+void
+ss_operator_free (SsOperator *op)
+{
+  if (op == NULL)
+    return;
+  ss_mem_free (NULL, op->chat, 0);
+  g_free (op->mask);
+  g_free (op);
+}
+
+static void
+update_lipschitz (SsOperator *op)
+{
+  gsize count = (gsize) op->height * op->spec_width;
+  double best = 0;
+  for (gsize k = 0; k < count; k++)
+    {
+      double re = op->chat[2 * k], im = op->chat[2 * k + 1];
+      best = MAX (best, re * re + im * im);
+    }
+  op->lipschitz = best;
+}
+
+/* rfft2 of a real image into a fresh half-spectrum buffer. */
+static float *
+forward_transform (const float *image, int width, int height, GError **error)
+{
+  SsFft *fft = ss_fft_get (width, height, 1, error);
+  if (fft == NULL)
+    return NULL;
+  gsize n = (gsize) width * height;
+  float *real = ss_mem_alloc (NULL, n * sizeof (float), error);
+  float *spectrum = ss_mem_alloc (NULL, ss_fft_spectrum_floats (width, height) * sizeof (float), error);
+  if (real == NULL || spectrum == NULL)
+    {
+      ss_mem_free (NULL, real, 0);
+      ss_mem_free (NULL, spectrum, 0);
+      return NULL;
+    }
+  memcpy (real, image, n * sizeof (float));
+  ss_fft_forward (fft, real, spectrum);
+  ss_mem_free (NULL, real, 0);
+  return spectrum;
+}
+
+/* Chooses m of n pixels uniformly (partial Fisher–Yates). */
+static guint8 *
+random_mask (GRand *rng, gsize n, gsize m)
+{
+  guint32 *order = g_new (guint32, n);
+  for (gsize i = 0; i < n; i++)
+    order[i] = (guint32) i;
+  guint8 *mask = g_new0 (guint8, n);
+  for (gsize i = 0; i < m; i++)
+    {
+      gsize j = i + (gsize) g_rand_double_range (rng, 0, (double) (n - i));
+      if (j >= n)
+        j = n - 1;
+      guint32 t = order[i];
+      order[i] = order[j];
+      order[j] = t;
+      mask[order[i]] = 1;
+    }
+  g_free (order);
+  return mask;
+}
+
+/* Multiplies c^ by the spectrum of a random circulant whose first column is
+ * i.i.d. N(0, 1/m). */
+static gboolean
+apply_random_sensing (SsOperator *op, GRand *rng, GError **error)
+{
+  gsize n = (gsize) op->width * op->height;
+  float *s = g_new (float, n);
+  double std = 1.0 / sqrt ((double) op->m);
+  for (gsize i = 0; i < n; i++)
+    s[i] = (float) (std * rand_normal (rng));
+  float *shat = forward_transform (s, op->width, op->height, error);
+  g_free (s);
+  if (shat == NULL)
+    return FALSE;
+  float complex *c = (float complex *) op->chat;
+  const float complex *sc = (const float complex *) shat;
+  for (gsize k = 0; k < (gsize) op->height * op->spec_width; k++)
+    c[k] *= sc[k];
+  ss_mem_free (NULL, shat, 0);
+  return TRUE;
+}
+
+static gboolean
+set_blur_spectrum (SsOperator *op, const SsPsfSpec *psf, GError **error)
+{
+  g_autoptr (SsImage) kernel = ss_psf_render (psf, op->width, op->height, error);
+  if (kernel == NULL)
+    return FALSE;
+  float *bhat = forward_transform (kernel->data, op->width, op->height, error);
+  if (bhat == NULL)
+    return FALSE;
+  memcpy (op->chat, bhat, ss_fft_spectrum_floats (op->width, op->height) * sizeof (float));
+  ss_mem_free (NULL, bhat, 0);
+  return TRUE;
+}
+
+SsOperator *
+ss_operator_new (const SsAcquisition *acq, int width, int height, GError **error)
+{
+  if (!ss_acquisition_validate (acq, error))
+    return NULL;
+  g_autoptr (SsOperator) op = operator_alloc (width, height, error);
+  if (op == NULL || !set_blur_spectrum (op, &acq->psf, error))
+    return NULL;
+
+  gsize n = (gsize) width * height;
+  g_autoptr (GRand) rng = g_rand_new_with_seed (acq->seed);
+  if (acq->ratio < 1.0)
+    {
+      op->m = (gsize) llround (acq->ratio * (double) n);
+      if (op->m == 0)
+        {
+          g_set_error (error, SS_ERROR, SS_ERROR_INVALID_ARGUMENT,
+                       "sampling ratio %g keeps no pixel of a %d×%d image",
+                       acq->ratio, width, height);
+          return NULL;
+        }
+      op->mask = random_mask (rng, n, op->m);
+    }
+  if (ss_acquisition_uses_sensing (acq) && !apply_random_sensing (op, rng, error))
+    return NULL;
+  update_lipschitz (op);
+  return g_steal_pointer (&op);
+}
+
+SsOperator *
+ss_operator_new_blur (const SsPsfSpec *psf, const float *observed, int width, int height,
+                      GError **error)
+{
+  g_autoptr (SsOperator) op = operator_alloc (width, height, error);
+  if (op == NULL || !set_blur_spectrum (op, psf, error))
+    return NULL;
+  gsize n = (gsize) width * height;
+  if (observed)
+    {
+      gsize finite = 0;
+      for (gsize i = 0; i < n; i++)
+        finite += isfinite (observed[i]) ? 1 : 0;
+      if (finite == 0)
+        {
+          g_set_error (error, SS_ERROR, SS_ERROR_INVALID_ARGUMENT,
+                       "the image has no finite pixels");
+          return NULL;
+        }
+      if (finite < n)
+        {
+          op->mask = g_new (guint8, n);
+          for (gsize i = 0; i < n; i++)
+            op->mask[i] = isfinite (observed[i]) ? 1 : 0;
+        }
+      op->m = finite;
+    }
+  update_lipschitz (op);
+  return g_steal_pointer (&op);
+}
+
+SsOperator *
+ss_operator_new_from_parts (int width, int height, const float *chat, const guint8 *mask,
+                            GError **error)
+{
+  g_autoptr (SsOperator) op = operator_alloc (width, height, error);
+  if (op == NULL)
+    return NULL;
+  memcpy (op->chat, chat, ss_fft_spectrum_floats (width, height) * sizeof (float));
+  gsize n = (gsize) width * height;
+  if (mask)
+    {
+      op->mask = g_memdup2 (mask, n);
+      op->m = 0;
+      for (gsize i = 0; i < n; i++)
+        op->m += mask[i] ? 1 : 0;
+      if (op->m == 0)
+        {
+          g_set_error (error, SS_ERROR, SS_ERROR_INVALID_ARGUMENT, "the mask observes no pixel");
+          return NULL;
+        }
+    }
+  update_lipschitz (op);
+  return g_steal_pointer (&op);
+}
+
+/* out = irfft2(H . rfft2(in)) / n, with H = c^ or conj(c^). */
+static gboolean
+circulant_product (const SsOperator *op, const float *in, float *out, gboolean adjoint,
+                   GError **error)
+{
+  SsFft *fft = ss_fft_get (op->width, op->height, 1, error);
+  if (fft == NULL)
+    return FALSE;
+  gsize n = (gsize) op->width * op->height;
+  gsize spectrum_floats = ss_fft_spectrum_floats (op->width, op->height);
+  float *real = ss_mem_alloc (NULL, n * sizeof (float), error);
+  float *spectrum = real ? ss_mem_alloc (NULL, spectrum_floats * sizeof (float), error) : NULL;
+  if (spectrum == NULL)
+    {
+      ss_mem_free (NULL, real, 0);
+      return FALSE;
+    }
+  memcpy (real, in, n * sizeof (float));
+  ss_fft_forward (fft, real, spectrum);
+  float complex *s = (float complex *) spectrum;
+  const float complex *c = (const float complex *) op->chat;
+  float inv_n = 1.0f / (float) n;
+  for (gsize k = 0; k < spectrum_floats / 2; k++)
+    s[k] *= (adjoint ? conjf (c[k]) : c[k]) * inv_n;
+  ss_fft_inverse (fft, spectrum, real);
+  memcpy (out, real, n * sizeof (float));
+  ss_mem_free (NULL, real, 0);
+  ss_mem_free (NULL, spectrum, 0);
+  return TRUE;
+}
+
+gboolean
+ss_operator_apply (const SsOperator *op, const float *x, float *y, GError **error)
+{
+  if (!circulant_product (op, x, y, FALSE, error))
+    return FALSE;
+  if (op->mask)
+    for (gsize i = 0; i < (gsize) op->width * op->height; i++)
+      if (!op->mask[i])
+        y[i] = 0.0f;
+  return TRUE;
+}
+
+gboolean
+ss_operator_apply_adjoint (const SsOperator *op, const float *y, float *x, GError **error)
+{
+  gsize n = (gsize) op->width * op->height;
+  g_autofree float *masked = g_new (float, n);
+  for (gsize i = 0; i < n; i++)
+    masked[i] = (op->mask == NULL || op->mask[i]) ? y[i] : 0.0f;
+  return circulant_product (op, masked, x, TRUE, error);
+}
+
+float *
+ss_simulate (const SsOperator *op, const SsAcquisition *acq, const float *truth, GError **error)
+{
+  gsize n = (gsize) op->width * op->height;
+  float *y = g_try_new (float, n);
+  if (y == NULL)
+    {
+      g_set_error (error, SS_ERROR, SS_ERROR_OUT_OF_MEMORY, "out of memory simulating");
+      return NULL;
+    }
+  if (!ss_operator_apply (op, truth, y, error))
+    {
+      g_free (y);
+      return NULL;
+    }
+  if (acq->noise > 0)
+    {
+      g_autoptr (GRand) rng = g_rand_new_with_seed (acq->seed + 1);
+      for (gsize i = 0; i < n; i++)
+        if (op->mask == NULL || op->mask[i])
+          y[i] += (float) (acq->noise * rand_normal (rng));
+    }
+  return y;
+}
+
+static const char *
+sensing_name (const SsAcquisition *acq)
+{
+  return ss_acquisition_uses_sensing (acq) ? "circulant" : "none";
+}
+
+void
+ss_acquisition_to_header (const SsAcquisition *acq, SsHeader *header)
+{
+  g_autofree char *psf = ss_psf_spec_to_string (&acq->psf);
+  ss_header_set_string (header, "SS_PSF", psf, "Sharpsky blur model");
+  ss_header_set_double (header, "SS_RATIO", acq->ratio, "sampling ratio m/n");
+  ss_header_set_string (header, "SS_SENS", sensing_name (acq), "sensing operator");
+  ss_header_set_double (header, "SS_SEED", acq->seed, "random seed of mask and sensing");
+  ss_header_set_double (header, "SS_NOISE", acq->noise, "noise sigma, scaled units");
+}
+
+gboolean
+ss_acquisition_from_header (const SsHeader *header, SsAcquisition *acq, gboolean *found,
+                            GError **error)
+{
+  ss_acquisition_init (acq);
+  *found = FALSE;
+  g_autofree char *psf = header ? ss_header_get_string (header, "SS_PSF") : NULL;
+  if (psf == NULL)
+    return TRUE;
+  *found = TRUE;
+  if (!ss_psf_spec_parse (psf, &acq->psf, error))
+    return FALSE;
+  double seed = 1;
+  g_autofree char *sensing = ss_header_get_string (header, "SS_SENS");
+  if (!ss_header_get_double (header, "SS_RATIO", &acq->ratio)
+      || !ss_header_get_double (header, "SS_SEED", &seed) || sensing == NULL)
+    {
+      g_set_error (error, SS_ERROR, SS_ERROR_FORMAT,
+                   "the header records a simulation (SS_PSF) but lacks SS_RATIO, SS_SEED or SS_SENS");
+      return FALSE;
+    }
+  if (!ss_header_get_double (header, "SS_NOISE", &acq->noise))
+    acq->noise = 0;
+  acq->seed = (guint32) seed;
+  acq->sensing = g_str_equal (sensing, "circulant") ? SS_SENSING_CIRCULANT : SS_SENSING_NONE;
+  return ss_acquisition_validate (acq, error);
+}

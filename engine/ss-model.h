@@ -1,0 +1,77 @@
+/* ss-model.h: the acquisition model y = P(S(B x)) + e and its operator.
+ *
+ * All operators are 2-D circulant, so the engine keeps C = S o B only as its
+ * half-spectrum c^ = rfft2(first column of C) (FFTW's unnormalised forward
+ * transform, height x (width/2+1) complex values), plus the sampling mask P.
+ * Applying C:  C x = irfft2(c^ . rfft2(x)) / n.
+ * Random numbers come from GRand (MT19937) seeded with the acquisition seed,
+ * drawn on the host, so every backend sees the same operator.
+ */
+#pragma once
+
+#include <glib.h>
+#include "ss-image.h"
+#include "ss-psf.h"
+
+G_BEGIN_DECLS
+
+typedef enum {
+  SS_SENSING_AUTO,       /* circulant when ratio < 1, none when ratio == 1 */
+  SS_SENSING_NONE,
+  SS_SENSING_CIRCULANT,  /* first column i.i.d. N(0, 1/m) */
+} SsSensing;
+
+typedef struct {
+  SsPsfSpec psf;
+  double ratio;          /* (0, 1]: m = round(ratio * n) pixels kept */
+  SsSensing sensing;
+  guint32 seed;
+  double noise;          /* standard deviation of the added noise, scaled units */
+} SsAcquisition;
+
+void ss_acquisition_init (SsAcquisition *acq);   /* box:5 is NOT implied: psf none, ratio 1 */
+void ss_acquisition_clear (SsAcquisition *acq);
+gboolean ss_acquisition_validate (const SsAcquisition *acq, GError **error);
+/* TRUE when sensing is on after resolving SS_SENSING_AUTO. */
+gboolean ss_acquisition_uses_sensing (const SsAcquisition *acq);
+
+typedef struct {
+  int width, height;
+  int spec_width;        /* width / 2 + 1 */
+  float *chat;           /* interleaved complex, height * spec_width pairs */
+  guint8 *mask;          /* width * height bytes, 1 = observed; NULL = all observed */
+  gsize m;               /* observed pixel count */
+  double lipschitz;      /* max |c^|^2: the Lipschitz constant of C^T C */
+} SsOperator;
+
+/* Builds C = S o B and P for a width x height problem from ACQ. */
+SsOperator *ss_operator_new (const SsAcquisition *acq, int width, int height, GError **error);
+/* Builds a plain blur operator; pixels where OBSERVED is NaN are left out of
+ * the data term (OBSERVED may be NULL: all pixels observed). */
+SsOperator *ss_operator_new_blur (const SsPsfSpec *psf, const float *observed,
+                                  int width, int height, GError **error);
+/* From an explicit half-spectrum and mask (copied); used by tests and backends. */
+SsOperator *ss_operator_new_from_parts (int width, int height, const float *chat,
+                                        const guint8 *mask, GError **error);
+void ss_operator_free (SsOperator *op);
+
+/* y = P(C x) as a full image (0 where unobserved), on the CPU with FFTW. */
+gboolean ss_operator_apply (const SsOperator *op, const float *x, float *y, GError **error);
+/* x = C^T P^T y, on the CPU with FFTW. */
+gboolean ss_operator_apply_adjoint (const SsOperator *op, const float *y, float *x, GError **error);
+
+/* Simulates a measurement of TRUTH (scaled units, n floats): returns P^T y as a
+ * full image (0 where unobserved) with Gaussian noise of sigma acq->noise added
+ * to the observed samples, drawn from GRand seeded with acq->seed + 1. */
+float *ss_simulate (const SsOperator *op, const SsAcquisition *acq, const float *truth, GError **error);
+
+/* Records ACQ in HEADER (keywords SS_PSF, SS_RATIO, SS_SENS, SS_SEED, SS_NOISE)
+ * and reads it back; ss_acquisition_from_header returns FALSE without error
+ * when the header holds no acquisition. */
+void ss_acquisition_to_header (const SsAcquisition *acq, SsHeader *header);
+gboolean ss_acquisition_from_header (const SsHeader *header, SsAcquisition *acq,
+                                     gboolean *found, GError **error);
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (SsOperator, ss_operator_free)
+
+G_END_DECLS

@@ -1,0 +1,25 @@
+/* ss-output.h: safe output files.
+ *
+ * Outputs go to a temporary file beside the target and are renamed into
+ * place only when complete, so a failure never leaves a half-written file and
+ * never touches an existing one. The input is never the output.
+ */
+#pragma once
+
+#include <glib.h>
+
+G_BEGIN_DECLS
+
+/* Checks PATH may be written: not one of INPUTS (same file, by device and
+ * inode, or the same canonical path), not existing unless FORCE, its directory
+ * exists and is writable. */
+gboolean ss_output_check (const char *path, gboolean force, const char *const *inputs, GError **error);
+
+/* A new temporary path beside PATH (the caller writes it, then commits or aborts). */
+char *ss_output_temp_path (const char *path);
+/* Renames TEMP onto PATH (atomic). */
+gboolean ss_output_commit (const char *temp, const char *path, GError **error);
+/* Removes TEMP, ignoring errors. */
+void ss_output_abort (const char *temp);
+
+G_END_DECLS

@@ -1,0 +1,40 @@
+/* ss-png.h: reading PNG (8/16-bit grey or RGB) and writing stretched PNG. */
+#pragma once
+
+#include "ss-image.h"
+
+G_BEGIN_DECLS
+
+typedef enum {
+  SS_STRETCH_LINEAR,
+  SS_STRETCH_LOG,
+  SS_STRETCH_SQRT,
+  SS_STRETCH_ASINH,
+} SsStretch;
+
+typedef struct {
+  SsStretch stretch;
+  double low_percent;   /* limits as percentiles of the finite pixels: */
+  double high_percent;  /* 0 and 100 mean min and max */
+  int bit_depth;        /* 8 or 16 */
+  gboolean flip_vertical; /* TRUE: row 0 at the bottom of the PNG, as displayed */
+} SsPngWriteOptions;
+
+void ss_png_write_options_init (SsPngWriteOptions *options); /* linear, 0..100, 8 bits, flipped */
+
+gboolean ss_stretch_from_string (const char *text, SsStretch *stretch, GError **error);
+
+/* Grey PNGs give one plane, RGB(A) three; values scaled to [0, 1]. The PNG's
+ * top row becomes the image's last row (so that display matches the PNG). */
+SsImage *ss_png_read (const char *path, GError **error);
+
+/* Writes plane 0 (or 3 planes as RGB) of IMAGE; same overwrite rules as FITS. */
+gboolean ss_png_write (const SsImage *image, const char *path, const SsPngWriteOptions *options,
+                       gboolean force, const char *const *inputs, GError **error);
+
+/* Maps N values to [0, 1] with the stretch and limits of OPTIONS (shared by the
+ * PNG writer and the app's display). LOW/HIGH receive the limits used. */
+void ss_stretch_apply (const float *in, float *out, gsize n, SsStretch stretch,
+                       double low_percent, double high_percent, double *low, double *high);
+
+G_END_DECLS

@@ -1,0 +1,305 @@
+/* ss-psf.c: parsing and rendering the blur models. */
+#include "ss-psf.h"
+#include "ss-error.h"
+#include "ss-fits.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define FWHM_PER_SIGMA 2.3548200450309493 /* 2 sqrt(2 ln 2) */
+
+static gboolean
+parse_positive_double (const char *text, double *value)
+{
+  char *end = NULL;
+  double v = g_ascii_strtod (text, &end);
+  if (end == text || (end && *end != '\0') || !isfinite (v) || v <= 0)
+    return FALSE;
+  *value = v;
+  return TRUE;
+}
+
+static gboolean
+parse_positive_int (const char *text, int *value)
+{
+  char *end = NULL;
+  gint64 v = g_ascii_strtoll (text, &end, 10);
+  if (end == text || (end && *end != '\0') || v <= 0 || v > G_MAXINT / 2)
+    return FALSE;
+  *value = (int) v;
+  return TRUE;
+}
+
+static gboolean
+parse_fail (GError **error, const char *text)
+{
+  g_set_error (error, SS_ERROR, SS_ERROR_INVALID_ARGUMENT,
+               "invalid PSF \"%s\": expected box:L, box2d:L, gaussian:FWHM, "
+               "moffat:FWHM,BETA, file:PATH or none (sizes positive)", text);
+  return FALSE;
+}
+
+gboolean
+ss_psf_spec_parse (const char *text, SsPsfSpec *spec, GError **error)
+{
+  memset (spec, 0, sizeof *spec);
+  if (text == NULL)
+    return parse_fail (error, "");
+  if (g_str_equal (text, "none"))
+    {
+      spec->kind = SS_PSF_NONE;
+      return TRUE;
+    }
+  const char *colon = strchr (text, ':');
+  if (colon == NULL || colon[1] == '\0')
+    return parse_fail (error, text);
+  g_autofree char *kind = g_strndup (text, colon - text);
+  const char *args = colon + 1;
+
+  if (g_str_equal (kind, "box") || g_str_equal (kind, "box2d"))
+    {
+      spec->kind = g_str_equal (kind, "box") ? SS_PSF_BOX_ROW : SS_PSF_BOX;
+      if (!parse_positive_int (args, &spec->size))
+        return parse_fail (error, text);
+      return TRUE;
+    }
+  if (g_str_equal (kind, "gaussian"))
+    {
+      spec->kind = SS_PSF_GAUSSIAN;
+      if (!parse_positive_double (args, &spec->fwhm))
+        return parse_fail (error, text);
+      return TRUE;
+    }
+  if (g_str_equal (kind, "moffat"))
+    {
+      g_auto (GStrv) parts = g_strsplit (args, ",", -1);
+      spec->kind = SS_PSF_MOFFAT;
+      if (g_strv_length (parts) != 2 || !parse_positive_double (parts[0], &spec->fwhm)
+          || !parse_positive_double (parts[1], &spec->beta))
+        return parse_fail (error, text);
+      return TRUE;
+    }
+  if (g_str_equal (kind, "file"))
+    {
+      spec->kind = SS_PSF_FILE;
+      spec->path = g_strdup (args);
+      return TRUE;
+    }
+  return parse_fail (error, text);
+}
+
+char *
+ss_psf_spec_to_string (const SsPsfSpec *spec)
+{
+  char a[G_ASCII_DTOSTR_BUF_SIZE], b[G_ASCII_DTOSTR_BUF_SIZE];
+  switch (spec->kind)
+    {
+    case SS_PSF_NONE:
+      return g_strdup ("none");
+    case SS_PSF_BOX_ROW:
+      return g_strdup_printf ("box:%d", spec->size);
+    case SS_PSF_BOX:
+      return g_strdup_printf ("box2d:%d", spec->size);
+    case SS_PSF_GAUSSIAN:
+      return g_strdup_printf ("gaussian:%s", g_ascii_dtostr (a, sizeof a, spec->fwhm));
+    case SS_PSF_MOFFAT:
+      return g_strdup_printf ("moffat:%s,%s", g_ascii_dtostr (a, sizeof a, spec->fwhm),
+                              g_ascii_dtostr (b, sizeof b, spec->beta));
+    case SS_PSF_FILE:
+      return g_strdup_printf ("file:%s", spec->path ? spec->path : "");
+    }
+  return g_strdup ("none");
+}
+
+void
+ss_psf_spec_clear (SsPsfSpec *spec)
+{
+  g_clear_pointer (&spec->path, g_free);
+}
+
+void
+ss_psf_spec_copy (const SsPsfSpec *src, SsPsfSpec *dst)
+{
+  *dst = *src;
+  dst->path = g_strdup (src->path);
+}
+
+/* Signed offset of index i from 0 on a ring of length n, in [-n/2, n/2). */
+static inline int
+wrapped_offset (int i, int n)
+{
+  return i < (n + 1) / 2 ? i : i - n;
+}
+
+static gboolean
+check_support (int support_w, int support_h, int width, int height, const char *what,
+               GError **error)
+{
+  if (support_w > width || support_h > height)
+    {
+      g_set_error (error, SS_ERROR, SS_ERROR_INVALID_ARGUMENT,
+                   "the PSF (%s, %d×%d pixels) is larger than the image (%d×%d)",
+                   what, support_w, support_h, width, height);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+static void
+normalise (SsImage *psf)
+{
+  gsize n = ss_image_plane_size (psf);
+  double sum = 0;
+  for (gsize i = 0; i < n; i++)
+    sum += psf->data[i];
+  for (gsize i = 0; i < n; i++)
+    psf->data[i] = (float) (psf->data[i] / sum);
+}
+
+/* Places a centred box of bw×bh taps; the centre of an even size is tap size/2. */
+static void
+render_box (SsImage *psf, int bw, int bh)
+{
+  for (int dy = -(bh / 2); dy < bh - bh / 2; dy++)
+    for (int dx = -(bw / 2); dx < bw - bw / 2; dx++)
+      {
+        int row = (dy + psf->height) % psf->height;
+        int col = (dx + psf->width) % psf->width;
+        psf->data[(gsize) row * psf->width + col] = 1.0f;
+      }
+}
+
+/* Evaluates a radial profile at every pixel's wrapped distance from (0,0),
+ * within RADIUS; beyond it the profile is negligible and left at 0. */
+static void
+render_radial (SsImage *psf, double (*profile) (double r2, const SsPsfSpec *), const SsPsfSpec *spec,
+               double radius)
+{
+  for (int row = 0; row < psf->height; row++)
+    {
+      int dy = wrapped_offset (row, psf->height);
+      for (int col = 0; col < psf->width; col++)
+        {
+          int dx = wrapped_offset (col, psf->width);
+          double r2 = (double) dx * dx + (double) dy * dy;
+          if (r2 <= radius * radius)
+            psf->data[(gsize) row * psf->width + col] = (float) profile (r2, spec);
+        }
+    }
+}
+
+static double
+gaussian_profile (double r2, const SsPsfSpec *spec)
+{
+  double sigma = spec->fwhm / FWHM_PER_SIGMA;
+  return exp (-0.5 * r2 / (sigma * sigma));
+}
+
+/* Moffat: (1 + r²/a²)^-β with a = FWHM / (2 sqrt(2^(1/β) - 1)). */
+static double
+moffat_alpha (const SsPsfSpec *spec)
+{
+  return spec->fwhm / (2.0 * sqrt (pow (2.0, 1.0 / spec->beta) - 1.0));
+}
+
+static double
+moffat_profile (double r2, const SsPsfSpec *spec)
+{
+  double a = moffat_alpha (spec);
+  return pow (1.0 + r2 / (a * a), -spec->beta);
+}
+
+static SsImage *
+render_file (const SsPsfSpec *spec, int width, int height, GError **error)
+{
+  SsFitsReadOptions options = SS_FITS_READ_OPTIONS_DEFAULT;
+  options.plane = 0;
+  g_autoptr (SsImage) file_psf = ss_fits_read (spec->path, &options, error);
+  if (file_psf == NULL)
+    return NULL;
+  return ss_psf_wrap (file_psf, width, height, error);
+}
+
+SsImage *
+ss_psf_render (const SsPsfSpec *spec, int width, int height, GError **error)
+{
+  if (spec->kind == SS_PSF_FILE)
+    return render_file (spec, width, height, error);
+
+  g_autoptr (SsImage) psf = ss_image_new (width, height, 1, error);
+  if (psf == NULL)
+    return NULL;
+  switch (spec->kind)
+    {
+    case SS_PSF_NONE:
+      psf->data[0] = 1.0f;
+      break;
+    case SS_PSF_BOX_ROW:
+      if (!check_support (spec->size, 1, width, height, "box", error))
+        return NULL;
+      render_box (psf, spec->size, 1);
+      break;
+    case SS_PSF_BOX:
+      if (!check_support (spec->size, spec->size, width, height, "box2d", error))
+        return NULL;
+      render_box (psf, spec->size, spec->size);
+      break;
+    case SS_PSF_GAUSSIAN:
+      {
+        /* 4 sigma holds all but 3e-4 of the flux. */
+        double radius = 4.0 * spec->fwhm / FWHM_PER_SIGMA;
+        int support = 2 * (int) ceil (radius) + 1;
+        if (!check_support (support, support, width, height, "gaussian", error))
+          return NULL;
+        render_radial (psf, gaussian_profile, spec, radius);
+        break;
+      }
+    case SS_PSF_MOFFAT:
+      {
+        /* Out to where the profile falls to 1e-4 of its peak. */
+        double a = moffat_alpha (spec);
+        double radius = a * sqrt (pow (1e4, 1.0 / spec->beta) - 1.0);
+        int support = 2 * (int) ceil (radius) + 1;
+        if (!check_support (support, support, width, height, "moffat", error))
+          return NULL;
+        render_radial (psf, moffat_profile, spec, radius);
+        break;
+      }
+    case SS_PSF_FILE:
+      g_assert_not_reached ();
+    }
+  normalise (psf);
+  return g_steal_pointer (&psf);
+}
+
+SsImage *
+ss_psf_wrap (const SsImage *psf, int width, int height, GError **error)
+{
+  if (!check_support (psf->width, psf->height, width, height, "from file", error))
+    return NULL;
+  gsize n = ss_image_plane_size (psf);
+  double sum = 0;
+  for (gsize i = 0; i < n; i++)
+    if (isfinite (psf->data[i]))
+      sum += psf->data[i];
+  if (!(sum > 0) || !isfinite (sum))
+    {
+      g_set_error (error, SS_ERROR, SS_ERROR_INVALID_ARGUMENT,
+                   "the PSF image sums to %g; it must have a positive total", sum);
+      return NULL;
+    }
+  g_autoptr (SsImage) out = ss_image_new (width, height, 1, error);
+  if (out == NULL)
+    return NULL;
+  int cx = psf->width / 2, cy = psf->height / 2;
+  for (int py = 0; py < psf->height; py++)
+    for (int px = 0; px < psf->width; px++)
+      {
+        float v = psf->data[(gsize) py * psf->width + px];
+        int row = ((py - cy) % height + height) % height;
+        int col = ((px - cx) % width + width) % width;
+        out->data[(gsize) row * width + col] += isfinite (v) ? (float) (v / sum) : 0.0f;
+      }
+  return g_steal_pointer (&out);
+}

@@ -1,0 +1,23 @@
+/* ss-report.h: helpers shared by the solvers for metrics and previews. */
+#pragma once
+
+#include "ss-solver.h"
+
+G_BEGIN_DECLS
+
+/* Monotonic seconds. */
+double ss_now (void);
+
+/* Box-averages a w x h image into pw x ph (pw <= w, ph <= h; any ratio). */
+void ss_preview_reduce (const float *x, int w, int h, float *out, int pw, int ph);
+
+double ss_mse (const float *x, const float *truth, gsize n);
+double ss_psnr_from_mse (double mse);
+double ss_l1_norm (const float *x, gsize n);
+
+/* Fills REPORT's metrics (mse, psnr, residual, objective) for the estimate X
+ * on the CPU: CX is P C x as a full image (0 where unobserved). */
+void ss_report_fill_metrics (SsReport *report, const SsProblem *problem,
+                             const SsSolveParams *params, const float *x, const float *cx);
+
+G_END_DECLS

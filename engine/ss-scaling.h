@@ -1,0 +1,37 @@
+/* ss-scaling.h: mapping between input units and the engine's scaled units.
+ *
+ * The solvers work on data scaled to about [0, 1]: scaled = (input - sky) / scale.
+ * Results map back with input = scaled * scale + sky.
+ */
+#pragma once
+
+#include <glib.h>
+
+G_BEGIN_DECLS
+
+typedef enum {
+  SS_SKY_NONE,
+  SS_SKY_MEDIAN,
+  SS_SKY_CLIPPED_MEDIAN,  /* 3-sigma clipped median */
+  SS_SKY_VALUE,           /* a level given by the user */
+} SsSkyMode;
+
+typedef struct {
+  double sky;
+  double scale;
+} SsScaling;
+
+/* Estimates sky (per MODE; VALUE uses *sky_value) and scale = max(data - sky)
+ * over finite pixels; fails for an image with no finite pixel or a constant one. */
+gboolean ss_scaling_estimate (const float *data, gsize n, SsSkyMode mode, double sky_value,
+                              SsScaling *scaling, GError **error);
+/* out = (in - sky) / scale, optionally clamping negatives to 0; NaN stays NaN. */
+void ss_scaling_apply (const SsScaling *scaling, const float *in, float *out, gsize n,
+                       gboolean clamp_negative);
+/* out = in * scale + sky. */
+void ss_scaling_unapply (const SsScaling *scaling, const float *in, float *out, gsize n);
+
+/* Median of the finite values (copies; O(n) selection). NAN when none. */
+double ss_median (const float *data, gsize n);
+
+G_END_DECLS
