@@ -32,7 +32,9 @@ typedef struct {
   gsize peak_memory_bytes;
   gsize fft_work_bytes;       /* library work areas, not in peak_memory_bytes */
   double phase_seconds[4];    /* direct: normal matrix, Cholesky, inverse/solve, apply */
-  double reference_seconds;   /* direct: the library's triangular inverse, for GETS */
+  double reference_seconds;   /* direct: the library's triangular inverse of an n×n L ... */
+  double gets_seconds;        /* ... and GETS on the same L */
+  int triangular_n;           /* that n */
   char *device;
 } SsBenchResult;
 

@@ -24,7 +24,8 @@ gboolean ss_dense_check_fits (int width, int height, gsize m, SsDirectMethod met
 /* The largest n whose system fits in BYTES. */
 gsize ss_dense_max_unknowns (gsize bytes, double observed_fraction, SsDirectMethod method);
 
-/* N x N normal matrix A^T A + lambda I (full, symmetric, column-major). */
+/* N x N normal matrix A^T A + lambda I (full, symmetric, column-major), from
+ * ss_mem_alloc: free with ss_mem_free (NULL, matrix, n * n * sizeof (float)). */
 float *ss_dense_normal_matrix (const SsOperator *op, double lambda, GError **error);
 
 /* R = L^-1 by GETS for a lower-triangular column-major N x N L (leading
