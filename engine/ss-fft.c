@@ -23,10 +23,15 @@ static GMutex plan_lock;
 static GHashTable *plan_cache;  /* "w:h:b" -> SsFft* */
 static int fft_thread_count;
 
+static void ensure_fftw_initialised (void);
+
 int
 ss_fft_threads (void)
 {
-  return fft_thread_count > 0 ? fft_thread_count : 1;
+  g_mutex_lock (&plan_lock);
+  ensure_fftw_initialised ();
+  g_mutex_unlock (&plan_lock);
+  return fft_thread_count;
 }
 
 gsize

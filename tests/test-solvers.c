@@ -135,7 +135,7 @@ test_direct_fft_normal_equations (void)
 {
   GRand *rng = g_rand_new_with_seed (test_seed ());
   Problem p;
-  problem_init (&p, rng, g_rand_int_range (rng, 20, 90), g_rand_int_range (rng, 20, 90),
+  problem_init (&p, rng, g_rand_int_range (rng, 40, 90), g_rand_int_range (rng, 40, 90),
                 "moffat:3,2.5", 1.0, 0.01);
   double lambda = g_rand_double_range (rng, 1e-3, 1e-1);
   SsSolveResult r = solve (&p, SS_SOLVER_DIRECT_FFT, lambda, 1, FALSE);

@@ -1,0 +1,69 @@
+/* sharpsky-cli: the command line of Sharpsky.
+ *
+ *   sharpsky-cli simulate TRUTH -o MEASURED.fits [options]
+ *   sharpsky-cli deblur IN -o OUT [options]
+ *   sharpsky-cli run [TRUTH] [options]
+ *   sharpsky-cli bench [options]
+ *   sharpsky-cli info FILE
+ *
+ * Each subcommand has its own --help. Exit status: 0 success, 2 bad usage,
+ * 1 failed I/O or solve (ss-cli-common.h).
+ */
+#include "ss-cli-common.h"
+#include "ss-config.h"
+
+#include <string.h>
+
+typedef struct {
+  const char *name;
+  int (*run) (int argc, char **argv);
+  const char *summary;
+} CliCommand;
+
+static const CliCommand commands[] = {
+  { "simulate", cli_simulate, "simulate a blurred, compressed, noisy measurement of an image" },
+  { "deblur",   cli_deblur,   "recover an image from a measurement or a blurred image" },
+  { "run",      cli_run,      "simulate and recover in memory, with MSE (teaching)" },
+  { "bench",    cli_bench,    "time solver iterations against the measured floor" },
+  { "info",     cli_info,     "describe a FITS or PNG file and the compute devices" },
+};
+
+static void
+print_usage (FILE *out)
+{
+  fprintf (out, "Usage:\n  " CLI_PROGRAM " [--version] [--help] COMMAND [OPTIONS...]\n\n"
+           "Deblurs astronomical images (Sharpsky %s).\n\nCommands:\n", SHARPSKY_VERSION);
+  for (gsize i = 0; i < G_N_ELEMENTS (commands); i++)
+    fprintf (out, "  %-10s %s\n", commands[i].name, commands[i].summary);
+  fprintf (out, "\nRun '" CLI_PROGRAM " COMMAND --help' for the options of a command.\n"
+           "Exit status: 0 success, 1 failed I/O or solve, 2 bad usage.\n");
+}
+
+int
+main (int argc, char **argv)
+{
+  g_set_prgname (CLI_PROGRAM);
+  if (argc < 2)
+    {
+      print_usage (stderr);
+      return CLI_EXIT_USAGE;
+    }
+  const char *name = argv[1];
+  if (g_str_equal (name, "--help") || g_str_equal (name, "-h") || g_str_equal (name, "help"))
+    {
+      print_usage (stdout);
+      return CLI_EXIT_OK;
+    }
+  if (g_str_equal (name, "--version") || g_str_equal (name, "-V"))
+    {
+      printf (CLI_PROGRAM " %s\n", SHARPSKY_VERSION);
+      return CLI_EXIT_OK;
+    }
+  for (gsize i = 0; i < G_N_ELEMENTS (commands); i++)
+    if (g_str_equal (name, commands[i].name))
+      return commands[i].run (argc - 1, argv + 1);
+
+  cli_error (NULL, "unknown command '%s' (commands: simulate, deblur, run, bench, info; "
+             "see '" CLI_PROGRAM " --help')", name);
+  return CLI_EXIT_USAGE;
+}

@@ -1,0 +1,265 @@
+/* ss-cli-bench.c: `bench` (time per iteration against the floor measured in
+ * the same process, DESIGN.md "How we measure speed") and `info`. */
+#include "ss-cli-common.h"
+#include "ss-cli-json.h"
+
+#include <errno.h>
+#include <math.h>
+#include <string.h>
+
+/* ---- bench ------------------------------------------------------------- */
+
+static int
+bench_params_from_options (const CliOptions *o, SsBenchParams *bp, SsBackendKind *backend)
+{
+  g_autoptr (GError) error = NULL;
+  ss_bench_params_init (bp);
+  bp->solver = SS_SOLVER_CPADMM;
+  if (o->solver && !ss_solver_kind_from_string (o->solver, &bp->solver, &error))
+    {
+      cli_error (NULL, "--solver '%s': %s", o->solver, error->message);
+      return CLI_EXIT_USAGE;
+    }
+  *backend = SS_BACKEND_AUTO;
+  if (o->backend && !ss_backend_kind_from_string (o->backend, backend, &error))
+    {
+      cli_error (NULL, "--backend '%s': %s", o->backend, error->message);
+      return CLI_EXIT_USAGE;
+    }
+
+  gboolean dense = bp->solver == SS_SOLVER_DIRECT;
+  gint64 size = dense ? 64 : 1024, width, height, iters = dense ? 1 : 50, seed = 1;
+  if (o->size && !cli_parse_int ("--size", o->size, 1, 1 << 20, &size, &error))
+    return cli_fail (CLI_EXIT_USAGE, NULL, error);
+  width = height = size;
+  if (o->width && !cli_parse_int ("--width", o->width, 1, 1 << 20, &width, &error))
+    return cli_fail (CLI_EXIT_USAGE, NULL, error);
+  if (o->height && !cli_parse_int ("--height", o->height, 1, 1 << 20, &height, &error))
+    return cli_fail (CLI_EXIT_USAGE, NULL, error);
+  if (o->iters && !cli_parse_int ("--iters", o->iters, 1, 1000000000, &iters, &error))
+    return cli_fail (CLI_EXIT_USAGE, NULL, error);
+  if (o->seed && !cli_parse_int ("--seed", o->seed, 0, G_MAXUINT32, &seed, &error))
+    return cli_fail (CLI_EXIT_USAGE, NULL, error);
+  bp->direct_method = SS_DIRECT_INVERSE;
+  if (o->direct_method)
+    {
+      if (g_str_equal (o->direct_method, "solve"))
+        bp->direct_method = SS_DIRECT_SOLVE;
+      else if (!g_str_equal (o->direct_method, "inverse"))
+        {
+          cli_error (NULL, "--direct-method '%s': expected solve or inverse", o->direct_method);
+          return CLI_EXIT_USAGE;
+        }
+    }
+  bp->width = (int) width;
+  bp->height = (int) height;
+  bp->iterations = (int) iters;
+  bp->seed = (guint32) seed;
+  return -1;
+}
+
+static void
+print_bench_json (const SsBenchParams *bp, const char *backend, const SsBenchResult *r)
+{
+  SsJsonObject o;
+  ss_json_begin (&o);
+  ss_json_add_string (&o, "type", "bench");
+  ss_json_add_string (&o, "solver", ss_solver_kind_to_string (bp->solver));
+  ss_json_add_string (&o, "backend", backend);
+  ss_json_add_string (&o, "device", r->device);
+  ss_json_add_int (&o, "width", r->width);
+  ss_json_add_int (&o, "height", r->height);
+  ss_json_add_int (&o, "requested_width", bp->width);
+  ss_json_add_int (&o, "requested_height", bp->height);
+  ss_json_add_int (&o, "iterations", r->iterations);
+  ss_json_add_number (&o, "seconds_per_iteration", r->seconds_per_iteration);
+  ss_json_add_number (&o, "floor_seconds", r->floor_seconds);
+  ss_json_add_number (&o, "floor_fft_seconds", r->floor_fft_seconds);
+  ss_json_add_number (&o, "floor_bytes", r->floor_bytes);
+  ss_json_add_number (&o, "bandwidth", r->bandwidth);
+  ss_json_add_number (&o, "ratio", r->ratio);
+  ss_json_add_number (&o, "iterations_per_second", r->iterations_per_second);
+  ss_json_add_number (&o, "total_seconds", r->total_seconds);
+  ss_json_add_int (&o, "peak_memory_bytes", (gint64) r->peak_memory_bytes);
+  ss_json_add_int (&o, "fft_work_bytes", (gint64) r->fft_work_bytes);
+  if (bp->solver == SS_SOLVER_DIRECT)
+    {
+      ss_json_add_string (&o, "direct_method", cli_direct_method_to_string (bp->direct_method));
+      ss_json_add_number_array (&o, "phase_seconds", r->phase_seconds, 4);
+      ss_json_add_number (&o, "reference_seconds", r->reference_seconds);
+    }
+  g_autofree char *text = ss_json_end (&o);
+  printf ("%s\n", text);
+}
+
+static void
+print_bench_text (const SsBenchParams *bp, const char *backend, const SsBenchResult *r)
+{
+  gsize pixels = (gsize) r->width * (gsize) r->height;
+  g_autofree char *peak = ss_format_bytes (r->peak_memory_bytes);
+  g_autofree char *work = ss_format_bytes (r->fft_work_bytes);
+
+  printf ("device           %s (%s)\n", r->device ? r->device : "?", backend);
+  printf ("solver           %s\n", ss_solver_kind_to_string (bp->solver));
+  printf ("size             %d x %d", r->width, r->height);
+  if (r->width != bp->width || r->height != bp->height)
+    printf (" (padded from %d x %d)", bp->width, bp->height);
+  printf ("\niterations       %d in %.3f s (%.1f it/s)\n", r->iterations, r->total_seconds,
+          r->iterations_per_second);
+  printf ("time/iteration   %.4f ms\n", 1e3 * r->seconds_per_iteration);
+  if (r->floor_seconds > 0)
+    {
+      double bytes_seconds = r->bandwidth > 0 ? r->floor_bytes / r->bandwidth : NAN;
+      printf ("floor            %.4f ms = transforms %.4f ms + %.1f MB at %.1f GB/s "
+              "(%.4f ms)\n", 1e3 * r->floor_seconds, 1e3 * r->floor_fft_seconds,
+              r->floor_bytes / 1e6, r->bandwidth / 1e9, 1e3 * bytes_seconds);
+      printf ("ratio            %.3f (time/iteration over floor)\n", r->ratio);
+    }
+  printf ("peak memory      %s (%.1f floats/pixel) + FFT work areas %s\n", peak,
+          pixels ? (double) r->peak_memory_bytes / (4.0 * pixels) : 0.0, work);
+  if (bp->solver == SS_SOLVER_DIRECT)
+    {
+      printf ("phases           normal matrix %.4f s, Cholesky %.4f s, %s %.4f s, "
+              "apply %.4f s\n", r->phase_seconds[0], r->phase_seconds[1],
+              bp->direct_method == SS_DIRECT_INVERSE ? "GETS inverse" : "solve",
+              r->phase_seconds[2], r->phase_seconds[3]);
+      if (r->reference_seconds > 0)
+        printf ("GETS vs library  %.4f s vs %.4f s (%.2fx)\n", r->phase_seconds[2],
+                r->reference_seconds, r->phase_seconds[2] / r->reference_seconds);
+    }
+}
+
+int
+cli_bench (int argc, char **argv)
+{
+  CliOptions o = { 0 };
+  int status = cli_parse_command_line (
+    "bench", "",
+    "Times solver iterations on a random problem against the floor measured in the same run.",
+    "The floor is the transforms an iteration cannot avoid plus its elementwise bytes at the\n"
+    "copy bandwidth measured now; the ratio is time per iteration over the floor. For the\n"
+    "dense direct solver the phases are timed and GETS is compared with the library's\n"
+    "triangular inverse.",
+    CLI_GROUP_BENCH | CLI_GROUP_PRINT, argc, argv, &o);
+  SsBenchParams bp;
+  SsBackendKind kind = SS_BACKEND_AUTO;
+  if (status < 0 && o.positional != NULL && o.positional[0] != NULL)
+    {
+      cli_error (NULL, "bench: unexpected argument '%s'", o.positional[0]);
+      status = CLI_EXIT_USAGE;
+    }
+  if (status < 0)
+    status = bench_params_from_options (&o, &bp, &kind);
+
+  g_autoptr (GError) error = NULL;
+  g_autoptr (SsBackend) backend = NULL;
+  SsBenchResult result = { 0 };
+  if (status < 0 && (backend = ss_backend_new (kind, &error)) == NULL)
+    {
+      cli_error (NULL, "--backend %s: %s", o.backend ? o.backend : "auto", error->message);
+      status = CLI_EXIT_FAILURE;
+    }
+  if (status < 0 && !ss_backend_bench (backend, &bp, &result, &error))
+    status = cli_fail (CLI_EXIT_FAILURE, NULL, error);
+  if (status < 0)
+    {
+      if (o.json)
+        print_bench_json (&bp, ss_backend_get_name (backend), &result);
+      else
+        print_bench_text (&bp, ss_backend_get_name (backend), &result);
+      status = CLI_EXIT_OK;
+    }
+  ss_bench_result_clear (&result);
+  cli_options_clear (&o);
+  return status;
+}
+
+/* ---- info -------------------------------------------------------------- */
+
+static const guint8 png_signature[8] = { 0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n' };
+
+static guint32
+read_be32 (const guint8 *p)
+{
+  return ((guint32) p[0] << 24) | ((guint32) p[1] << 16) | ((guint32) p[2] << 8) | p[3];
+}
+
+static const char *
+png_colour_name (int colour_type)
+{
+  switch (colour_type)
+    {
+    case 0: return "grey";
+    case 2: return "RGB";
+    case 3: return "palette";
+    case 4: return "grey + alpha";
+    case 6: return "RGB + alpha";
+    }
+  return "unknown colour type";
+}
+
+/* Returns TRUE and fills TEXT when PATH starts with the PNG signature. The
+ * size and depth come from the IHDR chunk that must follow it. */
+static gboolean
+describe_png (const char *path, char **text, GError **error)
+{
+  FILE *file = fopen (path, "rb");
+  if (file == NULL)
+    {
+      int saved = errno;
+      g_set_error (error, SS_ERROR, SS_ERROR_IO, "%s: %s", path, g_strerror (saved));
+      return FALSE;
+    }
+  guint8 head[33] = { 0 };
+  size_t got = fread (head, 1, sizeof head, file);
+  fclose (file);
+  if (got < 8 || memcmp (head, png_signature, 8) != 0)
+    return FALSE;
+  if (got < sizeof head || memcmp (head + 12, "IHDR", 4) != 0)
+    {
+      g_set_error (error, SS_ERROR, SS_ERROR_FORMAT, "%s: truncated PNG (no IHDR chunk)", path);
+      return FALSE;
+    }
+  *text = g_strdup_printf ("%s: PNG image, %u x %u, %d-bit %s\n", path, read_be32 (head + 16),
+                           read_be32 (head + 20), head[24], png_colour_name (head[25]));
+  return TRUE;
+}
+
+int
+cli_info (int argc, char **argv)
+{
+  CliOptions o = { 0 };
+  int status = cli_parse_command_line (
+    "info", "FILE",
+    "Describes FILE (FITS: HDUs, sizes, BITPIX, main header cards; PNG: size and depth) and "
+    "lists the compute devices found.", NULL, 0, argc, argv, &o);
+  if (status < 0 && (o.positional == NULL || g_strv_length (o.positional) != 1))
+    {
+      cli_error (NULL, "info: expected one FILE (see '" CLI_PROGRAM " info --help')");
+      status = CLI_EXIT_USAGE;
+    }
+  if (status < 0)
+    {
+      const char *path = o.positional[0];
+      g_autoptr (GError) error = NULL;
+      g_autofree char *text = NULL;
+      describe_png (path, &text, &error);
+      if (text == NULL && error == NULL)
+        text = ss_fits_describe (path, &error);
+      if (text == NULL)
+        status = cli_fail (CLI_EXIT_FAILURE, path, error);
+      else
+        {
+          g_autofree char *devices = ss_backend_describe_devices ();
+          fputs (text, stdout);
+          if (!g_str_has_suffix (text, "\n"))
+            fputc ('\n', stdout);
+          printf ("compute devices:\n%s", devices ? devices : "");
+          if (devices && !g_str_has_suffix (devices, "\n"))
+            fputc ('\n', stdout);
+          status = CLI_EXIT_OK;
+        }
+    }
+  cli_options_clear (&o);
+  return status;
+}

@@ -1,0 +1,175 @@
+/* ss-cli-common.h: what the sharpsky-cli subcommands share.
+ *
+ * Every subcommand parses its own GOptionContext into CliOptions (raw strings,
+ * NULL when an option was not given, so "given" is always knowable), then
+ * turns the strings into engine structures with the cli_parse_* and
+ * cli_config_* helpers, validating everything before any heavy work.
+ *
+ * Exit status: 0 success; 2 bad usage (unknown option, bad or missing
+ * value, output refused because it exists or is the input); 1 anything that
+ * fails while reading, solving or writing. Every message is one line on
+ * stderr, starts with "sharpsky-cli: " and names the file or option at fault.
+ */
+#pragma once
+
+#include <stdio.h>
+#include "sharpsky.h"
+#include "ss-boundary.h"
+#include "ss-noise.h"
+#include "ss-psf-fit.h"
+
+G_BEGIN_DECLS
+
+#define CLI_PROGRAM "sharpsky-cli"
+
+enum {
+  CLI_EXIT_OK = 0,
+  CLI_EXIT_FAILURE = 1,
+  CLI_EXIT_USAGE = 2,
+};
+
+/* Raw command line of one subcommand. Strings are NULL when not given. */
+typedef struct {
+  /* files */
+  char *output;
+  char *truth;
+  char *hdu;
+  char *plane;
+  char *stretch;
+  gboolean force;
+  /* printing */
+  gboolean json;
+  gboolean quiet;
+  /* acquisition */
+  char *psf;
+  char *ratio;
+  char *sensing;
+  char *noise;
+  char *seed;
+  /* scaling */
+  char *sky;
+  /* solver */
+  char *solver;
+  char *alpha;
+  char *rho;
+  char *sigma;
+  char *tau;
+  char *iters;
+  char *report_every;
+  char *backend;
+  char *direct_method;
+  gboolean nonneg;
+  gboolean allow_negative;
+  gboolean backtracking;
+  gboolean continuation;
+  /* real data (deblur without an acquisition record) */
+  char *boundary;
+  gboolean exclude_border;
+  char *psf_from_star;
+  char *psf_model;
+  /* bench */
+  char *size;
+  char *width;
+  char *height;
+  /* positional arguments (G_OPTION_REMAINING) */
+  char **positional;
+} CliOptions;
+
+void cli_options_clear (CliOptions *options);
+
+/* Which groups of options a subcommand accepts. */
+typedef enum {
+  CLI_GROUP_OUTPUT      = 1 << 0,  /* -o, --force */
+  CLI_GROUP_INPUT       = 1 << 1,  /* --hdu, --plane */
+  CLI_GROUP_PRINT       = 1 << 2,  /* --json, --quiet */
+  CLI_GROUP_ACQUISITION = 1 << 3,  /* --psf, --ratio, --sensing, --noise, --seed */
+  CLI_GROUP_SKY         = 1 << 4,  /* --sky */
+  CLI_GROUP_SOLVER      = 1 << 5,  /* --solver ... --continuation */
+  CLI_GROUP_TRUTH       = 1 << 6,  /* --truth, --psf, boundaries, PSF from stars (deblur) */
+  CLI_GROUP_BENCH       = 1 << 7,  /* --backend, --solver, --size, ... */
+} CliGroups;
+
+/* Parses ARGV (ARGV[0] is the subcommand name) into OPTIONS. Returns -1 on
+ * success, or the exit status after printing the message (--help exits 0
+ * inside GOption). */
+int cli_parse_command_line (const char *command, const char *parameters, const char *summary,
+                            const char *description, CliGroups groups,
+                            int argc, char **argv, CliOptions *options);
+
+/* Messages: one line on stderr, "sharpsky-cli: " first. FILE (may be NULL) is
+ * put before the message unless the message already names it. */
+void cli_error (const char *file, const char *format, ...) G_GNUC_PRINTF (2, 3);
+int cli_fail (int status, const char *file, const GError *error);
+/* A note or warning on stderr (suppressed by --quiet). */
+void cli_note (const CliOptions *options, const char *format, ...) G_GNUC_PRINTF (2, 3);
+
+/* Number parsing for option values; errors say which option and why. */
+gboolean cli_parse_double (const char *option, const char *text, double *value, GError **error);
+gboolean cli_parse_int (const char *option, const char *text, gint64 min, gint64 max,
+                        gint64 *value, GError **error);
+
+/* Where deblur takes the blur of a real image from. */
+typedef enum {
+  CLI_PSF_SPEC,     /* --psf SPEC */
+  CLI_PSF_STAR,     /* --psf-from-star X,Y: a fit to the star there */
+  CLI_PSF_AUTO,     /* --psf auto: fits to the brightest isolated unsaturated stars */
+} CliPsfSource;
+
+/* Parsed and validated settings of deblur/run/simulate. */
+typedef struct {
+  SsAcquisition acquisition;   /* psf (default box:5 where the command has one), ratio, ... */
+  gboolean psf_given;          /* --psf SPEC, --psf auto or --psf-from-star */
+  CliPsfSource psf_source;
+  double star_x, star_y;       /* --psf-from-star, 0-based column and row */
+  SsPsfModel psf_model;
+  SsBoundary boundary;         /* default mirror (real data) */
+  gboolean boundary_given;
+  gboolean exclude_border;
+  gboolean alpha_auto;         /* --alpha auto */
+  gboolean nonneg_given;       /* --nonneg or --allow-negative */
+  SsSkyMode sky_mode;
+  double sky_value;
+  gboolean sky_given;
+  SsSolveParams params;
+  SsBackendKind backend;
+  SsFitsReadOptions read;
+  gboolean plane_given;
+  int plane;
+  SsStretch stretch;
+} CliConfig;
+
+void cli_config_clear (CliConfig *config);
+
+/* Turns OPTIONS into CONFIG for GROUPS, with DEFAULT_RATIO when --ratio is
+ * absent and DEFAULT_PSF (NULL: none) when --psf is absent. Returns -1 when
+ * all is valid, else prints and returns CLI_EXIT_USAGE. */
+int cli_config_from_options (const CliOptions *options, CliGroups groups, double default_ratio,
+                             const char *default_psf, CliConfig *config);
+
+/* Output checks before any heavy work: exit 2 when OUTPUT exists without
+ * --force or is one of INPUTS, 1 when it cannot be written; -1 when fine. */
+int cli_check_output (const char *output, gboolean force, const char *const *inputs);
+
+/* Loads PATH (FITS or PNG, HDU and plane from CONFIG). With KEEP_PLANES the
+ * image keeps every plane read (colour, cube); otherwise plane 0 is kept with
+ * a note. Refuses a plane with no finite pixel; infinities become NaN
+ * (blank). Returns -1 and sets *IMAGE, or prints and returns 1. */
+int cli_load_image (const char *path, const CliConfig *config, const CliOptions *options,
+                    gboolean keep_planes, SsImage **image);
+
+/* Number of finite pixels. */
+gsize cli_count_finite (const float *data, gsize n);
+
+/* Human-readable names for settings, for HISTORY cards and summaries. */
+const char *cli_sky_mode_to_string (SsSkyMode mode);
+const char *cli_sensing_to_string (SsSensing sensing);
+const char *cli_direct_method_to_string (SsDirectMethod method);
+
+/* Subcommands (each returns the exit status). */
+int cli_simulate (int argc, char **argv);
+int cli_deblur (int argc, char **argv);   /* ss-cli-deblur.c */
+int cli_run (int argc, char **argv);
+int cli_bench (int argc, char **argv);
+int cli_info (int argc, char **argv);
+
+G_END_DECLS

@@ -1,0 +1,667 @@
+/* ss-cli-deblur.c: `deblur IN -o OUT`.
+ *
+ * Two kinds of input:
+ * - a measurement written by `simulate`: its header records the acquisition
+ *   (SS_PSF ...), so the operator and the scaling (SS_SKY, SS_SCALE) are
+ *   rebuilt from it; a --psf that contradicts the record is refused rather
+ *   than silently ignored (solving with another blur than the one measured
+ *   is never what is meant);
+ * - a real image: the blur comes from --psf SPEC, --psf auto (fits to the
+ *   brightest isolated stars) or --psf-from-star X,Y; the sky is subtracted
+ *   and the data divided by their maximum; blank (NaN) pixels are left out of
+ *   the data term and filled in the result; the image is padded to an
+ *   FFT-friendly size by mirroring (or tapering) so that its edges are not
+ *   taken as periodic, solved, and cropped back; x >= 0 by default; every
+ *   plane of a colour image or cube is processed in turn (--plane picks one).
+ * The result is x * scale + sky, written with IN's header (acquisition cards
+ * removed: it is no longer a measurement) and HISTORY cards of every
+ * parameter.
+ */
+#include "ss-cli-solve.h"
+
+#include <math.h>
+#include <string.h>
+
+/* One plane's problem and result. Sizes: the image is w x h; the problem
+ * solved is the padded pw x ph with the image at (x0, y0). */
+typedef struct {
+  int plane;                /* -1 for a single-plane image */
+  SsScaling scaling;
+  SsSkyMode sky_mode;
+  SsOperator *op;
+  float *y;                 /* pw x ph, 0 where unobserved */
+  float *truth;             /* pw x ph, or NULL */
+  float *truth_image;       /* w x h, or NULL */
+  int pw, ph, x0, y0;
+  gsize blanks;
+  SsSolveParams params;
+  double noise;             /* scaled units, when alpha is automatic */
+  SsPsfSpec psf;            /* the blur (for a fit: its circular approximation) */
+  SsPsfFit fit;
+  gboolean fitted;
+  char *psf_text;           /* for summaries and HISTORY */
+  gsize observed;           /* the operator's m, kept after the buffers go */
+  SsSolveResult result;     /* x is freed once cropped into the output */
+  double mse, psnr, baseline;
+} PlaneJob;
+
+static void
+plane_job_init (PlaneJob *job, int plane, const CliConfig *c)
+{
+  memset (job, 0, sizeof *job);
+  job->plane = plane;
+  job->params = c->params;
+  job->noise = NAN;
+  job->mse = job->psnr = job->baseline = NAN;
+}
+
+/* Frees the per-pixel buffers; what summaries and HISTORY need stays. */
+static void
+plane_job_release_buffers (PlaneJob *job)
+{
+  if (job->op != NULL)
+    job->observed = job->op->m;
+  g_clear_pointer (&job->op, ss_operator_free);
+  g_clear_pointer (&job->y, g_free);
+  g_clear_pointer (&job->truth, g_free);
+  g_clear_pointer (&job->truth_image, g_free);
+  g_clear_pointer (&job->result.x, g_free);
+}
+
+static void
+plane_job_clear (PlaneJob *job)
+{
+  plane_job_release_buffers (job);
+  ss_psf_spec_clear (&job->psf);
+  g_clear_pointer (&job->psf_text, g_free);
+  ss_solve_result_clear (&job->result);
+}
+
+/* What every plane shares. */
+typedef struct {
+  const char *in_path;
+  const char *truth_path;
+  SsImage *image;           /* the planes processed */
+  SsImage *truth;           /* NULL, one plane, or as many as IMAGE */
+  gboolean recorded;
+  SsAcquisition acq;        /* when recorded */
+} DeblurInput;
+
+static const float *
+truth_plane (const DeblurInput *in, int plane)
+{
+  if (in->truth == NULL)
+    return NULL;
+  return ss_image_plane (in->truth, in->truth->planes == 1 ? 0 : MAX (plane, 0));
+}
+
+/* "IN" or "IN (plane 2)" for messages. */
+static char *
+plane_label (const char *path, int plane)
+{
+  return plane >= 0 ? g_strdup_printf ("%s (plane %d)", path, plane) : g_strdup (path);
+}
+
+/* ---- a recorded measurement --------------------------------------------- */
+
+static int
+check_recorded_options (const DeblurInput *in, const CliOptions *o, const CliConfig *c)
+{
+  if (c->psf_source != CLI_PSF_SPEC)
+    {
+      cli_error (in->in_path, "records its acquisition; the PSF cannot be measured from "
+                 "stars in a simulated measurement (omit --psf auto / --psf-from-star)");
+      return CLI_EXIT_USAGE;
+    }
+  if (c->psf_given)
+    {
+      g_autofree char *given = ss_psf_spec_to_string (&c->acquisition.psf);
+      g_autofree char *recorded = ss_psf_spec_to_string (&in->acq.psf);
+      if (!g_str_equal (given, recorded))
+        {
+          cli_error (in->in_path, "--psf %s differs from the recorded acquisition "
+                     "(SS_PSF = %s); omit --psf to use the record", given, recorded);
+          return CLI_EXIT_USAGE;
+        }
+    }
+  if (c->sky_given)
+    cli_note (o, "%s: scaling taken from SS_SKY/SS_SCALE; --sky ignored", in->in_path);
+  if (c->boundary_given || c->exclude_border)
+    cli_note (o, "%s: a simulated measurement is periodic by construction; --boundary and "
+              "--exclude-border ignored", in->in_path);
+  return -1;
+}
+
+/* The operator and units come from IN's header. */
+static int
+prepare_recorded (const DeblurInput *in, const CliOptions *o, const CliConfig *c,
+                  PlaneJob *job)
+{
+  g_autoptr (GError) error = NULL;
+  const SsImage *image = in->image;
+  const char *path = in->in_path;
+
+  job->scaling.sky = 0.0;
+  job->scaling.scale = 1.0;
+  gboolean has_sky = ss_header_get_double (image->header, "SS_SKY", &job->scaling.sky);
+  gboolean has_scale = ss_header_get_double (image->header, "SS_SCALE", &job->scaling.scale);
+  if (!has_sky || !has_scale)
+    cli_note (o, "%s: no SS_SKY/SS_SCALE cards; assuming sky %g and scale %g", path,
+              job->scaling.sky, job->scaling.scale);
+  if (!isfinite (job->scaling.sky) || !isfinite (job->scaling.scale)
+      || job->scaling.scale <= 0)
+    {
+      cli_error (path, "SS_SKY/SS_SCALE must be finite and SS_SCALE > 0 (found %g and %g)",
+                 job->scaling.sky, job->scaling.scale);
+      return CLI_EXIT_FAILURE;
+    }
+  job->sky_mode = SS_SKY_VALUE;
+  ss_psf_spec_copy (&in->acq.psf, &job->psf);
+
+  int w = image->width, h = image->height;
+  job->pw = w;
+  job->ph = h;
+  job->op = ss_operator_new (&in->acq, w, h, &error);
+  if (job->op == NULL)
+    return cli_operator_failure (path, &in->acq.psf, error);
+
+  gsize n = ss_image_plane_size (image), missing = 0;
+  job->y = g_new (float, n);
+  for (gsize i = 0; i < n; i++)
+    {
+      gboolean observed = job->op->mask == NULL || job->op->mask[i];
+      gboolean finite = isfinite (image->data[i]);
+      job->y[i] = observed && finite ? (float) (image->data[i] / job->scaling.scale) : 0.0f;
+      missing += observed && !finite ? 1 : 0;
+    }
+  if (missing > 0)
+    cli_note (o, "%s: %" G_GSIZE_FORMAT " pixels the acquisition observes are NaN; taken as 0",
+              path, missing);
+  job->blanks = missing;
+
+  if (c->alpha_auto)
+    {
+      /* The measurement's noise is recorded: no need to estimate it. */
+      job->noise = in->acq.noise;
+      job->params.alpha = ss_alpha_auto (in->acq.noise, job->op);
+    }
+  const float *t = truth_plane (in, 0);
+  if (t != NULL)
+    {
+      job->truth_image = cli_scaled_truth (t, n, &job->scaling);
+      job->truth = g_memdup2 (job->truth_image, n * sizeof (float));
+      job->baseline = cli_baseline_mse (&in->acq, job->y, job->truth_image, n);
+    }
+  return -1;
+}
+
+/* ---- a real image ---------------------------------------------------------- */
+
+/* The PSF of plane JOB->plane: the spec given, or a fit to stars. */
+static int
+measure_psf (const DeblurInput *in, const CliOptions *o, const CliConfig *c, PlaneJob *job)
+{
+  g_autoptr (GError) error = NULL;
+  int plane = MAX (job->plane, 0);
+  g_autofree char *label = plane_label (in->in_path, job->plane);
+
+  if (c->psf_source == CLI_PSF_SPEC)
+    {
+      ss_psf_spec_copy (&c->acquisition.psf, &job->psf);
+      return -1;
+    }
+  if (c->psf_source == CLI_PSF_STAR)
+    {
+      g_autoptr (SsImage) single = ss_image_extract_plane (in->image, plane, &error);
+      if (single == NULL || !ss_psf_fit_star (single, c->star_x, c->star_y, c->psf_model,
+                                              &job->fit, &error))
+        {
+          /* A position off the image or on no star is a bad parameter. */
+          int status = g_error_matches (error, SS_ERROR, SS_ERROR_INVALID_ARGUMENT)
+                       ? CLI_EXIT_USAGE : CLI_EXIT_FAILURE;
+          cli_error (label, "--psf-from-star %g,%g: %s", c->star_x, c->star_y,
+                     error->message);
+          return status;
+        }
+    }
+  else
+    {
+      SsStarSearch search;
+      ss_star_search_init (&search);
+      search.model = c->psf_model;
+      search.plane = plane;
+      if (!ss_psf_find_stars (in->image, &search, &job->fit, NULL, &error))
+        {
+          cli_error (label, "--psf auto: %s", error->message);
+          return CLI_EXIT_FAILURE;
+        }
+    }
+  job->fitted = TRUE;
+  ss_psf_fit_to_spec (&job->fit, &job->psf);
+  g_autofree char *text = ss_psf_fit_describe (&job->fit);
+  if (!o->json)
+    cli_note (o, "%s: PSF %s", label, text);
+  return -1;
+}
+
+/* Pads the scaled data (and truth) to an FFT-friendly size per --boundary. */
+static int
+pad_plane (const DeblurInput *in, const CliConfig *c, PlaneJob *job, const float *scaled,
+           int *margin)
+{
+  g_autoptr (GError) error = NULL;
+  int w = in->image->width, h = in->image->height;
+  g_autofree char *label = plane_label (in->in_path, job->plane);
+
+  *margin = ss_boundary_margin_for_psf (&job->psf, w, h, &error);
+  if (*margin < 0 || error != NULL)
+    return cli_operator_failure (label, &job->psf, error);
+  if (!ss_boundary_pad (scaled, w, h, c->boundary, *margin, &job->y, &job->pw, &job->ph,
+                        &job->x0, &job->y0, &error))
+    return cli_fail (CLI_EXIT_FAILURE, label, error);
+  if (c->exclude_border)
+    ss_boundary_exclude_border (job->y, job->pw, job->ph, job->x0, job->y0, w, h);
+
+  if (job->truth_image != NULL)
+    {
+      int pw, ph, x0, y0;
+      if (!ss_boundary_pad (job->truth_image, w, h, c->boundary, *margin, &job->truth, &pw,
+                            &ph, &x0, &y0, &error))
+        return cli_fail (CLI_EXIT_FAILURE, label, error);
+      /* An excluded border is NaN in the data, never in the truth. */
+      cli_replace_nan_with_zero (job->truth, (gsize) pw * ph);
+    }
+  return -1;
+}
+
+static int
+prepare_real (const DeblurInput *in, const CliOptions *o, const CliConfig *c, PlaneJob *job)
+{
+  g_autoptr (GError) error = NULL;
+  const SsImage *image = in->image;
+  int w = image->width, h = image->height;
+  gsize n = ss_image_plane_size (image);
+  const float *data = ss_image_plane ((SsImage *) image, MAX (job->plane, 0));
+  g_autofree char *label = plane_label (in->in_path, job->plane);
+
+  if (!ss_scaling_estimate (data, n, c->sky_mode, c->sky_value, &job->scaling, &error))
+    return cli_fail (CLI_EXIT_FAILURE, label, error);
+  job->sky_mode = c->sky_mode;
+
+  g_autofree float *scaled = g_new (float, n);
+  ss_scaling_apply (&job->scaling, data, scaled, n, FALSE);
+  job->blanks = 0;
+  for (gsize i = 0; i < n; i++)
+    job->blanks += isnan (scaled[i]) ? 1 : 0;
+  if (job->blanks > 0)
+    cli_note (o, "%s: %" G_GSIZE_FORMAT " blank (NaN) pixels left out of the data term and "
+              "filled in the result", label, job->blanks);
+
+  const float *t = truth_plane (in, job->plane);
+  if (t != NULL)
+    {
+      job->truth_image = cli_scaled_truth (t, n, &job->scaling);
+      g_autofree float *observed = g_memdup2 (scaled, n * sizeof (float));
+      cli_replace_nan_with_zero (observed, n);
+      job->baseline = ss_mse (observed, job->truth_image, n);
+    }
+
+  int status, margin = 0;
+  if ((status = measure_psf (in, o, c, job)) >= 0)
+    return status;
+  if ((status = pad_plane (in, c, job, scaled, &margin)) >= 0)
+    return status;
+
+  job->op = job->fitted ? ss_psf_fit_operator (&job->fit, job->y, job->pw, job->ph, &error)
+                        : ss_operator_new_blur (&job->psf, job->y, job->pw, job->ph, &error);
+  if (job->op == NULL)
+    return cli_operator_failure (label, &job->psf, error);
+  cli_replace_nan_with_zero (job->y, (gsize) job->pw * job->ph);
+
+  /* Real data are light: x >= 0 unless --allow-negative (issue 5). */
+  job->params.nonneg = c->nonneg_given ? c->params.nonneg : TRUE;
+  if (c->alpha_auto
+      && !ss_alpha_auto_from_data (data, w, h, job->scaling.scale, job->op,
+                                   &job->params.alpha, &job->noise, &error))
+    {
+      cli_error (label, "--alpha auto: %s", error->message);
+      return CLI_EXIT_FAILURE;
+    }
+  return -1;
+}
+
+/* ---- solving the planes ------------------------------------------------------ */
+
+static int
+solve_plane (const DeblurInput *in, const CliOptions *o, const CliConfig *c, PlaneJob *job,
+             float *out)
+{
+  g_autoptr (GError) error = NULL;
+  int w = in->image->width, h = in->image->height;
+  gsize n = (gsize) w * h;
+  g_autofree char *label = plane_label (in->in_path, job->plane);
+
+  if (c->alpha_auto && job->params.kind == SS_SOLVER_DIRECT && !(job->params.alpha > 0))
+    {
+      cli_error (label, "--alpha auto gave alpha = %g; the dense direct solver needs alpha > 0",
+                 job->params.alpha);
+      return CLI_EXIT_FAILURE;
+    }
+  if (c->alpha_auto && !o->json)
+    cli_note (o, "%s: alpha %g from noise %g (scaled units)", label, job->params.alpha,
+              job->noise);
+
+  int status = cli_solve (c, &job->params, o, in->in_path, job->plane, job->op, job->y,
+                          job->truth, &job->result);
+  if (status >= 0)
+    return status;
+
+  g_autofree float *x = g_new (float, n);
+  if (!ss_boundary_crop (job->result.x, job->pw, job->ph, job->x0, job->y0, w, h, x, &error))
+    return cli_fail (CLI_EXIT_FAILURE, label, error);
+  if (job->truth_image != NULL)
+    {
+      job->mse = ss_mse (x, job->truth_image, n);
+      job->psnr = ss_psnr_from_mse (job->mse);
+    }
+  ss_scaling_unapply (&job->scaling, x, out, n);
+  return -1;
+}
+
+static void
+fill_summary (CliSummary *s, const DeblurInput *in, const CliOptions *o, const CliConfig *c,
+              const PlaneJob *job)
+{
+  cli_summary_init (s, "deblur");
+  s->input = in->in_path;
+  s->output = o->output;
+  s->planes = in->image->planes;
+  s->plane = job->plane;
+  s->width = in->image->width;
+  s->height = in->image->height;
+  s->padded_width = job->pw;
+  s->padded_height = job->ph;
+  s->boundary = in->recorded ? NULL : ss_boundary_to_string (c->boundary);
+  s->observed = job->observed;
+  s->acq = in->recorded ? &in->acq : NULL;
+  s->psf = job->psf_text;
+  s->psf_fit = job->fitted ? &job->fit : NULL;
+  s->sky_mode = job->sky_mode;
+  s->scaling = job->scaling;
+  s->blank_pixels = job->blanks;
+  s->baseline_mse = job->baseline;
+  s->alpha = job->params.alpha;
+  s->alpha_auto = c->alpha_auto;
+  s->noise = job->noise;
+  s->mse = job->mse;
+  s->psnr = job->psnr;
+  s->nonneg = job->params.nonneg;
+}
+
+/* Totals over the planes for the final summary (strings copied). */
+static void
+accumulate_result (SsSolveResult *total, const SsSolveResult *r, int count)
+{
+  if (total->backend == NULL)
+    {
+      total->backend = g_strdup (r->backend);
+      total->device = g_strdup (r->device);
+    }
+  if (total->warning == NULL && r->warning != NULL)
+    total->warning = g_strdup (r->warning);
+  total->width = r->width;
+  total->height = r->height;
+  total->iterations += r->iterations;
+  total->seconds += r->seconds;
+  total->residual += (r->residual - total->residual) / count;   /* running mean */
+  total->objective += r->objective;
+  total->rel_change = MAX (total->rel_change, r->rel_change);
+  total->peak_memory_bytes = MAX (total->peak_memory_bytes, r->peak_memory_bytes);
+  for (int k = 0; k < 4; k++)
+    total->phase_seconds[k] += r->phase_seconds[k];
+}
+
+static void
+add_plane_history (CliHistory *history, const DeblurInput *in, const CliConfig *c,
+                   const PlaneJob *job)
+{
+  const char *prefix = job->plane >= 0 ? "plane " : "";
+  g_autofree char *plane = job->plane >= 0 ? g_strdup_printf ("%d ", job->plane) : g_strdup ("");
+  cli_history_add (history, "%s%spsf=%s", prefix, plane, job->psf_text);
+  if (job->fitted)
+    {
+      g_autofree char *fit = ss_psf_fit_describe (&job->fit);
+      cli_history_add (history, "%s%spsf_fit=%s", prefix, plane, fit);
+    }
+  cli_history_add (history, "%s%ssky=%s sky_level=%.9g scale=%.9g", prefix, plane,
+                   cli_sky_mode_to_string (job->sky_mode), job->scaling.sky,
+                   job->scaling.scale);
+  cli_history_add (history, "%s%salpha=%.9g%s", prefix, plane, job->params.alpha,
+                   c->alpha_auto ? " (auto)" : "");
+  if (!in->recorded)
+    cli_history_add (history, "%s%sboundary=%s%s padded=%dx%d", prefix, plane,
+                     ss_boundary_to_string (c->boundary),
+                     c->exclude_border ? " (border excluded)" : "", job->pw, job->ph);
+}
+
+/* Loads the truth and checks it matches IN. */
+static int
+load_truth (DeblurInput *in, const CliOptions *o)
+{
+  if (in->truth_path == NULL)
+    return -1;
+  CliConfig plain = { 0 };
+  plain.read = SS_FITS_READ_OPTIONS_DEFAULT;
+  int status = cli_load_image (in->truth_path, &plain, o, TRUE, &in->truth);
+  if (status >= 0)
+    return status;
+  if (in->truth->width != in->image->width || in->truth->height != in->image->height)
+    {
+      cli_error (in->truth_path, "size %d x %d differs from the input's %d x %d",
+                 in->truth->width, in->truth->height, in->image->width, in->image->height);
+      return CLI_EXIT_FAILURE;
+    }
+  if (in->truth->planes != 1 && in->truth->planes != in->image->planes)
+    {
+      cli_error (in->truth_path, "has %d planes; the input has %d (give 1 or %d)",
+                 in->truth->planes, in->image->planes, in->image->planes);
+      return CLI_EXIT_FAILURE;
+    }
+  return -1;
+}
+
+/* Reads IN and decides between a recorded measurement and a real image. */
+static int
+load_input (DeblurInput *in, const CliOptions *o, const CliConfig *c)
+{
+  g_autoptr (GError) error = NULL;
+  int status = cli_load_image (in->in_path, c, o, TRUE, &in->image);
+  if (status >= 0)
+    return status;
+
+  gboolean found = FALSE;
+  if (in->image->header != NULL
+      && !ss_acquisition_from_header (in->image->header, &in->acq, &found, &error))
+    return cli_fail (CLI_EXIT_FAILURE, in->in_path, error);
+  in->recorded = found;
+
+  if (found)
+    {
+      if ((status = check_recorded_options (in, o, c)) >= 0)
+        return status;
+      if (in->image->planes > 1)
+        {
+          cli_note (o, "%s: a measurement has one plane; using plane 0", in->in_path);
+          SsImage *first = ss_image_extract_plane (in->image, 0, &error);
+          if (first == NULL)
+            return cli_fail (CLI_EXIT_FAILURE, in->in_path, error);
+          ss_image_free (in->image);
+          in->image = first;
+        }
+    }
+  else if (!c->psf_given)
+    {
+      cli_error (in->in_path, "holds no acquisition record (SS_PSF ...): give the blur with "
+                 "--psf SPEC, --psf auto or --psf-from-star X,Y");
+      return CLI_EXIT_USAGE;
+    }
+  return load_truth (in, o);
+}
+
+/* The final summary of a colour image or cube: totals over the planes. MSE
+ * and alpha are plane means (the planes have equal sizes), counts are sums. */
+static void
+print_total_summary (const DeblurInput *in, const CliOptions *o, const CliConfig *c,
+                     const PlaneJob *jobs, int planes)
+{
+  SsSolveResult total = { 0 };
+  CliSummary s;
+  fill_summary (&s, in, o, c, &jobs[planes - 1]);
+  s.plane = -1;
+  s.psf_fit = NULL;
+  s.psf = c->psf_source == CLI_PSF_SPEC ? jobs[0].psf_text : "measured per plane";
+  s.mse = s.alpha = s.noise = 0;
+  s.blank_pixels = s.observed = 0;
+  s.baseline_mse = NAN;
+  for (int p = 0; p < planes; p++)
+    {
+      accumulate_result (&total, &jobs[p].result, p + 1);
+      s.mse += jobs[p].mse / planes;
+      s.alpha += jobs[p].params.alpha / planes;
+      s.noise += jobs[p].noise / planes;
+      s.blank_pixels += jobs[p].blanks;
+      s.observed += jobs[p].observed;
+    }
+  s.psnr = ss_psnr_from_mse (s.mse);
+  cli_print_summary (&s, o, c, &total);
+  ss_solve_result_clear (&total);
+}
+
+static int
+write_output (const DeblurInput *in, const CliOptions *o, const CliConfig *c,
+              const PlaneJob *jobs, int planes, SsImage *out, const char *const *inputs)
+{
+  CliHistory history;
+  cli_history_init (&history, "deblur");
+  cli_history_add (&history, "input=%s", in->in_path);
+  if (in->recorded)
+    cli_history_add_acquisition (&history, &in->acq);
+  for (int p = 0; p < planes; p++)
+    add_plane_history (&history, in, c, &jobs[p]);
+  cli_history_add_solver (&history, &jobs[planes - 1].params, &jobs[planes - 1].result);
+
+  out->header = in->image->header ? ss_header_copy (in->image->header) : ss_header_new ();
+  cli_header_remove_acquisition (out->header);
+  cli_history_apply (&history, out->header);
+  cli_history_clear (&history);
+  return cli_write_image (o->output, o, c, out, inputs);
+}
+
+static int
+deblur_planes (DeblurInput *in, const CliOptions *o, const CliConfig *c,
+               const char *const *inputs)
+{
+  g_autoptr (GError) error = NULL;
+  int planes = in->image->planes;
+  g_autoptr (SsImage) out = ss_image_new (in->image->width, in->image->height, planes, &error);
+  if (out == NULL)
+    return cli_fail (CLI_EXIT_FAILURE, o->output, error);
+
+  PlaneJob *jobs = g_new0 (PlaneJob, planes);
+  int status = -1;
+  for (int p = 0; p < planes && status < 0; p++)
+    {
+      PlaneJob *job = &jobs[p];
+      plane_job_init (job, planes > 1 ? p : -1, c);
+      status = in->recorded ? prepare_recorded (in, o, c, job) : prepare_real (in, o, c, job);
+      if (status < 0)
+        status = solve_plane (in, o, c, job, ss_image_plane (out, p));
+      job->psf_text = ss_psf_spec_to_string (&job->psf);
+      plane_job_release_buffers (job);
+      if (status < 0 && planes > 1)
+        {
+          CliSummary s;
+          fill_summary (&s, in, o, c, job);
+          s.type = "plane";
+          s.output = NULL;
+          cli_print_summary (&s, o, c, &job->result);
+        }
+    }
+
+  if (status < 0)
+    status = write_output (in, o, c, jobs, planes, out, inputs);
+  if (status < 0)
+    {
+      if (planes == 1)
+        {
+          CliSummary s;
+          fill_summary (&s, in, o, c, &jobs[0]);
+          cli_print_summary (&s, o, c, &jobs[0].result);
+        }
+      else
+        print_total_summary (in, o, c, jobs, planes);
+      status = CLI_EXIT_OK;
+    }
+  for (int p = 0; p < planes; p++)
+    plane_job_clear (&jobs[p]);
+  g_free (jobs);
+  return status;
+}
+
+static int
+deblur_with (CliOptions *o, CliConfig *c)
+{
+  if (o->positional == NULL || g_strv_length (o->positional) != 1)
+    {
+      cli_error (NULL, "deblur: expected one input image (see '" CLI_PROGRAM
+                 " deblur --help')");
+      return CLI_EXIT_USAGE;
+    }
+  DeblurInput in = { 0 };
+  in.in_path = o->positional[0];
+  in.truth_path = o->truth;
+  ss_acquisition_init (&in.acq);
+
+  const char *inputs[4];
+  cli_collect_inputs (inputs, in.in_path, o->truth, cli_psf_file_of (&c->acquisition.psf));
+  int status = cli_check_output (o->output, o->force, inputs);
+  if (status < 0)
+    status = load_input (&in, o, c);
+  if (status < 0)
+    status = deblur_planes (&in, o, c, inputs);
+
+  g_clear_pointer (&in.image, ss_image_free);
+  g_clear_pointer (&in.truth, ss_image_free);
+  ss_acquisition_clear (&in.acq);
+  return status;
+}
+
+int
+cli_deblur (int argc, char **argv)
+{
+  CliOptions o = { 0 };
+  const CliGroups groups = CLI_GROUP_OUTPUT | CLI_GROUP_INPUT | CLI_GROUP_TRUTH | CLI_GROUP_SKY
+                           | CLI_GROUP_SOLVER | CLI_GROUP_PRINT;
+  int status = cli_parse_command_line (
+    "deblur", "IN -o OUT",
+    "Recovers an image from IN: a measurement written by 'simulate' or a real blurred image.",
+    "When IN's header records an acquisition (SS_PSF ...), the operator and the scaling\n"
+    "are rebuilt from it; a --psf that differs from the record is refused.\n"
+    "Otherwise IN is a real image: the blur comes from --psf SPEC, --psf auto or\n"
+    "--psf-from-star X,Y; the sky (--sky) is subtracted and the data divided by their\n"
+    "maximum; NaN (blank) pixels are left out of the data term and filled in the result;\n"
+    "the image is padded (--boundary, mirror by default), solved and cropped back;\n"
+    "x >= 0 unless --allow-negative; every plane of a colour image or cube is processed\n"
+    "in turn unless --plane picks one. --alpha auto derives alpha from the noise.\n"
+    "OUT holds x * scale + sky as float32 FITS with IN's header and HISTORY cards\n"
+    "(or a PNG when its name ends in .png).",
+    groups, argc, argv, &o);
+  CliConfig c = { 0 };
+  if (status < 0)
+    status = cli_config_from_options (&o, groups, 1.0, NULL, &c);
+  if (status < 0)
+    status = deblur_with (&o, &c);
+  cli_config_clear (&c);
+  cli_options_clear (&o);
+  return status;
+}

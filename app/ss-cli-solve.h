@@ -1,0 +1,88 @@
+/* ss-cli-solve.h: pieces shared by the subcommands that solve (run in
+ * ss-cli-solve.c, deblur in ss-cli-deblur.c): HISTORY cards, running the
+ * solver with progress output, writing results and printing summaries. */
+#pragma once
+
+#include "ss-cli-common.h"
+
+G_BEGIN_DECLS
+
+/* ---- small helpers ---- */
+
+gboolean cli_has_png_suffix (const char *path);
+/* Removes the SS_* acquisition cards: a recovered image is not a measurement. */
+void cli_header_remove_acquisition (SsHeader *header);
+/* NaN pixels (blank or unobserved) take no part in the model: set to 0. */
+gsize cli_replace_nan_with_zero (float *data, gsize n);
+/* (T - sky) / scale with negatives and blanks set to 0, N floats. */
+float *cli_scaled_truth (const float *data, gsize n, const SsScaling *scaling);
+/* Operator construction failed: 2 for a bad parameter (PSF too large...), else 1. */
+int cli_operator_failure (const char *file, const SsPsfSpec *psf, const GError *error);
+/* The NULL-terminated list of the given non-NULL paths (at most 3). */
+void cli_collect_inputs (const char **inputs, const char *a, const char *b, const char *c);
+const char *cli_psf_file_of (const SsPsfSpec *psf);
+
+/* ---- HISTORY cards: "sharpsky-cli VERSION COMMAND" then one per parameter ---- */
+
+typedef struct {
+  GPtrArray *lines;
+  const char *command;
+} CliHistory;
+
+void cli_history_init (CliHistory *history, const char *command);
+void cli_history_add (CliHistory *history, const char *format, ...) G_GNUC_PRINTF (2, 3);
+void cli_history_add_double (CliHistory *history, const char *name, double value);
+void cli_history_add_acquisition (CliHistory *history, const SsAcquisition *acq);
+void cli_history_add_scaling (CliHistory *history, SsSkyMode mode, const SsScaling *scaling);
+void cli_history_add_solver (CliHistory *history, const SsSolveParams *params,
+                             const SsSolveResult *result);
+void cli_history_apply (const CliHistory *history, SsHeader *header);
+void cli_history_clear (CliHistory *history);
+
+/* ---- solving ---- */
+
+/* Runs the solver. PLANE >= 0 is added to progress lines and JSON reports
+ * when an image has several planes. Returns -1 on success or the exit status. */
+int cli_solve (const CliConfig *config, const SsSolveParams *params, const CliOptions *options,
+               const char *input, int plane, const SsOperator *op, const float *y,
+               const float *truth, SsSolveResult *result);
+
+/* Writes IMAGE (header ready) as FITS, or as PNG when PATH ends in .png. */
+int cli_write_image (const char *path, const CliOptions *options, const CliConfig *config,
+                     const SsImage *image, const char *const *inputs);
+
+/* ---- summaries ---- */
+
+typedef struct {
+  const char *type;             /* "summary", or "plane" for one plane of several */
+  const char *command;
+  const char *input;
+  const char *output;           /* NULL when nothing was written */
+  int plane;                    /* -1 when not per plane */
+  int planes;
+  int width, height;            /* the image */
+  int padded_width, padded_height;   /* the problem solved (= image without padding) */
+  const char *boundary;         /* NULL for a measurement */
+  gsize observed;               /* m */
+  const SsAcquisition *acq;     /* the acquisition solved for, NULL for a real image */
+  const char *psf;              /* text of the PSF */
+  const SsPsfFit *psf_fit;      /* the fit, when the PSF was measured from stars */
+  SsSkyMode sky_mode;
+  SsScaling scaling;
+  gsize blank_pixels;           /* NaN pixels left out of the data term */
+  double baseline_mse;          /* the measured data taken as the image; NAN when none */
+  double alpha;                 /* the alpha used */
+  gboolean alpha_auto;
+  double noise;                 /* scaled units, the one auto alpha used; NAN otherwise */
+  double mse, psnr;             /* over the image (cropped); NAN without a truth */
+  gboolean nonneg;
+} CliSummary;
+
+void cli_summary_init (CliSummary *summary, const char *command);
+void cli_print_summary (const CliSummary *summary, const CliOptions *options,
+                        const CliConfig *config, const SsSolveResult *result);
+
+/* MSE of the measured data read as an image: only meaningful without sensing. */
+double cli_baseline_mse (const SsAcquisition *acq, const float *y, const float *truth, gsize n);
+
+G_END_DECLS

@@ -1,0 +1,1117 @@
+/* test-cli.c: the sharpsky-cli executable, run as a user would (suite cli).
+ *
+ * SHARPSKY_CLI is the built binary, SHARPSKY_DATA the data directory. Every
+ * test writes its inputs (random star fields, broken files) into a fresh
+ * temporary directory with cfitsio or plain writes, runs the binary with
+ * g_spawn_sync and checks exit status, messages, JSON numbers and files.
+ * Random inputs come from g_test_rand_int, so GLib prints the seed that
+ * reproduces a failure (--seed).
+ */
+#include "sharpsky.h"
+#include "ss-noise.h"
+
+#include <fitsio.h>
+#include <glib/gstdio.h>
+#include <stdlib.h>
+#include <math.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#define SIDE 64
+
+/* ---- running the binary ------------------------------------------------ */
+
+typedef struct {
+  int status;        /* exit status, or -1 when killed by a signal */
+  char *out;
+  char *err;
+} CliRun;
+
+static void
+cli_run_clear (CliRun *run)
+{
+  g_clear_pointer (&run->out, g_free);
+  g_clear_pointer (&run->err, g_free);
+}
+
+static const char *
+cli_path (void)
+{
+  return g_getenv ("SHARPSKY_CLI");
+}
+
+/* Runs sharpsky-cli with the NULL-terminated ARGS. A crash fails the test. */
+static CliRun
+run_cli_argv (const char *const *args)
+{
+  GPtrArray *argv = g_ptr_array_new ();
+  g_ptr_array_add (argv, (gpointer) cli_path ());
+  for (gsize i = 0; args[i] != NULL; i++)
+    g_ptr_array_add (argv, (gpointer) args[i]);
+  g_ptr_array_add (argv, NULL);
+
+  CliRun run = { 0 };
+  int wait_status = 0;
+  g_autoptr (GError) error = NULL;
+  gboolean spawned = g_spawn_sync (NULL, (char **) argv->pdata, NULL, G_SPAWN_DEFAULT, NULL,
+                                   NULL, &run.out, &run.err, &wait_status, &error);
+  g_assert_no_error (error);
+  g_assert_true (spawned);
+  g_ptr_array_free (argv, TRUE);
+
+  if (WIFSIGNALED (wait_status))
+    {
+      g_test_message ("killed by signal %d; stderr: %s", WTERMSIG (wait_status), run.err);
+      run.status = -1;
+    }
+  else
+    run.status = WEXITSTATUS (wait_status);
+  g_test_message ("exit %d\nstdout: %s\nstderr: %s", run.status, run.out, run.err);
+  g_assert_cmpint (run.status, >=, 0);
+  return run;
+}
+
+#define RUN_CLI(...) run_cli_argv ((const char *const[]) { __VA_ARGS__, NULL })
+
+/* ---- temporary files --------------------------------------------------- */
+
+typedef struct {
+  char *dir;
+} Fixture;
+
+static void
+fixture_setup (Fixture *f, gconstpointer data)
+{
+  g_autoptr (GError) error = NULL;
+  f->dir = g_dir_make_tmp ("sharpsky-cli-XXXXXX", &error);
+  g_assert_no_error (error);
+}
+
+static void
+fixture_teardown (Fixture *f, gconstpointer data)
+{
+  GDir *dir = g_dir_open (f->dir, 0, NULL);
+  const char *name;
+  while (dir && (name = g_dir_read_name (dir)) != NULL)
+    {
+      g_autofree char *path = g_build_filename (f->dir, name, NULL);
+      if (g_file_test (path, G_FILE_TEST_IS_DIR))
+        g_rmdir (path);
+      else
+        g_remove (path);
+    }
+  if (dir)
+    g_dir_close (dir);
+  g_rmdir (f->dir);
+  g_free (f->dir);
+}
+
+static char *
+temp_path (const Fixture *f, const char *name)
+{
+  return g_build_filename (f->dir, name, NULL);
+}
+
+/* Writes a float32 FITS image with an OBJECT card (to check it is kept). */
+static void
+write_fits_float (const char *path, const float *data, long width, long height)
+{
+  fitsfile *file = NULL;
+  int status = 0;
+  g_autofree char *name = g_strdup_printf ("!%s", path);
+  long axes[2] = { width, height };
+  fits_create_file (&file, name, &status);
+  fits_create_img (file, FLOAT_IMG, 2, axes, &status);
+  fits_update_key_str (file, "OBJECT", "test stars", "kept by sharpsky-cli", &status);
+  fits_write_img (file, TFLOAT, 1, width * height, (void *) data, &status);
+  fits_close_file (file, &status);
+  g_assert_cmpint (status, ==, 0);
+}
+
+/* Reads a 2-D float image; returns the pixels and sets the size. */
+static float *
+read_fits_float (const char *path, long *width, long *height)
+{
+  fitsfile *file = NULL;
+  int status = 0, naxis = 0;
+  long axes[2] = { 0, 0 };
+  fits_open_image (&file, path, READONLY, &status);
+  fits_get_img_dim (file, &naxis, &status);
+  fits_get_img_size (file, 2, axes, &status);
+  g_assert_cmpint (status, ==, 0);
+  g_assert_cmpint (naxis, ==, 2);
+  float *data = g_new (float, axes[0] * axes[1]);
+  int any_null = 0;
+  float null_value = NAN;
+  fits_read_img (file, TFLOAT, 1, axes[0] * axes[1], &null_value, data, &any_null, &status);
+  fits_close_file (file, &status);
+  g_assert_cmpint (status, ==, 0);
+  *width = axes[0];
+  *height = axes[1];
+  return data;
+}
+
+/* All header cards of the first HDU, joined by newlines. */
+static char *
+read_fits_header (const char *path)
+{
+  fitsfile *file = NULL;
+  int status = 0, count = 0;
+  char *text = NULL;
+  fits_open_file (&file, path, READONLY, &status);
+  fits_hdr2str (file, 0, NULL, 0, &text, &count, &status);
+  g_assert_cmpint (status, ==, 0);
+  GString *joined = g_string_new (NULL);
+  for (int i = 0; i < count; i++)
+    g_string_append_printf (joined, "%.80s\n", text + 80 * i);
+  fits_free_memory (text, &status);
+  fits_close_file (file, &status);
+  return g_string_free (joined, FALSE);
+}
+
+/* A random field of truncated Gaussian stars on a zero background, peak
+ * exactly 1: its median is 0 and its maximum 1, so the CLI's sky and scale
+ * are 0 and 1 and scaled units equal the file's values. */
+static float *
+random_star_field (int width, int height)
+{
+  float *data = g_new0 (float, (gsize) width * height);
+  int stars = 12 + g_test_rand_int_range (0, 12);
+  for (int s = 0; s < stars; s++)
+    {
+      double cx = g_test_rand_double_range (4, width - 4);
+      double cy = g_test_rand_double_range (4, height - 4);
+      double amplitude = g_test_rand_double_range (0.1, 1.0);
+      double sigma = g_test_rand_double_range (0.6, 1.5);
+      for (int y = (int) cy - 3; y <= (int) cy + 3; y++)
+        for (int x = (int) cx - 3; x <= (int) cx + 3; x++)
+          {
+            double r2 = (x - cx) * (x - cx) + (y - cy) * (y - cy);
+            data[(gsize) y * width + x] += (float) (amplitude * exp (-r2 / (2 * sigma * sigma)));
+          }
+    }
+  float peak = 0;
+  for (gsize i = 0; i < (gsize) width * height; i++)
+    peak = MAX (peak, data[i]);
+  for (gsize i = 0; i < (gsize) width * height; i++)
+    data[i] /= peak;
+  return data;
+}
+
+static char *
+write_star_field (const Fixture *f, const char *name, float **pixels)
+{
+  char *path = temp_path (f, name);
+  float *data = random_star_field (SIDE, SIDE);
+  write_fits_float (path, data, SIDE, SIDE);
+  if (pixels)
+    *pixels = data;
+  else
+    g_free (data);
+  return path;
+}
+
+static double
+mse_of (const float *a, const float *b, gsize n)
+{
+  double sum = 0;
+  for (gsize i = 0; i < n; i++)
+    sum += ((double) a[i] - b[i]) * ((double) a[i] - b[i]);
+  return sum / n;
+}
+
+/* ---- reading the JSON output ------------------------------------------- */
+
+/* The line of OUT holding "type":"TYPE" (the last one). */
+static char *
+json_line (const char *out, const char *type)
+{
+  g_autofree char *needle = g_strdup_printf ("\"type\":\"%s\"", type);
+  g_auto (GStrv) lines = g_strsplit (out, "\n", -1);
+  char *found = NULL;
+  for (int i = 0; lines[i] != NULL; i++)
+    if (strstr (lines[i], needle) != NULL)
+      {
+        g_free (found);
+        found = g_strdup (lines[i]);
+      }
+  g_assert_nonnull (found);
+  g_assert_true (g_str_has_prefix (found, "{") && g_str_has_suffix (found, "}"));
+  return found;
+}
+
+static int
+json_count_lines (const char *out, const char *type)
+{
+  g_autofree char *needle = g_strdup_printf ("\"type\":\"%s\"", type);
+  int count = 0;
+  for (const char *p = strstr (out, needle); p != NULL; p = strstr (p + 1, needle))
+    count++;
+  return count;
+}
+
+/* The number KEY holds in LINE; NAN for null. Fails the test when absent. */
+static double
+json_number (const char *line, const char *key)
+{
+  g_autofree char *pattern = g_strdup_printf ("\"%s\":(null|-?[0-9][0-9.eE+-]*)[,}]", key);
+  g_autoptr (GRegex) regex = g_regex_new (pattern, 0, 0, NULL);
+  g_autoptr (GMatchInfo) match = NULL;
+  if (!g_regex_match (regex, line, 0, &match))
+    g_error ("no number \"%s\" in %s", key, line);
+  g_autofree char *text = g_match_info_fetch (match, 1);
+  return g_str_equal (text, "null") ? NAN : g_ascii_strtod (text, NULL);
+}
+
+static void
+assert_json_string (const char *line, const char *key, const char *value)
+{
+  g_autofree char *member = g_strdup_printf ("\"%s\":\"%s\"", key, value);
+  if (strstr (line, member) == NULL)
+    g_error ("no %s in %s", member, line);
+}
+
+/* ---- bad input checks -------------------------------------------------- */
+
+/* A refusal: the right status, one "sharpsky-cli: " line naming WHAT, no crash. */
+static void
+assert_refused (const CliRun *run, int status, const char *what)
+{
+  g_assert_cmpint (run->status, ==, status);
+  g_assert_true (g_str_has_prefix (run->err, "sharpsky-cli: "));
+  if (what != NULL && strstr (run->err, what) == NULL)
+    g_error ("stderr does not name '%s': %s", what, run->err);
+  /* The message is one line (notes may precede it, each its own line). */
+  g_auto (GStrv) lines = g_strsplit (g_strstrip (run->err), "\n", -1);
+  for (int i = 0; lines[i] != NULL; i++)
+    g_assert_true (g_str_has_prefix (lines[i], "sharpsky-cli: "));
+}
+
+static void
+assert_absent (const char *path)
+{
+  if (g_file_test (path, G_FILE_TEST_EXISTS))
+    g_error ("%s exists but should not", path);
+}
+
+/* ---- tests ------------------------------------------------------------- */
+
+/* FALSE (and the test visibly skipped) when the binary is not there. */
+static gboolean
+cli_available (void)
+{
+  if (cli_path () != NULL && g_file_test (cli_path (), G_FILE_TEST_IS_EXECUTABLE))
+    return TRUE;
+  g_test_skip ("SHARPSKY_CLI is not set to the built sharpsky-cli");
+  return FALSE;
+}
+
+/* run on a random star field beats the measured data, and its baseline
+ * agrees with the MSE of the measurement written by simulate (the oracle is
+ * the file's pixels, compared here with the truth). */
+static void
+test_run_beats_measured_data (Fixture *f, gconstpointer data)
+{
+  if (!cli_available ())
+    return;
+  g_autofree float *truth = NULL;
+  g_autofree char *truth_path = write_star_field (f, "truth.fits", &truth);
+  g_autofree char *measured_path = temp_path (f, "measured.fits");
+  g_autofree char *seed = g_strdup_printf ("%u", g_test_rand_int ());
+
+  const char *common[] = { "--psf", "box:5", "--ratio", "1", "--sensing", "none", "--noise",
+                           "0.01", "--seed", seed };
+  CliRun run = RUN_CLI ("run", truth_path, common[0], common[1], common[2], common[3],
+                        common[4], common[5], common[6], common[7], common[8], common[9],
+                        "--iters", "100", "--alpha", "1e-3", "--nonneg", "--backend", "cpu",
+                        "--json");
+  g_assert_cmpint (run.status, ==, 0);
+  g_autofree char *summary = json_line (run.out, "summary");
+  double mse = json_number (summary, "mse");
+  double baseline = json_number (summary, "baseline_mse");
+  assert_json_string (summary, "solver", "cpadmm");
+  assert_json_string (summary, "backend", "cpu");
+  g_assert_cmpfloat (json_number (summary, "width"), ==, SIDE);
+  g_assert_cmpfloat (json_number (summary, "iterations"), ==, 100);
+  g_assert_true (isfinite (mse) && isfinite (baseline));
+  g_assert_cmpint (json_count_lines (run.out, "report"), >=, 10);
+  cli_run_clear (&run);
+
+  run = RUN_CLI ("simulate", truth_path, "-o", measured_path, common[0], common[1], common[2],
+                 common[3], common[4], common[5], common[6], common[7], common[8], common[9]);
+  g_assert_cmpint (run.status, ==, 0);
+  cli_run_clear (&run);
+  long w, h;
+  g_autofree float *measured = read_fits_float (measured_path, &w, &h);
+  g_assert_cmpint (w, ==, SIDE);
+  double measured_mse = mse_of (measured, truth, (gsize) w * h);
+
+  /* Tolerance: the file is float32 of the same values (scale 1), so the
+   * two baselines agree to float rounding. */
+  g_assert_cmpfloat_with_epsilon (baseline / measured_mse, 1.0, 1e-5);
+  g_test_message ("recovered mse %.4g, measured data %.4g", mse, measured_mse);
+  g_assert_cmpfloat (mse, <, 0.5 * measured_mse);
+}
+
+/* With compression (ratio 0.5, circulant sensing) the recovery still beats
+ * the trivial estimate 0, whose MSE is the truth's mean square. */
+static void
+test_run_compressed (Fixture *f, gconstpointer data)
+{
+  if (!cli_available ())
+    return;
+  g_autofree float *truth = NULL;
+  g_autofree char *truth_path = write_star_field (f, "truth.fits", &truth);
+  CliRun run = RUN_CLI ("run", truth_path, "--iters", "200", "--nonneg", "--backend", "cpu",
+                        "--json", "--seed", "7");
+  g_assert_cmpint (run.status, ==, 0);
+  g_autofree char *summary = json_line (run.out, "summary");
+  g_assert_cmpfloat (json_number (summary, "ratio"), ==, 0.5);
+  g_assert_cmpfloat (json_number (summary, "observed"), ==, SIDE * SIDE / 2);
+  g_assert_true (isnan (json_number (summary, "baseline_mse")));
+  g_autofree float *zero_image = g_new0 (float, SIDE * SIDE);
+  double trivial = mse_of (zero_image, truth, SIDE * SIDE);
+  g_assert_cmpfloat (json_number (summary, "mse"), <, 0.2 * trivial);
+  cli_run_clear (&run);
+}
+
+/* simulate then deblur reproduces run's MSE with the same seed, and the
+ * written image agrees with the MSE deblur reports and keeps the header. */
+static void
+test_round_trip (Fixture *f, gconstpointer data)
+{
+  if (!cli_available ())
+    return;
+  g_autofree float *truth = NULL;
+  g_autofree char *truth_path = write_star_field (f, "truth.fits", &truth);
+  g_autofree char *measured_path = temp_path (f, "measured.fits");
+  g_autofree char *out_path = temp_path (f, "recovered.fits");
+  g_autofree char *seed = g_strdup_printf ("%u", g_test_rand_int ());
+
+  CliRun run = RUN_CLI ("run", truth_path, "--psf", "box:5", "--ratio", "0.5", "--noise",
+                        "0.01", "--seed", seed, "--iters", "100", "--nonneg", "--backend", "cpu",
+                        "--json");
+  g_assert_cmpint (run.status, ==, 0);
+  g_autofree char *run_summary = json_line (run.out, "summary");
+  double run_mse = json_number (run_summary, "mse");
+  cli_run_clear (&run);
+
+  run = RUN_CLI ("simulate", truth_path, "-o", measured_path, "--psf", "box:5", "--ratio", "0.5",
+                 "--noise", "0.01", "--seed", seed);
+  g_assert_cmpint (run.status, ==, 0);
+  cli_run_clear (&run);
+
+  run = RUN_CLI ("deblur", measured_path, "-o", out_path, "--truth", truth_path, "--iters", "100",
+                 "--nonneg", "--backend", "cpu", "--json");
+  g_assert_cmpint (run.status, ==, 0);
+  g_autofree char *summary = json_line (run.out, "summary");
+  double deblur_mse = json_number (summary, "mse");
+  cli_run_clear (&run);
+
+  /* Tolerance 1e-6 relative: the same operator and data (scale 1, so the
+   * float32 file holds y exactly); only FFT plan choices may differ. */
+  g_test_message ("run mse %.9g, deblur mse %.9g", run_mse, deblur_mse);
+  g_assert_cmpfloat_with_epsilon (deblur_mse / run_mse, 1.0, 1e-6);
+
+  long w, h;
+  g_autofree float *recovered = read_fits_float (out_path, &w, &h);
+  g_assert_cmpint (w, ==, SIDE);
+  g_assert_cmpint (h, ==, SIDE);
+  /* Tolerance 1e-4: the file's MSE is recomputed here from float32 pixels. */
+  g_assert_cmpfloat_with_epsilon (mse_of (recovered, truth, SIDE * SIDE) / deblur_mse, 1.0, 1e-4);
+
+  g_autofree char *header = read_fits_header (out_path);
+  g_assert_nonnull (strstr (header, "test stars"));
+  g_assert_nonnull (strstr (header, "HISTORY sharpsky-cli"));
+  g_assert_nonnull (strstr (header, "solver=cpadmm"));
+  g_assert_null (strstr (header, "SS_PSF"));    /* the result is not a measurement */
+  g_autofree char *measured_header = read_fits_header (measured_path);
+  g_assert_nonnull (strstr (measured_header, "SS_PSF"));
+  g_assert_nonnull (strstr (measured_header, "SS_SCALE"));
+}
+
+/* A real image with blank (NaN) pixels: they are counted, left out of the
+ * data term and filled in the result, which has no NaN left. */
+static void
+test_blank_pixels (Fixture *f, gconstpointer data)
+{
+  if (!cli_available ())
+    return;
+  g_autofree char *in_path = temp_path (f, "blanks.fits");
+  g_autofree char *out_path = temp_path (f, "out.fits");
+  g_autofree float *pixels = random_star_field (SIDE, SIDE);
+  int blanks = g_test_rand_int_range (1, 200);
+  for (int b = 0; b < blanks; b++)
+    pixels[g_test_rand_int_range (0, SIDE * SIDE)] = NAN;
+  int counted = 0;
+  for (gsize i = 0; i < SIDE * SIDE; i++)
+    counted += isnan (pixels[i]) ? 1 : 0;
+  write_fits_float (in_path, pixels, SIDE, SIDE);
+
+  /* Periodic: no padding, so exactly the blanks are unobserved. */
+  CliRun run = RUN_CLI ("deblur", in_path, "-o", out_path, "--psf", "gaussian:2", "--iters",
+                        "50", "--boundary", "periodic", "--json");
+  g_assert_cmpint (run.status, ==, 0);
+  g_assert_nonnull (strstr (run.err, "blank"));   /* the warning */
+  g_autofree char *summary = json_line (run.out, "summary");
+  g_assert_cmpfloat (json_number (summary, "blank_pixels"), ==, counted);
+  g_assert_cmpfloat (json_number (summary, "observed"), ==, SIDE * SIDE - counted);
+  g_assert_cmpfloat (json_number (summary, "padded_width"), ==, SIDE);
+  g_assert_true (isnan (json_number (summary, "mse")));   /* null without a truth */
+  g_assert_nonnull (strstr (summary, "\"nonneg\":true"));   /* the default on real data */
+  cli_run_clear (&run);
+
+  long w, h;
+  g_autofree float *recovered = read_fits_float (out_path, &w, &h);
+  for (gsize i = 0; i < (gsize) w * h; i++)
+    g_assert_true (isfinite (recovered[i]));
+  g_remove (out_path);
+
+  /* Mirror (the default): solved on a larger frame, cropped back. */
+  run = RUN_CLI ("deblur", in_path, "-o", out_path, "--psf", "gaussian:2", "--iters", "50",
+                 "--json", "--allow-negative");
+  g_assert_cmpint (run.status, ==, 0);
+  g_free (summary);
+  summary = json_line (run.out, "summary");
+  assert_json_string (summary, "boundary", "mirror");
+  g_assert_cmpfloat (json_number (summary, "padded_width"), >, SIDE);
+  g_assert_cmpfloat (json_number (summary, "observed"), <=,
+                     json_number (summary, "padded_width")
+                     * json_number (summary, "padded_height") - counted);
+  g_assert_nonnull (strstr (summary, "\"nonneg\":false"));
+  cli_run_clear (&run);
+  g_autofree float *mirrored = read_fits_float (out_path, &w, &h);
+  g_assert_cmpint (w, ==, SIDE);
+  g_assert_cmpint (h, ==, SIDE);
+  for (gsize i = 0; i < (gsize) w * h; i++)
+    g_assert_true (isfinite (mirrored[i]));
+}
+
+/* Writes PLANES float32 planes as a FITS cube (NAXIS3 = PLANES). */
+static void
+write_fits_cube (const char *path, const float *data, long width, long height, long planes)
+{
+  fitsfile *file = NULL;
+  int status = 0;
+  g_autofree char *name = g_strdup_printf ("!%s", path);
+  long axes[3] = { width, height, planes };
+  fits_create_file (&file, name, &status);
+  fits_create_img (file, FLOAT_IMG, 3, axes, &status);
+  fits_write_img (file, TFLOAT, 1, width * height * planes, (void *) data, &status);
+  fits_close_file (file, &status);
+  g_assert_cmpint (status, ==, 0);
+}
+
+/* Reads all of a 2-D or 3-D float image; *PLANES is 1 for 2-D. */
+static float *
+read_fits_cube (const char *path, long *width, long *height, long *planes)
+{
+  fitsfile *file = NULL;
+  int status = 0, naxis = 0;
+  long axes[3] = { 0, 0, 1 };
+  fits_open_image (&file, path, READONLY, &status);
+  fits_get_img_dim (file, &naxis, &status);
+  fits_get_img_size (file, 3, axes, &status);
+  g_assert_cmpint (status, ==, 0);
+  if (naxis == 2)
+    axes[2] = 1;
+  gsize count = (gsize) axes[0] * axes[1] * axes[2];
+  float *data = g_new (float, count);
+  int any_null = 0;
+  float null_value = NAN;
+  fits_read_img (file, TFLOAT, 1, count, &null_value, data, &any_null, &status);
+  fits_close_file (file, &status);
+  g_assert_cmpint (status, ==, 0);
+  *width = axes[0];
+  *height = axes[1];
+  *planes = axes[2];
+  return data;
+}
+
+/* Every plane of a cube is deblurred in turn, each on its own: the cube's
+ * plane 1 equals deblurring plane 1 alone (--plane 1). */
+static void
+test_cube_planes (Fixture *f, gconstpointer data)
+{
+  if (!cli_available ())
+    return;
+  g_autofree char *cube_path = temp_path (f, "cube.fits");
+  g_autofree char *out_path = temp_path (f, "cube-out.fits");
+  g_autofree char *one_path = temp_path (f, "plane1-out.fits");
+  const gsize n = SIDE * SIDE;
+  g_autofree float *cube = g_new (float, 3 * n);
+  for (int p = 0; p < 3; p++)
+    {
+      g_autofree float *plane = random_star_field (SIDE, SIDE);
+      memcpy (cube + p * n, plane, n * sizeof (float));
+    }
+  write_fits_cube (cube_path, cube, SIDE, SIDE, 3);
+
+  CliRun run = RUN_CLI ("deblur", cube_path, "-o", out_path, "--psf", "gaussian:2", "--iters",
+                        "30", "--json");
+  g_assert_cmpint (run.status, ==, 0);
+  g_assert_cmpint (json_count_lines (run.out, "plane"), ==, 3);
+  g_autofree char *summary = json_line (run.out, "summary");
+  g_assert_cmpfloat (json_number (summary, "planes"), ==, 3);
+  g_assert_cmpfloat (json_number (summary, "iterations"), ==, 90);
+  cli_run_clear (&run);
+
+  run = RUN_CLI ("deblur", cube_path, "-o", one_path, "--psf", "gaussian:2", "--iters", "30",
+                 "--plane", "1", "--quiet");
+  g_assert_cmpint (run.status, ==, 0);
+  cli_run_clear (&run);
+
+  long w, h, planes;
+  g_autofree float *all = read_fits_cube (out_path, &w, &h, &planes);
+  g_assert_cmpint (planes, ==, 3);
+  g_autofree float *one = read_fits_cube (one_path, &w, &h, &planes);
+  g_assert_cmpint (planes, ==, 1);
+  /* Tolerance: 1e-5 of the plane's peak (two processes, same arithmetic). */
+  double peak = 0, diff = 0;
+  for (gsize i = 0; i < n; i++)
+    {
+      peak = MAX (peak, fabs (one[i]));
+      diff = MAX (diff, fabs ((double) one[i] - all[n + i]));
+    }
+  g_assert_cmpfloat (diff, <=, 1e-5 * peak);
+}
+
+/* Gaussian stars of known FWHM on a faint noisy sky, well apart. */
+static float *
+gaussian_star_grid (int side, double fwhm, double *star_x, double *star_y)
+{
+  float *data = g_new0 (float, (gsize) side * side);
+  double sigma = fwhm / (2 * sqrt (2 * log (2)));
+  int grid = 3, step = side / grid;
+  for (int gy = 0; gy < grid; gy++)
+    for (int gx = 0; gx < grid; gx++)
+      {
+        double cx = step * gx + step / 2 + g_test_rand_double_range (-2, 2);
+        double cy = step * gy + step / 2 + g_test_rand_double_range (-2, 2);
+        double amplitude = gx == 1 && gy == 1 ? 1.0 : g_test_rand_double_range (0.3, 0.8);
+        if (gx == 0 && gy == 0)
+          {
+            *star_x = cx;
+            *star_y = cy;
+          }
+        for (int y = 0; y < side; y++)
+          for (int x = 0; x < side; x++)
+            {
+              double r2 = (x - cx) * (x - cx) + (y - cy) * (y - cy);
+              if (r2 < 100)
+                data[(gsize) y * side + x] += (float) (amplitude * exp (-r2 / (2 * sigma * sigma)));
+            }
+      }
+  /* Box-Muller noise, 0.002 of the peak. */
+  for (gsize i = 0; i < (gsize) side * side; i++)
+    {
+      double u = g_test_rand_double_range (1e-12, 1), v = g_test_rand_double ();
+      data[i] += (float) (0.05 + 0.002 * sqrt (-2 * log (u)) * cos (2 * G_PI * v));
+    }
+  return data;
+}
+
+/* The PSF measured from stars (one picked, or found automatically) has the
+ * FWHM the stars were drawn with (within 5%), and --alpha auto sets alpha. */
+static void
+test_psf_from_stars (Fixture *f, gconstpointer data)
+{
+  if (!cli_available ())
+    return;
+  const int side = 120;
+  const double fwhm = g_test_rand_double_range (2.5, 4.0);
+  double star_x = 0, star_y = 0;
+  g_autofree float *pixels = gaussian_star_grid (side, fwhm, &star_x, &star_y);
+  g_autofree char *in_path = temp_path (f, "stars.fits");
+  g_autofree char *out_path = temp_path (f, "out.fits");
+  write_fits_float (in_path, pixels, side, side);
+  g_autofree char *position = g_strdup_printf ("%.1f,%.1f", star_x + 1.2, star_y - 0.8);
+
+  CliRun run = RUN_CLI ("deblur", in_path, "-o", out_path, "--psf-from-star", position,
+                        "--psf-model", "gaussian", "--iters", "20", "--alpha", "auto", "--json");
+  g_assert_cmpint (run.status, ==, 0);
+  g_autofree char *summary = json_line (run.out, "summary");
+  g_test_message ("drawn FWHM %.3f", fwhm);
+  g_assert_cmpfloat_with_epsilon (json_number (summary, "psf_fwhm") / fwhm, 1.0, 0.05);
+  g_assert_cmpfloat (fabs (json_number (summary, "psf_ellipticity")), <, 0.05);
+  g_assert_true (g_str_has_prefix (strstr (summary, "\"alpha_auto\":"), "\"alpha_auto\":true"));
+  double alpha = json_number (summary, "alpha");
+  g_assert_true (isfinite (alpha) && alpha > 0);
+  /* Noise 0.002 over a scale of about 1 (peak 1 + sky 0.05 - sky). */
+  g_assert_cmpfloat_with_epsilon (json_number (summary, "noise_estimate") / 0.002, 1.0, 0.25);
+  cli_run_clear (&run);
+  g_remove (out_path);
+
+  run = RUN_CLI ("deblur", in_path, "-o", out_path, "--psf", "auto", "--psf-model", "gaussian",
+                 "--iters", "20", "--json");
+  g_assert_cmpint (run.status, ==, 0);
+  g_free (summary);
+  summary = json_line (run.out, "summary");
+  g_assert_cmpfloat_with_epsilon (json_number (summary, "psf_fwhm") / fwhm, 1.0, 0.05);
+  cli_run_clear (&run);
+  g_remove (out_path);
+
+  /* A position off the image is a bad parameter. */
+  run = RUN_CLI ("deblur", in_path, "-o", out_path, "--psf-from-star", "5000,3");
+  assert_refused (&run, 2, "--psf-from-star");
+  assert_absent (out_path);
+  cli_run_clear (&run);
+}
+
+/* --alpha auto on a simulated measurement uses the recorded noise: the
+ * engine's rule applied here to the same operator gives the same alpha. */
+static void
+test_alpha_auto_recorded (Fixture *f, gconstpointer data)
+{
+  if (!cli_available ())
+    return;
+  g_autofree char *truth_path = write_star_field (f, "truth.fits", NULL);
+  g_autofree char *measured_path = temp_path (f, "measured.fits");
+  g_autofree char *out_path = temp_path (f, "out.fits");
+  guint32 seed = g_test_rand_int ();
+  double noise = g_test_rand_double_range (0.005, 0.05);
+  g_autofree char *seed_text = g_strdup_printf ("%u", seed);
+  g_autofree char *noise_text = g_strdup_printf ("%.6f", noise);
+  CliRun run = RUN_CLI ("simulate", truth_path, "-o", measured_path, "--psf", "box:5",
+                        "--ratio", "0.5", "--noise", noise_text, "--seed", seed_text);
+  g_assert_cmpint (run.status, ==, 0);
+  cli_run_clear (&run);
+  run = RUN_CLI ("deblur", measured_path, "-o", out_path, "--alpha", "auto", "--iters", "10",
+                 "--json");
+  g_assert_cmpint (run.status, ==, 0);
+  g_autofree char *summary = json_line (run.out, "summary");
+  cli_run_clear (&run);
+
+  SsAcquisition acq;
+  ss_acquisition_init (&acq);
+  g_assert_true (ss_psf_spec_parse ("box:5", &acq.psf, NULL));
+  acq.ratio = 0.5;
+  acq.seed = seed;
+  acq.noise = g_ascii_strtod (noise_text, NULL);
+  g_autoptr (SsOperator) op = ss_operator_new (&acq, SIDE, SIDE, NULL);
+  g_assert_nonnull (op);
+  double expected = ss_alpha_auto (acq.noise, op);
+  ss_acquisition_clear (&acq);
+  /* Tolerance: the JSON carries 9 significant digits. */
+  g_assert_cmpfloat_with_epsilon (json_number (summary, "alpha") / expected, 1.0, 1e-6);
+}
+
+/* A --psf that contradicts the recorded acquisition is refused. */
+static void
+test_psf_conflict (Fixture *f, gconstpointer data)
+{
+  if (!cli_available ())
+    return;
+  g_autofree char *truth_path = write_star_field (f, "truth.fits", NULL);
+  g_autofree char *measured_path = temp_path (f, "measured.fits");
+  g_autofree char *out_path = temp_path (f, "out.fits");
+  CliRun run = RUN_CLI ("simulate", truth_path, "-o", measured_path, "--psf", "box:5");
+  g_assert_cmpint (run.status, ==, 0);
+  cli_run_clear (&run);
+  run = RUN_CLI ("deblur", measured_path, "-o", out_path, "--psf", "box:3");
+  assert_refused (&run, 2, "--psf");
+  assert_absent (out_path);
+  cli_run_clear (&run);
+}
+
+typedef struct {
+  const char *name;
+  void (*make) (const char *path);
+  const char *message;   /* a part the message must contain, besides the file name */
+} BadFile;
+
+static void
+make_text_file (const char *path)
+{
+  g_assert_true (g_file_set_contents (path, "this is not an image\n", -1, NULL));
+}
+
+static void
+make_truncated_fits (const char *path)
+{
+  float data[SIDE * SIDE] = { 0 };
+  data[5] = 1;
+  write_fits_float (path, data, SIDE, SIDE);
+  g_autofree char *contents = NULL;
+  gsize length = 0;
+  g_assert_true (g_file_get_contents (path, &contents, &length, NULL));
+  g_assert_cmpuint (length, >, 2880 + 1000);
+  g_assert_true (g_file_set_contents (path, contents, 2880 + 1000, NULL));
+}
+
+static void
+make_zero_size_fits (const char *path)
+{
+  const char *cards[] = { "SIMPLE  =                    T", "BITPIX  =                  -32",
+                          "NAXIS   =                    2", "NAXIS1  =                    0",
+                          "NAXIS2  =                   10", "END" };
+  char block[2880];
+  memset (block, ' ', sizeof block);
+  for (gsize i = 0; i < G_N_ELEMENTS (cards); i++)
+    memcpy (block + 80 * i, cards[i], strlen (cards[i]));
+  g_assert_true (g_file_set_contents (path, block, sizeof block, NULL));
+}
+
+static void
+make_nan_fits (const char *path)
+{
+  float data[16 * 16];
+  for (gsize i = 0; i < G_N_ELEMENTS (data); i++)
+    data[i] = NAN;
+  write_fits_float (path, data, 16, 16);
+}
+
+static void
+make_directory (const char *path)
+{
+  g_assert_cmpint (g_mkdir (path, 0755), ==, 0);
+}
+
+static void
+make_empty_file (const char *path)
+{
+  g_assert_true (g_file_set_contents (path, "", 0, NULL));
+}
+
+/* A valid header claiming 100000 x 100000 float pixels (40 GB), no data. */
+static void
+make_huge_header (const char *path)
+{
+  const char *cards[] = { "SIMPLE  =                    T", "BITPIX  =                  -32",
+                          "NAXIS   =                    2", "NAXIS1  =               100000",
+                          "NAXIS2  =               100000", "END" };
+  char block[2880];
+  memset (block, ' ', sizeof block);
+  for (gsize i = 0; i < G_N_ELEMENTS (cards); i++)
+    memcpy (block + 80 * i, cards[i], strlen (cards[i]));
+  g_assert_true (g_file_set_contents (path, block, sizeof block, NULL));
+}
+
+/* Header cut in the middle: no END card. */
+static void
+make_truncated_header (const char *path)
+{
+  const char *start = "SIMPLE  =                    T / conforms                                      "
+                      "BITPIX  =                  -32";
+  g_assert_true (g_file_set_contents (path, start, -1, NULL));
+}
+
+static const BadFile bad_files[] = {
+  { "missing.fits", NULL, NULL },
+  { "a-directory.fits", make_directory, NULL },
+  { "empty.fits", make_empty_file, NULL },
+  { "text.fits", make_text_file, NULL },
+  { "truncated-header.fits", make_truncated_header, NULL },
+  { "truncated.fits", make_truncated_fits, NULL },
+  { "zero-size.fits", make_zero_size_fits, NULL },
+  { "huge.fits", make_huge_header, NULL },
+  { "nan.fits", make_nan_fits, "no finite pixels" },
+};
+
+/* Each broken input: exit 1, a message naming the file, no output, for
+ * every subcommand that reads an image. */
+static void
+test_bad_files (Fixture *f, gconstpointer data)
+{
+  if (!cli_available ())
+    return;
+  g_autofree char *out_path = temp_path (f, "out.fits");
+  for (gsize i = 0; i < G_N_ELEMENTS (bad_files); i++)
+    {
+      g_autofree char *path = temp_path (f, bad_files[i].name);
+      if (bad_files[i].make)
+        bad_files[i].make (path);
+
+      CliRun run = RUN_CLI ("deblur", path, "-o", out_path, "--psf", "box:5");
+      assert_refused (&run, 1, bad_files[i].name);
+      if (bad_files[i].message)
+        g_assert_nonnull (strstr (run.err, bad_files[i].message));
+      assert_absent (out_path);
+      cli_run_clear (&run);
+
+      run = RUN_CLI ("simulate", path, "-o", out_path);
+      assert_refused (&run, 1, bad_files[i].name);
+      assert_absent (out_path);
+      cli_run_clear (&run);
+
+      run = RUN_CLI ("run", path, "--iters", "5");
+      assert_refused (&run, 1, bad_files[i].name);
+      cli_run_clear (&run);
+
+      /* info describes damaged FITS files (it says what is wrong); only a
+       * file that is missing or not FITS at all is a failure there. */
+      if (bad_files[i].make == NULL || bad_files[i].make == make_text_file
+          || bad_files[i].make == make_empty_file || bad_files[i].make == make_directory)
+        {
+          run = RUN_CLI ("info", path);
+          assert_refused (&run, 1, bad_files[i].name);
+          cli_run_clear (&run);
+        }
+    }
+}
+
+typedef struct {
+  const char *option;
+  const char *value;
+  const char *command;   /* simulate or deblur */
+} BadValue;
+
+static const BadValue bad_values[] = {
+  { "--ratio", "0", "simulate" },
+  { "--ratio", "1.5", "simulate" },
+  { "--ratio", "nan", "simulate" },
+  { "--noise", "-0.1", "simulate" },
+  { "--seed", "-3", "simulate" },
+  { "--psf", "blob:3", "simulate" },
+  { "--sky", "sideways", "simulate" },
+  { "--alpha", "-1", "deblur" },
+  { "--alpha", "inf", "deblur" },
+  { "--rho", "0", "deblur" },
+  { "--sigma", "-2", "deblur" },
+  { "--tau", "1.7", "deblur" },
+  { "--tau", "0", "deblur" },
+  { "--iters", "0", "deblur" },
+  { "--iters", "ten", "deblur" },
+  { "--solver", "foo", "deblur" },
+  { "--backend", "abacus", "deblur" },
+};
+
+/* Each bad parameter: exit 2, a message naming the option and the value,
+ * no output file. */
+static void
+test_bad_values (Fixture *f, gconstpointer data)
+{
+  if (!cli_available ())
+    return;
+  g_autofree char *truth_path = write_star_field (f, "truth.fits", NULL);
+  g_autofree char *out_path = temp_path (f, "out.fits");
+  for (gsize i = 0; i < G_N_ELEMENTS (bad_values); i++)
+    {
+      const BadValue *b = &bad_values[i];
+      CliRun run = g_str_equal (b->command, "simulate")
+        ? RUN_CLI ("simulate", truth_path, "-o", out_path, b->option, b->value)
+        : RUN_CLI ("deblur", truth_path, "-o", out_path, "--psf", "box:3", b->option, b->value);
+      assert_refused (&run, 2, b->option);
+      if (strstr (run.err, b->value) == NULL)
+        g_error ("stderr does not name the value '%s': %s", b->value, run.err);
+      assert_absent (out_path);
+      cli_run_clear (&run);
+    }
+}
+
+/* Outputs that cannot be written, a PSF larger than the image and a 1 x 1
+ * image: a clear message, the right status, nothing left behind. */
+static void
+test_bad_outputs_and_sizes (Fixture *f, gconstpointer data)
+{
+  if (!cli_available ())
+    return;
+  g_autofree char *truth_path = write_star_field (f, "truth.fits", NULL);
+  g_autofree char *nowhere = g_build_filename (f->dir, "no-such-dir", "out.fits", NULL);
+  CliRun run = RUN_CLI ("deblur", truth_path, "-o", nowhere, "--psf", "box:3");
+  assert_refused (&run, 1, "no-such-dir");
+  cli_run_clear (&run);
+
+  /* The parent of the output is a regular file. */
+  g_autofree char *under_file = g_build_filename (truth_path, "out.fits", NULL);
+  run = RUN_CLI ("simulate", truth_path, "-o", under_file);
+  assert_refused (&run, 1, "truth.fits");
+  cli_run_clear (&run);
+
+  g_autofree char *out_path = temp_path (f, "out.fits");
+  run = RUN_CLI ("deblur", truth_path, "-o", out_path, "--psf", "box2d:100");
+  assert_refused (&run, 2, "larger");
+  assert_absent (out_path);
+  cli_run_clear (&run);
+
+  g_autofree char *tiny_path = temp_path (f, "tiny.fits");
+  float one = 1.0f;
+  write_fits_float (tiny_path, &one, 1, 1);
+  run = RUN_CLI ("deblur", tiny_path, "-o", out_path, "--psf", "box:3");
+  g_assert_cmpint (run.status, >=, 1);
+  g_assert_cmpint (run.status, <=, 2);
+  assert_refused (&run, run.status, "tiny.fits");
+  assert_absent (out_path);
+  cli_run_clear (&run);
+
+  /* Nothing beside the inputs: no temporary file was left behind. */
+  g_autoptr (GDir) dir = g_dir_open (f->dir, 0, NULL);
+  const char *name;
+  while ((name = g_dir_read_name (dir)) != NULL)
+    if (!g_str_equal (name, "truth.fits") && !g_str_equal (name, "tiny.fits"))
+      g_error ("left behind: %s", name);
+}
+
+/* Dense direct on the 1000 x 872 sample cannot fit (n^2 floats = 3 TB):
+ * exit 1 before any allocation, and the message names a size that fits. */
+static void
+test_dense_too_large (Fixture *f, gconstpointer data)
+{
+  if (!cli_available ())
+    return;
+  g_autofree char *sample = g_build_filename (g_getenv ("SHARPSKY_DATA"),
+                                              "hubble_deep_field.fits", NULL);
+  if (!g_file_test (sample, G_FILE_TEST_IS_REGULAR))
+    {
+      g_test_skip ("SHARPSKY_DATA has no hubble_deep_field.fits");
+      return;
+    }
+  g_autofree char *out_path = temp_path (f, "out.fits");
+  CliRun run = RUN_CLI ("deblur", sample, "-o", out_path, "--psf", "box:5", "--solver", "direct",
+                        "--backend", "cpu");
+  assert_refused (&run, 1, "hubble_deep_field.fits");
+  /* The largest size that fits: "N x N" or "N×N" with N < 872. */
+  g_autoptr (GRegex) size = g_regex_new ("([0-9]+) ?(x|×) ?([0-9]+)", 0, 0, NULL);
+  g_autoptr (GMatchInfo) match = NULL;
+  gboolean named = FALSE;
+  g_regex_match (size, run.err, 0, &match);
+  while (g_match_info_matches (match))
+    {
+      g_autofree char *side = g_match_info_fetch (match, 1);
+      named = named || atoi (side) < 872;
+      g_match_info_next (match, NULL);
+    }
+  if (!named)
+    g_error ("the message names no size that fits: %s", run.err);
+  assert_absent (out_path);
+  cli_run_clear (&run);
+}
+
+/* The input is never the output, and an existing output needs --force. */
+static void
+test_output_protection (Fixture *f, gconstpointer data)
+{
+  if (!cli_available ())
+    return;
+  g_autofree char *truth_path = write_star_field (f, "truth.fits", NULL);
+  g_autofree char *before = NULL, *after = NULL;
+  gsize before_length = 0, after_length = 0;
+  g_assert_true (g_file_get_contents (truth_path, &before, &before_length, NULL));
+
+  CliRun run = RUN_CLI ("deblur", truth_path, "-o", truth_path, "--psf", "box:3", "--force",
+                        "--iters", "5");
+  assert_refused (&run, 2, "truth.fits");
+  cli_run_clear (&run);
+  run = RUN_CLI ("simulate", truth_path, "-o", truth_path, "--force");
+  assert_refused (&run, 2, "truth.fits");
+  cli_run_clear (&run);
+  g_assert_true (g_file_get_contents (truth_path, &after, &after_length, NULL));
+  g_assert_cmpmem (before, before_length, after, after_length);
+
+  g_autofree char *existing = temp_path (f, "existing.fits");
+  g_assert_true (g_file_set_contents (existing, "keep me", -1, NULL));
+  run = RUN_CLI ("deblur", truth_path, "-o", existing, "--psf", "box:3", "--iters", "5");
+  assert_refused (&run, 2, "existing.fits");
+  cli_run_clear (&run);
+  g_autofree char *kept = NULL;
+  g_assert_true (g_file_get_contents (existing, &kept, NULL, NULL));
+  g_assert_cmpstr (kept, ==, "keep me");
+
+  /* With --force the same command replaces it with a FITS file. */
+  run = RUN_CLI ("deblur", truth_path, "-o", existing, "--psf", "box:3", "--iters", "5",
+                 "--force", "--quiet");
+  g_assert_cmpint (run.status, ==, 0);
+  cli_run_clear (&run);
+  g_autofree char *header = read_fits_header (existing);
+  g_assert_nonnull (strstr (header, "HISTORY sharpsky-cli"));
+
+  /* No output given is a usage error. */
+  run = RUN_CLI ("deblur", truth_path, "--psf", "box:3");
+  assert_refused (&run, 2, "-o");
+  cli_run_clear (&run);
+}
+
+/* --help everywhere, --version, unknown commands and options. */
+static void
+test_usage (void)
+{
+  if (!cli_available ())
+    return;
+  const char *commands[] = { "simulate", "deblur", "run", "bench", "info" };
+  for (gsize i = 0; i < G_N_ELEMENTS (commands); i++)
+    {
+      CliRun run = RUN_CLI (commands[i], "--help");
+      g_assert_cmpint (run.status, ==, 0);
+      g_assert_nonnull (strstr (run.out, commands[i]));
+      g_assert_nonnull (strstr (run.out, "Usage"));
+      cli_run_clear (&run);
+    }
+  CliRun run = RUN_CLI ("--help");
+  g_assert_cmpint (run.status, ==, 0);
+  for (gsize i = 0; i < G_N_ELEMENTS (commands); i++)
+    g_assert_nonnull (strstr (run.out, commands[i]));
+  cli_run_clear (&run);
+
+  run = RUN_CLI ("--version");
+  g_assert_cmpint (run.status, ==, 0);
+  g_assert_true (g_str_has_prefix (run.out, "sharpsky-cli "));
+  cli_run_clear (&run);
+
+  run = RUN_CLI ("frobnicate");
+  assert_refused (&run, 2, "frobnicate");
+  cli_run_clear (&run);
+
+  run = RUN_CLI ("deblur", "x.fits", "--no-such-option");
+  assert_refused (&run, 2, "--no-such-option");
+  cli_run_clear (&run);
+
+  run = run_cli_argv ((const char *const[]) { NULL });
+  g_assert_cmpint (run.status, ==, 2);
+  cli_run_clear (&run);
+}
+
+/* JSON strings are escaped: a file name with a quote, a backslash and a tab
+ * comes back escaped, and the line still has the shape of one object. */
+static void
+test_json_escaping (Fixture *f, gconstpointer data)
+{
+  if (!cli_available ())
+    return;
+  g_autofree char *path = write_star_field (f, "we\"ird\\na\tme.fits", NULL);
+  CliRun run = RUN_CLI ("run", path, "--iters", "5", "--json");
+  g_assert_cmpint (run.status, ==, 0);
+  g_autofree char *summary = json_line (run.out, "summary");
+  g_assert_nonnull (strstr (summary, "we\\\"ird\\\\na\\tme.fits\""));
+  g_assert_null (strchr (summary, '\t'));
+  cli_run_clear (&run);
+}
+
+/* info describes a FITS file (its size) and lists the devices. */
+static void
+test_info (Fixture *f, gconstpointer data)
+{
+  if (!cli_available ())
+    return;
+  g_autofree char *truth_path = write_star_field (f, "truth.fits", NULL);
+  CliRun run = RUN_CLI ("info", truth_path);
+  g_assert_cmpint (run.status, ==, 0);
+  g_assert_nonnull (strstr (run.out, "64"));
+  g_assert_nonnull (strstr (run.out, "-32"));
+  g_assert_nonnull (strstr (run.out, "compute devices"));
+  cli_run_clear (&run);
+}
+
+int
+main (int argc, char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+#define ADD(name, func) \
+  g_test_add ("/cli/" name, Fixture, NULL, fixture_setup, func, fixture_teardown)
+  ADD ("run-beats-measured-data", test_run_beats_measured_data);
+  ADD ("run-compressed", test_run_compressed);
+  ADD ("round-trip", test_round_trip);
+  ADD ("psf-conflict", test_psf_conflict);
+  ADD ("blank-pixels", test_blank_pixels);
+  ADD ("cube-planes", test_cube_planes);
+  ADD ("psf-from-stars", test_psf_from_stars);
+  ADD ("alpha-auto-recorded", test_alpha_auto_recorded);
+  ADD ("bad-files", test_bad_files);
+  ADD ("bad-values", test_bad_values);
+  ADD ("dense-too-large", test_dense_too_large);
+  ADD ("bad-outputs-and-sizes", test_bad_outputs_and_sizes);
+  ADD ("output-protection", test_output_protection);
+  ADD ("info", test_info);
+  ADD ("json-escaping", test_json_escaping);
+  g_test_add_func ("/cli/usage", test_usage);
+  return g_test_run ();
+}
