@@ -33,4 +33,30 @@ gboolean ss_cuda_solve (SsCudaContext *ctx, const SsProblem *problem,
 gboolean ss_cuda_bench (SsCudaContext *ctx, const SsBenchParams *params,
                         SsBenchResult *result, GError **error);
 
+/* Added for tests and benchmarks. */
+
+/* Iteration bodies as CUDA graphs (default on; SHARPSKY_CUDA_GRAPHS=0 turns
+ * them off when a context is created), for measuring both ways. */
+void ss_cuda_context_set_graphs (SsCudaContext *ctx, gboolean use_graphs);
+gboolean ss_cuda_context_get_graphs (const SsCudaContext *ctx);
+
+/* R = L^-1 on the GPU for a lower-triangular column-major N x N host matrix L
+ * (leading dimension LDA) into host R (LDR): BLOCKED selects GETS by pivot
+ * blocks (the solver's), else the seed's one-pivot-per-launch form.
+ * SS_ERROR_NUMERIC on a zero pivot. */
+gboolean ss_cuda_gets_lower_inverse (SsCudaContext *ctx, const float *L, int n, int lda,
+                                     float *R, int ldr, gboolean blocked, GError **error);
+
+/* Times GETS (blocked), cuSOLVER's triangular inverse (cusolverDnXtrtri) and
+ * cuBLAS TRSM with an identity right-hand side on one random well-conditioned
+ * N x N lower-triangular matrix; any output may be NULL to skip it. */
+gboolean ss_cuda_gets_bench (SsCudaContext *ctx, int n, double *gets_seconds,
+                             double *trtri_seconds, double *trsm_seconds, GError **error);
+
+/* A developer's table: the time of cuFFT plan creation, of each stage of one
+ * iteration (transforms and kernels, each repeated alone) at WIDTH x HEIGHT,
+ * and of the whole iteration. g_free the text. */
+char *ss_cuda_bench_breakdown (SsCudaContext *ctx, SsSolverKind kind, int width, int height,
+                               GError **error);
+
 G_END_DECLS

@@ -1,0 +1,208 @@
+/* ss-cuda-solve.cu: ss_cuda_solve, the backend's entry point for solving.
+ *
+ * Uploads the problem (c^, P^T y, mask, truth), runs the chosen solver and
+ * fills the result as the CPU backend does (same metrics, same report
+ * points, the partial result on cancellation).
+ */
+#include "ss-cuda-internal.h"
+
+#include <math.h>
+#include <string.h>
+
+static double
+now_seconds (void)
+{
+  return (double) g_get_monotonic_time () * 1e-6;
+}
+
+static gboolean
+download_estimate (SsCudaContext *ctx, const SsCudaProblem *p, const float *x_d,
+                   SsSolveResult *result, GError **error)
+{
+  float *x = (float *) g_try_malloc (p->n * sizeof (float));
+  if (x == NULL)
+    {
+      g_set_error (error, SS_ERROR, SS_ERROR_OUT_OF_MEMORY,
+                   "no host memory for the %d×%d result", p->width, p->height);
+      return FALSE;
+    }
+  if (!CUDA_OK (cudaMemcpyAsync (x, x_d, p->n * sizeof (float), cudaMemcpyDeviceToHost,
+                                 ctx->stream))
+      || !CUDA_OK (cudaStreamSynchronize (ctx->stream)))
+    {
+      g_free (x);
+      return FALSE;
+    }
+  g_free (result->x);
+  result->x = x;
+  return TRUE;
+}
+
+static void
+fill_result_metrics (SsSolveResult *result, const SsReport *last, int iterations)
+{
+  result->iterations = iterations;
+  result->mse = last->mse;
+  result->psnr = last->psnr;
+  result->residual = last->residual;
+  result->objective = last->objective;
+  result->rel_change = last->rel_change;
+}
+
+static gboolean
+solve_iterative (SsCudaContext *ctx, const SsCudaProblem *p, const SsSolveParams *params,
+                 SsReportFunc report, gpointer user_data, GCancellable *cancellable,
+                 double start, SsSolveResult *result, GError **error)
+{
+  SsSolveParams run = *params;
+  if (params->kind == SS_SOLVER_DIRECT_FFT)
+    {
+      run.iterations = 1;
+      run.report_every = 1;
+    }
+  SsCudaReporter reporter;
+  SsCudaIterator it;
+  memset (&it, 0, sizeof it);
+  if (!ss_cuda_reporter_init (&reporter, ctx, p, &run, error))
+    return FALSE;
+  SsCudaSolver *solver = NULL;
+  switch (params->kind)
+    {
+    case SS_SOLVER_CPADMM:
+      solver = ss_cuda_cpadmm_new (ctx, p, &run, &it, &reporter, error);
+      break;
+    case SS_SOLVER_FISTA:
+    case SS_SOLVER_ISTA:
+      solver = ss_cuda_fista_new (ctx, p, &run, &it, &reporter, error);
+      break;
+    default:
+      solver = ss_cuda_direct_fft_new (ctx, p, &run, &it, &reporter, error);
+      break;
+    }
+  if (solver == NULL)
+    {
+      ss_cuda_reporter_clear (&reporter);
+      return FALSE;
+    }
+  SsCudaRunOutcome outcome;
+  gboolean ok = ss_cuda_run_iterations (ctx, &it, &reporter, &run, report, user_data,
+                                        cancellable, start, &outcome, error);
+  if (ok)
+    {
+      ok = download_estimate (ctx, p, it.estimate (it.solver), result, error);
+      fill_result_metrics (result, &outcome.last, outcome.iterations);
+      if (ok && outcome.cancelled)
+        {
+          g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_CANCELLED, "the solve was cancelled");
+          ok = FALSE;
+        }
+    }
+  ss_cuda_iterator_clear (&it);
+  ss_cuda_solver_free (solver);
+  ss_cuda_reporter_clear (&reporter);
+  return ok;
+}
+
+/* Metrics and preview of a dense solution, through the same reporter. */
+static gboolean
+report_dense (SsCudaContext *ctx, const SsCudaProblem *p, const SsSolveParams *params,
+              const float *x_d, SsReportFunc report, gpointer user_data, double start,
+              SsSolveResult *result, GError **error)
+{
+  SsCudaReporter reporter;
+  if (!ss_cuda_reporter_init (&reporter, ctx, p, params, error))
+    return FALSE;
+  float *real = NULL;
+  float2 *spec = NULL;
+  void *host = NULL;
+  gboolean ok = ss_cuda_alloc (ctx, (void **) &real, p->n * sizeof (float), "report scratch", error)
+                && ss_cuda_alloc (ctx, (void **) &spec, p->spec * sizeof (float2), "report scratch",
+                                  error)
+                && (host = ss_cuda_pinned (ctx, reporter.block_bytes, error)) != NULL;
+  if (ok)
+    {
+      reporter.real = real;
+      reporter.spec = spec;
+      reporter.has_delta = FALSE;
+      ok = ss_cuda_reporter_enqueue (&reporter, x_d, error)
+           && CUDA_OK (cudaMemcpyAsync (host, reporter.block, reporter.block_bytes,
+                                        cudaMemcpyDeviceToHost, ctx->stream))
+           && CUDA_OK (cudaStreamSynchronize (ctx->stream));
+    }
+  if (ok)
+    {
+      SsReport rep;
+      memset (&rep, 0, sizeof rep);
+      rep.iteration = 1;
+      rep.final = TRUE;
+      ss_cuda_reporter_fill (&reporter, host, &rep);
+      rep.elapsed = now_seconds () - start;
+      if (report)
+        report (&rep, user_data);
+      fill_result_metrics (result, &rep, 1);
+    }
+  ss_cuda_free (ctx, real, p->n * sizeof (float));
+  ss_cuda_free (ctx, spec, p->spec * sizeof (float2));
+  ss_cuda_reporter_clear (&reporter);
+  return ok;
+}
+
+static gboolean
+solve_dense (SsCudaContext *ctx, const SsCudaProblem *p, const SsSolveParams *params,
+             SsReportFunc report, gpointer user_data, GCancellable *cancellable, double start,
+             SsSolveResult *result, GError **error)
+{
+  if (g_cancellable_set_error_if_cancelled (cancellable, error))
+    return FALSE;
+  float *x = NULL;
+  SsCudaDenseTiming timing;
+  gboolean ok = ss_cuda_alloc (ctx, (void **) &x, p->n * sizeof (float), "the solution", error)
+                && ss_cuda_dense_solve (ctx, p, params->alpha, params->direct_method,
+                                        params->memory_limit, FALSE, x, &timing, error);
+  if (ok)
+    {
+      memcpy (result->phase_seconds, timing.phase_seconds, sizeof result->phase_seconds);
+      ok = !g_cancellable_set_error_if_cancelled (cancellable, error)
+           && download_estimate (ctx, p, x, result, error)
+           && report_dense (ctx, p, params, x, report, user_data, start, result, error);
+    }
+  ss_cuda_free (ctx, x, p->n * sizeof (float));
+  return ok;
+}
+
+gboolean
+ss_cuda_solve (SsCudaContext *ctx, const SsProblem *problem, const SsSolveParams *params,
+               SsReportFunc report, gpointer user_data, GCancellable *cancellable,
+               SsSolveResult *result, GError **error)
+{
+  if (!ss_solve_params_validate (params, error))
+    return FALSE;
+  if (!CUDA_OK (cudaSetDevice (ctx->device)))
+    return FALSE;
+  double start = now_seconds ();
+  ss_cuda_plans_prepare (ctx, problem && problem->op ? problem->op->width : 0,
+                         problem && problem->op ? problem->op->height : 0);
+  ss_cuda_reset_peak (ctx);
+  memset (result->phase_seconds, 0, sizeof result->phase_seconds);
+  SsCudaProblem p;
+  if (!ss_cuda_problem_upload (ctx, problem, &p, error))
+    return FALSE;
+  gboolean ok;
+  if (params->kind == SS_SOLVER_DIRECT)
+    ok = solve_dense (ctx, &p, params, report, user_data, cancellable, start, result, error);
+  else
+    ok = solve_iterative (ctx, &p, params, report, user_data, cancellable, start, result, error);
+  if (result->x)
+    {
+      result->width = p.width;
+      result->height = p.height;
+      result->seconds = now_seconds () - start;
+      result->peak_memory_bytes = ctx->mem_peak;
+      g_free (result->backend);
+      result->backend = g_strdup ("cuda");
+      g_free (result->device);
+      result->device = g_strdup (ctx->name);
+    }
+  ss_cuda_problem_free (ctx, &p);
+  return ok;
+}

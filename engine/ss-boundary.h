@@ -1,0 +1,92 @@
+/* ss-boundary.h: solving on real (non-periodic) images.
+ *
+ * The engine's operators are circulant: they treat the image as periodic, so
+ * a sky that is brighter on the left than on the right, or a star cut by the
+ * edge, looks to them like a sharp step at the wrap-around, and the solver
+ * answers with ringing along the edges. The cure is to solve on a larger,
+ * padded image whose extra border the data do not describe, then crop:
+ *
+ *   ss_boundary_margin_for_psf   how wide the border must be (the PSF's reach)
+ *   ss_boundary_pad              pad to an FFT-friendly size (2^a 3^b 5^c 7^d)
+ *   ss_boundary_exclude_border   optional: mark the border as unobserved
+ *   (build the operator at the padded size, solve)
+ *   ss_boundary_crop             back to the input's size
+ *
+ * Modes
+ *   periodic  no padding: the image is taken as periodic (the old behaviour).
+ *   mirror    symmetric reflection at each edge (... c b a | a b c ...). The
+ *             two reflections meeting in the middle of the border (right edge
+ *             reflected rightwards, left edge reflected leftwards across the
+ *             wrap-around) are cross-faded with a raised cosine, so the padded
+ *             image is periodic without a step anywhere.
+ *   taper     each edge value is extended outwards and blended with a raised
+ *             cosine into the opposite edge's value across the border: the
+ *             padded image is smooth and periodic, but flat (no structure) in
+ *             the border.
+ *
+ * The border in the data term
+ *   Two standard ways to use the padded image, both supported:
+ *   (a) keep the border in the data term (default): the padded values are
+ *       treated as observations. With mirror padding this is the classical
+ *       "reflexive boundary" model, exact for a symmetric PSF on an image that
+ *       is itself mirror-symmetric at its edges, and close on smooth skies; it
+ *       works with every solver, DIRECT_FFT included (every pixel observed).
+ *   (b) ss_boundary_exclude_border: the border is set to NaN so that
+ *       ss_operator_new_blur leaves it out of the data term. The solution is
+ *       then free in the border, the data near the edges are explained by the
+ *       linear (not circular) convolution of the unknowns, and nothing is
+ *       assumed about the sky outside the frame. The solvers start from zero
+ *       (the API takes no initial guess), so with (b) the padded values only
+ *       matter for the NaN layout and mirror and taper give the same result;
+ *       it needs a solver that honours the mask (CPADMM, FISTA, ISTA, DIRECT).
+ *   tests/test-boundary.c measures both against periodic on a non-periodic
+ *   sky; see the numbers there and in its output.
+ *
+ * NaN pixels of the image stay NaN (unobserved) in the padded image, and the
+ * border pixels derived from them are NaN too.
+ */
+#pragma once
+
+#include <glib.h>
+#include "ss-psf.h"
+
+G_BEGIN_DECLS
+
+typedef enum {
+  SS_BOUNDARY_PERIODIC,
+  SS_BOUNDARY_MIRROR,
+  SS_BOUNDARY_TAPER,
+} SsBoundary;
+
+/* "periodic", "mirror" or "taper"; SS_ERROR_INVALID_ARGUMENT otherwise. */
+gboolean ss_boundary_from_string (const char *text, SsBoundary *mode, GError **error);
+const char *ss_boundary_to_string (SsBoundary mode);
+
+/* Smallest 2^a 3^b 5^c 7^d >= N (N >= 1); -1 when N < 1 or none fits in an int. */
+int ss_fft_good_size (int n);
+
+/* The border a PSF needs: the smallest radius r (pixels) such that the square
+ * |dx|, |dy| <= r around the PSF's centre holds at least 99.5% of its sum, as
+ * rendered at WIDTH x HEIGHT; at least 1. */
+int ss_boundary_margin_for_psf (const SsPsfSpec *spec, int width, int height, GError **error);
+
+/* Pads IN (W x H floats) into a new array *OUT (g_free) of *PW x *PH floats,
+ * with *PW = ss_fft_good_size (W + 2 MARGIN) and the same for the height; the
+ * image lands at (*X0, *Y0), centred in the padding. PERIODIC copies IN as it
+ * is (*PW = W, *PH = H, *X0 = *Y0 = 0) whatever MARGIN. Fails with
+ * SS_ERROR_INVALID_ARGUMENT for a bad size or a negative margin and with
+ * SS_ERROR_TOO_LARGE when the padded size does not fit. */
+gboolean ss_boundary_pad (const float *in, int w, int h, SsBoundary mode, int margin,
+                          float **out, int *pw, int *ph, int *x0, int *y0, GError **error);
+
+/* Sets every pixel of PADDED outside the W x H image at (X0, Y0) to NaN, so
+ * that ss_operator_new_blur (psf, padded, ...) leaves the border out of the
+ * data term (option (b) above). */
+void ss_boundary_exclude_border (float *padded, int pw, int ph, int x0, int y0, int w, int h);
+
+/* Copies the W x H image at (X0, Y0) of IN (PW x PH) into OUT (W x H floats);
+ * SS_ERROR_INVALID_ARGUMENT when that rectangle is not inside IN. */
+gboolean ss_boundary_crop (const float *in, int pw, int ph, int x0, int y0, int w, int h,
+                           float *out, GError **error);
+
+G_END_DECLS

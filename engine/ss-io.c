@@ -1,0 +1,108 @@
+/* ss-io.c: open any supported image by what its first bytes say, not by its
+ * file name (a ".fits" that is really a PNG, or the reverse, still works,
+ * and a misnamed file gets a message about its content).
+ */
+#include "ss-io.h"
+#include "ss-error.h"
+
+#include <errno.h>
+#include <glib/gstdio.h>
+#include <png.h>
+#include <stdio.h>
+#include <string.h>
+
+typedef enum {
+  FORMAT_UNKNOWN,
+  FORMAT_FITS,
+  FORMAT_PNG,
+} ImageFormat;
+
+/* Reads the first bytes of PATH and names its format; missing files,
+ * directories and empty files are reported here with the file's name. */
+static gboolean
+detect_format (const char *path, const char *name, ImageFormat *format, GError **error)
+{
+  GStatBuf st;
+  if (g_stat (path, &st) != 0)
+    {
+      int saved = errno;
+      g_set_error (error, SS_ERROR, SS_ERROR_IO, "%s: %s", name, g_strerror (saved));
+      return FALSE;
+    }
+  if (S_ISDIR (st.st_mode))
+    {
+      g_set_error (error, SS_ERROR, SS_ERROR_IO, "%s: is a directory, not an image file", name);
+      return FALSE;
+    }
+  if (st.st_size == 0)
+    {
+      g_set_error (error, SS_ERROR, SS_ERROR_FORMAT, "%s: empty file", name);
+      return FALSE;
+    }
+  FILE *file = g_fopen (path, "rb");
+  if (file == NULL)
+    {
+      int saved = errno;
+      g_set_error (error, SS_ERROR, SS_ERROR_IO, "%s: %s", name, g_strerror (saved));
+      return FALSE;
+    }
+  guchar start[16] = { 0 };
+  gsize got = fread (start, 1, sizeof start, file);
+  fclose (file);
+  if (got >= 9 && memcmp (start, "SIMPLE  =", 9) == 0)
+    *format = FORMAT_FITS;
+  else if (got >= 8 && png_sig_cmp (start, 0, 8) == 0)
+    *format = FORMAT_PNG;
+  else if (got >= 2 && start[0] == 0x1f && start[1] == 0x8b)
+    *format = FORMAT_FITS; /* gzip: the FITS reader explains what to do */
+  else
+    *format = FORMAT_UNKNOWN;
+  return TRUE;
+}
+
+/* A PNG has no HDUs; a plane can still be picked from an RGB one. */
+static SsImage *
+load_png (const char *path, const char *name, const SsFitsReadOptions *options, GError **error)
+{
+  if (options && options->hdu && options->hdu[0])
+    {
+      g_set_error (error, SS_ERROR, SS_ERROR_INVALID_ARGUMENT,
+                   "%s: is a PNG file; HDU selection applies to FITS files only", name);
+      return NULL;
+    }
+  SsImage *image = ss_png_read (path, error);
+  if (image == NULL || options == NULL || options->plane < 0)
+    return image;
+  if (options->plane >= image->planes)
+    {
+      g_set_error (error, SS_ERROR, SS_ERROR_INVALID_ARGUMENT,
+                   "%s: plane %d does not exist (the PNG has %d, numbered from 0)",
+                   name, options->plane, image->planes);
+      ss_image_free (image);
+      return NULL;
+    }
+  SsImage *plane = ss_image_extract_plane (image, options->plane, error);
+  ss_image_free (image);
+  return plane;
+}
+
+SsImage *
+ss_image_load (const char *path, const SsFitsReadOptions *options, GError **error)
+{
+  g_return_val_if_fail (path != NULL, NULL);
+  g_autofree char *name = g_filename_display_name (path);
+  ImageFormat format = FORMAT_UNKNOWN;
+  if (!detect_format (path, name, &format, error))
+    return NULL;
+  switch (format)
+    {
+    case FORMAT_FITS:
+      return ss_fits_read (path, options, error);
+    case FORMAT_PNG:
+      return load_png (path, name, options, error);
+    case FORMAT_UNKNOWN:
+    default:
+      g_set_error (error, SS_ERROR, SS_ERROR_FORMAT, "%s: not a FITS or PNG file", name);
+      return NULL;
+    }
+}

@@ -1,0 +1,194 @@
+/* ss-noise.c: robust noise estimate (MAD of a high-pass) and the automatic alpha.
+ * The derivation of the constants is in ss-noise.h. */
+#include "ss-noise.h"
+#include "ss-error.h"
+#include "ss-scaling.h"
+
+#include <math.h>
+
+/* Phi^-1(3/4): the MAD of a unit Gaussian. */
+#define MAD_OF_UNIT_GAUSSIAN 0.6744897501960817
+
+/* sqrt of the sum of squares of the 3x3 kernel (1 -2 1) x (1 -2 1): sqrt(36). */
+#define KERNEL_2D_NORM 6.0
+/* The same for the 1-D kernel (1 -2 1): sqrt(6). */
+#define KERNEL_1D_NORM 2.449489742783178
+
+/* Fills OUT with the 3x3 high-pass of every NaN-free interior window; returns
+ * the count written. */
+static gsize
+high_pass_2d (const float *data, int w, int h, float *out)
+{
+  static const float k[3] = { 1.f, -2.f, 1.f };
+  gsize count = 0;
+  for (int y = 1; y + 1 < h; y++)
+    for (int x = 1; x + 1 < w; x++)
+      {
+        float acc = 0.f;
+        for (int dy = -1; dy <= 1; dy++)
+          {
+            const float *row = data + (gsize) (y + dy) * w + x;
+            acc += k[dy + 1] * (k[0] * row[-1] + k[1] * row[0] + k[2] * row[1]);
+          }
+        if (isfinite (acc))   /* a NaN or Inf anywhere in the window poisons acc */
+          out[count++] = acc;
+      }
+  return count;
+}
+
+/* The same along rows only, for images less than 3 rows high. */
+static gsize
+high_pass_rows (const float *data, int w, int h, float *out)
+{
+  gsize count = 0;
+  for (int y = 0; y < h; y++)
+    for (int x = 1; x + 1 < w; x++)
+      {
+        const float *p = data + (gsize) y * w + x;
+        float acc = p[-1] - 2.f * p[0] + p[1];
+        if (isfinite (acc))
+          out[count++] = acc;
+      }
+  return count;
+}
+
+/* Robust standard deviation of the values: MAD / Phi^-1(3/4), falling back on
+ * the mean absolute deviation when more than half of them are equal (as with
+ * quantised data whose noise is under one count). */
+static double
+robust_sigma (float *values, gsize count)
+{
+  double centre = ss_median (values, count);
+  double sum_abs = 0.0;
+  for (gsize i = 0; i < count; i++)
+    {
+      values[i] = fabsf (values[i] - (float) centre);
+      sum_abs += values[i];
+    }
+  double mad = ss_median (values, count);
+  if (mad > 0.0)
+    return mad / MAD_OF_UNIT_GAUSSIAN;
+  /* E|X| = sigma sqrt(2/pi) for a centred Gaussian. */
+  return sum_abs / (double) count * sqrt (G_PI / 2.0);
+}
+
+double
+ss_noise_estimate (const float *data, int width, int height)
+{
+  if (data == NULL || width <= 0 || height <= 0)
+    return NAN;
+  gsize n = (gsize) width * (gsize) height;
+  float *filtered = g_try_new (float, n);
+  if (filtered == NULL)
+    return NAN;
+
+  gsize count;
+  double norm;
+  if (height >= 3 && width >= 3)
+    {
+      count = high_pass_2d (data, width, height, filtered);
+      norm = KERNEL_2D_NORM;
+    }
+  else if (width >= 3)
+    {
+      count = high_pass_rows (data, width, height, filtered);
+      norm = KERNEL_1D_NORM;
+    }
+  else
+    {
+      /* A column (width < 3): treat it as a row of its transpose. */
+      float *column = g_try_new (float, n);
+      if (column == NULL)
+        {
+          g_free (filtered);
+          return NAN;
+        }
+      for (int x = 0; x < width; x++)
+        for (int y = 0; y < height; y++)
+          column[(gsize) x * height + y] = data[(gsize) y * width + x];
+      count = height >= 3 ? high_pass_rows (column, height, width, filtered) : 0;
+      norm = KERNEL_1D_NORM;
+      g_free (column);
+    }
+
+  double sigma = count > 0 ? robust_sigma (filtered, count) / norm : NAN;
+  g_free (filtered);
+  return sigma;
+}
+
+/* Sum of |c^_k|^2 over the FULL spectrum from FFTW's half-spectrum: the
+ * columns other than 0 (and width/2 when width is even) stand for their
+ * Hermitian mirror too. */
+static double
+full_spectrum_energy (const SsOperator *op)
+{
+  int sw = op->spec_width;
+  double total = 0.0;
+  for (int y = 0; y < op->height; y++)
+    for (int x = 0; x < sw; x++)
+      {
+        const float *c = op->chat + 2 * ((gsize) y * sw + x);
+        double p = (double) c[0] * c[0] + (double) c[1] * c[1];
+        gboolean self_mirrored = x == 0 || (op->width % 2 == 0 && x == op->width / 2);
+        total += self_mirrored ? p : 2.0 * p;
+      }
+  return total;
+}
+
+double
+ss_operator_column_norm (const SsOperator *op)
+{
+  if (op == NULL || op->chat == NULL || op->width <= 0 || op->height <= 0)
+    return NAN;
+  double n = (double) op->width * (double) op->height;
+  /* Parseval for the unnormalised DFT: ||c||^2 = (1/n) sum_k |c^_k|^2. */
+  double column_sq = full_spectrum_energy (op) / n;
+  double observed = op->mask != NULL ? (double) op->m / n : 1.0;
+  return sqrt (column_sq * observed);
+}
+
+double
+ss_alpha_auto (double noise_sigma, const SsOperator *op)
+{
+  if (op == NULL || !isfinite (noise_sigma) || noise_sigma < 0.0)
+    return NAN;
+  double n = (double) op->width * (double) op->height;
+  double column = ss_operator_column_norm (op);
+  if (!isfinite (column))
+    return NAN;
+  double universal = sqrt (2.0 * log (MAX (n, 2.0)));
+  return SS_ALPHA_AUTO_FACTOR * noise_sigma * column * universal;
+}
+
+gboolean
+ss_alpha_auto_from_data (const float *data, int width, int height, double scale,
+                         const SsOperator *op, double *alpha, double *noise_scaled,
+                         GError **error)
+{
+  if (!(scale > 0.0) || !isfinite (scale) || op == NULL)
+    {
+      g_set_error (error, SS_ERROR, SS_ERROR_INVALID_ARGUMENT,
+                   "automatic alpha needs a positive data scale and an operator");
+      return FALSE;
+    }
+  double sigma = ss_noise_estimate (data, width, height);
+  if (!isfinite (sigma))
+    {
+      g_set_error (error, SS_ERROR, SS_ERROR_INVALID_ARGUMENT,
+                   "cannot estimate the noise for automatic alpha: the image (%d×%d) "
+                   "has too few finite pixels", width, height);
+      return FALSE;
+    }
+  double sigma_scaled = sigma / scale;
+  double value = ss_alpha_auto (sigma_scaled, op);
+  if (!isfinite (value))
+    {
+      g_set_error (error, SS_ERROR, SS_ERROR_INVALID_ARGUMENT,
+                   "automatic alpha is not finite (noise %g)", sigma_scaled);
+      return FALSE;
+    }
+  *alpha = value;
+  if (noise_scaled != NULL)
+    *noise_scaled = sigma_scaled;
+  return TRUE;
+}

@@ -1,0 +1,71 @@
+/* ss-noise.h: the noise level of an image and the automatic LASSO weight.
+ *
+ * Noise estimate (ss_noise_estimate)
+ *   The image is high-passed with the 3x3 kernel
+ *        1 -2  1
+ *       -2  4 -2
+ *        1 -2  1
+ *   (the outer product of [1 -2 1] with itself: it is blind to any locally
+ *   linear sky and to slow gradients, and sees mostly noise). For white noise
+ *   of standard deviation s every output is Gaussian with standard deviation
+ *   s * sqrt(sum of the kernel's squares) = s * sqrt(36) = 6 s, and the median
+ *   absolute deviation (MAD) of a Gaussian is 0.6744898 of its standard
+ *   deviation, so
+ *       s = MAD(high-pass) / (6 * 0.6744898) = 0.247101 * MAD.
+ *   The MAD ignores the few large responses at stars and edges. A window
+ *   holding a NaN is skipped. An image less than 3 pixels high (a 1-D signal)
+ *   uses [1 -2 1] along the rows: s = MAD / (sqrt(6) * 0.6744898). When the
+ *   MAD is 0 (integer data with noise under one count) the mean absolute
+ *   deviation is used instead (s = mean|h - median| * sqrt(pi/2) / norm).
+ *
+ * Automatic alpha: the rule behind `--alpha auto`
+ *   For the LASSO  min_x 1/2 ||P C x - y||^2 + alpha ||x||_1  on data in the
+ *   engine's scaled units, with noise of standard deviation s (scaled units),
+ *       alpha = SS_ALPHA_AUTO_FACTOR * s * ||c|| * sqrt(m / n) * sqrt(2 ln n)
+ *   where ||c|| is the Euclidean norm of one column of C (the PSF's l2 norm,
+ *   times the sensing's gain in compressed mode; from the half-spectrum by
+ *   Parseval), m of the n pixels are observed, and sqrt(m/n) ||c|| is the
+ *   typical column norm of A = P C. s * ||a_j|| is the standard deviation of
+ *   the noise seen by one coefficient of A^T y, and sqrt(2 ln n) is the
+ *   largest of n such Gaussians (Donoho and Johnstone's universal threshold),
+ *   so with factor 1 pure noise almost never creates a non-zero pixel. The
+ *   factor SS_ALPHA_AUTO_FACTOR was chosen from a sweep of alpha against the
+ *   MSE (tests/test-noise.c: sparse star fields, Gaussian blur, noise 0.005
+ *   and 0.02 in scaled units): the best alpha of the sweep and this rule agree
+ *   within a factor of 3 at both noise levels.
+ *   The noise s is estimated on the data in input units and divided by the
+ *   scaling's scale (ss-scaling.h) to bring it to scaled units.
+ */
+#pragma once
+
+#include <glib.h>
+#include "ss-model.h"
+
+G_BEGIN_DECLS
+
+/* See the rule above; the value is set by the sweep in tests/test-noise.c. */
+#define SS_ALPHA_AUTO_FACTOR 0.5
+
+/* Standard deviation of the white noise in DATA (w x h floats, NaN skipped),
+ * in the units of DATA. Returns NAN when no 3x3 window (or, for a 1-D image,
+ * no 3 neighbours) is free of NaN, or for a non-positive size. */
+double ss_noise_estimate (const float *data, int width, int height);
+
+/* Euclidean norm of a column of A = P C, averaged over the columns:
+ * sqrt(m/n) * ||c||, with ||c||^2 = (1/n) sum |c^_k|^2 over the full spectrum. */
+double ss_operator_column_norm (const SsOperator *op);
+
+/* The rule above. NOISE_SIGMA is in scaled units. Returns a value > 0, or 0
+ * when NOISE_SIGMA is 0; NAN when NOISE_SIGMA is negative or not finite or
+ * OP is NULL. */
+double ss_alpha_auto (double noise_sigma, const SsOperator *op);
+
+/* Estimates the noise of DATA (input units), scales it by 1/SCALE and applies
+ * the rule; fails with SS_ERROR_INVALID_ARGUMENT when the noise cannot be
+ * estimated (too few finite pixels) or SCALE is not > 0. Returns alpha in
+ * *ALPHA and, when NOISE_SCALED is not NULL, the scaled noise used. */
+gboolean ss_alpha_auto_from_data (const float *data, int width, int height, double scale,
+                                  const SsOperator *op, double *alpha, double *noise_scaled,
+                                  GError **error);
+
+G_END_DECLS

@@ -1,0 +1,738 @@
+/* test-cuda.c: the CUDA backend against the CPU reference and against
+ * closed forms, on fresh random problems (suite cuda).
+ *
+ * Every test skips visibly (g_test_skip) when the build has no CUDA or no
+ * device is present; none passes without running.
+ */
+#include "test-common.h"
+#include "ss-config.h"
+
+#include <cblas.h>
+#include <string.h>
+
+#if SHARPSKY_HAVE_CUDA
+#include "cuda/ss-cuda.h"
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (SsCudaContext, ss_cuda_context_free)
+
+static SsCudaContext *
+context_or_skip (void)
+{
+  if (ss_cuda_device_count () == 0)
+    {
+      g_test_skip ("no CUDA device");
+      return NULL;
+    }
+  g_autoptr (GError) error = NULL;
+  SsCudaContext *ctx = ss_cuda_context_new (0, &error);
+  g_assert_no_error (error);
+  g_test_message ("device: %s", ss_cuda_context_get_device_name (ctx));
+  return ctx;
+}
+
+/* ---- problems ----------------------------------------------------------------- */
+
+typedef struct {
+  SsAcquisition acq;
+  SsOperator *op;
+  float *truth, *y;
+  gsize n;
+} Problem;
+
+static void
+problem_init (Problem *p, GRand *rng, int width, int height, const char *psf, double ratio)
+{
+  memset (p, 0, sizeof *p);
+  p->n = (gsize) width * height;
+  ss_acquisition_init (&p->acq);
+  g_assert_true (ss_psf_spec_parse (psf, &p->acq.psf, NULL));
+  p->acq.ratio = ratio;
+  p->acq.noise = 0.01;
+  p->acq.seed = g_rand_int (rng);
+  g_autoptr (GError) error = NULL;
+  p->op = ss_operator_new (&p->acq, width, height, &error);
+  g_assert_no_error (error);
+  p->truth = test_sparse_image (rng, width, height, 0.1);
+  p->y = ss_simulate (p->op, &p->acq, p->truth, &error);
+  g_assert_no_error (error);
+}
+
+static void
+problem_clear (Problem *p)
+{
+  ss_operator_free (p->op);
+  g_free (p->truth);
+  g_free (p->y);
+  ss_acquisition_clear (&p->acq);
+}
+
+static SsSolveParams
+params_for (SsSolverKind kind, double alpha, int iterations)
+{
+  SsSolveParams params;
+  ss_solve_params_init (&params);
+  params.kind = kind;
+  params.alpha = alpha;
+  params.iterations = iterations;
+  params.report_every = iterations;
+  return params;
+}
+
+static SsSolveResult
+solve_cpu (const Problem *p, const SsSolveParams *params)
+{
+  SsProblem problem = { p->op, p->y, p->truth };
+  SsSolveResult result = { 0 };
+  g_autoptr (GError) error = NULL;
+  g_assert_true (ss_cpu_solve (&problem, params, NULL, NULL, NULL, &result, &error));
+  g_assert_no_error (error);
+  return result;
+}
+
+static SsSolveResult
+solve_gpu (SsCudaContext *ctx, const Problem *p, const SsSolveParams *params)
+{
+  SsProblem problem = { p->op, p->y, p->truth };
+  SsSolveResult result = { 0 };
+  g_autoptr (GError) error = NULL;
+  gboolean ok = ss_cuda_solve (ctx, &problem, params, NULL, NULL, NULL, &result, &error);
+  g_assert_no_error (error);
+  g_assert_true (ok);
+  g_assert_cmpstr (result.backend, ==, "cuda");
+  g_assert_cmpint (result.width * result.height, ==, (int) p->n);
+  return result;
+}
+
+static double
+rel (double a, double b)
+{
+  double scale = MAX (fabs (a), fabs (b));
+  return scale > 0 ? fabs (a - b) / scale : 0.0;
+}
+
+/* Same estimate (relative 1e-4 in the 2-norm) and the same metrics. */
+static void
+assert_results_agree (const SsSolveResult *gpu, const SsSolveResult *cpu, gsize n, double tol)
+{
+  double dx = test_rel_diff (gpu->x, cpu->x, n);
+  g_test_message ("estimate: relative difference %.3g; objective gpu %.9g cpu %.9g; "
+                  "residual %.9g / %.9g; mse %.9g / %.9g", dx, gpu->objective, cpu->objective,
+                  gpu->residual, cpu->residual, gpu->mse, cpu->mse);
+  g_assert_cmpfloat (dx, <, tol);
+  g_assert_cmpint (gpu->iterations, ==, cpu->iterations);
+  g_assert_cmpfloat (rel (gpu->objective, cpu->objective), <, tol);
+  g_assert_cmpfloat (rel (gpu->residual, cpu->residual), <, tol);
+  g_assert_cmpfloat (rel (gpu->mse, cpu->mse), <, tol);
+  g_assert_true (gpu->peak_memory_bytes > 0);
+}
+
+/* ---- iterative solvers against the CPU -------------------------------------- */
+
+static void
+compare_iterative (SsSolverKind kind, int width, int height, const char *psf, double ratio,
+                   gboolean nonneg, gboolean backtracking, gboolean continuation)
+{
+  g_autoptr (SsCudaContext) ctx = context_or_skip ();
+  if (ctx == NULL)
+    return;
+  GRand *rng = g_rand_new_with_seed (test_seed ());
+  Problem p;
+  problem_init (&p, rng, width, height, psf, ratio);
+  SsSolveParams params = params_for (kind, 2e-3, 50);
+  params.nonneg = nonneg;
+  params.backtracking = backtracking;
+  params.continuation = continuation;
+  params.rho = 0.5 + g_rand_double (rng);
+  params.sigma = 0.5 + g_rand_double (rng);
+  params.tau = 0.8 + 0.4 * g_rand_double (rng);
+  g_test_message ("%s %d×%d %s ratio %.2f nonneg %d bt %d cont %d", ss_solver_kind_to_string (kind),
+                  width, height, psf, ratio, nonneg, backtracking, continuation);
+  SsSolveResult cpu = solve_cpu (&p, &params);
+  SsSolveResult gpu = solve_gpu (ctx, &p, &params);
+  assert_results_agree (&gpu, &cpu, p.n, 1e-4);
+  ss_solve_result_clear (&cpu);
+  ss_solve_result_clear (&gpu);
+  problem_clear (&p);
+  g_rand_free (rng);
+}
+
+static void
+test_cpadmm_matches_cpu (void)
+{
+  /* compressed (mask + sensing), 4-pixel vector path */
+  compare_iterative (SS_SOLVER_CPADMM, 96, 64, "box:5", 0.5, FALSE, FALSE, FALSE);
+  /* odd sizes: the half-spectrum layout and the scalar path (n % 4 != 0) */
+  compare_iterative (SS_SOLVER_CPADMM, 35, 27, "gaussian:1.5", 0.6, TRUE, FALSE, FALSE);
+  /* plain deblurring, no mask */
+  compare_iterative (SS_SOLVER_CPADMM, 64, 48, "gaussian:2", 1.0, FALSE, FALSE, FALSE);
+  /* a 1-D signal */
+  compare_iterative (SS_SOLVER_CPADMM, 1001, 1, "box:5", 0.5, FALSE, FALSE, FALSE);
+}
+
+static void
+test_fista_matches_cpu (void)
+{
+  compare_iterative (SS_SOLVER_FISTA, 96, 64, "box:5", 0.5, FALSE, FALSE, FALSE);
+  compare_iterative (SS_SOLVER_FISTA, 35, 27, "gaussian:1.5", 0.6, TRUE, FALSE, FALSE);
+  /* no mask: the one-pair gradient C^T C y - C^T y */
+  compare_iterative (SS_SOLVER_FISTA, 64, 48, "gaussian:2", 1.0, FALSE, FALSE, FALSE);
+  compare_iterative (SS_SOLVER_ISTA, 96, 64, "box:5", 0.5, FALSE, FALSE, FALSE);
+  compare_iterative (SS_SOLVER_FISTA, 64, 64, "box:5", 0.5, FALSE, FALSE, TRUE);
+  compare_iterative (SS_SOLVER_FISTA, 64, 64, "box:5", 0.5, FALSE, TRUE, FALSE);
+}
+
+/* Graphs change how work is launched, never what it computes. */
+static void
+test_graphs_change_nothing (void)
+{
+  g_autoptr (SsCudaContext) ctx = context_or_skip ();
+  if (ctx == NULL)
+    return;
+  GRand *rng = g_rand_new_with_seed (test_seed ());
+  Problem p;
+  problem_init (&p, rng, 128, 96, "box:5", 0.5);
+  SsSolveParams params = params_for (SS_SOLVER_CPADMM, 1e-3, 75);
+  params.report_every = 20;
+  SsSolveResult with[2], without[2];
+  SsSolverKind kinds[2] = { SS_SOLVER_CPADMM, SS_SOLVER_FISTA };
+  for (int k = 0; k < 2; k++)
+    {
+      params.kind = kinds[k];
+      ss_cuda_context_set_graphs (ctx, TRUE);
+      with[k] = solve_gpu (ctx, &p, &params);
+      ss_cuda_context_set_graphs (ctx, FALSE);
+      without[k] = solve_gpu (ctx, &p, &params);
+      g_assert_cmpmem (with[k].x, p.n * sizeof (float), without[k].x, p.n * sizeof (float));
+      ss_solve_result_clear (&with[k]);
+      ss_solve_result_clear (&without[k]);
+    }
+  problem_clear (&p);
+  g_rand_free (rng);
+}
+
+/* ---- reports, previews, cancellation ------------------------------------------ */
+
+typedef struct {
+  GArray *reports;   /* SsReport, preview copied into previews */
+  GPtrArray *previews;
+  int cancel_at;     /* cancel during the report with this index (1-based), 0: never */
+  GCancellable *cancellable;
+} ReportLog;
+
+static void
+record_report (const SsReport *report, gpointer user_data)
+{
+  ReportLog *log = user_data;
+  SsReport copy = *report;
+  copy.preview = NULL;
+  g_array_append_val (log->reports, copy);
+  g_ptr_array_add (log->previews,
+                   report->preview ? g_memdup2 (report->preview, (gsize) report->preview_width
+                                                                   * report->preview_height
+                                                                   * sizeof (float))
+                                   : NULL);
+  if (log->cancel_at && (int) log->reports->len == log->cancel_at)
+    g_cancellable_cancel (log->cancellable);
+}
+
+static void
+report_log_init (ReportLog *log)
+{
+  memset (log, 0, sizeof *log);
+  log->reports = g_array_new (FALSE, TRUE, sizeof (SsReport));
+  log->previews = g_ptr_array_new_with_free_func (g_free);
+}
+
+static void
+report_log_clear (ReportLog *log)
+{
+  g_array_unref (log->reports);
+  g_ptr_array_unref (log->previews);
+}
+
+static void
+test_reports_match_cpu (void)
+{
+  g_autoptr (SsCudaContext) ctx = context_or_skip ();
+  if (ctx == NULL)
+    return;
+  GRand *rng = g_rand_new_with_seed (test_seed ());
+  Problem p;
+  problem_init (&p, rng, 80, 60, "box:5", 0.5);
+  SsSolverKind kinds[2] = { SS_SOLVER_CPADMM, SS_SOLVER_FISTA };
+  for (int k = 0; k < 2; k++)
+    {
+      SsSolveParams params = params_for (kinds[k], 2e-3, 33);
+      params.report_every = 7;
+      params.preview_width = 17;
+      params.preview_height = 13;
+      SsProblem problem = { p.op, p.y, p.truth };
+      ReportLog cpu_log, gpu_log;
+      report_log_init (&cpu_log);
+      report_log_init (&gpu_log);
+      SsSolveResult cpu = { 0 }, gpu = { 0 };
+      g_autoptr (GError) error = NULL;
+      g_assert_true (ss_cpu_solve (&problem, &params, record_report, &cpu_log, NULL, &cpu, &error));
+      g_assert_true (ss_cuda_solve (ctx, &problem, &params, record_report, &gpu_log, NULL, &gpu,
+                                    &error));
+      g_assert_no_error (error);
+      /* reports at 7, 14, 21, 28 and the final 33 */
+      g_assert_cmpuint (gpu_log.reports->len, ==, cpu_log.reports->len);
+      g_assert_cmpuint (gpu_log.reports->len, ==, 5);
+      for (guint i = 0; i < gpu_log.reports->len; i++)
+        {
+          SsReport *a = &g_array_index (gpu_log.reports, SsReport, i);
+          SsReport *b = &g_array_index (cpu_log.reports, SsReport, i);
+          g_assert_cmpint (a->iteration, ==, b->iteration);
+          g_assert_cmpint (a->final, ==, b->final);
+          g_assert_cmpfloat (rel (a->mse, b->mse), <, 1e-4);
+          g_assert_cmpfloat (rel (a->psnr, b->psnr), <, 1e-5);
+          g_assert_cmpfloat (rel (a->residual, b->residual), <, 1e-4);
+          g_assert_cmpfloat (rel (a->objective, b->objective), <, 1e-4);
+          /* a difference of iterates: more sensitive to rounding */
+          g_assert_cmpfloat (fabs (a->rel_change - b->rel_change), <, 1e-3 * b->rel_change + 1e-6);
+          g_assert_cmpint (a->preview_width, ==, b->preview_width);
+          g_assert_cmpint (a->preview_height, ==, b->preview_height);
+          const float *pa = g_ptr_array_index (gpu_log.previews, i);
+          const float *pb = g_ptr_array_index (cpu_log.previews, i);
+          g_assert_nonnull (pa);
+          g_assert_nonnull (pb);
+          g_assert_cmpfloat (test_rel_diff (pa, pb, (gsize) a->preview_width * a->preview_height),
+                             <, 1e-4);
+          g_assert_true (a->elapsed >= 0);
+        }
+      g_assert_true (g_array_index (gpu_log.reports, SsReport, 4).final);
+      ss_solve_result_clear (&cpu);
+      ss_solve_result_clear (&gpu);
+      report_log_clear (&cpu_log);
+      report_log_clear (&gpu_log);
+    }
+  problem_clear (&p);
+  g_rand_free (rng);
+}
+
+static void
+test_cancellation (void)
+{
+  g_autoptr (SsCudaContext) ctx = context_or_skip ();
+  if (ctx == NULL)
+    return;
+  GRand *rng = g_rand_new_with_seed (test_seed ());
+  Problem p;
+  problem_init (&p, rng, 256, 256, "box:5", 0.5);
+  SsSolverKind kinds[2] = { SS_SOLVER_CPADMM, SS_SOLVER_FISTA };
+  for (int k = 0; k < 2; k++)
+    {
+      SsSolveParams params = params_for (kinds[k], 1e-3, 1000000);
+      params.report_every = 10;
+      SsProblem problem = { p.op, p.y, p.truth };
+      g_autoptr (GCancellable) cancellable = g_cancellable_new ();
+      ReportLog log;
+      report_log_init (&log);
+      log.cancel_at = 2; /* during the report of iteration 20 */
+      log.cancellable = cancellable;
+      SsSolveResult result = { 0 };
+      g_autoptr (GError) error = NULL;
+      g_assert_false (ss_cuda_solve (ctx, &problem, &params, record_report, &log, cancellable,
+                                     &result, &error));
+      g_assert_error (error, G_IO_ERROR, G_IO_ERROR_CANCELLED);
+      /* stopped within one report interval of the cancel, with the partial result */
+      g_test_message ("cancelled at report 20, stopped at iteration %d", result.iterations);
+      g_assert_cmpint (result.iterations, >=, 20);
+      g_assert_cmpint (result.iterations, <=, 30);
+      g_assert_nonnull (result.x);
+      g_assert_cmpuint (log.reports->len, <=, 3);
+      ss_solve_result_clear (&result);
+      report_log_clear (&log);
+    }
+  problem_clear (&p);
+  g_rand_free (rng);
+}
+
+/* ---- direct solvers ---------------------------------------------------------- */
+
+static SsSolveResult
+solve_gpu_direct (SsCudaContext *ctx, const Problem *p, SsSolverKind kind, SsDirectMethod method,
+                  double alpha)
+{
+  SsSolveParams params = params_for (kind, alpha, 1);
+  params.direct_method = method;
+  return solve_gpu (ctx, p, &params);
+}
+
+static void
+test_dense_matches_fft (void)
+{
+  g_autoptr (SsCudaContext) ctx = context_or_skip ();
+  if (ctx == NULL)
+    return;
+  GRand *rng = g_rand_new_with_seed (test_seed ());
+  int sizes[2] = { 64, 128 };
+  for (int s = 0; s < 2; s++)
+    {
+      Problem p;
+      problem_init (&p, rng, sizes[s], sizes[s], "gaussian:2", 1.0);
+      /* a weight that keeps the normal matrix well conditioned for float32
+       * Cholesky (condition about (1 + alpha) / alpha) */
+      double alpha = 0.05;
+      SsSolveResult fft = solve_gpu_direct (ctx, &p, SS_SOLVER_DIRECT_FFT, SS_DIRECT_SOLVE, alpha);
+      SsDirectMethod methods[2] = { SS_DIRECT_SOLVE, SS_DIRECT_INVERSE };
+      for (int m = 0; m < 2; m++)
+        {
+          if (sizes[s] == 128 && methods[m] == SS_DIRECT_INVERSE)
+            continue; /* the 64² case covers the inverse; keep the test short */
+          SsSolveResult dense = solve_gpu_direct (ctx, &p, SS_SOLVER_DIRECT, methods[m], alpha);
+          double d = test_rel_diff (dense.x, fft.x, p.n);
+          g_test_message ("%d² dense %s vs FFT direct: relative difference %.3g (phases %.3g %.3g "
+                          "%.3g %.3g s)", sizes[s], methods[m] ? "inverse" : "solve", d,
+                          dense.phase_seconds[0], dense.phase_seconds[1], dense.phase_seconds[2],
+                          dense.phase_seconds[3]);
+          g_assert_cmpfloat (d, <, 1e-4);
+          g_assert_cmpfloat (rel (dense.residual, fft.residual), <, 1e-3);
+          ss_solve_result_clear (&dense);
+        }
+      /* and the FFT direct solve equals the CPU's */
+      SsSolveParams params = params_for (SS_SOLVER_DIRECT_FFT, alpha, 1);
+      SsSolveResult cpu = solve_cpu (&p, &params);
+      assert_results_agree (&fft, &cpu, p.n, 1e-5);
+      ss_solve_result_clear (&cpu);
+      ss_solve_result_clear (&fft);
+      problem_clear (&p);
+    }
+  g_rand_free (rng);
+}
+
+/* With a mask the normal matrix comes from SSYRK: compare with the CPU's dense solve. */
+static void
+test_dense_masked_matches_cpu (void)
+{
+  g_autoptr (SsCudaContext) ctx = context_or_skip ();
+  if (ctx == NULL)
+    return;
+  GRand *rng = g_rand_new_with_seed (test_seed ());
+  Problem p;
+  problem_init (&p, rng, 40, 30, "box:5", 0.5);
+  for (int m = 0; m < 2; m++)
+    {
+      SsSolveParams params = params_for (SS_SOLVER_DIRECT, 0.05, 1);
+      params.direct_method = m ? SS_DIRECT_INVERSE : SS_DIRECT_SOLVE;
+      SsSolveResult cpu = solve_cpu (&p, &params);
+      SsSolveResult gpu = solve_gpu (ctx, &p, &params);
+      assert_results_agree (&gpu, &cpu, p.n, 1e-4);
+      ss_solve_result_clear (&cpu);
+      ss_solve_result_clear (&gpu);
+    }
+  problem_clear (&p);
+  g_rand_free (rng);
+}
+
+static void
+test_direct_fft_refuses_mask (void)
+{
+  g_autoptr (SsCudaContext) ctx = context_or_skip ();
+  if (ctx == NULL)
+    return;
+  GRand *rng = g_rand_new_with_seed (test_seed ());
+  Problem p;
+  problem_init (&p, rng, 32, 32, "box:5", 0.5);
+  SsSolveParams params = params_for (SS_SOLVER_DIRECT_FFT, 1e-2, 1);
+  SsProblem problem = { p.op, p.y, p.truth };
+  SsSolveResult result = { 0 };
+  g_autoptr (GError) error = NULL;
+  g_assert_false (ss_cuda_solve (ctx, &problem, &params, NULL, NULL, NULL, &result, &error));
+  g_assert_error (error, SS_ERROR, SS_ERROR_INVALID_ARGUMENT);
+  g_assert_null (result.x);
+  problem_clear (&p);
+  g_rand_free (rng);
+}
+
+/* A system that cannot be on the card (a 1024×1024 image: 2^20 unknowns, a
+ * 4 TiB matrix), and one over an explicit memory limit: clean errors that
+ * say what would fit. */
+static void
+test_dense_too_large (void)
+{
+  g_autoptr (SsCudaContext) ctx = context_or_skip ();
+  if (ctx == NULL)
+    return;
+  GRand *rng = g_rand_new_with_seed (test_seed ());
+  struct { int side; gsize limit; } cases[2] = { { 1024, 0 }, { 245, (gsize) 1 << 30 } };
+  for (int c = 0; c < 2; c++)
+    {
+      Problem p;
+      problem_init (&p, rng, cases[c].side, cases[c].side, "box:5", 1.0);
+      SsSolveParams params = params_for (SS_SOLVER_DIRECT, 1e-2, 1);
+      params.memory_limit = cases[c].limit;
+      SsProblem problem = { p.op, p.y, p.truth };
+      SsSolveResult result = { 0 };
+      g_autoptr (GError) error = NULL;
+      gsize free_before = 0, free_after = 0;
+      ss_cuda_context_get_memory (ctx, &free_before, NULL);
+      g_assert_false (ss_cuda_solve (ctx, &problem, &params, NULL, NULL, NULL, &result, &error));
+      g_assert_error (error, SS_ERROR, SS_ERROR_TOO_LARGE);
+      g_test_message ("%s", error->message);
+      g_assert_nonnull (strstr (error->message, "largest square image that fits"));
+      g_assert_null (result.x);
+      ss_cuda_context_get_memory (ctx, &free_after, NULL);
+      /* nothing leaked */
+      g_assert_cmpuint (free_after + (64u << 20), >=, free_before);
+      problem_clear (&p);
+    }
+  g_rand_free (rng);
+}
+
+/* ---- GETS ------------------------------------------------------------------- */
+
+static float *
+random_lower (GRand *rng, int n)
+{
+  float *L = g_new0 (float, (gsize) n * n);
+  /* small off-diagonal entries keep the inverse well conditioned */
+  float scale = 0.5f / sqrtf ((float) n);
+  for (int j = 0; j < n; j++)
+    {
+      L[j + (gsize) j * n] = (float) (1.0 + g_rand_double (rng));
+      for (int i = j + 1; i < n; i++)
+        L[i + (gsize) j * n] = (float) (g_rand_double_range (rng, -1, 1) * scale);
+    }
+  return L;
+}
+
+static void
+check_gets (SsCudaContext *ctx, GRand *rng, int n)
+{
+  g_autofree float *L = random_lower (rng, n);
+  g_autofree float *R = g_new (float, (gsize) n * n);
+  g_autofree float *R1 = g_new (float, (gsize) n * n);
+  g_autofree float *P = g_new (float, (gsize) n * n);
+  /* poison: every element must be written */
+  for (gsize i = 0; i < (gsize) n * n; i++)
+    R[i] = R1[i] = NAN;
+  g_autoptr (GError) error = NULL;
+  g_assert_true (ss_cuda_gets_lower_inverse (ctx, L, n, n, R, n, TRUE, &error));
+  g_assert_no_error (error);
+  /* R L = I (column-major, float32 product, measured in the max norm) */
+  cblas_sgemm (CblasColMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, R, n, L, n, 0.0f, P, n);
+  double worst = 0, upper = 0;
+  for (int j = 0; j < n; j++)
+    for (int i = 0; i < n; i++)
+      {
+        double want = i == j ? 1.0 : 0.0;
+        worst = MAX (worst, fabs (P[i + (gsize) j * n] - want));
+        if (i < j)
+          upper = MAX (upper, fabs (R[i + (gsize) j * n]));
+      }
+  double biggest = 0;
+  for (gsize i = 0; i < (gsize) n * n; i++)
+    biggest = MAX (biggest, fabs (R[i]));
+  g_test_message ("GETS n=%d: max |R L - I| = %.3g, max |R| = %.3g", n, worst, biggest);
+  g_assert_cmpfloat (worst, <, 1e-4 * MAX (1.0, biggest));
+  g_assert_cmpfloat (upper, ==, 0.0);
+  /* the seed's one-pivot form computes the same inverse */
+  g_assert_true (ss_cuda_gets_lower_inverse (ctx, L, n, n, R1, n, FALSE, &error));
+  g_assert_no_error (error);
+  double d = test_rel_diff (R1, R, (gsize) n * n);
+  g_test_message ("GETS blocked vs unblocked: relative difference %.3g", d);
+  g_assert_cmpfloat (d, <, 1e-5);
+}
+
+static void
+test_gets_inverse (void)
+{
+  g_autoptr (SsCudaContext) ctx = context_or_skip ();
+  if (ctx == NULL)
+    return;
+  GRand *rng = g_rand_new_with_seed (test_seed ());
+  check_gets (ctx, rng, 2048);
+  check_gets (ctx, rng, 300); /* partial last block */
+  /* a zero pivot is a clean numeric error */
+  int n = 200;
+  g_autofree float *L = random_lower (rng, n);
+  g_autofree float *R = g_new (float, (gsize) n * n);
+  int zero = g_rand_int_range (rng, 0, n);
+  L[zero + (gsize) zero * n] = 0.0f;
+  g_autoptr (GError) error = NULL;
+  g_assert_false (ss_cuda_gets_lower_inverse (ctx, L, n, n, R, n, TRUE, &error));
+  g_assert_error (error, SS_ERROR, SS_ERROR_NUMERIC);
+  g_rand_free (rng);
+}
+
+static void
+test_bad_input (void)
+{
+  g_autoptr (SsCudaContext) ctx = context_or_skip ();
+  if (ctx == NULL)
+    return;
+  GRand *rng = g_rand_new_with_seed (test_seed ());
+  Problem p;
+  problem_init (&p, rng, 32, 32, "box:5", 0.5);
+  SsProblem problem = { p.op, p.y, p.truth };
+  SsSolveResult result = { 0 };
+  SsSolveParams params = params_for (SS_SOLVER_CPADMM, 1e-3, 10);
+  params.rho = -1;
+  g_autoptr (GError) error = NULL;
+  g_assert_false (ss_cuda_solve (ctx, &problem, &params, NULL, NULL, NULL, &result, &error));
+  g_assert_error (error, SS_ERROR, SS_ERROR_INVALID_ARGUMENT);
+  g_clear_error (&error);
+  SsProblem empty = { NULL, NULL, NULL };
+  params.rho = 1;
+  g_assert_false (ss_cuda_solve (ctx, &empty, &params, NULL, NULL, NULL, &result, &error));
+  g_assert_error (error, SS_ERROR, SS_ERROR_INVALID_ARGUMENT);
+  g_clear_error (&error);
+  g_assert_null (ss_cuda_context_new (1000, &error));
+  g_assert_error (error, SS_ERROR, SS_ERROR_NO_DEVICE);
+  problem_clear (&p);
+  g_rand_free (rng);
+}
+
+
+/* ---- benchmark table (only with SHARPSKY_CUDA_BENCH set; not a test) -------- */
+
+static void
+bench_row (SsCudaContext *ctx, SsSolverKind kind, int size, int iterations,
+           SsDirectMethod method)
+{
+  SsBenchParams bp;
+  ss_bench_params_init (&bp);
+  bp.solver = kind;
+  bp.width = bp.height = size;
+  bp.iterations = iterations;
+  bp.direct_method = method;
+  SsBenchResult r = { 0 };
+  g_autoptr (GError) error = NULL;
+  double t0 = g_get_monotonic_time () * 1e-6;
+  if (!ss_cuda_bench (ctx, &bp, &r, &error))
+    {
+      g_print ("# BENCH %s %d: FAILED: %s\n", ss_solver_kind_to_string (kind), size,
+               error->message);
+      return;
+    }
+  double wall = g_get_monotonic_time () * 1e-6 - t0;
+  if (kind == SS_SOLVER_DIRECT)
+    g_print ("# BENCH direct-%s %5d² (%d² system): normal %.4f s, cholesky %.4f s, %s %.4f s, "
+             "apply %.5f s, total %.4f s; library trtri %.4f s (GETS/trtri %.2f); peak %.2f GiB; "
+             "wall %.1f s\n", method == SS_DIRECT_INVERSE ? "inverse" : "solve", size,
+             size * size, r.phase_seconds[0], r.phase_seconds[1],
+             method == SS_DIRECT_INVERSE ? "GETS" : "solve", r.phase_seconds[2],
+             r.phase_seconds[3], r.total_seconds, r.reference_seconds,
+             r.phase_seconds[2] / r.reference_seconds, r.peak_memory_bytes / 1073741824.0, wall);
+  else
+    g_print ("# BENCH %-6s %5d² graphs %d: %8.1f us/it, floor %8.1f us (fft %8.1f us + %5.1f B/px "
+             "at %.0f GB/s), ratio %.3f, %d its %.4f s, %.0f it/s, peak %.3f GiB = %.2f floats/px "
+             "+ cuFFT work %.3f GiB; wall %.1f s\n", ss_solver_kind_to_string (kind), size,
+             ss_cuda_context_get_graphs (ctx), r.seconds_per_iteration * 1e6,
+             r.floor_seconds * 1e6, r.floor_fft_seconds * 1e6,
+             r.floor_bytes / ((double) size * size), r.bandwidth / 1e9, r.ratio, iterations,
+             r.total_seconds, r.iterations_per_second, r.peak_memory_bytes / 1073741824.0,
+             r.peak_memory_bytes / (4.0 * size * size), r.fft_work_bytes / 1073741824.0, wall);
+  ss_bench_result_clear (&r);
+}
+
+static void
+bench_table (void)
+{
+  g_autoptr (SsCudaContext) ctx = context_or_skip ();
+  if (ctx == NULL)
+    return;
+  const char *which = g_getenv ("SHARPSKY_CUDA_BENCH");
+  gboolean iterative = strstr (which, "it") != NULL, direct = strstr (which, "direct") != NULL;
+  gboolean gets = strstr (which, "gets") != NULL;
+  if (strstr (which, "breakdown"))
+    {
+      struct { SsSolverKind kind; int width, height; } rows[] = {
+        { SS_SOLVER_CPADMM, 1000, 872 }, { SS_SOLVER_CPADMM, 1024, 1024 },
+        { SS_SOLVER_FISTA, 1000, 872 }, { SS_SOLVER_CPADMM, 1000, 880 },
+        { SS_SOLVER_CPADMM, 4096, 4096 },
+      };
+      for (guint i = 0; i < G_N_ELEMENTS (rows); i++)
+        {
+          g_autoptr (GError) error = NULL;
+          g_autofree char *text = ss_cuda_bench_breakdown (ctx, rows[i].kind, rows[i].width,
+                                                             rows[i].height, &error);
+          if (text == NULL)
+            g_print ("# BENCH breakdown FAILED: %s\n", error->message);
+          else
+            {
+              g_auto (GStrv) lines = g_strsplit (text, "\n", -1);
+              for (guint l = 0; lines[l] && *lines[l]; l++)
+                g_print ("# BENCH %s\n", lines[l]);
+            }
+        }
+    }
+  if (iterative)
+    {
+      int sizes[] = { 1024, 2048, 4096, 8192, 16384 };
+      for (guint i = 0; i < G_N_ELEMENTS (sizes); i++)
+        bench_row (ctx, SS_SOLVER_CPADMM, sizes[i], 300, SS_DIRECT_SOLVE);
+      for (guint i = 0; i < 3; i++)
+        bench_row (ctx, SS_SOLVER_FISTA, sizes[i * 2], 300, SS_DIRECT_SOLVE);
+      bench_row (ctx, SS_SOLVER_ISTA, 1024, 300, SS_DIRECT_SOLVE);
+      ss_cuda_context_set_graphs (ctx, FALSE);
+      bench_row (ctx, SS_SOLVER_CPADMM, 1024, 300, SS_DIRECT_SOLVE);
+      bench_row (ctx, SS_SOLVER_CPADMM, 4096, 300, SS_DIRECT_SOLVE);
+      bench_row (ctx, SS_SOLVER_FISTA, 1024, 300, SS_DIRECT_SOLVE);
+      ss_cuda_context_set_graphs (ctx, TRUE);
+      /* the same run twice: the spread between equal versions */
+      bench_row (ctx, SS_SOLVER_CPADMM, 1024, 300, SS_DIRECT_SOLVE);
+      bench_row (ctx, SS_SOLVER_CPADMM, 4096, 300, SS_DIRECT_SOLVE);
+    }
+  if (gets)
+    {
+      int sizes[] = { 2048, 8192, 16384, 32768 };
+      for (guint i = 0; i < G_N_ELEMENTS (sizes); i++)
+        {
+          double g = 0, t = 0, s = 0;
+          g_autoptr (GError) error = NULL;
+          if (ss_cuda_gets_bench (ctx, sizes[i], &g, &t, sizes[i] <= 16384 ? &s : NULL, &error))
+            g_print ("# BENCH gets n=%5d: GETS %.4f s (%.1f TFLOP/s), cusolverDnXtrtri %.4f s, "
+                     "cublasStrsm(I) %.4f s; GETS/trtri %.2f\n", sizes[i], g,
+                     pow (sizes[i], 3) / 3 / g / 1e12, t, s, g / t);
+          else
+            g_print ("# BENCH gets n=%d: FAILED: %s\n", sizes[i], error->message);
+        }
+    }
+  if (direct)
+    {
+      int sizes[] = { 64, 128, 256 };
+      for (guint i = strstr (which, "direct256") ? 2 : 0; i < G_N_ELEMENTS (sizes); i++)
+        {
+          bench_row (ctx, SS_SOLVER_DIRECT, sizes[i], 1, SS_DIRECT_SOLVE);
+          bench_row (ctx, SS_SOLVER_DIRECT, sizes[i], 1, SS_DIRECT_INVERSE);
+        }
+    }
+}
+
+#define ADD(path, func) g_test_add_func (path, func)
+#else
+static void
+skip_without_cuda (void)
+{
+  g_test_skip ("built without CUDA");
+}
+#define ADD(path, func) g_test_add_func (path, skip_without_cuda)
+#endif
+
+int
+main (int argc, char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+  ADD ("/cuda/cpadmm/matches-cpu", test_cpadmm_matches_cpu);
+  ADD ("/cuda/fista/matches-cpu", test_fista_matches_cpu);
+  ADD ("/cuda/graphs-change-nothing", test_graphs_change_nothing);
+  ADD ("/cuda/reports-and-preview-match-cpu", test_reports_match_cpu);
+  ADD ("/cuda/cancellation", test_cancellation);
+  ADD ("/cuda/direct/dense-matches-fft", test_dense_matches_fft);
+  ADD ("/cuda/direct/dense-masked-matches-cpu", test_dense_masked_matches_cpu);
+  ADD ("/cuda/direct/fft-refuses-mask", test_direct_fft_refuses_mask);
+  ADD ("/cuda/direct/too-large", test_dense_too_large);
+  ADD ("/cuda/gets/inverse", test_gets_inverse);
+  ADD ("/cuda/bad-input", test_bad_input);
+#if SHARPSKY_HAVE_CUDA
+  /* A developer's table of timings, not a test: `SHARPSKY_CUDA_BENCH=it,gets,direct
+   * test-cuda -p /cuda/bench` (it: iterative solvers, gets: triangular inverses,
+   * direct: dense pipeline). */
+  if (g_getenv ("SHARPSKY_CUDA_BENCH"))
+    g_test_add_func ("/cuda/bench", bench_table);
+#endif
+  return g_test_run ();
+}

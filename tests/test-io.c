@@ -1,0 +1,1424 @@
+/* test-io.c: suite "io" — FITS and PNG reading and writing, safe outputs.
+ *
+ * Oracles: input files are made here with cfitsio and libpng directly from
+ * fresh random data (seeded by GLib's test seed, printed in the TAP output),
+ * so every expected pixel is known in closed form (raw * BSCALE + BZERO,
+ * sample / 255, ...). Tolerances are stated where they are not exact.
+ */
+#include "ss-error.h"
+#include "ss-io.h"
+#include "ss-mem.h"
+#include "ss-output.h"
+
+#include <errno.h>
+#include <fitsio.h>
+#include <glib/gstdio.h>
+#include <math.h>
+#include <png.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+/* ------------------------------------------------------------------------ */
+/* Scratch directories and small helpers                                     */
+
+static char *
+scratch_dir (void)
+{
+  GError *error = NULL;
+  char *dir = g_dir_make_tmp ("sharpsky-io-XXXXXX", &error);
+  g_assert_no_error (error);
+  return dir;
+}
+
+static void
+remove_tree (const char *path)
+{
+  GDir *dir = g_dir_open (path, 0, NULL);
+  if (dir)
+    {
+      const char *name;
+      while ((name = g_dir_read_name (dir)))
+        {
+          g_autofree char *child = g_build_filename (path, name, NULL);
+          if (g_file_test (child, G_FILE_TEST_IS_DIR) && !g_file_test (child, G_FILE_TEST_IS_SYMLINK))
+            remove_tree (child);
+          else
+            g_unlink (child);
+        }
+      g_dir_close (dir);
+    }
+  g_chmod (path, 0700);
+  g_rmdir (path);
+}
+
+static int
+count_entries (const char *path)
+{
+  GDir *dir = g_dir_open (path, 0, NULL);
+  g_assert_nonnull (dir);
+  int count = 0;
+  while (g_dir_read_name (dir))
+    count++;
+  g_dir_close (dir);
+  return count;
+}
+
+static int
+random_size (int low, int high)
+{
+  return g_test_rand_int_range (low, high + 1);
+}
+
+static guint64
+random_u64 (void)
+{
+  return ((guint64) (guint32) g_test_rand_int () << 32) | (guint32) g_test_rand_int ();
+}
+
+static void
+check_cfitsio (int status)
+{
+  if (status != 0)
+    {
+      char text[FLEN_STATUS];
+      fits_get_errstatus (status, text);
+      g_error ("cfitsio failed in the test itself: %s (status %d)", text, status);
+    }
+}
+
+/* A file of the given bytes. */
+static void
+write_bytes (const char *path, const void *bytes, gsize length)
+{
+  GError *error = NULL;
+  g_file_set_contents (path, bytes, (gssize) length, &error);
+  g_assert_no_error (error);
+}
+
+static GBytes *
+read_bytes (const char *path)
+{
+  char *contents = NULL;
+  gsize length = 0;
+  GError *error = NULL;
+  g_file_get_contents (path, &contents, &length, &error);
+  g_assert_no_error (error);
+  return g_bytes_new_take (contents, length);
+}
+
+static SsImage *
+random_float_image (int width, int height, int planes)
+{
+  GError *error = NULL;
+  SsImage *image = ss_image_new (width, height, planes, &error);
+  g_assert_no_error (error);
+  gsize n = ss_image_plane_size (image) * planes;
+  for (gsize i = 0; i < n; i++)
+    image->data[i] = (float) g_test_rand_double_range (-1000.0, 1000.0);
+  return image;
+}
+
+/* Fails the test when ERROR is not set, or does not name PATH's file. */
+static void
+assert_error_names_file (GError *error, const char *path)
+{
+  g_assert_nonnull (error);
+  g_assert_true (error->domain == SS_ERROR);
+  g_autofree char *base = g_path_get_basename (path);
+  if (strstr (error->message, base) == NULL)
+    g_error ("message does not name %s: %s", base, error->message);
+  g_test_message ("expected error: %s", error->message);
+}
+
+/* ------------------------------------------------------------------------ */
+/* FITS files made with cfitsio                                              */
+
+static fitsfile *
+create_fits (const char *path)
+{
+  fitsfile *fits = NULL;
+  int status = 0;
+  fits_create_diskfile (&fits, path, &status);
+  check_cfitsio (status);
+  return fits;
+}
+
+static void
+close_fits_checked (fitsfile *fits)
+{
+  int status = 0;
+  fits_close_file (fits, &status);
+  check_cfitsio (status);
+}
+
+static void
+write_float_fits (const char *path, const float *data, long width, long height, long planes)
+{
+  fitsfile *fits = create_fits (path);
+  int status = 0;
+  long axes[3] = { width, height, planes };
+  fits_create_img (fits, FLOAT_IMG, planes > 1 ? 3 : 2, axes, &status);
+  fits_write_img (fits, TFLOAT, 1, (LONGLONG) width * height * planes, (void *) data, &status);
+  check_cfitsio (status);
+  close_fits_checked (fits);
+}
+
+/* ------------------------------------------------------------------------ */
+/* FITS: float32 round trip, bit for bit                                     */
+
+static void
+test_fits_float32_roundtrip (void)
+{
+  g_autofree char *dir = scratch_dir ();
+  g_autofree char *first = g_build_filename (dir, "first.fits", NULL);
+  g_autofree char *second = g_build_filename (dir, "second.fits", NULL);
+  int width = random_size (1, 97), height = random_size (1, 61), planes = random_size (1, 3);
+  GError *error = NULL;
+  g_autoptr (SsImage) image = ss_image_new (width, height, planes, &error);
+  g_assert_no_error (error);
+  /* Random bit patterns: every float class (subnormals, -0, inf, NaN
+   * payloads) must survive unchanged. */
+  gsize n = ss_image_plane_size (image) * planes;
+  guint32 *bits = (guint32 *) image->data;
+  for (gsize i = 0; i < n; i++)
+    bits[i] = (guint32) g_test_rand_int ();
+  bits[0] = 0x00000001u;  /* smallest subnormal */
+  image->header = ss_header_new ();
+  ss_header_add_card (image->header, "OBJECT  = 'round trip'");
+
+  g_assert_true (ss_fits_write (image, first, FALSE, NULL, &error));
+  g_assert_no_error (error);
+  g_autoptr (SsImage) read = ss_fits_read (first, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_cmpint (read->width, ==, width);
+  g_assert_cmpint (read->height, ==, height);
+  g_assert_cmpint (read->planes, ==, planes);
+  g_assert_cmpmem (read->data, n * sizeof (float), image->data, n * sizeof (float));
+
+  /* read -> write -> read again: same pixels and same cards */
+  const char *inputs[] = { first, NULL };
+  g_assert_true (ss_fits_write (read, second, FALSE, inputs, &error));
+  g_assert_no_error (error);
+  g_autoptr (SsImage) again = ss_fits_read (second, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_cmpmem (again->data, n * sizeof (float), image->data, n * sizeof (float));
+  g_assert_cmpuint (again->header->cards->len, ==, read->header->cards->len);
+  for (guint i = 0; i < read->header->cards->len; i++)
+    g_assert_cmpstr (g_ptr_array_index (again->header->cards, i), ==,
+                     g_ptr_array_index (read->header->cards, i));
+  remove_tree (dir);
+}
+
+/* ------------------------------------------------------------------------ */
+/* FITS: every integer BITPIX with BZERO/BSCALE and BLANK                    */
+
+typedef struct {
+  int bitpix;
+  double bscale;
+  double bzero;
+  gboolean blank;
+} IntegerCase;
+
+/* A random raw value of BITPIX's type. */
+static gint64
+random_raw (int bitpix)
+{
+  switch (bitpix)
+    {
+    case 8: return g_test_rand_int_range (0, 256);
+    case 16: return g_test_rand_int_range (-32768, 32768);
+    case 32: return (gint32) g_test_rand_int ();
+    default: return (gint64) random_u64 ();
+    }
+}
+
+/* The closed form: raw * BSCALE + BZERO, computed as FITS defines it and
+ * rounded once to float. The unsigned-64 convention (BZERO = 2^63) is done
+ * in integers: a double cannot hold raw + 2^63 exactly. */
+static float
+expected_value (const IntegerCase *c, gint64 raw)
+{
+  if (c->bitpix == 64 && c->bzero == 9223372036854775808.0 && c->bscale == 1.0)
+    return (float) ((guint64) raw ^ G_GUINT64_CONSTANT (0x8000000000000000));
+  if (c->bitpix == 64 && c->bscale == 1.0 && c->bzero == 0.0)
+    return (float) raw;
+  return (float) ((double) raw * c->bscale + c->bzero);
+}
+
+static void
+write_integer_fits (const char *path, const IntegerCase *c, const gint64 *raw, long width, long height,
+                    gint64 blank)
+{
+  fitsfile *fits = create_fits (path);
+  int status = 0;
+  long axes[2] = { width, height };
+  fits_create_img (fits, c->bitpix, 2, axes, &status);
+  if (c->bscale != 1.0 || c->bzero != 0.0)
+    {
+      double bscale = c->bscale, bzero = c->bzero;
+      fits_write_key (fits, TDOUBLE, "BSCALE", &bscale, NULL, &status);
+      fits_write_key (fits, TDOUBLE, "BZERO", &bzero, NULL, &status);
+    }
+  if (c->blank)
+    {
+      LONGLONG value = blank;
+      fits_write_key (fits, TLONGLONG, "BLANK", &value, NULL, &status);
+    }
+  /* Store the raw integers as they are (after cfitsio has parsed the new
+   * keywords, which would otherwise reset the scaling). */
+  fits_set_hdustruc (fits, &status);
+  fits_set_bscale (fits, 1.0, 0.0, &status);
+  fits_write_img (fits, TLONGLONG, 1, (LONGLONG) width * height, (void *) raw, &status);
+  check_cfitsio (status);
+  close_fits_checked (fits);
+}
+
+static void
+check_integer_case (const char *dir, const IntegerCase *c)
+{
+  g_autofree char *path = g_build_filename (dir, "int.fits", NULL);
+  g_autofree char *out = g_build_filename (dir, "float.fits", NULL);
+  int width = random_size (2, 70), height = random_size (2, 50);
+  gsize n = (gsize) width * height;
+  g_autofree gint64 *raw = g_new (gint64, n);
+  gint64 blank = c->bitpix == 8 ? 255 : c->bitpix == 16 ? -32768 : c->bitpix == 32 ? G_MININT32 : G_MININT64;
+  for (gsize i = 0; i < n; i++)
+    {
+      raw[i] = random_raw (c->bitpix);
+      if (c->blank && raw[i] == blank)
+        raw[i] = c->bitpix == 8 ? blank - 1 : blank + 1; /* stay in range */
+    }
+  gsize blanks = 0;
+  if (c->blank)
+    for (gsize i = 0; i < n; i += 1 + g_test_rand_int_range (0, 7), blanks++)
+      raw[i] = blank;
+  write_integer_fits (path, c, raw, width, height, blank);
+
+  GError *error = NULL;
+  g_autoptr (SsImage) image = ss_fits_read (path, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_cmpint (image->width, ==, width);
+  g_assert_cmpint (image->height, ==, height);
+  for (gsize i = 0; i < n; i++)
+    {
+      if (c->blank && raw[i] == blank)
+        {
+          g_assert_true (isnan (image->data[i]));
+          continue;
+        }
+      float expected = expected_value (c, raw[i]);
+      if (memcmp (&expected, &image->data[i], sizeof (float)) != 0)
+        g_error ("BITPIX %d BSCALE %g BZERO %g: pixel %zu raw %" G_GINT64_FORMAT ": read %.9g, expected %.9g",
+                 c->bitpix, c->bscale, c->bzero, i, raw[i], image->data[i], expected);
+    }
+  g_assert_cmpuint (ss_image_count_nan (image), ==, blanks);
+
+  /* read -> write float32 -> read gives the same values (NaN where blank) */
+  g_assert_true (ss_fits_write (image, out, TRUE, NULL, &error));
+  g_assert_no_error (error);
+  g_autoptr (SsImage) again = ss_fits_read (out, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_cmpmem (again->data, n * sizeof (float), image->data, n * sizeof (float));
+  g_assert_null (ss_header_get_string (again->header, "BZERO"));
+  g_assert_null (ss_header_get_string (again->header, "BLANK"));
+  g_unlink (path);
+}
+
+static void
+test_fits_integer_bitpix (void)
+{
+  static const IntegerCase cases[] = {
+    { 8, 1.0, 0.0, FALSE },
+    { 8, 1.0, -128.0, TRUE },            /* signed bytes */
+    { 16, 1.0, 0.0, TRUE },
+    { 16, 1.0, 32768.0, FALSE },         /* unsigned 16-bit */
+    { 16, 0.37, 12.5, TRUE },
+    { 32, 1.0, 0.0, TRUE },
+    { 32, 1.0, 2147483648.0, FALSE },    /* unsigned 32-bit */
+    { 32, 1e-3, -7.25, TRUE },
+    { 64, 1.0, 0.0, TRUE },
+    { 64, 1.0, 9223372036854775808.0, FALSE }, /* unsigned 64-bit */
+    { 64, 2.5e-6, 1000.0, TRUE },
+  };
+  g_autofree char *dir = scratch_dir ();
+  for (gsize i = 0; i < G_N_ELEMENTS (cases); i++)
+    check_integer_case (dir, &cases[i]);
+  remove_tree (dir);
+}
+
+/* ------------------------------------------------------------------------ */
+/* FITS: header cards kept, structural ones recomputed, HISTORY appended     */
+
+static const char *const structural_keys[] = {
+  "BZERO", "BSCALE", "BLANK", "DATAMIN", "DATAMAX", "CHECKSUM", "DATASUM",
+};
+
+static GPtrArray *
+read_raw_cards (const char *path)
+{
+  fitsfile *fits = NULL;
+  int status = 0, count = 0, more = 0;
+  fits_open_diskfile (&fits, path, READONLY, &status);
+  fits_get_hdrspace (fits, &count, &more, &status);
+  GPtrArray *cards = g_ptr_array_new_with_free_func (g_free);
+  for (int i = 1; i <= count; i++)
+    {
+      char card[FLEN_CARD];
+      fits_read_record (fits, i, card, &status);
+      g_ptr_array_add (cards, g_strchomp (g_strdup (card)));
+    }
+  check_cfitsio (status);
+  close_fits_checked (fits);
+  return cards;
+}
+
+static void
+write_header_test_input (const char *path, int width, int height, const char *object, double crval1)
+{
+  fitsfile *fits = create_fits (path);
+  int status = 0;
+  long axes[2] = { width, height };
+  fits_create_img (fits, SHORT_IMG, 2, axes, &status);
+  double bscale = 0.5, bzero = 100.0, datamin = -5.0, datamax = 5.0, crpix = 12.5, cd = -2.5e-4;
+  int blank = -32768;
+  fits_write_key (fits, TSTRING, "OBJECT", (void *) object, "target", &status);
+  fits_write_key (fits, TSTRING, "TELESCOP", "Test 1m", NULL, &status);
+  fits_write_key (fits, TDOUBLE, "BSCALE", &bscale, NULL, &status);
+  fits_write_key (fits, TDOUBLE, "BZERO", &bzero, NULL, &status);
+  fits_write_key (fits, TINT, "BLANK", &blank, NULL, &status);
+  fits_write_key (fits, TDOUBLE, "DATAMIN", &datamin, NULL, &status);
+  fits_write_key (fits, TDOUBLE, "DATAMAX", &datamax, NULL, &status);
+  fits_write_key (fits, TSTRING, "CTYPE1", "RA---TAN", NULL, &status);
+  fits_write_key (fits, TSTRING, "CTYPE2", "DEC--TAN", NULL, &status);
+  fits_write_key (fits, TDOUBLE, "CRVAL1", &crval1, NULL, &status);
+  fits_write_key (fits, TDOUBLE, "CRPIX1", &crpix, NULL, &status);
+  fits_write_key (fits, TDOUBLE, "CD1_1", &cd, NULL, &status);
+  fits_write_comment (fits, "a comment that must survive", &status);
+  fits_write_history (fits, "an older history line", &status);
+  fits_write_record (fits, "HIERARCH ESO DET CHIP NAME = 'CCD-42' / chip", &status);
+  fits_set_hdustruc (fits, &status);
+  fits_set_bscale (fits, 1.0, 0.0, &status);
+  g_autofree short *raw = g_new (short, (gsize) width * height);
+  for (int i = 0; i < width * height; i++)
+    raw[i] = (short) g_test_rand_int_range (-1000, 1000);
+  fits_write_img (fits, TSHORT, 1, (LONGLONG) width * height, raw, &status);
+  fits_write_chksum (fits, &status);
+  check_cfitsio (status);
+  close_fits_checked (fits);
+}
+
+static gboolean
+card_has_keyword (const char *card, const char *keyword)
+{
+  gsize length = strlen (keyword);
+  return strncmp (card, keyword, length) == 0 && (card[length] == ' ' || card[length] == '=');
+}
+
+static void
+test_fits_header_kept (void)
+{
+  g_autofree char *dir = scratch_dir ();
+  g_autofree char *in = g_build_filename (dir, "in.fits", NULL);
+  g_autofree char *out = g_build_filename (dir, "out.fits", NULL);
+  int width = random_size (3, 40), height = random_size (3, 40);
+  g_autofree char *object = g_strdup_printf ("NGC %d", g_test_rand_int_range (1, 7000));
+  double crval1 = g_test_rand_double_range (0.0, 360.0);
+  write_header_test_input (in, width, height, object, crval1);
+
+  GError *error = NULL;
+  g_autoptr (SsImage) image = ss_fits_read (in, NULL, &error);
+  g_assert_no_error (error);
+  g_autofree char *read_object = ss_header_get_string (image->header, "OBJECT");
+  g_assert_cmpstr (read_object, ==, object);
+  double value = 0.0;
+  g_assert_true (ss_header_get_double (image->header, "CRVAL1", &value));
+  g_assert_cmpfloat_with_epsilon (value, crval1, 1e-9 * crval1);
+  g_autofree char *chip = ss_header_get_string (image->header, "ESO DET CHIP NAME");
+  g_assert_cmpstr (chip, ==, "CCD-42");
+  g_autofree char *chip_too = ss_header_get_string (image->header, "HIERARCH ESO DET CHIP NAME");
+  g_assert_cmpstr (chip_too, ==, "CCD-42");
+
+  /* A long HISTORY text is split over cards of at most 72 characters. */
+  GString *long_text = g_string_new ("sharpsky 0.1.0 deblur");
+  for (int i = 0; i < 12; i++)
+    g_string_append_printf (long_text, " --param%d=%d", i, g_test_rand_int_range (0, 100000));
+  ss_header_add_history (image->header, "short line %d", 7);
+  ss_header_add_history (image->header, "%s", long_text->str);
+  g_assert_true (ss_fits_write (image, out, FALSE, NULL, &error));
+  g_assert_no_error (error);
+
+  g_autoptr (GPtrArray) cards = read_raw_cards (out);
+  /* structural cards recomputed: float32, same axes, no scaling/blank/sums */
+  g_autofree char *bitpix = g_strdup_printf ("BITPIX  = %20d", -32);
+  g_assert_true (g_str_has_prefix (g_ptr_array_index (cards, 1), bitpix));
+  g_autofree char *naxis1 = g_strdup_printf ("NAXIS1  = %20d", width);
+  g_assert_true (g_str_has_prefix (g_ptr_array_index (cards, 3), naxis1));
+  for (guint i = 0; i < cards->len; i++)
+    for (gsize k = 0; k < G_N_ELEMENTS (structural_keys); k++)
+      g_assert_false (card_has_keyword (g_ptr_array_index (cards, i), structural_keys[k]));
+
+  /* every non-structural input card, verbatim and in order */
+  guint at = 0;
+  for (guint i = 0; i < image->header->cards->len; i++)
+    {
+      const char *card = g_ptr_array_index (image->header->cards, i);
+      if (ss_header_card_is_structural (card))
+        continue;
+      while (at < cards->len && strcmp (g_ptr_array_index (cards, at), card) != 0)
+        at++;
+      if (at == cards->len)
+        g_error ("input card missing from the output: %s", card);
+    }
+  /* then the new HISTORY cards, whose texts join back to the originals */
+  GString *joined = g_string_new (NULL);
+  guint history_cards = 0;
+  for (at++; at < cards->len; at++)
+    {
+      const char *card = g_ptr_array_index (cards, at);
+      g_assert_true (g_str_has_prefix (card, "HISTORY "));
+      g_assert_cmpuint (strlen (card + 8), <=, 72);
+      g_string_append (joined, card + 8);
+      history_cards++;
+    }
+  g_autofree char *expected = g_strconcat ("short line 7", long_text->str, NULL);
+  g_assert_cmpstr (joined->str, ==, expected);
+  g_assert_cmpuint (history_cards, ==, 1 + (long_text->len + 71) / 72);
+  g_string_free (joined, TRUE);
+  g_string_free (long_text, TRUE);
+
+  /* the description names the main cards and the history */
+  g_autofree char *description = ss_fits_describe (out, &error);
+  g_assert_no_error (error);
+  g_assert_nonnull (strstr (description, object));
+  g_assert_nonnull (strstr (description, "RA---TAN"));
+  g_assert_nonnull (strstr (description, "short line 7"));
+  g_assert_nonnull (strstr (description, "BITPIX -32"));
+  remove_tree (dir);
+}
+
+/* ------------------------------------------------------------------------ */
+/* FITS: HDU choice, cubes, tile compression                                 */
+
+static void
+append_float_extension (fitsfile *fits, const char *extname, const float *data, long width, long height)
+{
+  int status = 0;
+  long axes[2] = { width, height };
+  fits_create_img (fits, FLOAT_IMG, 2, axes, &status);
+  fits_write_key (fits, TSTRING, "EXTNAME", (void *) extname, NULL, &status);
+  fits_write_img (fits, TFLOAT, 1, (LONGLONG) width * height, (void *) data, &status);
+  check_cfitsio (status);
+}
+
+static void
+append_table (fitsfile *fits)
+{
+  int status = 0;
+  char *names[] = { "FLUX" }, *forms[] = { "1E" }, *units[] = { "" };
+  fits_create_tbl (fits, BINARY_TBL, 3, 1, names, forms, units, "CATALOG", &status);
+  check_cfitsio (status);
+}
+
+static void
+expect_read_error (const char *path, const char *hdu, int plane, const char *fragment)
+{
+  SsFitsReadOptions options = { hdu, plane };
+  GError *error = NULL;
+  SsImage *image = ss_fits_read (path, &options, &error);
+  g_assert_null (image);
+  assert_error_names_file (error, path);
+  if (fragment && strstr (error->message, fragment) == NULL)
+    g_error ("'%s' not in: %s", fragment, error->message);
+  g_error_free (error);
+}
+
+static void
+expect_same_pixels (const char *path, const char *hdu, const float *data, gsize n)
+{
+  SsFitsReadOptions options = { hdu, -1 };
+  GError *error = NULL;
+  g_autoptr (SsImage) image = ss_fits_read (path, &options, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (ss_image_plane_size (image), ==, n);
+  g_assert_cmpmem (image->data, n * sizeof (float), data, n * sizeof (float));
+}
+
+static void
+test_fits_hdu_selection (void)
+{
+  g_autofree char *dir = scratch_dir ();
+  g_autofree char *path = g_build_filename (dir, "mef.fits", NULL);
+  long width = random_size (2, 30), height = random_size (2, 30);
+  gsize n = (gsize) width * height;
+  g_autoptr (SsImage) sci = random_float_image (width, height, 1);
+  g_autoptr (SsImage) err = random_float_image (width, height, 1);
+
+  fitsfile *fits = create_fits (path);
+  int status = 0;
+  fits_create_img (fits, FLOAT_IMG, 0, NULL, &status); /* empty primary */
+  check_cfitsio (status);
+  append_float_extension (fits, "SCI", sci->data, width, height);
+  append_table (fits);
+  append_float_extension (fits, "ERR", err->data, width, height);
+  close_fits_checked (fits);
+
+  expect_same_pixels (path, NULL, sci->data, n);  /* empty primary skipped */
+  expect_same_pixels (path, "1", sci->data, n);
+  expect_same_pixels (path, "3", err->data, n);
+  expect_same_pixels (path, "ERR", err->data, n);
+  expect_same_pixels (path, "sci", sci->data, n);
+  expect_read_error (path, "0", -1, "NAXIS = 0");
+  expect_read_error (path, "2", -1, "binary table");
+  expect_read_error (path, "CATALOG", -1, "binary table");
+  expect_read_error (path, "9", -1, "does not exist");
+  expect_read_error (path, "NOPE", -1, "NOPE");
+
+  GError *error = NULL;
+  g_autofree char *description = ss_fits_describe (path, &error);
+  g_assert_no_error (error);
+  g_test_message ("%s", description);
+  g_assert_nonnull (strstr (description, "HDU 3 'ERR'"));
+  g_assert_nonnull (strstr (description, "binary table"));
+  remove_tree (dir);
+}
+
+static void
+test_fits_cube (void)
+{
+  g_autofree char *dir = scratch_dir ();
+  g_autofree char *path = g_build_filename (dir, "cube.fits", NULL);
+  int width = random_size (2, 25), height = random_size (2, 25), planes = random_size (2, 6);
+  g_autoptr (SsImage) cube = random_float_image (width, height, planes);
+  write_float_fits (path, cube->data, width, height, planes);
+  gsize n = ss_image_plane_size (cube);
+
+  GError *error = NULL;
+  g_autoptr (SsImage) all = ss_fits_read (path, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_cmpint (all->planes, ==, planes);
+  g_assert_cmpmem (all->data, n * planes * sizeof (float), cube->data, n * planes * sizeof (float));
+
+  int plane = g_test_rand_int_range (0, planes);
+  SsFitsReadOptions options = { NULL, plane };
+  g_autoptr (SsImage) one = ss_fits_read (path, &options, &error);
+  g_assert_no_error (error);
+  g_assert_cmpint (one->planes, ==, 1);
+  g_assert_cmpmem (one->data, n * sizeof (float), ss_image_plane (cube, plane), n * sizeof (float));
+  expect_read_error (path, NULL, planes, "plane");
+  remove_tree (dir);
+}
+
+/* Overwrites the compressed bytes (the heap) of HDU 1 with 0xFF: Rice codes
+ * that claim far more bits than the tiles hold. cfitsio's decoder would read
+ * past its buffer; the reader must refuse the file before that. */
+static void
+check_damaged_rice_refused (const char *path)
+{
+  fitsfile *fits = NULL;
+  int status = 0, type = 0;
+  LONGLONG header_start = 0, data_start = 0, data_end = 0, row_bytes = 0, rows = 0, heap = 0;
+  fits_open_diskfile (&fits, path, READONLY, &status);
+  fits_movabs_hdu (fits, 2, &type, &status);
+  fits_get_hduaddrll (fits, &header_start, &data_start, &data_end, &status);
+  fits_read_key_lnglng (fits, "NAXIS1", &row_bytes, NULL, &status);
+  fits_read_key_lnglng (fits, "NAXIS2", &rows, NULL, &status);
+  fits_read_key_lnglng (fits, "PCOUNT", &heap, NULL, &status);
+  check_cfitsio (status);
+  close_fits_checked (fits);
+
+  g_autoptr (GBytes) bytes = read_bytes (path);
+  gsize length = 0;
+  g_autofree guchar *copy = g_memdup2 (g_bytes_get_data (bytes, &length), g_bytes_get_size (bytes));
+  gsize heap_start = (gsize) (data_start + row_bytes * rows);
+  g_assert_cmpuint (heap_start + heap, <=, length);
+  memset (copy + heap_start, 0xff, (gsize) heap);
+  g_autofree char *damaged = g_strconcat (path, ".damaged.fits", NULL);
+  write_bytes (damaged, copy, length);
+  expect_read_error (damaged, NULL, -1, "the Rice data of tile");
+  g_unlink (damaged);
+}
+
+typedef struct {
+  int bitpix;
+  int compression;
+  const char *label;
+} CompressionCase;
+
+/* Writes WIDTH x HEIGHT integers RAW as a tile-compressed extension. */
+static void
+write_compressed_fits (const char *path, const CompressionCase *c, const int *raw, long width, long height)
+{
+  gsize n = (gsize) width * height;
+  fitsfile *fits = create_fits (path);
+  int status = 0;
+  long axes[2] = { width, height };
+  fits_create_img (fits, BYTE_IMG, 0, NULL, &status);
+  fits_set_compression_type (fits, c->compression, &status);
+  fits_create_img (fits, c->bitpix, 2, axes, &status);
+  fits_write_key (fits, TSTRING, "EXTNAME", "COMPRESSED", NULL, &status);
+  /* cfitsio compresses only data given in the image's own type */
+  g_autofree short *raw16 = g_new (short, n);
+  for (gsize i = 0; i < n; i++)
+    raw16[i] = (short) raw[i];
+  if (c->bitpix == SHORT_IMG)
+    fits_write_img (fits, TSHORT, 1, (LONGLONG) n, raw16, &status);
+  else
+    fits_write_img (fits, TINT, 1, (LONGLONG) n, (void *) raw, &status);
+  check_cfitsio (status);
+  close_fits_checked (fits);
+}
+
+static void
+test_fits_tile_compressed (void)
+{
+  static const CompressionCase cases[] = {
+    { SHORT_IMG, RICE_1, "RICE_1" },
+    { LONG_IMG, RICE_1, "RICE_1" },
+    { SHORT_IMG, PLIO_1, "PLIO_1" },
+    { LONG_IMG, GZIP_2, "GZIP_2" },
+  };
+  g_autofree char *dir = scratch_dir ();
+  for (gsize k = 0; k < G_N_ELEMENTS (cases); k++)
+    {
+      const CompressionCase *c = &cases[k];
+      g_autofree char *file = g_strdup_printf ("%s-%d.fits", c->label, c->bitpix);
+      g_autofree char *path = g_build_filename (dir, file, NULL);
+      long width = random_size (20, 200), height = random_size (20, 120);
+      gsize n = (gsize) width * height;
+      g_autofree int *raw = g_new (int, n);
+      for (gsize i = 0; i < n; i++)  /* non-negative: PLIO's range */
+        raw[i] = 1000 + (int) (i % 37) + g_test_rand_int_range (-500, 500);
+      write_compressed_fits (path, c, raw, width, height);
+
+      GError *error = NULL;
+      g_autoptr (SsImage) image = ss_fits_read (path, NULL, &error);
+      g_assert_no_error (error);
+      g_assert_cmpint (image->width, ==, width);
+      g_assert_cmpint (image->height, ==, height);
+      for (gsize i = 0; i < n; i++)
+        g_assert_cmpfloat (image->data[i], ==, (float) raw[i]); /* lossless */
+      /* the header read is the uncompressed image's */
+      g_autofree char *zimage = ss_header_get_string (image->header, "ZIMAGE");
+      g_assert_null (zimage);
+      double bitpix = 0.0;
+      g_assert_true (ss_header_get_double (image->header, "BITPIX", &bitpix));
+      g_assert_cmpfloat (bitpix, ==, c->bitpix);
+
+      g_autofree char *description = ss_fits_describe (path, &error);
+      g_assert_no_error (error);
+      g_autofree char *kind = g_strdup_printf ("compressed image (%s)", c->label);
+      g_assert_nonnull (strstr (description, kind));
+      if (c->compression == RICE_1)
+        check_damaged_rice_refused (path);
+    }
+
+  /* HCOMPRESS is refused with a way out (cfitsio's decoder is unsafe) */
+  static const CompressionCase hcompress = { SHORT_IMG, HCOMPRESS_1, "HCOMPRESS_1" };
+  g_autofree char *path = g_build_filename (dir, "hcompress.fits", NULL);
+  int raw[64 * 64];
+  for (int i = 0; i < 64 * 64; i++)
+    raw[i] = g_test_rand_int_range (0, 1000);
+  write_compressed_fits (path, &hcompress, raw, 64, 64);
+  expect_read_error (path, NULL, -1, "funpack");
+  remove_tree (dir);
+}
+
+static void
+test_fits_sample_data (void)
+{
+  const char *data_dir = g_getenv ("SHARPSKY_DATA");
+  if (data_dir == NULL)
+    {
+      g_test_skip ("SHARPSKY_DATA not set");
+      return;
+    }
+  /* float64 solar image with a BLANK card on float data: BLANK ignored */
+  g_autofree char *aia = g_build_filename (data_dir, "aia_171_level1.fits", NULL);
+  GError *error = NULL;
+  g_autoptr (SsImage) image = ss_fits_read (aia, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_cmpint (image->width, ==, 128);
+  g_assert_cmpint (image->height, ==, 128);
+  g_assert_nonnull (image->header);
+  g_assert_cmpuint (image->header->cards->len, >, 100);
+}
+
+/* ------------------------------------------------------------------------ */
+/* FITS: bad inputs                                                          */
+
+static void
+expect_any_read_error (const char *path, const char *fragment)
+{
+  GError *error = NULL;
+  SsImage *image = ss_fits_read (path, NULL, &error);
+  g_assert_null (image);
+  assert_error_names_file (error, path);
+  if (fragment && strstr (error->message, fragment) == NULL)
+    g_error ("'%s' not in: %s", fragment, error->message);
+  g_clear_error (&error);
+  /* the format-sniffing loader fails the same way */
+  image = ss_image_load (path, NULL, &error);
+  g_assert_null (image);
+  assert_error_names_file (error, path);
+  g_clear_error (&error);
+}
+
+/* A header from CARDS, padded to whole blocks, followed by DATA_BYTES zeros. */
+static void
+write_handmade_fits (const char *path, const char *const *cards, gsize data_bytes)
+{
+  GString *text = g_string_new (NULL);
+  for (gsize i = 0; cards[i]; i++)
+    g_string_append_printf (text, "%-80.80s", cards[i]);
+  g_string_append_printf (text, "%-80s", "END");
+  while (text->len % 2880)
+    g_string_append_c (text, ' ');
+  gsize header = text->len;
+  g_string_set_size (text, header + data_bytes);
+  memset (text->str + header, 0, data_bytes);
+  write_bytes (path, text->str, text->len);
+  g_string_free (text, TRUE);
+}
+
+static void
+test_fits_bad_inputs (void)
+{
+  g_autofree char *dir = scratch_dir ();
+  g_autofree char *missing = g_build_filename (dir, "missing.fits", NULL);
+  g_autofree char *empty = g_build_filename (dir, "empty.fits", NULL);
+  g_autofree char *text = g_build_filename (dir, "text.fits", NULL);
+  g_autofree char *good = g_build_filename (dir, "good.fits", NULL);
+  g_autofree char *short_header = g_build_filename (dir, "short-header.fits", NULL);
+  g_autofree char *short_data = g_build_filename (dir, "short-data.fits", NULL);
+  g_autofree char *zero = g_build_filename (dir, "zero.fits", NULL);
+  g_autofree char *nothing = g_build_filename (dir, "nothing.fits", NULL);
+  g_autofree char *huge = g_build_filename (dir, "huge.fits", NULL);
+
+  expect_any_read_error (missing, "No such file");
+  expect_any_read_error (dir, "directory");
+  write_bytes (empty, "", 0);
+  expect_any_read_error (empty, "empty");
+  write_bytes (text, "hello, this is not a FITS file\n", 31);
+  expect_any_read_error (text, "not a FITS");
+
+  /* a valid file, then cut inside its header and inside its data */
+  int width = 40, height = 30;
+  g_autoptr (SsImage) image = random_float_image (width, height, 1);
+  write_float_fits (good, image->data, width, height, 1);
+  g_autoptr (GBytes) bytes = read_bytes (good);
+  gsize cut = g_test_rand_int_range (100, 2800);
+  write_bytes (short_header, g_bytes_get_data (bytes, NULL), cut);
+  expect_any_read_error (short_header, "truncated header");
+  write_bytes (short_data, g_bytes_get_data (bytes, NULL), 2880 + 1200);
+  expect_any_read_error (short_data, "truncated: header says 4800 bytes of data, file has 1200");
+  GError *error = NULL;
+  g_autofree char *description = ss_fits_describe (short_data, &error);
+  g_assert_no_error (error);
+  g_assert_nonnull (strstr (description, "TRUNCATED: 1200 of 4800 data bytes present"));
+
+  const char *zero_cards[] = { "SIMPLE  =                    T", "BITPIX  =                  -32",
+                               "NAXIS   =                    2", "NAXIS1  =                    0",
+                               "NAXIS2  =                   10", NULL };
+  write_handmade_fits (zero, zero_cards, 0);
+  expect_any_read_error (zero, "NAXIS1 = 0");
+  const char *no_image[] = { "SIMPLE  =                    T", "BITPIX  =                    8",
+                             "NAXIS   =                    0", NULL };
+  write_handmade_fits (nothing, no_image, 0);
+  expect_any_read_error (nothing, "NAXIS = 0");
+
+  /* 100000 x 100000 float32 claimed by a 5760-byte file: refused from the
+   * header alone (an allocation of 40 GB would fail or crawl first). */
+  const char *huge_cards[] = { "SIMPLE  =                    T", "BITPIX  =                  -32",
+                               "NAXIS   =                    2", "NAXIS1  =               100000",
+                               "NAXIS2  =               100000", NULL };
+  write_handmade_fits (huge, huge_cards, 2880);
+  gint64 start = g_get_monotonic_time ();
+  expect_any_read_error (huge, "header says 40000000000 bytes");
+  g_assert_cmpint (g_get_monotonic_time () - start, <, 2 * G_USEC_PER_SEC);
+  remove_tree (dir);
+}
+
+/* A header whose data ARE in the file (a sparse file) but would need more
+ * memory than the machine has: refused before allocating, as TOO_LARGE. */
+static void
+test_fits_too_large_for_memory (void)
+{
+  g_autofree char *dir = scratch_dir ();
+  g_autofree char *path = g_build_filename (dir, "sparse.fits", NULL);
+  /* 8-bit pixels, so floats need 4x the file's data bytes: claim half of
+   * the available memory in bytes, i.e. twice the memory as floats. */
+  guint64 available = ss_mem_available ();
+  guint64 side = (guint64) sqrt ((double) available / 2.0) + 1;
+  g_autofree char *naxis1 = g_strdup_printf ("NAXIS1  = %20" G_GUINT64_FORMAT, side);
+  g_autofree char *naxis2 = g_strdup_printf ("NAXIS2  = %20" G_GUINT64_FORMAT, side);
+  const char *cards[] = { "SIMPLE  =                    T", "BITPIX  =                    8",
+                          "NAXIS   =                    2", naxis1, naxis2, NULL };
+  write_handmade_fits (path, cards, 0);
+  if (truncate (path, (off_t) (2880 + side * side)) != 0)
+    {
+      g_test_skip ("cannot make a sparse file here");
+      remove_tree (dir);
+      return;
+    }
+  GError *error = NULL;
+  SsImage *image = ss_fits_read (path, NULL, &error);
+  g_assert_null (image);
+  g_assert_error (error, SS_ERROR, SS_ERROR_TOO_LARGE);
+  assert_error_names_file (error, path);
+  g_clear_error (&error);
+  remove_tree (dir);
+}
+
+static void
+test_fits_nan_only_is_not_an_io_error (void)
+{
+  g_autofree char *dir = scratch_dir ();
+  g_autofree char *path = g_build_filename (dir, "nan.fits", NULL);
+  int width = random_size (1, 20), height = random_size (1, 20);
+  g_autofree float *data = g_new (float, width * height);
+  for (int i = 0; i < width * height; i++)
+    data[i] = NAN;
+  write_float_fits (path, data, width, height, 1);
+  GError *error = NULL;
+  g_autoptr (SsImage) image = ss_fits_read (path, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (ss_image_count_nan (image), ==, (gsize) width * height);
+  remove_tree (dir);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Safe outputs                                                              */
+
+static void
+test_output_rules (void)
+{
+  g_autofree char *dir = scratch_dir ();
+  g_autofree char *in = g_build_filename (dir, "in.fits", NULL);
+  g_autofree char *out = g_build_filename (dir, "out.fits", NULL);
+  g_autofree char *symlinked = g_build_filename (dir, "link.fits", NULL);
+  g_autofree char *hard = g_build_filename (dir, "hard.fits", NULL);
+  g_autofree char *dotted = g_build_filename (dir, ".", "in.fits", NULL);
+  g_autoptr (SsImage) image = random_float_image (random_size (2, 30), random_size (2, 30), 1);
+  GError *error = NULL;
+  g_assert_true (ss_fits_write (image, in, FALSE, NULL, &error));
+  g_assert_no_error (error);
+  g_autoptr (GBytes) original = read_bytes (in);
+
+  /* the input is never the output: same path, another spelling, a symlink,
+   * a hard link */
+  const char *inputs[] = { in, NULL };
+  g_assert_cmpint (symlink (in, symlinked), ==, 0);
+  g_assert_cmpint (link (in, hard), ==, 0);
+  const char *same[] = { in, dotted, symlinked, hard };
+  for (gsize i = 0; i < G_N_ELEMENTS (same); i++)
+    {
+      g_assert_false (ss_fits_write (image, same[i], TRUE, inputs, &error));
+      assert_error_names_file (error, same[i]);
+      g_assert_nonnull (strstr (error->message, "input"));
+      g_clear_error (&error);
+      g_assert_false (ss_png_write (image, same[i], NULL, TRUE, inputs, &error));
+      g_clear_error (&error);
+    }
+  g_autoptr (GBytes) after = read_bytes (in);
+  g_assert_true (g_bytes_equal (original, after));
+
+  /* an existing output is kept without force, replaced with it */
+  g_autoptr (SsImage) other = random_float_image (image->width, image->height, 1);
+  g_assert_true (ss_fits_write (other, out, FALSE, inputs, &error));
+  g_assert_no_error (error);
+  g_autoptr (GBytes) before = read_bytes (out);
+  g_assert_false (ss_fits_write (image, out, FALSE, inputs, &error));
+  assert_error_names_file (error, out);
+  g_assert_nonnull (strstr (error->message, "exists"));
+  g_clear_error (&error);
+  g_autoptr (GBytes) kept = read_bytes (out);
+  g_assert_true (g_bytes_equal (before, kept));
+  g_assert_true (ss_fits_write (image, out, TRUE, inputs, &error));
+  g_assert_no_error (error);
+  g_autoptr (SsImage) replaced = ss_fits_read (out, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_cmpmem (replaced->data, ss_image_plane_size (image) * sizeof (float), image->data,
+                   ss_image_plane_size (image) * sizeof (float));
+
+  /* a directory as the output, and an output in a missing directory */
+  g_assert_false (ss_output_check (dir, TRUE, NULL, &error));
+  g_assert_error (error, SS_ERROR, SS_ERROR_IO);
+  g_clear_error (&error);
+  g_autofree char *nowhere = g_build_filename (dir, "no-such-dir", "x.fits", NULL);
+  g_assert_false (ss_fits_write (image, nowhere, FALSE, NULL, &error));
+  assert_error_names_file (error, nowhere);
+  g_clear_error (&error);
+  g_assert_cmpint (count_entries (dir), ==, 4); /* in, out, link, hard: no temporaries */
+  remove_tree (dir);
+}
+
+static void
+test_output_unwritable_directory (void)
+{
+  g_autofree char *dir = scratch_dir ();
+  g_autofree char *locked = g_build_filename (dir, "locked", NULL);
+  g_autofree char *out = g_build_filename (locked, "out.fits", NULL);
+  g_assert_cmpint (g_mkdir (locked, 0500), ==, 0);
+  if (access (locked, W_OK) == 0)
+    {
+      /* root ignores permissions; the write-failure test below covers
+       * cleanup for root too. */
+      g_test_skip ("running as root: a read-only directory is writable");
+      remove_tree (dir);
+      return;
+    }
+  g_autoptr (SsImage) image = random_float_image (8, 8, 1);
+  GError *error = NULL;
+  g_assert_false (ss_fits_write (image, out, FALSE, NULL, &error));
+  assert_error_names_file (error, out);
+  g_assert_nonnull (strstr (error->message, "not writable"));
+  g_clear_error (&error);
+  SsPngWriteOptions options;
+  ss_png_write_options_init (&options);
+  g_assert_false (ss_png_write (image, out, &options, FALSE, NULL, &error));
+  g_clear_error (&error);
+  g_assert_cmpint (count_entries (locked), ==, 0);
+  remove_tree (dir);
+}
+
+/* A write that fails half way (file size limit, as a full disk would):
+ * error, the existing target untouched, no temporary left behind. Works for
+ * root as well. */
+static void
+test_output_write_failure_cleans_up (void)
+{
+  g_autofree char *dir = scratch_dir ();
+  g_autofree char *fits_out = g_build_filename (dir, "out.fits", NULL);
+  g_autofree char *png_out = g_build_filename (dir, "out.png", NULL);
+  write_bytes (fits_out, "old contents", 12);
+  write_bytes (png_out, "old contents", 12);
+  g_autoptr (SsImage) image = random_float_image (300, 300, 1); /* 360 kB */
+
+  struct rlimit saved, limited;
+  g_assert_cmpint (getrlimit (RLIMIT_FSIZE, &saved), ==, 0);
+  limited = saved;
+  limited.rlim_cur = 64 * 1024;
+  void (*old_handler) (int) = signal (SIGXFSZ, SIG_IGN);
+  g_assert_cmpint (setrlimit (RLIMIT_FSIZE, &limited), ==, 0);
+
+  GError *fits_error = NULL, *png_error = NULL;
+  gboolean fits_ok = ss_fits_write (image, fits_out, TRUE, NULL, &fits_error);
+  SsPngWriteOptions options;
+  ss_png_write_options_init (&options);
+  options.bit_depth = 16;
+  /* noise does not compress: well over the limit */
+  gboolean png_ok = ss_png_write (image, png_out, &options, TRUE, NULL, &png_error);
+
+  setrlimit (RLIMIT_FSIZE, &saved);
+  signal (SIGXFSZ, old_handler);
+
+  g_assert_false (fits_ok);
+  assert_error_names_file (fits_error, fits_out);
+  g_clear_error (&fits_error);
+  g_assert_false (png_ok);
+  assert_error_names_file (png_error, png_out);
+  g_clear_error (&png_error);
+  g_autoptr (GBytes) fits_kept = read_bytes (fits_out);
+  g_autoptr (GBytes) png_kept = read_bytes (png_out);
+  g_assert_cmpmem (g_bytes_get_data (fits_kept, NULL), g_bytes_get_size (fits_kept), "old contents", 12);
+  g_assert_cmpmem (g_bytes_get_data (png_kept, NULL), g_bytes_get_size (png_kept), "old contents", 12);
+  g_assert_cmpint (count_entries (dir), ==, 2);
+  remove_tree (dir);
+}
+
+/* ------------------------------------------------------------------------ */
+/* PNG                                                                       */
+
+static SsImage *
+ramp_image (int width, int height, int planes)
+{
+  GError *error = NULL;
+  SsImage *image = ss_image_new (width, height, planes, &error);
+  g_assert_no_error (error);
+  gsize n = ss_image_plane_size (image) * planes;
+  /* a shuffled ramp: every value of [0, 1] in steps, min 0 and max 1 */
+  for (gsize i = 0; i < n; i++)
+    image->data[i] = (float) ((double) ((i * 7919) % n) / (double) (n - 1));
+  return image;
+}
+
+static void
+check_png_roundtrip (const char *dir, int depth, int planes)
+{
+  g_autofree char *path = g_build_filename (dir, "ramp.png", NULL);
+  int width = random_size (2, 90), height = random_size (2, 70);
+  g_autoptr (SsImage) image = ramp_image (width, height, planes);
+  SsPngWriteOptions options;
+  ss_png_write_options_init (&options);
+  options.bit_depth = depth;
+  GError *error = NULL;
+  g_assert_true (ss_png_write (image, path, &options, TRUE, NULL, &error));
+  g_assert_no_error (error);
+  g_autoptr (SsImage) read = ss_png_read (path, &error);
+  g_assert_no_error (error);
+  g_assert_cmpint (read->width, ==, width);
+  g_assert_cmpint (read->height, ==, height);
+  g_assert_cmpint (read->planes, ==, planes);
+  double step = depth == 16 ? 1.0 / 65535.0 : 1.0 / 255.0;
+  gsize n = ss_image_plane_size (image) * planes;
+  double worst = 0.0;
+  for (gsize i = 0; i < n; i++)
+    worst = MAX (worst, fabs ((double) read->data[i] - image->data[i]));
+  /* rounding to the nearest level: half a level (the brief allows a level) */
+  double bound = 0.5 * step + 1e-7;
+  g_test_message ("PNG %d-bit, %d plane(s): worst error %.3g (bound %.3g)", depth, planes, worst, bound);
+  g_assert_cmpfloat (worst, <=, bound);
+
+  /* without the flip the rows come back upside down */
+  options.flip_vertical = FALSE;
+  g_assert_true (ss_png_write (image, path, &options, TRUE, NULL, &error));
+  g_autoptr (SsImage) flipped = ss_png_read (path, &error);
+  g_assert_no_error (error);
+  for (int y = 0; y < height; y++)
+    for (int x = 0; x < width; x++)
+      g_assert_cmpfloat (fabs (flipped->data[(gsize) (height - 1 - y) * width + x]
+                               - image->data[(gsize) y * width + x]), <=, step);
+  g_unlink (path);
+}
+
+static void
+test_png_roundtrip (void)
+{
+  g_autofree char *dir = scratch_dir ();
+  check_png_roundtrip (dir, 8, 1);
+  check_png_roundtrip (dir, 16, 1);
+  check_png_roundtrip (dir, 8, 3);
+  check_png_roundtrip (dir, 16, 3);
+  remove_tree (dir);
+}
+
+/* Writes a PNG with libpng directly: SAMPLES are the stored samples, row 0
+ * at the top, CHANNELS per pixel (palette: indices into PALETTE). */
+static void
+write_raw_png (const char *path, int width, int height, int colour_type, int depth,
+               const guint16 *samples, int channels, const png_color *palette, int palette_size)
+{
+  FILE *file = g_fopen (path, "wb");
+  g_assert_nonnull (file);
+  png_structp png = png_create_write_struct (PNG_LIBPNG_VER_STRING, NULL, NULL, NULL);
+  png_infop info = png_create_info_struct (png);
+  if (setjmp (png_jmpbuf (png)))
+    g_error ("libpng failed in the test itself");
+  png_init_io (png, file);
+  png_set_IHDR (png, info, width, height, depth, colour_type, PNG_INTERLACE_ADAM7,
+                PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
+  if (palette)
+    png_set_PLTE (png, info, palette, palette_size);
+  png_write_info (png, info);
+  if (depth < 8)
+    png_set_packing (png);
+  int bytes = depth == 16 ? 2 : 1;
+  g_autofree guchar *rows = g_new0 (guchar, (gsize) height * width * channels * bytes);
+  g_autofree png_bytep *pointers = g_new (png_bytep, height);
+  for (int y = 0; y < height; y++)
+    {
+      pointers[y] = rows + (gsize) y * width * channels * bytes;
+      for (int i = 0; i < width * channels; i++)
+        {
+          guint16 s = samples[(gsize) y * width * channels + i];
+          if (bytes == 2)
+            pointers[y][2 * i] = s >> 8, pointers[y][2 * i + 1] = s & 0xff;
+          else
+            pointers[y][i] = (guchar) s;
+        }
+    }
+  png_write_image (png, pointers);
+  png_write_end (png, NULL);
+  png_destroy_write_struct (&png, &info);
+  fclose (file);
+}
+
+typedef struct {
+  const char *label;
+  int colour_type;
+  int depth;
+  int channels;     /* stored */
+  int planes;       /* expected */
+} PngCase;
+
+static void
+test_png_read_colour_types (void)
+{
+  static const PngCase cases[] = {
+    { "grey 8", PNG_COLOR_TYPE_GRAY, 8, 1, 1 },
+    { "grey 16", PNG_COLOR_TYPE_GRAY, 16, 1, 1 },
+    { "grey 4", PNG_COLOR_TYPE_GRAY, 4, 1, 1 },
+    { "grey+alpha 8", PNG_COLOR_TYPE_GRAY_ALPHA, 8, 2, 1 },
+    { "grey+alpha 16", PNG_COLOR_TYPE_GRAY_ALPHA, 16, 2, 1 },
+    { "RGB 8", PNG_COLOR_TYPE_RGB, 8, 3, 3 },
+    { "RGB 16", PNG_COLOR_TYPE_RGB, 16, 3, 3 },
+    { "RGBA 8", PNG_COLOR_TYPE_RGB_ALPHA, 8, 4, 3 },
+    { "RGBA 16", PNG_COLOR_TYPE_RGB_ALPHA, 16, 4, 3 },
+    { "palette 8", PNG_COLOR_TYPE_PALETTE, 8, 1, 3 },
+    { "palette 2", PNG_COLOR_TYPE_PALETTE, 2, 1, 3 },
+  };
+  g_autofree char *dir = scratch_dir ();
+  g_autofree char *path = g_build_filename (dir, "colour.png", NULL);
+  for (gsize k = 0; k < G_N_ELEMENTS (cases); k++)
+    {
+      const PngCase *c = &cases[k];
+      int width = random_size (1, 40), height = random_size (1, 30);
+      gsize count = (gsize) width * height * c->channels;
+      g_autofree guint16 *samples = g_new (guint16, count);
+      png_color palette[256];
+      int palette_size = c->colour_type == PNG_COLOR_TYPE_PALETTE ? 1 << c->depth : 0;
+      for (int i = 0; i < palette_size; i++)
+        palette[i] = (png_color) { g_test_rand_int_range (0, 256), g_test_rand_int_range (0, 256),
+                                   g_test_rand_int_range (0, 256) };
+      int top = c->colour_type == PNG_COLOR_TYPE_PALETTE ? palette_size : 1 << c->depth;
+      for (gsize i = 0; i < count; i++)
+        samples[i] = (guint16) g_test_rand_int_range (0, top);
+      write_raw_png (path, width, height, c->colour_type, c->depth, samples, c->channels,
+                     c->colour_type == PNG_COLOR_TYPE_PALETTE ? palette : NULL, palette_size);
+
+      GError *error = NULL;
+      g_autoptr (SsImage) image = ss_image_load (path, NULL, &error);
+      g_assert_no_error (error);
+      g_assert_cmpint (image->planes, ==, c->planes);
+      gsize plane_size = ss_image_plane_size (image);
+      double max = (1 << c->depth) - 1;
+      for (int y = 0; y < height; y++)
+        for (int x = 0; x < width; x++)
+          for (int p = 0; p < c->planes; p++)
+            {
+              const guint16 *pixel = samples + ((gsize) y * width + x) * c->channels;
+              double expected;
+              if (c->colour_type == PNG_COLOR_TYPE_PALETTE)
+                {
+                  const png_color *entry = &palette[pixel[0]];
+                  expected = (p == 0 ? entry->red : p == 1 ? entry->green : entry->blue) / 255.0;
+                }
+              else if (c->depth < 8)
+                expected = pixel[0] / max; /* widened by bit replication: exact */
+              else
+                expected = pixel[p] / max;
+              /* PNG top row = the image's last row */
+              float got = image->data[p * plane_size + (gsize) (height - 1 - y) * width + x];
+              if (fabs (got - expected) > 1e-6)
+                g_error ("%s: pixel (%d,%d) plane %d: got %g, expected %g", c->label, x, y, p, got, expected);
+            }
+    }
+  remove_tree (dir);
+}
+
+static void
+test_png_bad_inputs (void)
+{
+  g_autofree char *dir = scratch_dir ();
+  g_autofree char *good = g_build_filename (dir, "good.png", NULL);
+  g_autofree char *cut = g_build_filename (dir, "cut.png", NULL);
+  g_autofree char *fake = g_build_filename (dir, "fake.png", NULL);
+  g_autofree char *missing = g_build_filename (dir, "missing.png", NULL);
+  g_autoptr (SsImage) image = random_float_image (50, 40, 1);
+  GError *error = NULL;
+  g_assert_true (ss_png_write (image, good, NULL, FALSE, NULL, &error));
+  g_assert_no_error (error);
+  g_autoptr (GBytes) bytes = read_bytes (good);
+  gsize length = g_bytes_get_size (bytes);
+  write_bytes (cut, g_bytes_get_data (bytes, NULL), g_test_rand_int_range (9, (int) length - 20));
+  static const char fake_png[] = "\x89PNG\r\n\x1a\n garbage after the signature";
+  write_bytes (fake, fake_png, sizeof fake_png - 1);
+  const char *bad[] = { cut, fake, missing, dir };
+  for (gsize i = 0; i < G_N_ELEMENTS (bad); i++)
+    {
+      SsImage *read = ss_png_read (bad[i], &error);
+      g_assert_null (read);
+      assert_error_names_file (error, bad[i]);
+      g_clear_error (&error);
+    }
+  SsPngWriteOptions options;
+  ss_png_write_options_init (&options);
+  options.bit_depth = 12;
+  g_autofree char *out = g_build_filename (dir, "out.png", NULL);
+  g_assert_false (ss_png_write (image, out, &options, FALSE, NULL, &error));
+  g_assert_error (error, SS_ERROR, SS_ERROR_INVALID_ARGUMENT);
+  g_clear_error (&error);
+  g_assert_false (g_file_test (out, G_FILE_TEST_EXISTS));
+  remove_tree (dir);
+}
+
+static void
+test_load_by_content (void)
+{
+  g_autofree char *dir = scratch_dir ();
+  g_autofree char *png_named_fits = g_build_filename (dir, "really-a-png.fits", NULL);
+  g_autofree char *fits_named_png = g_build_filename (dir, "really-a-fits.png", NULL);
+  g_autoptr (SsImage) image = ramp_image (12, 9, 1);
+  GError *error = NULL;
+  g_assert_true (ss_png_write (image, png_named_fits, NULL, FALSE, NULL, &error));
+  write_float_fits (fits_named_png, image->data, 12, 9, 1);
+  g_autoptr (SsImage) a = ss_image_load (png_named_fits, NULL, &error);
+  g_assert_no_error (error);
+  g_autoptr (SsImage) b = ss_image_load (fits_named_png, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_null (a->header);      /* it was read as a PNG */
+  g_assert_nonnull (b->header);   /* and this one as a FITS */
+  g_assert_cmpmem (b->data, 12 * 9 * sizeof (float), image->data, 12 * 9 * sizeof (float));
+  remove_tree (dir);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Stretch                                                                   */
+
+static int
+compare_floats (const void *a, const void *b)
+{
+  float x = *(const float *) a, y = *(const float *) b;
+  return (x > y) - (x < y);
+}
+
+/* The oracle: sort, then interpolate between order statistics. */
+static double
+sorted_percentile (const float *sorted, gsize n, double percent)
+{
+  double position = percent / 100.0 * (double) (n - 1);
+  gsize below = (gsize) floor (position);
+  if (below + 1 >= n)
+    return sorted[n - 1];
+  return sorted[below] + (position - below) * ((double) sorted[below + 1] - sorted[below]);
+}
+
+static void
+test_stretch (void)
+{
+  gsize n = (gsize) random_size (50, 5000);
+  g_autofree float *in = g_new (float, n);
+  g_autofree float *out = g_new (float, n);
+  for (gsize i = 0; i < n; i++)
+    {
+      /* some NaN, many repeats (like a flat sky), the rest continuous */
+      int kind = g_test_rand_int_range (0, 10);
+      in[i] = kind == 0 ? NAN
+              : kind < 5 ? (float) g_test_rand_int_range (-50, 200)
+              : (float) g_test_rand_double_range (-50.0, 200.0);
+    }
+  g_autofree float *sorted = g_new (float, n);
+  gsize finite = 0;
+  for (gsize i = 0; i < n; i++)
+    if (!isnan (in[i]))
+      sorted[finite++] = in[i];
+  qsort (sorted, finite, sizeof (float), compare_floats);
+
+  double low_percent = g_test_rand_double_range (0.0, 40.0), high_percent = g_test_rand_double_range (60.0, 100.0);
+  double low = 0.0, high = 0.0;
+  ss_stretch_apply (in, out, n, SS_STRETCH_LINEAR, low_percent, high_percent, &low, &high);
+  g_assert_cmpfloat_with_epsilon (low, sorted_percentile (sorted, finite, low_percent), 1e-9);
+  g_assert_cmpfloat_with_epsilon (high, sorted_percentile (sorted, finite, high_percent), 1e-9);
+  for (gsize i = 0; i < n; i++)
+    {
+      double expected = isnan (in[i]) ? 0.0 : CLAMP ((in[i] - low) / (high - low), 0.0, 1.0);
+      g_assert_cmpfloat_with_epsilon (out[i], expected, 1e-6);
+    }
+
+  /* 0 and 100 are exactly min and max; each stretch maps them to 0 and 1 and
+   * is increasing in between */
+  const SsStretch stretches[] = { SS_STRETCH_LINEAR, SS_STRETCH_LOG, SS_STRETCH_SQRT, SS_STRETCH_ASINH };
+  for (gsize s = 0; s < G_N_ELEMENTS (stretches); s++)
+    {
+      ss_stretch_apply (in, out, n, stretches[s], 0.0, 100.0, &low, &high);
+      g_assert_cmpfloat (low, ==, sorted[0]);
+      g_assert_cmpfloat (high, ==, sorted[finite - 1]);
+      for (gsize i = 0; i < n; i++)
+        for (gsize j = 0; j < MIN (n, (gsize) 50); j++)
+          if (!isnan (in[i]) && !isnan (in[j]) && in[i] < in[j])
+            g_assert_cmpfloat (out[i], <, out[j]);
+      for (gsize i = 0; i < n; i++)
+        {
+          if (in[i] == sorted[0] || isnan (in[i]))
+            g_assert_cmpfloat (out[i], ==, 0.0f);
+          if (in[i] == sorted[finite - 1])
+            g_assert_cmpfloat_with_epsilon (out[i], 1.0f, 1e-6);
+        }
+    }
+  /* the sqrt stretch at a known point */
+  float two[3] = { 0.0f, 0.25f, 1.0f }, mapped[3];
+  ss_stretch_apply (two, mapped, 3, SS_STRETCH_SQRT, 0.0, 100.0, NULL, NULL);
+  g_assert_cmpfloat_with_epsilon (mapped[1], 0.5f, 1e-6);
+
+  SsStretch stretch;
+  GError *error = NULL;
+  g_assert_true (ss_stretch_from_string ("ASinh", &stretch, &error));
+  g_assert_cmpint (stretch, ==, SS_STRETCH_ASINH);
+  g_assert_false (ss_stretch_from_string ("cubic", &stretch, &error));
+  g_assert_error (error, SS_ERROR, SS_ERROR_INVALID_ARGUMENT);
+  g_clear_error (&error);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Header cards                                                              */
+
+static void
+test_header_cards (void)
+{
+  g_autoptr (SsHeader) header = ss_header_new ();
+  ss_header_add_card (header, "OBJECT  = 'O''Brien field'     / with a quote");
+  ss_header_add_card (header, "EXPTIME =              1.5D+02 / Fortran exponent");
+  ss_header_add_card (header, "COMMENT   OBJECT  = 'not a value'");
+  g_autofree char *object = ss_header_get_string (header, "object");
+  g_assert_cmpstr (object, ==, "O'Brien field");
+  double exptime = 0.0;
+  g_assert_true (ss_header_get_double (header, "EXPTIME", &exptime));
+  g_assert_cmpfloat (exptime, ==, 150.0);
+  g_assert_false (ss_header_get_double (header, "OBJECT", &exptime));
+  g_assert_null (ss_header_get_string (header, "COMMENT"));
+
+  double value = g_test_rand_double_range (-1e6, 1e6);
+  ss_header_set_double (header, "GAIN", value, "e-/ADU");
+  ss_header_set_double (header, "GAIN", value * 2, "e-/ADU");
+  ss_header_set_string (header, "FILTER", "It's R", NULL);
+  double back = 0.0;
+  g_assert_true (ss_header_get_double (header, "GAIN", &back));
+  g_assert_cmpfloat (back, ==, value * 2);       /* %.17G: exact */
+  g_assert_cmpuint (header->cards->len, ==, 5);  /* replaced, not added */
+  g_autofree char *filter = ss_header_get_string (header, "FILTER");
+  g_assert_cmpstr (filter, ==, "It's R");
+
+  const char *structural[] = { "BITPIX  =                  -32", "NAXIS3  =                    4",
+                               "BZERO   =                32768", "ZCMPTYPE= 'RICE_1  '",
+                               "ZTILE1  =                  100", "CHECKSUM= 'abc'", "END" };
+  const char *kept[] = { "OBJECT  = 'x'", "NAXISFOO=                    1", "ZD      =                 12.5",
+                         "CTYPE1  = 'RA---TAN'", "HISTORY BITPIX", "HIERARCH ESO BITPIX = 3" };
+  for (gsize i = 0; i < G_N_ELEMENTS (structural); i++)
+    g_assert_true (ss_header_card_is_structural (structural[i]));
+  for (gsize i = 0; i < G_N_ELEMENTS (kept); i++)
+    g_assert_false (ss_header_card_is_structural (kept[i]));
+
+  g_autoptr (SsHeader) copy = ss_header_copy (header);
+  ss_header_add_history (copy, "x=%d", 3);
+  g_assert_cmpuint (copy->cards->len, ==, header->cards->len);
+  g_assert_cmpuint (copy->history->len, ==, 1);
+  g_assert_cmpuint (header->history->len, ==, 0);
+}
+
+int
+main (int argc, char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+  g_test_add_func ("/io/header/cards", test_header_cards);
+  g_test_add_func ("/io/fits/float32-roundtrip", test_fits_float32_roundtrip);
+  g_test_add_func ("/io/fits/integer-bitpix", test_fits_integer_bitpix);
+  g_test_add_func ("/io/fits/header-kept", test_fits_header_kept);
+  g_test_add_func ("/io/fits/hdu-selection", test_fits_hdu_selection);
+  g_test_add_func ("/io/fits/cube", test_fits_cube);
+  g_test_add_func ("/io/fits/tile-compressed", test_fits_tile_compressed);
+  g_test_add_func ("/io/fits/sample-data", test_fits_sample_data);
+  g_test_add_func ("/io/fits/bad-inputs", test_fits_bad_inputs);
+  g_test_add_func ("/io/fits/too-large-for-memory", test_fits_too_large_for_memory);
+  g_test_add_func ("/io/fits/nan-only", test_fits_nan_only_is_not_an_io_error);
+  g_test_add_func ("/io/output/rules", test_output_rules);
+  g_test_add_func ("/io/output/unwritable-directory", test_output_unwritable_directory);
+  g_test_add_func ("/io/output/write-failure", test_output_write_failure_cleans_up);
+  g_test_add_func ("/io/png/roundtrip", test_png_roundtrip);
+  g_test_add_func ("/io/png/colour-types", test_png_read_colour_types);
+  g_test_add_func ("/io/png/bad-inputs", test_png_bad_inputs);
+  g_test_add_func ("/io/load-by-content", test_load_by_content);
+  g_test_add_func ("/io/stretch", test_stretch);
+  return g_test_run ();
+}

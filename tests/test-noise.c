@@ -1,0 +1,259 @@
+/* test-noise.c: the noise estimate and the automatic alpha (issue 5, item 6).
+ *
+ * - ss_noise_estimate on images of known white Gaussian noise (plus a sky
+ *   gradient, a few stars and NaN holes; also a 1-D signal) returns the noise
+ *   within 10%.
+ * - ss_operator_column_norm equals the l2 norm of the rendered PSF (Parseval
+ *   oracle), with and without a mask.
+ * - --alpha auto: on sparse star fields at two noise levels, alpha is swept on
+ *   a log grid with the CPU FISTA solver; the automatic alpha (from the
+ *   ESTIMATED noise) lies within a factor of 3 of the sweep's best-MSE alpha.
+ * Inputs are fresh draws from g_test_rand_* (the seed is in the TAP output;
+ * --seed replays it).
+ */
+#include "sharpsky.h"
+#include "ss-noise.h"
+
+#include <math.h>
+#include <string.h>
+
+static double
+rand_normal (void)
+{
+  /* Box-Muller on g_test_rand_double; 1 - u keeps the log finite. */
+  double u = 1.0 - g_test_rand_double (), v = g_test_rand_double ();
+  return sqrt (-2.0 * log (u)) * cos (2.0 * G_PI * v);
+}
+
+/* A w x h image: tilted sky + NSTARS Gaussian stars (FWHM 2.5) + noise SIGMA. */
+static float *
+make_sky_with_noise (int w, int h, double sigma, int nstars)
+{
+  float *img = g_new (float, (gsize) w * h);
+  double gx = g_test_rand_double_range (-2, 2) / w, gy = g_test_rand_double_range (-2, 2) / h;
+  double base = g_test_rand_double_range (0, 100);
+  for (int y = 0; y < h; y++)
+    for (int x = 0; x < w; x++)
+      img[(gsize) y * w + x] = (float) (base + gx * x + gy * y + sigma * rand_normal ());
+  double s2 = pow (2.5 / 2.3548, 2);
+  for (int k = 0; k < nstars; k++)
+    {
+      double cx = g_test_rand_double_range (0, w), cy = g_test_rand_double_range (0, h);
+      double amp = g_test_rand_double_range (10, 100) * sigma;
+      for (int y = MAX (0, (int) cy - 8); y < MIN (h, (int) cy + 9); y++)
+        for (int x = MAX (0, (int) cx - 8); x < MIN (w, (int) cx + 9); x++)
+          img[(gsize) y * w + x] +=
+            (float) (amp * exp (-0.5 * ((x - cx) * (x - cx) + (y - cy) * (y - cy)) / s2));
+    }
+  return img;
+}
+
+static void
+test_noise_estimate_known_sigma (void)
+{
+  for (int trial = 0; trial < 6; trial++)
+    {
+      int w = g_test_rand_int_range (64, 300), h = g_test_rand_int_range (64, 300);
+      double sigma = pow (10.0, g_test_rand_double_range (-3, 1));
+      g_autofree float *img = make_sky_with_noise (w, h, sigma, (w * h) / 2000);
+      /* NaN holes: a block and scattered pixels. */
+      int bx = g_test_rand_int_range (0, w - 10), by = g_test_rand_int_range (0, h - 10);
+      for (int y = by; y < by + 10; y++)
+        for (int x = bx; x < bx + 10; x++)
+          img[(gsize) y * w + x] = NAN;
+      for (int k = 0; k < w * h / 100; k++)
+        img[g_test_rand_int_range (0, w * h)] = NAN;
+      double est = ss_noise_estimate (img, w, h);
+      g_test_message ("%d×%d sigma %.4g: estimate %.4g (ratio %.4f)", w, h, sigma, est,
+                      est / sigma);
+      g_assert_cmpfloat (fabs (est / sigma - 1.0), <, 0.10);
+    }
+}
+
+static void
+test_noise_estimate_1d_and_degenerate (void)
+{
+  int n = g_test_rand_int_range (3000, 20000);
+  double sigma = pow (10.0, g_test_rand_double_range (-3, 0));
+  g_autofree float *row = make_sky_with_noise (n, 1, sigma, 0);
+  double est = ss_noise_estimate (row, n, 1);
+  g_test_message ("1-D n=%d sigma %.4g: estimate %.4g", n, sigma, est);
+  g_assert_cmpfloat (fabs (est / sigma - 1.0), <, 0.10);
+  /* The same signal as a column. */
+  est = ss_noise_estimate (row, 1, n);
+  g_assert_cmpfloat (fabs (est / sigma - 1.0), <, 0.10);
+
+  /* Nothing to estimate from: NAN, never a crash. */
+  float tiny[4] = { 1, 2, 3, 4 };
+  g_assert_true (isnan (ss_noise_estimate (tiny, 2, 2)));
+  g_assert_true (isnan (ss_noise_estimate (tiny, 0, 2)));
+  g_assert_true (isnan (ss_noise_estimate (NULL, 5, 5)));
+  float nan_only[25];
+  for (int i = 0; i < 25; i++)
+    nan_only[i] = NAN;
+  g_assert_true (isnan (ss_noise_estimate (nan_only, 5, 5)));
+  /* A constant image has no noise. */
+  float flat[25];
+  for (int i = 0; i < 25; i++)
+    flat[i] = 7.0f;
+  g_assert_cmpfloat (ss_noise_estimate (flat, 5, 5), ==, 0.0);
+  /* Quantised data with noise under one count: the fallback still sees it. */
+  g_autofree float *quant = make_sky_with_noise (200, 200, 0.3, 0);
+  for (int i = 0; i < 200 * 200; i++)
+    quant[i] = roundf (quant[i]);
+  est = ss_noise_estimate (quant, 200, 200);
+  g_test_message ("quantised sigma 0.3 (+ rounding 0.289): estimate %.4g", est);
+  g_assert_cmpfloat (est, >, 0.2);
+  g_assert_cmpfloat (est, <, 0.6);
+}
+
+static void
+test_column_norm_parseval (void)
+{
+  int w = g_test_rand_int_range (40, 90), h = g_test_rand_int_range (40, 90);
+  SsPsfSpec spec = { .kind = SS_PSF_MOFFAT, .fwhm = g_test_rand_double_range (2, 5),
+                     .beta = g_test_rand_double_range (2, 5) };
+  g_autoptr (GError) error = NULL;
+  g_autoptr (SsImage) psf = ss_psf_render (&spec, w, h, &error);
+  g_assert_no_error (error);
+  double direct = 0;
+  for (gsize i = 0; i < (gsize) w * h; i++)
+    direct += (double) psf->data[i] * psf->data[i];
+  direct = sqrt (direct);
+  g_autoptr (SsOperator) op = ss_operator_new_blur (&spec, NULL, w, h, &error);
+  g_assert_no_error (error);
+  double via_spectrum = ss_operator_column_norm (op);
+  g_test_message ("||psf|| = %.6g, from the spectrum %.6g", direct, via_spectrum);
+  g_assert_cmpfloat (fabs (via_spectrum / direct - 1.0), <, 1e-4);
+
+  /* With a third of the pixels unobserved the typical column shrinks by sqrt(m/n). */
+  g_autofree float *observed = g_new (float, (gsize) w * h);
+  gsize m = 0;
+  for (gsize i = 0; i < (gsize) w * h; i++)
+    {
+      observed[i] = g_test_rand_double () < 1.0 / 3.0 ? NAN : 1.0f;
+      m += isnan (observed[i]) ? 0 : 1;
+    }
+  g_autoptr (SsOperator) masked = ss_operator_new_blur (&spec, observed, w, h, &error);
+  g_assert_no_error (error);
+  double expect = direct * sqrt ((double) m / ((double) w * h));
+  g_assert_cmpfloat (fabs (ss_operator_column_norm (masked) / expect - 1.0), <, 1e-4);
+
+  /* Bad arguments: NAN, no crash. */
+  g_assert_true (isnan (ss_alpha_auto (-1.0, op)));
+  g_assert_true (isnan (ss_alpha_auto (NAN, op)));
+  g_assert_true (isnan (ss_alpha_auto (0.01, NULL)));
+  g_assert_cmpfloat (ss_alpha_auto (0.0, op), ==, 0.0);
+  double alpha;
+  g_assert_false (ss_alpha_auto_from_data (observed, w, h, 0.0, op, &alpha, NULL, &error));
+  g_assert_error (error, SS_ERROR, SS_ERROR_INVALID_ARGUMENT);
+}
+
+/* ---- the alpha sweep ------------------------------------------------------ */
+
+#define SWEEP_SIZE 128
+#define SWEEP_ITERATIONS 400
+
+/* Sparse star field: point sources of amplitude 0.2-1 on a dark sky. */
+static float *
+make_star_field (int w, int h, int nstars)
+{
+  float *truth = g_new0 (float, (gsize) w * h);
+  for (int k = 0; k < nstars; k++)
+    truth[g_test_rand_int_range (0, w * h)] = (float) g_test_rand_double_range (0.2, 1.0);
+  return truth;
+}
+
+static double
+solve_mse (const SsOperator *op, const float *y, const float *truth, double alpha)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (SsBackend) backend = ss_backend_new (SS_BACKEND_CPU, &error);
+  g_assert_no_error (error);
+  SsSolveParams params;
+  ss_solve_params_init (&params);
+  params.kind = SS_SOLVER_FISTA;
+  params.alpha = alpha;
+  params.iterations = SWEEP_ITERATIONS;
+  params.report_every = SWEEP_ITERATIONS;
+  params.nonneg = TRUE;
+  SsProblem problem = { .op = op, .y = y, .truth = truth };
+  SsSolveResult result = { 0 };
+  g_assert_true (ss_backend_solve (backend, &problem, &params, NULL, NULL, NULL, &result, &error));
+  g_assert_no_error (error);
+  double mse = ss_mse (result.x, truth, (gsize) op->width * op->height);
+  ss_solve_result_clear (&result);
+  return mse;
+}
+
+static void
+sweep_one_noise_level (double sigma)
+{
+  const int w = SWEEP_SIZE, h = SWEEP_SIZE;
+  g_autofree float *truth = make_star_field (w, h, 80);
+  SsAcquisition acq;
+  ss_acquisition_init (&acq);
+  acq.psf.kind = SS_PSF_GAUSSIAN;
+  acq.psf.fwhm = g_test_rand_double_range (2.5, 4.0);
+  acq.noise = sigma;
+  acq.seed = (guint32) g_test_rand_int ();
+  g_autoptr (GError) error = NULL;
+  g_autoptr (SsOperator) op = ss_operator_new_blur (&acq.psf, NULL, w, h, &error);
+  g_assert_no_error (error);
+  g_autofree float *y = ss_simulate (op, &acq, truth, &error);
+  g_assert_no_error (error);
+
+  double noise = ss_noise_estimate (y, w, h);
+  double auto_alpha = ss_alpha_auto (noise, op);
+
+  /* Log grid, 4 points a decade, 1e-5 .. 1e-1. */
+  double best_alpha = NAN, best_mse = INFINITY;
+  GString *curve = g_string_new (NULL);
+  for (int k = 0; k <= 16; k++)
+    {
+      double alpha = 1e-5 * pow (10.0, k / 4.0);
+      double mse = solve_mse (op, y, truth, alpha);
+      g_string_append_printf (curve, " %.2e:%.3e", alpha, mse);
+      if (mse < best_mse)
+        {
+          best_mse = mse;
+          best_alpha = alpha;
+        }
+    }
+  double auto_mse = solve_mse (op, y, truth, auto_alpha);
+  g_test_message ("sigma %.3g (estimated %.4g), FWHM %.2f; alpha:MSE%s", sigma, noise,
+                  acq.psf.fwhm, curve->str);
+  g_test_message ("sigma %.3g: best alpha %.3e (MSE %.3e), auto alpha %.3e (MSE %.3e), "
+                  "ratio %.2f", sigma, best_alpha, best_mse, auto_alpha, auto_mse,
+                  auto_alpha / best_alpha);
+  g_string_free (curve, TRUE);
+  ss_acquisition_clear (&acq);
+
+  g_assert_cmpfloat (fabs (noise / sigma - 1.0), <, 0.10);
+  g_assert_cmpfloat (auto_alpha, >, best_alpha / 3.0);
+  g_assert_cmpfloat (auto_alpha, <, best_alpha * 3.0);
+}
+
+static void
+test_alpha_auto_low_noise (void)
+{
+  sweep_one_noise_level (0.005);
+}
+
+static void
+test_alpha_auto_high_noise (void)
+{
+  sweep_one_noise_level (0.02);
+}
+
+int
+main (int argc, char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+  g_test_add_func ("/noise/estimate-known-sigma", test_noise_estimate_known_sigma);
+  g_test_add_func ("/noise/estimate-1d-and-degenerate", test_noise_estimate_1d_and_degenerate);
+  g_test_add_func ("/noise/column-norm-parseval", test_column_norm_parseval);
+  g_test_add_func ("/noise/alpha-auto-sigma-0.005", test_alpha_auto_low_noise);
+  g_test_add_func ("/noise/alpha-auto-sigma-0.02", test_alpha_auto_high_noise);
+  return g_test_run ();
+}

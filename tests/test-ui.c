@@ -1,0 +1,1058 @@
+/* test-ui.c: the desktop app driven through its window (suite ui).
+ *
+ * Runs under Xvfb with GSK_RENDERER=cairo (tests/ui/meson.build); without a
+ * display every test is skipped, visibly. The window is driven through its
+ * test hooks (ss_window_*_sync), not synthesised input events. Each run uses
+ * a fresh acquisition seed (printed; SHARPSKY_TEST_SEED replays it).
+ *
+ * Oracles: the window's measurement equals the engine's ss_simulate of the
+ * same acquisition; the MSE the window plots equals the MSE recomputed from
+ * the recovered image and the truth; dense Cholesky equals the FFT direct
+ * solver on a fully observed region; files read back equal what was shown.
+ */
+#include <gtk/gtk.h>
+#include <glib/gstdio.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "sharpsky.h"
+#include "ss-application.h"
+#include "ss-config.h"
+#include "ss-window.h"
+
+static gboolean have_display;
+static SsApplication *app;
+
+typedef struct {
+  SsWindow *window;
+  char *dir;      /* scratch directory for exported files */
+  guint32 seed;
+} Fixture;
+
+static guint32
+test_seed (void)
+{
+  const char *env = g_getenv ("SHARPSKY_TEST_SEED");
+  guint32 seed = env ? (guint32) g_ascii_strtoull (env, NULL, 10) : (guint32) g_test_rand_int ();
+  g_test_message ("seed %u", seed);
+  return seed;
+}
+
+static void
+iterate_for (double seconds)
+{
+  gint64 end = g_get_monotonic_time () + (gint64) (seconds * G_USEC_PER_SEC);
+  while (g_get_monotonic_time () < end)
+    {
+      g_main_context_iteration (NULL, FALSE);
+      g_usleep (1000);
+    }
+}
+
+static void
+fixture_setup (Fixture *f, gconstpointer data)
+{
+  if (!have_display)
+    return;
+  f->seed = test_seed ();
+  f->dir = g_dir_make_tmp ("sharpsky-ui-XXXXXX", NULL);
+  g_assert_nonnull (f->dir);
+  f->window = ss_window_new (GTK_APPLICATION (app));
+  gtk_window_set_default_size (GTK_WINDOW (f->window), 1360, 860);
+  gtk_window_present (GTK_WINDOW (f->window));
+  g_autofree char *sample = ss_window_find_sample ();
+  g_assert_nonnull (sample);
+  g_autoptr (GError) error = NULL;
+  g_assert_true (ss_window_open_path_sync (f->window, sample, 30, &error));
+  g_assert_no_error (error);
+  g_assert_true (ss_window_wait_rendered (f->window, 30));
+}
+
+/* Removes DIR and everything under it. */
+static void
+remove_dir (const char *dir)
+{
+  GDir *d = g_dir_open (dir, 0, NULL);
+  const char *name;
+  while (d && (name = g_dir_read_name (d)))
+    {
+      g_autofree char *path = g_build_filename (dir, name, NULL);
+      if (g_file_test (path, G_FILE_TEST_IS_DIR) && !g_file_test (path, G_FILE_TEST_IS_SYMLINK))
+        remove_dir (path);
+      else
+        g_remove (path);
+    }
+  if (d)
+    g_dir_close (d);
+  g_rmdir (dir);
+}
+
+static void
+fixture_teardown (Fixture *f, gconstpointer data)
+{
+  if (!have_display)
+    return;
+  ss_window_stop (f->window);
+  ss_window_wait_idle (f->window, 60);
+  gtk_window_destroy (GTK_WINDOW (f->window));
+  iterate_for (0.05);
+  remove_dir (f->dir);
+  g_free (f->dir);
+}
+
+static gboolean
+skip_without_display (void)
+{
+  if (!have_display)
+    g_test_skip ("no display and no xvfb-run: the GTK tests cannot run");
+  return !have_display;
+}
+
+/* Settings of a quick CPU simulation with this run's seed. */
+static void
+cpu_settings (const Fixture *f, SsSettings *s, SsSolverKind kind, int iterations)
+{
+  ss_settings_init (s);
+  s->mode = SS_MODE_SIMULATE;
+  s->acquisition.psf.kind = SS_PSF_BOX_ROW;
+  s->acquisition.psf.size = 5;
+  s->acquisition.ratio = 0.5;
+  s->acquisition.seed = f->seed;
+  s->params.kind = kind;
+  s->params.alpha = 1e-3;
+  s->params.iterations = iterations;
+  s->backend = SS_BACKEND_CPU;
+}
+
+static void
+apply_settings (Fixture *f, SsSettings *s)
+{
+  ss_params_panel_set_settings (ss_window_get_params_panel (f->window), s);
+  ss_settings_clear (s);
+}
+
+static SsImage *
+read_sample (void)
+{
+  g_autofree char *path = ss_window_find_sample ();
+  SsFitsReadOptions options = SS_FITS_READ_OPTIONS_DEFAULT;
+  g_autoptr (GError) error = NULL;
+  SsImage *image = ss_fits_read (path, &options, &error);
+  g_assert_no_error (error);
+  return image;
+}
+
+/* ---- screenshots ---------------------------------------------------------- */
+
+static char *
+artifact_path (const char *name)
+{
+  const char *dir = g_getenv ("MESON_BUILD_ROOT");
+  if (dir == NULL)
+    dir = g_getenv ("G_TEST_BUILDDIR");
+  if (dir == NULL)
+    dir = ".";
+  return g_build_filename (dir, name, NULL);
+}
+
+/* Renders a window as it is on screen (its own renderer) to a PNG. */
+static void
+save_screenshot_of (GtkWindow *window, const char *name)
+{
+  GtkWidget *widget = GTK_WIDGET (window);
+  int width = gtk_widget_get_width (widget), height = gtk_widget_get_height (widget);
+  g_assert_cmpint (width, >, 0);
+  g_autoptr (GdkPaintable) paintable = gtk_widget_paintable_new (widget);
+  GtkSnapshot *snapshot = gtk_snapshot_new ();
+  gdk_paintable_snapshot (paintable, snapshot, width, height);
+  GskRenderNode *node = gtk_snapshot_free_to_node (snapshot);
+  g_assert_nonnull (node);
+  GskRenderer *renderer = gtk_native_get_renderer (GTK_NATIVE (window));
+  g_autoptr (GdkTexture) texture = gsk_renderer_render_texture (
+      renderer, node, &GRAPHENE_RECT_INIT (0, 0, width, height));
+  gsk_render_node_unref (node);
+  g_autofree char *path = artifact_path (name);
+  g_assert_true (gdk_texture_save_to_png (texture, path));
+  g_test_message ("screenshot: %s (%d×%d)", path, width, height);
+}
+
+static void
+save_screenshot (SsWindow *window, const char *name)
+{
+  save_screenshot_of (GTK_WINDOW (window), name);
+}
+
+/* ---- tests ---------------------------------------------------------------- */
+
+static void
+test_open_sample (Fixture *f, gconstpointer data)
+{
+  if (skip_without_display ())
+    return;
+  g_autoptr (SsImage) image = read_sample ();
+  SsFrame *shown = ss_window_get_frame (f->window, SS_VIEW_ORIGINAL);
+  g_assert_nonnull (shown);
+  g_assert_cmpint (shown->width, ==, image->width);
+  g_assert_cmpint (shown->height, ==, image->height);
+  /* The window shows the file's pixels exactly. */
+  g_assert_cmpmem (shown->data, ss_frame_n_pixels (shown) * sizeof (float), image->data,
+                   ss_image_plane_size (image) * sizeof (float));
+  g_assert_null (ss_window_get_message (f->window));
+  g_assert_nonnull (strstr (ss_window_get_status (f->window), "1000×872"));
+  g_assert_cmpuint (ss_image_view_get_render_count (ss_window_get_image_view (f->window)), >, 0);
+}
+
+/* Scaled value of an input-unit pixel, as the job maps it. */
+static double
+to_scaled (const SsScaling *s, float v)
+{
+  return ((double) v - s->sky) / s->scale;
+}
+
+static void
+test_run_cpu (Fixture *f, gconstpointer data)
+{
+  if (skip_without_display ())
+    return;
+  /* Median sky: the scaling between input and engine units is not the
+   * identity, so the mapping both ways is checked too. */
+  SsSettings s;
+  cpu_settings (f, &s, SS_SOLVER_CPADMM, 20);
+  s.sky_mode = SS_SKY_MEDIAN;
+  apply_settings (f, &s);
+
+  ss_window_run (f->window);
+  g_assert_true (ss_window_is_running (f->window));
+  /* The first live preview, to compare with the end. */
+  gint64 end = g_get_monotonic_time () + 120 * G_USEC_PER_SEC;
+  while (ss_window_get_preview_count (f->window) == 0 && ss_window_is_running (f->window)
+         && g_get_monotonic_time () < end)
+    g_main_context_iteration (NULL, TRUE);
+  SsFrame *first = ss_window_get_frame (f->window, SS_VIEW_RECOVERED);
+  g_assert_nonnull (first);
+  g_autoptr (SsFrame) first_preview = ss_frame_ref (first);
+  g_assert_true (ss_window_wait_idle (f->window, 300));
+  g_assert_null (ss_window_get_message (f->window));
+
+  /* The preview changed during the run; the last one (the final report's)
+   * is the final estimate box-averaged to the preview's size. */
+  SsFrame *recovered = ss_window_get_frame (f->window, SS_VIEW_RECOVERED);
+  g_assert_nonnull (recovered);
+  g_assert_cmpint (recovered->width, ==, 1000);
+  SsFrame *last_preview = ss_window_get_last_preview (f->window);
+  g_assert_nonnull (last_preview);
+  g_assert_cmpuint (ss_window_get_preview_count (f->window), >=, 2);
+  g_assert_cmpint (last_preview->width, ==, first_preview->width);
+  g_assert_false (ss_frame_equal_pixels (first_preview, last_preview));
+  g_autofree float *reduced = g_new (float, ss_frame_n_pixels (last_preview));
+  ss_preview_reduce (recovered->data, recovered->width, recovered->height, reduced,
+                     last_preview->width, last_preview->height);
+  double preview_worst = 0;
+  for (gsize i = 0; i < ss_frame_n_pixels (last_preview); i++)
+    preview_worst = MAX (preview_worst, fabs (reduced[i] - last_preview->data[i]));
+  g_test_message ("final preview vs reduced estimate: worst %.3g", preview_worst);
+  g_assert_cmpfloat (preview_worst, <, 1e-5);
+
+  /* The plot grew to iteration 20 and the MSE went down. */
+  SsPlot *plot = ss_window_get_plot (f->window);
+  guint n = ss_plot_get_n_points (plot, 0);
+  g_assert_cmpuint (n, >=, 2);
+  double x0, y0, x1, y1;
+  g_assert_true (ss_plot_get_point (plot, 0, 0, &x0, &y0));
+  g_assert_true (ss_plot_get_point (plot, 0, n - 1, &x1, &y1));
+  g_assert_cmpfloat (x1, ==, 20);
+  g_assert_cmpfloat (y1, <, y0);
+
+  /* Oracle 1: the measurement is the engine's simulation of the same
+   * acquisition on the same scaled truth (how sharpsky-cli builds it). */
+  g_autoptr (SsImage) image = read_sample ();
+  gsize npix = ss_image_plane_size (image);
+  SsScaling scaling;
+  g_autoptr (GError) error = NULL;
+  g_assert_true (ss_scaling_estimate (image->data, npix, SS_SKY_MEDIAN, 0, &scaling, &error));
+  g_test_message ("scaling: sky %.6g, scale %.6g", scaling.sky, scaling.scale);
+  g_assert_cmpfloat (scaling.sky, >, 0);
+  g_autofree float *truth = g_new (float, npix);
+  ss_scaling_apply (&scaling, image->data, truth, npix, TRUE);
+  SsSettings again;
+  cpu_settings (f, &again, SS_SOLVER_CPADMM, 20);
+  g_autoptr (SsOperator) op = ss_operator_new (&again.acquisition, image->width, image->height,
+                                               &error);
+  g_assert_no_error (error);
+  g_autofree float *y = ss_simulate (op, &again.acquisition, truth, &error);
+  g_assert_no_error (error);
+  SsFrame *measured = ss_window_get_frame (f->window, SS_VIEW_MEASURED);
+  g_assert_nonnull (measured);
+  double worst = 0;
+  for (gsize i = 0; i < npix; i++)
+    if (op->mask == NULL || op->mask[i])
+      worst = MAX (worst, fabs (to_scaled (&scaling, measured->data[i]) - y[i]));
+    else
+      g_assert_true (isnan (measured->data[i]));
+  g_assert_cmpfloat (worst, <, 1e-5);
+
+  /* Oracle 2: the plotted final MSE is the MSE of the shown estimate. */
+  double sum = 0;
+  for (gsize i = 0; i < npix; i++)
+    {
+      double d = to_scaled (&scaling, recovered->data[i]) - truth[i];
+      sum += d * d;
+    }
+  double mse = sum / (double) npix;
+  g_test_message ("final MSE plotted %.6g, recomputed %.6g", y1, mse);
+  g_assert_cmpfloat (fabs (mse - y1), <=, 1e-3 * y1 + 1e-7);
+  ss_settings_clear (&again);
+
+  /* Error view: |recovered - truth| in input units. */
+  SsFrame *err = ss_window_get_frame (f->window, SS_VIEW_ERROR);
+  g_assert_nonnull (err);
+  gsize probe = npix / 2 + 17;
+  double expect = fabs (to_scaled (&scaling, recovered->data[probe]) - truth[probe])
+                  * scaling.scale;
+  g_assert_cmpfloat (fabs (err->data[probe] - expect), <=, 1e-4 * scaling.scale);
+  g_assert_nonnull (strstr (ss_window_get_status (f->window), "Done"));
+
+  /* A split view of the result, then the screenshot. */
+  ss_window_set_view (f->window, SS_VIEW_RECOVERED);
+  g_action_group_activate_action (G_ACTION_GROUP (f->window), "split", NULL);
+  g_assert_true (ss_window_wait_rendered (f->window, 30));
+  iterate_for (0.3);
+  save_screenshot (f->window, "screenshot-run.png");
+}
+
+static gboolean
+has_history (const SsHeader *header, const char *text)
+{
+  for (guint i = 0; header->history && i < header->history->len; i++)
+    if (strstr (g_ptr_array_index (header->history, i), text))
+      return TRUE;
+  for (guint i = 0; header->cards && i < header->cards->len; i++)
+    {
+      const char *card = g_ptr_array_index (header->cards, i);
+      if (g_str_has_prefix (card, "HISTORY") && strstr (card, text))
+        return TRUE;
+    }
+  return FALSE;
+}
+
+static void
+test_export (Fixture *f, gconstpointer data)
+{
+  if (skip_without_display ())
+    return;
+  SsSettings s;
+  cpu_settings (f, &s, SS_SOLVER_FISTA, 5);
+  apply_settings (f, &s);
+  ss_window_run (f->window);
+  g_assert_true (ss_window_wait_idle (f->window, 300));
+  ss_window_set_view (f->window, SS_VIEW_RECOVERED);
+  SsFrame *recovered = ss_window_get_frame (f->window, SS_VIEW_RECOVERED);
+  g_assert_nonnull (recovered);
+  g_autoptr (GError) error = NULL;
+
+  /* FITS: bit-exact pixels, the header kept, HISTORY of the parameters. */
+  g_autofree char *fits = g_build_filename (f->dir, "out.fits", NULL);
+  g_assert_true (ss_window_export_sync (f->window, SS_EXPORT_FITS, fits, NULL, FALSE, 60, &error));
+  g_assert_no_error (error);
+  SsFitsReadOptions options = SS_FITS_READ_OPTIONS_DEFAULT;
+  g_autoptr (SsImage) back = ss_fits_read (fits, &options, &error);
+  g_assert_no_error (error);
+  g_assert_cmpint (back->width, ==, recovered->width);
+  g_assert_cmpint (back->height, ==, recovered->height);
+  g_assert_cmpmem (back->data, ss_image_plane_size (back) * sizeof (float), recovered->data,
+                   ss_frame_n_pixels (recovered) * sizeof (float));
+  g_autofree char *object = ss_header_get_string (back->header, "OBJECT");
+  g_assert_cmpstr (object, ==, "Hubble Deep Field (luminance)");
+  g_assert_true (has_history (back->header, "solver = fista"));
+  g_assert_true (has_history (back->header, "alpha = "));
+  g_assert_true (has_history (back->header, "psf = box:5"));
+  g_autofree char *seed_text = g_strdup_printf ("seed = %u", f->seed);
+  g_assert_true (has_history (back->header, seed_text));
+
+  /* Never over an existing file without consent: refused, file unchanged. */
+  g_autofree char *before = NULL;
+  gsize before_len = 0;
+  g_assert_true (g_file_get_contents (fits, &before, &before_len, NULL));
+  g_assert_false (ss_window_export_sync (f->window, SS_EXPORT_FITS, fits, NULL, FALSE, 60, &error));
+  g_assert_nonnull (error);
+  g_clear_error (&error);
+  g_assert_nonnull (ss_window_get_message (f->window));
+  g_autofree char *after = NULL;
+  gsize after_len = 0;
+  g_assert_true (g_file_get_contents (fits, &after, &after_len, NULL));
+  g_assert_cmpmem (before, before_len, after, after_len);
+
+  /* PNG, 16-bit linear: (x - min) / (max - min) within quantisation. */
+  g_autofree char *png = g_build_filename (f->dir, "out.png", NULL);
+  SsExportOptions png_options = { 16, FALSE };
+  g_assert_true (ss_window_export_sync (f->window, SS_EXPORT_PNG, png, &png_options, FALSE, 60,
+                                        &error));
+  g_assert_no_error (error);
+  g_autoptr (SsImage) png_back = ss_png_read (png, &error);
+  g_assert_no_error (error);
+  g_assert_cmpint (png_back->width, ==, recovered->width);
+  g_assert_cmpint (png_back->height, ==, recovered->height);
+  gsize n = ss_frame_n_pixels (recovered);
+  float lo = INFINITY, hi = -INFINITY;
+  for (gsize i = 0; i < n; i++)
+    {
+      lo = MIN (lo, recovered->data[i]);
+      hi = MAX (hi, recovered->data[i]);
+    }
+  double worst = 0;
+  for (gsize i = 0; i < n; i++)
+    worst = MAX (worst, fabs (png_back->data[i] - (recovered->data[i] - lo) / (hi - lo)));
+  g_test_message ("PNG 16-bit round trip: worst %.3g", worst);
+  g_assert_cmpfloat (worst, <=, 1.5 / 65535.0);
+
+  /* PNG as displayed, 8-bit: readable, right size. */
+  g_autofree char *png8 = g_build_filename (f->dir, "shown.png", NULL);
+  SsExportOptions shown_options = { 8, TRUE };
+  g_assert_true (ss_window_export_sync (f->window, SS_EXPORT_PNG, png8, &shown_options, FALSE, 60,
+                                        &error));
+  g_autoptr (SsImage) png8_back = ss_png_read (png8, &error);
+  g_assert_no_error (error);
+  g_assert_cmpint (png8_back->width, ==, recovered->width);
+
+  /* PNG as displayed with a colour map: RGB, each pixel the colour map of
+   * its stretched value (the screen's own mapping). */
+  SsImageView *view = ss_window_get_image_view (f->window);
+  SsDisplay display = { SS_STRETCH_SQRT, SS_LIMITS_99, SS_COLORMAP_VIRIDIS };
+  ss_image_view_set_display (view, &display);
+  g_autofree char *colour = g_build_filename (f->dir, "colour.png", NULL);
+  g_assert_true (ss_window_export_sync (f->window, SS_EXPORT_PNG, colour, &shown_options, FALSE,
+                                        60, &error));
+  g_assert_no_error (error);
+  g_autoptr (SsImage) colour_back = ss_png_read (colour, &error);
+  g_assert_no_error (error);
+  g_assert_cmpint (colour_back->planes, ==, 3);
+  g_autofree float *norm = ss_render_normalise (recovered, &display, NULL, NULL);
+  double colour_worst = 0;
+  for (gsize i = 0; i < n; i++)
+    {
+      guint8 rgb[3];
+      ss_colormap_rgb (SS_COLORMAP_VIRIDIS, norm[i], rgb);
+      for (int c = 0; c < 3; c++)
+        colour_worst = MAX (colour_worst, fabs (colour_back->data[c * n + i] - rgb[c] / 255.0));
+    }
+  g_test_message ("colour PNG round trip: worst %.3g", colour_worst);
+  g_assert_cmpfloat (colour_worst, <=, 0.5 / 255.0);
+
+  /* CSV: a header line and one line per plotted point. */
+  g_autofree char *csv = g_build_filename (f->dir, "curve.csv", NULL);
+  g_assert_true (ss_window_export_sync (f->window, SS_EXPORT_CSV, csv, NULL, FALSE, 60, &error));
+  g_autofree char *text = NULL;
+  g_assert_true (g_file_get_contents (csv, &text, NULL, NULL));
+  g_auto (GStrv) lines = g_strsplit (g_strchomp (text), "\n", -1);
+  g_assert_cmpuint (g_strv_length (lines), ==,
+                    1 + ss_plot_get_n_points (ss_window_get_plot (f->window), 0));
+  g_assert_true (g_str_has_prefix (lines[0], "solver,iteration,"));
+  g_assert_true (g_str_has_prefix (lines[1], "fista,"));
+}
+
+static double
+thread_cpu_seconds (void)
+{
+  struct timespec ts;
+  clock_gettime (CLOCK_THREAD_CPUTIME_ID, &ts);
+  return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static void
+test_stop (Fixture *f, gconstpointer data)
+{
+  if (skip_without_display ())
+    return;
+  SsSettings s;
+  cpu_settings (f, &s, SS_SOLVER_CPADMM, 100000);
+  apply_settings (f, &s);
+  ss_window_run (f->window);
+
+  /* Main-loop stalls while it runs: a 2 ms poll notes the longest main-loop
+   * iteration, in wall time and in the main thread's own CPU time (the
+   * work the window does; the wall time also counts waiting for a core,
+   * which on a two-core machine running the solver can be long). */
+  gint64 end = g_get_monotonic_time () + 120 * G_USEC_PER_SEC;
+  while (ss_window_get_iteration (f->window) < 3 && g_get_monotonic_time () < end)
+    g_main_context_iteration (NULL, TRUE);
+  g_assert_cmpint (ss_window_get_iteration (f->window), >=, 3);
+  gint64 last = g_get_monotonic_time (), worst_gap = 0;
+  double last_cpu = thread_cpu_seconds (), worst_cpu = 0;
+  gint64 watch_end = last + 3 * G_USEC_PER_SEC;
+  /* And how often the preview changes. */
+  guint previews = ss_window_get_preview_count (f->window), first_previews = previews;
+  gint64 last_preview = last, worst_preview_gap = 0, shortest_preview_gap = G_MAXINT64;
+  int first_iteration = ss_window_get_iteration (f->window);
+  while (g_get_monotonic_time () < watch_end)
+    {
+      g_main_context_iteration (NULL, FALSE);
+      gint64 now = g_get_monotonic_time ();
+      double cpu = thread_cpu_seconds ();
+      worst_gap = MAX (worst_gap, now - last);
+      worst_cpu = MAX (worst_cpu, cpu - last_cpu);
+      last = now;
+      last_cpu = cpu;
+      if (ss_window_get_preview_count (f->window) != previews)
+        {
+          if (previews != first_previews)
+            shortest_preview_gap = MIN (shortest_preview_gap, now - last_preview);
+          previews = ss_window_get_preview_count (f->window);
+          worst_preview_gap = MAX (worst_preview_gap, now - last_preview);
+          last_preview = now;
+        }
+      g_usleep (2000);
+    }
+  g_test_message ("longest main-loop iteration during a 1 Mpx CPU solve: %.1f ms wall, "
+                  "%.1f ms of main-thread CPU", worst_gap / 1000.0, worst_cpu * 1000.0);
+  double per_iteration = 3.0 / MAX (1, ss_window_get_iteration (f->window) - first_iteration);
+  g_test_message ("previews: %u in 3 s, intervals %.0f to %.0f ms; %.0f ms per iteration",
+                  previews - first_previews, shortest_preview_gap / 1000.0,
+                  worst_preview_gap / 1000.0, per_iteration * 1000.0);
+  /* At most 10 a second (coalesced), and one with every report when the
+   * solver is slower than that: the longest wait is about one iteration. */
+  g_assert_cmpint (shortest_preview_gap, >=, 80 * 1000);
+  g_assert_cmpfloat (worst_preview_gap / 1e6, <=, MAX (0.2, 1.6 * per_iteration));
+  g_assert_cmpfloat (worst_cpu, <, 0.050);
+  g_assert_cmpint (worst_gap, <, 50 * 1000);
+  g_assert_cmpuint (ss_window_get_preview_count (f->window), >=, 2);
+
+  int at_stop = ss_window_get_iteration (f->window);
+  gint64 t0 = g_get_monotonic_time ();
+  g_action_group_activate_action (G_ACTION_GROUP (f->window), "stop", NULL);
+  /* Poll gently: a busy loop here would take the CPU from the solver. */
+  while (ss_window_is_running (f->window) && g_get_monotonic_time () - t0 < 5 * G_USEC_PER_SEC)
+    {
+      g_main_context_iteration (NULL, FALSE);
+      g_usleep (1000);
+    }
+  double took = (g_get_monotonic_time () - t0) / 1e6;
+  g_test_message ("stop took %.3f s at iteration %d", took, at_stop);
+  g_assert_false (ss_window_is_running (f->window));
+  g_assert_cmpfloat (took, <, 0.5);
+  g_assert_nonnull (strstr (ss_window_get_status (f->window), "Stopped"));
+  /* The partial estimate is kept. */
+  g_assert_nonnull (ss_window_get_frame (f->window, SS_VIEW_RECOVERED));
+  g_assert_null (ss_window_get_message (f->window));
+}
+
+static void
+test_corrupt_file (Fixture *f, gconstpointer data)
+{
+  if (skip_without_display ())
+    return;
+  const char *before = ss_window_get_path (f->window);
+  g_autofree char *kept = g_strdup (before);
+  g_autoptr (GRand) rng = g_rand_new_with_seed (f->seed);
+
+  /* A FITS signature followed by garbage, and a real FITS cut short. */
+  g_autofree char *garbage = g_build_filename (f->dir, "garbage.fits", NULL);
+  GString *bytes = g_string_new ("SIMPLE  =                    T");
+  for (int i = 0; i < 5000; i++)
+    g_string_append_c (bytes, (char) g_rand_int_range (rng, 1, 256));
+  g_assert_true (g_file_set_contents (garbage, bytes->str, (gssize) bytes->len, NULL));
+  g_string_free (bytes, TRUE);
+
+  g_autofree char *sample = ss_window_find_sample ();
+  g_autofree char *content = NULL;
+  gsize length = 0;
+  g_assert_true (g_file_get_contents (sample, &content, &length, NULL));
+  g_autofree char *truncated = g_build_filename (f->dir, "truncated.fits", NULL);
+  gsize cut = 2880 + (gsize) g_rand_int_range (rng, 1, (gint32) (length / 2));
+  g_assert_true (g_file_set_contents (truncated, content, (gssize) cut, NULL));
+
+  const char *files[] = { garbage, truncated };
+  for (guint i = 0; i < G_N_ELEMENTS (files); i++)
+    {
+      g_autoptr (GError) error = NULL;
+      g_assert_false (ss_window_open_path_sync (f->window, files[i], 30, &error));
+      g_assert_nonnull (error);
+      g_test_message ("%s: %s", files[i], error->message);
+      const char *message = ss_window_get_message (f->window);
+      g_assert_nonnull (message);
+      g_assert_nonnull (strstr (message, "Could not open"));
+      /* The window keeps the image it had. */
+      g_assert_cmpstr (ss_window_get_path (f->window), ==, kept);
+      g_assert_nonnull (ss_window_get_frame (f->window, SS_VIEW_ORIGINAL));
+    }
+  g_assert_true (ss_window_wait_rendered (f->window, 30));
+  iterate_for (0.3);
+  save_screenshot (f->window, "screenshot-error.png");
+}
+
+static void
+test_dense_too_large (Fixture *f, gconstpointer data)
+{
+  if (skip_without_display ())
+    return;
+  SsSettings s;
+  cpu_settings (f, &s, SS_SOLVER_DIRECT, 1);
+  s.acquisition.ratio = 1.0;
+  apply_settings (f, &s);
+  const char *hint = ss_params_panel_get_dense_hint (ss_window_get_params_panel (f->window));
+  g_assert_nonnull (strstr (hint, "too large"));
+  ss_window_run (f->window);
+  g_assert_true (ss_window_wait_idle (f->window, 120));
+  const char *message = ss_window_get_message (f->window);
+  g_assert_nonnull (message);
+  g_test_message ("%s", message);
+  g_assert_nonnull (strstr (message, "region"));
+}
+
+/* Relative L2 difference of two frames. */
+static double
+frame_rel_diff (const SsFrame *a, const SsFrame *b)
+{
+  double num = 0, den = 0;
+  for (gsize i = 0; i < ss_frame_n_pixels (a); i++)
+    {
+      double d = (double) a->data[i] - b->data[i];
+      num += d * d;
+      den += (double) b->data[i] * b->data[i];
+    }
+  return sqrt (num / MAX (den, 1e-30));
+}
+
+static void
+test_compare (Fixture *f, gconstpointer data)
+{
+  if (skip_without_display ())
+    return;
+  /* A fully observed region (ratio 1, no sensing), where the dense
+   * Tikhonov solve and the Fourier one are the same system. */
+  SsSettings s;
+  cpu_settings (f, &s, SS_SOLVER_CPADMM, 50);
+  s.acquisition.ratio = 1.0;
+  s.params.alpha = 1e-2;
+  GRand *rng = g_rand_new_with_seed (f->seed);
+  s.use_roi = TRUE;
+  s.roi_width = s.roi_height = 48;
+  s.roi_x = g_rand_int_range (rng, 0, 1000 - 48);
+  s.roi_y = g_rand_int_range (rng, 0, 872 - 48);
+  g_rand_free (rng);
+  apply_settings (f, &s);
+
+  SsSolverKind kinds[] = { SS_SOLVER_CPADMM, SS_SOLVER_DIRECT_FFT, SS_SOLVER_DIRECT };
+  SsDirectMethod methods[] = { SS_DIRECT_SOLVE, SS_DIRECT_SOLVE, SS_DIRECT_SOLVE };
+  ss_window_compare (f->window, kinds, methods, G_N_ELEMENTS (kinds));
+  g_assert_true (ss_window_wait_idle (f->window, 300));
+  g_assert_null (ss_window_get_message (f->window));
+
+  SsCompareTable *table = ss_window_get_compare_table (f->window);
+  g_assert_cmpuint (ss_compare_table_get_n_entries (table), ==, 3);
+  g_assert_cmpuint (ss_plot_get_n_series (ss_window_get_plot (f->window)), ==, 3);
+  for (guint i = 0; i < 3; i++)
+    {
+      SsCompareEntry *e = ss_compare_table_get_entry (table, i);
+      g_test_message ("%s: %s, %d iterations, %.3f s, MSE %.4g",
+                      ss_compare_entry_get_solver_name (e), ss_compare_entry_get_status (e),
+                      ss_compare_entry_get_iterations (e), ss_compare_entry_get_seconds (e),
+                      ss_compare_entry_get_mse (e));
+      g_assert_cmpstr (ss_compare_entry_get_status (e), ==, "done");
+      g_assert_nonnull (ss_compare_entry_get_recovered (e));
+      g_assert_cmpint (ss_compare_entry_get_recovered (e)->width, ==, 48);
+      g_assert_true (isfinite (ss_compare_entry_get_mse (e)));
+    }
+  SsFrame *fft = ss_compare_entry_get_recovered (ss_compare_table_get_entry (table, 1));
+  SsFrame *dense = ss_compare_entry_get_recovered (ss_compare_table_get_entry (table, 2));
+  double diff = frame_rel_diff (dense, fft);
+  g_test_message ("dense Cholesky vs FFT direct: relative difference %.3g", diff);
+  g_assert_cmpfloat (diff, <, 1e-3);
+
+  /* The curves of every solver in one CSV, in the CLI's solver names. */
+  g_autoptr (GError) error = NULL;
+  g_autofree char *csv = g_build_filename (f->dir, "compare.csv", NULL);
+  g_assert_true (ss_window_export_sync (f->window, SS_EXPORT_CSV, csv, NULL, FALSE, 60, &error));
+  g_assert_no_error (error);
+  g_autofree char *text = NULL;
+  g_assert_true (g_file_get_contents (csv, &text, NULL, NULL));
+  g_auto (GStrv) lines = g_strsplit (g_strchomp (text), "\n", -1);
+  SsPlot *plot = ss_window_get_plot (f->window);
+  guint expected = 1;
+  for (guint k = 0; k < 3; k++)
+    expected += ss_plot_get_n_points (plot, k);
+  g_assert_cmpuint (g_strv_length (lines), ==, expected);
+  g_assert_true (g_str_has_prefix (lines[1], "cpadmm,"));
+  g_assert_true (g_str_has_prefix (lines[expected - 1], "direct,"));
+
+  /* Selecting a row shows its result. */
+  ss_compare_table_select (table, 2);
+  g_assert_true (ss_window_get_frame (f->window, SS_VIEW_RECOVERED) == dense);
+  ss_compare_table_select (table, 0);
+  g_assert_true (ss_window_get_frame (f->window, SS_VIEW_RECOVERED)
+                 == ss_compare_entry_get_recovered (ss_compare_table_get_entry (table, 0)));
+  g_assert_true (ss_window_wait_rendered (f->window, 30));
+  iterate_for (0.3);
+  save_screenshot (f->window, "screenshot-compare.png");
+}
+
+/* Needs no display: the zscale limits alone. */
+static void
+test_zscale (void)
+{
+  /* zscale of uniform values U(a, a+b). The sorted sample is a line through
+   * the median a + b/2 with slope b/N per index; with the contrast 0.25 the
+   * limits are the median -/+ 2b, clamped to the data: [a, a + b].
+   * With a fraction q of huge outliers, rejected by the fit, the line holds
+   * (1-q) of the sample: median a + b/(2(1-q)), limits extended by
+   * 2b/(1-q); z1 is clamped to a, z2 = a + 2.5 b/(1-q). */
+  g_autoptr (GRand) rng = g_rand_new_with_seed (test_seed ());
+  gsize n = 40000;
+  g_autofree float *v = g_new (float, n);
+  double a = g_rand_double_range (rng, -100, 100), b = g_rand_double_range (rng, 1, 50);
+  for (gsize i = 0; i < n; i++)
+    v[i] = (float) (a + b * g_rand_double (rng));
+  double z1, z2;
+  g_assert_true (ss_zscale (v, n, &z1, &z2));
+  g_test_message ("U(%g, %g): zscale [%g, %g]", a, a + b, z1, z2);
+  g_assert_cmpfloat (fabs (z1 - a), <, 0.02 * b);
+  g_assert_cmpfloat (fabs (z2 - (a + b)), <, 0.02 * b);
+
+  const double q = 0.05;
+  for (gsize i = 0; i < n; i++)
+    if (g_rand_double (rng) < q)
+      v[i] = (float) (a + 1e6 * b);
+  g_assert_true (ss_zscale (v, n, &z1, &z2));
+  double expect = a + 2.5 * b / (1 - q);
+  g_test_message ("with %.0f %% outliers: zscale [%g, %g], expected [%g, %g]", q * 100, z1, z2,
+                  a, expect);
+  g_assert_cmpfloat (fabs (z1 - a), <, 0.02 * b);
+  g_assert_cmpfloat (fabs (z2 - expect), <, 0.15 * b);
+  /* No finite value: no limits. */
+  float blank[3] = { NAN, NAN, NAN };
+  g_assert_false (ss_zscale (blank, 3, &z1, &z2));
+
+}
+
+static void
+test_view_geometry (Fixture *f, gconstpointer data)
+{
+  if (skip_without_display ())
+    return;
+  g_autoptr (SsImage) image = read_sample ();
+  SsImageView *view = ss_window_get_image_view (f->window);
+  g_autoptr (GRand) rng = g_rand_new_with_seed (f->seed);
+
+  /* DS9 orientation: the first FITS row is the bottom line of the picture.
+   * The centre of pixel (col, row) reads back as FITS (col+1, row+1), with
+   * the file's value there. */
+  for (int k = 0; k < 20; k++)
+    {
+      int col = g_rand_int_range (rng, 0, image->width);
+      int row = g_rand_int_range (rng, 0, image->height);
+      double x, y, value;
+      int fx, fy;
+      ss_image_view_pixel_to_widget (view, col, row, &x, &y);
+      g_assert_true (ss_image_view_pick (view, x, y, &fx, &fy, &value));
+      g_assert_cmpint (fx, ==, col + 1);
+      g_assert_cmpint (fy, ==, row + 1);
+      g_assert_cmpfloat (value, ==, image->data[(gsize) row * image->width + col]);
+    }
+  double x_top, y_top, x_bottom, y_bottom;
+  ss_image_view_pixel_to_widget (view, 0, image->height - 1, &x_top, &y_top);
+  ss_image_view_pixel_to_widget (view, 0, 0, &x_bottom, &y_bottom);
+  g_assert_cmpfloat (y_top, <, y_bottom);
+
+  /* Zooming about a point keeps the pixel under it; 1:1 and fit. */
+  ss_image_view_zoom_one (view);
+  g_assert_cmpfloat (ss_image_view_get_zoom (view), ==, 1.0);
+  ss_image_view_zoom_in (view);
+  g_assert_cmpfloat (fabs (ss_image_view_get_zoom (view) - 1.25), <, 1e-12);
+  for (int k = 0; k < 10; k++)
+    {
+      double px = g_rand_double_range (rng, 50, 900), py = g_rand_double_range (rng, 50, 450);
+      int bx, by, ax, ay;
+      double v;
+      gboolean before = ss_image_view_pick (view, px, py, &bx, &by, &v);
+      ss_image_view_zoom_at (view, g_rand_double_range (rng, 0.3, 4.0), px, py);
+      gboolean after = ss_image_view_pick (view, px, py, &ax, &ay, &v);
+      g_assert_cmpint (before, ==, after);
+      if (before)
+        {
+          g_assert_cmpint (abs (ax - bx), <=, 1);
+          g_assert_cmpint (abs (ay - by), <=, 1);
+        }
+    }
+  ss_image_view_zoom_fit (view);
+  GtkWidget *widget = GTK_WIDGET (view);
+  double zoom = ss_image_view_get_zoom (view);
+  double expect = MIN ((double) gtk_widget_get_width (widget) / image->width,
+                       (double) gtk_widget_get_height (widget) / image->height);
+  g_assert_cmpfloat (fabs (zoom - expect), <, 1e-9);
+  g_assert_true (ss_window_wait_rendered (f->window, 30));
+
+  /* The picture's limits with every choice: min/max are the data's
+   * extremes, zscale's are ss_zscale's, percentiles lie between. */
+  gsize n = ss_image_plane_size (image);
+  float data_min = INFINITY, data_max = -INFINITY;
+  for (gsize i = 0; i < n; i++)
+    {
+      data_min = MIN (data_min, image->data[i]);
+      data_max = MAX (data_max, image->data[i]);
+    }
+  double z1, z2;
+  g_assert_true (ss_zscale (image->data, n, &z1, &z2));
+  double previous_width = INFINITY;
+  for (int limits = SS_LIMITS_MINMAX; limits <= SS_LIMITS_ZSCALE; limits++)
+    {
+      SsDisplay display = { SS_STRETCH_ASINH, (SsLimits) limits, SS_COLORMAP_VIRIDIS };
+      ss_image_view_set_display (view, &display);
+      g_assert_true (ss_window_wait_rendered (f->window, 30));
+      double lo, hi;
+      g_assert_true (ss_image_view_get_limits (view, 0, &lo, &hi));
+      g_test_message ("limits %d: [%g, %g]", limits, lo, hi);
+      g_assert_cmpfloat (lo, <, hi);
+      if (limits == SS_LIMITS_MINMAX)
+        {
+          g_assert_cmpfloat (lo, ==, data_min);
+          g_assert_cmpfloat (hi, ==, data_max);
+        }
+      else if (limits == SS_LIMITS_ZSCALE)
+        {
+          g_assert_cmpfloat (fabs (lo - z1), <=, 1e-6 * (z2 - z1));
+          g_assert_cmpfloat (fabs (hi - z2), <=, 1e-6 * (z2 - z1));
+        }
+      else
+        {
+          /* Narrower limits as less of the data is kept. */
+          g_assert_cmpfloat (hi - lo, <=, previous_width);
+          g_assert_cmpfloat (lo, >=, data_min);
+          g_assert_cmpfloat (hi, <=, data_max);
+        }
+      if (limits != SS_LIMITS_ZSCALE)
+        previous_width = hi - lo;
+    }
+}
+
+static void
+test_keys_and_dialogs (Fixture *f, gconstpointer data)
+{
+  if (skip_without_display ())
+    return;
+  struct {
+    const char *action;
+    const char *accel;
+  } wanted[] = {
+    { "win.open", "<Control>o" },    { "win.export::fits", "<Control>s" },
+    { "win.run", "<Control>r" },     { "win.stop", "Escape" },
+    { "app.quit", "<Control>q" },    { "win.fullscreen", "F11" },
+  };
+  for (guint i = 0; i < G_N_ELEMENTS (wanted); i++)
+    {
+      g_auto (GStrv) accels = gtk_application_get_accels_for_action (GTK_APPLICATION (app),
+                                                                     wanted[i].action);
+      g_assert_nonnull (accels);
+      g_assert_true (g_strv_contains ((const char *const *) accels, wanted[i].accel));
+    }
+  /* Every command is an action of the window or the application. */
+  const char *win_actions[] = { "open", "run", "stop", "compare", "export", "zoom-in",
+                                "zoom-out", "zoom-fit", "zoom-one", "view", "split",
+                                "fullscreen", "open-recent", "show-help-overlay" };
+  for (guint i = 0; i < G_N_ELEMENTS (win_actions); i++)
+    g_assert_true (g_action_group_has_action (G_ACTION_GROUP (f->window), win_actions[i]));
+  g_assert_true (g_action_group_has_action (G_ACTION_GROUP (app), "about"));
+
+  /* The shortcuts window comes from the GResource. */
+  GtkShortcutsWindow *overlay =
+      gtk_application_window_get_help_overlay (GTK_APPLICATION_WINDOW (f->window));
+  g_assert_nonnull (overlay);
+  g_action_group_activate_action (G_ACTION_GROUP (f->window), "show-help-overlay", NULL);
+  iterate_for (0.3);
+  g_assert_true (gtk_widget_get_visible (GTK_WIDGET (overlay)));
+  save_screenshot_of (GTK_WINDOW (overlay), "screenshot-shortcuts.png");
+  gtk_window_close (GTK_WINDOW (overlay));
+  iterate_for (0.1);
+
+  /* About opens a dialog; close it again. */
+  GList *before = gtk_window_list_toplevels ();
+  g_action_group_activate_action (G_ACTION_GROUP (app), "about", NULL);
+  iterate_for (0.2);
+  GList *after = gtk_window_list_toplevels ();
+  GtkWindow *about = NULL;
+  for (GList *l = after; l; l = l->next)
+    if (GTK_IS_ABOUT_DIALOG (l->data) && g_list_find (before, l->data) == NULL)
+      about = l->data;
+  g_assert_nonnull (about);
+  g_assert_cmpstr (gtk_about_dialog_get_program_name (GTK_ABOUT_DIALOG (about)), ==, "Sharpsky");
+  gtk_window_destroy (about);
+  g_list_free (before);
+  g_list_free (after);
+
+  /* Fullscreen is a stateful action. */
+  g_action_group_activate_action (G_ACTION_GROUP (f->window), "fullscreen", NULL);
+  g_autoptr (GVariant) state = g_action_group_get_action_state (G_ACTION_GROUP (f->window),
+                                                                "fullscreen");
+  g_assert_true (g_variant_get_boolean (state));
+  g_action_group_activate_action (G_ACTION_GROUP (f->window), "fullscreen", NULL);
+  iterate_for (0.2);
+
+  /* The sample went into the recent files, under this application's name. */
+  g_autofree char *sample = ss_window_find_sample ();
+  g_autofree char *uri = g_filename_to_uri (sample, NULL, NULL);
+  GtkRecentInfo *info = gtk_recent_manager_lookup_item (gtk_recent_manager_get_default (), uri,
+                                                        NULL);
+  g_assert_nonnull (info);
+  g_assert_true (gtk_recent_info_has_application (info, g_get_application_name ()));
+  gtk_recent_info_unref (info);
+}
+
+static void
+test_no_gpu (Fixture *f, gconstpointer data)
+{
+  if (skip_without_display ())
+    return;
+  if (SHARPSKY_HAVE_CUDA)
+    {
+      g_test_skip ("this build has CUDA: the no-GPU message is tested on CPU-only builds");
+      return;
+    }
+  SsSettings s;
+  cpu_settings (f, &s, SS_SOLVER_CPADMM, 5);
+  s.backend = SS_BACKEND_CUDA;
+  apply_settings (f, &s);
+  ss_window_run (f->window);
+  g_assert_true (ss_window_wait_idle (f->window, 120));
+  const char *message = ss_window_get_message (f->window);
+  g_assert_nonnull (message);
+  g_test_message ("%s", message);
+  g_assert_nonnull (strstr (message, "CUDA") ? message : strstr (message, "cuda"));
+  g_assert_false (ss_window_is_running (f->window));
+}
+
+/* Deblur mode builds its problem as sharpsky-cli does (sky, mirror padding
+ * to an FFT-friendly size, crop): on the same input and settings both must
+ * give the same image. */
+static void
+test_deblur_matches_cli (Fixture *f, gconstpointer data)
+{
+  if (skip_without_display ())
+    return;
+  const char *cli = g_getenv ("SHARPSKY_CLI");
+  if (cli == NULL || !g_file_test (cli, G_FILE_TEST_IS_EXECUTABLE))
+    {
+      g_test_skip ("sharpsky-cli is not built: nothing to compare with");
+      return;
+    }
+  /* A random part of the sample as the "real" blurred image. */
+  g_autoptr (SsImage) image = read_sample ();
+  g_autoptr (GRand) rng = g_rand_new_with_seed (f->seed);
+  int w = g_rand_int_range (rng, 64, 129), h = g_rand_int_range (rng, 64, 129);
+  int x0 = g_rand_int_range (rng, 0, image->width - w);
+  int y0 = g_rand_int_range (rng, 0, image->height - h);
+  g_autoptr (GError) error = NULL;
+  g_autoptr (SsImage) part = ss_image_new (w, h, 1, &error);
+  g_assert_no_error (error);
+  for (int r = 0; r < h; r++)
+    memcpy (part->data + (gsize) r * w, image->data + (gsize) (y0 + r) * image->width + x0,
+            (gsize) w * sizeof (float));
+  g_autofree char *in = g_build_filename (f->dir, "part.fits", NULL);
+  g_autofree char *out = g_build_filename (f->dir, "cli.fits", NULL);
+  g_assert_true (ss_fits_write (part, in, FALSE, NULL, &error));
+  g_assert_no_error (error);
+  double fwhm = g_rand_double_range (rng, 1.5, 4.0);
+  g_test_message ("%d×%d at (%d, %d), gaussian FWHM %.3f", w, h, x0, y0, fwhm);
+
+  char fwhm_text[G_ASCII_DTOSTR_BUF_SIZE];
+  g_ascii_formatd (fwhm_text, sizeof fwhm_text, "%.17g", fwhm);
+  g_autofree char *psf = g_strdup_printf ("--psf=gaussian:%s", fwhm_text);
+  const char *argv[] = { cli, "deblur", in, "-o", out, psf, "--sky=median", "--boundary=mirror",
+                         "--solver=cpadmm", "--alpha=0.002", "--iters=40", "--backend=cpu",
+                         "--quiet", NULL };
+  int status = 0;
+  g_autofree char *cli_err = NULL;
+  g_assert_true (g_spawn_sync (NULL, (char **) argv, NULL, G_SPAWN_DEFAULT, NULL, NULL, NULL,
+                               &cli_err, &status, &error));
+  g_assert_no_error (error);
+  if (!g_spawn_check_wait_status (status, NULL))
+    g_error ("sharpsky-cli failed: %s", cli_err);
+  SsFitsReadOptions options = SS_FITS_READ_OPTIONS_DEFAULT;
+  g_autoptr (SsImage) expected = ss_fits_read (out, &options, &error);
+  g_assert_no_error (error);
+
+  g_assert_true (ss_window_open_path_sync (f->window, in, 30, &error));
+  SsSettings s;
+  ss_settings_init (&s);
+  s.mode = SS_MODE_DEBLUR;
+  s.acquisition.psf.kind = SS_PSF_GAUSSIAN;
+  s.acquisition.psf.fwhm = fwhm;
+  s.sky_mode = SS_SKY_MEDIAN;
+  s.boundary = SS_BOUNDARY_MIRROR;
+  s.params.kind = SS_SOLVER_CPADMM;
+  s.params.alpha = 0.002;
+  s.params.iterations = 40;
+  s.params.nonneg = TRUE;
+  s.backend = SS_BACKEND_CPU;
+  apply_settings (f, &s);
+  ss_window_run (f->window);
+  g_assert_true (ss_window_wait_idle (f->window, 120));
+  g_assert_null (ss_window_get_message (f->window));
+  SsFrame *recovered = ss_window_get_frame (f->window, SS_VIEW_RECOVERED);
+  g_assert_nonnull (recovered);
+  g_assert_cmpint (recovered->width, ==, expected->width);
+  g_assert_cmpint (recovered->height, ==, expected->height);
+  double num = 0, den = 0;
+  for (gsize i = 0; i < ss_frame_n_pixels (recovered); i++)
+    {
+      double d = (double) recovered->data[i] - expected->data[i];
+      num += d * d;
+      den += (double) expected->data[i] * expected->data[i];
+    }
+  double diff = sqrt (num / den);
+  g_test_message ("app vs sharpsky-cli: relative difference %.3g", diff);
+  g_assert_cmpfloat (diff, <, 1e-5);
+  /* The residual is plotted when there is no truth. */
+  g_assert_cmpuint (ss_plot_get_n_points (ss_window_get_plot (f->window), 0), >=, 2);
+  g_assert_null (ss_window_get_frame (f->window, SS_VIEW_ERROR));
+}
+
+int
+main (int argc, char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+  /* Private per-user directories (recent files, caches), but the system's
+   * data dirs stay visible: GTK needs its schemas and icon themes there. */
+  g_autofree char *home = g_dir_make_tmp ("sharpsky-ui-home-XXXXXX", NULL);
+  const char *kinds[] = { "XDG_DATA_HOME", "XDG_CONFIG_HOME", "XDG_CACHE_HOME",
+                          "XDG_STATE_HOME" };
+  for (guint i = 0; i < G_N_ELEMENTS (kinds); i++)
+    {
+      g_autofree char *dir = g_build_filename (home, kinds[i], NULL);
+      g_mkdir_with_parents (dir, 0700);
+      g_setenv (kinds[i], dir, TRUE);
+    }
+  /* No session bus, accessibility bus or dconf is needed (or wanted) here. */
+  g_setenv ("GSETTINGS_BACKEND", "memory", FALSE);
+  g_setenv ("GTK_A11Y", "none", FALSE);
+  g_setenv ("NO_AT_BRIDGE", "1", FALSE);
+  g_set_application_name ("Sharpsky");
+  have_display = gtk_init_check ();
+  if (have_display)
+    {
+      app = ss_application_new (G_APPLICATION_NON_UNIQUE);
+      g_autoptr (GError) error = NULL;
+      if (!g_application_register (G_APPLICATION (app), NULL, &error))
+        g_error ("cannot register the application: %s", error->message);
+    }
+  g_test_add ("/ui/open-sample", Fixture, NULL, fixture_setup, test_open_sample, fixture_teardown);
+  g_test_add ("/ui/run-cpu", Fixture, NULL, fixture_setup, test_run_cpu, fixture_teardown);
+  g_test_add ("/ui/export", Fixture, NULL, fixture_setup, test_export, fixture_teardown);
+  g_test_add ("/ui/stop", Fixture, NULL, fixture_setup, test_stop, fixture_teardown);
+  g_test_add ("/ui/corrupt-file", Fixture, NULL, fixture_setup, test_corrupt_file,
+              fixture_teardown);
+  g_test_add ("/ui/dense-too-large", Fixture, NULL, fixture_setup, test_dense_too_large,
+              fixture_teardown);
+  g_test_add ("/ui/compare", Fixture, NULL, fixture_setup, test_compare, fixture_teardown);
+  g_test_add_func ("/ui/zscale", test_zscale);
+  g_test_add ("/ui/view-geometry", Fixture, NULL, fixture_setup, test_view_geometry,
+              fixture_teardown);
+  g_test_add ("/ui/keys-and-dialogs", Fixture, NULL, fixture_setup, test_keys_and_dialogs,
+              fixture_teardown);
+  g_test_add ("/ui/no-gpu", Fixture, NULL, fixture_setup, test_no_gpu, fixture_teardown);
+  g_test_add ("/ui/deblur-matches-cli", Fixture, NULL, fixture_setup, test_deblur_matches_cli,
+              fixture_teardown);
+  int status = g_test_run ();
+  g_clear_object (&app);
+  remove_dir (home);
+  return status;
+}

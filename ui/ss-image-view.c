@@ -1,0 +1,1041 @@
+/* ss-image-view.c: the image canvas (cairo), with zoom, pan, split and region. */
+#include "ss-image-view.h"
+#include "ss-thread.h"
+
+#include <math.h>
+
+#define ZOOM_STEP 1.25
+#define ZOOM_MIN (1.0 / 64.0)
+#define ZOOM_MAX 64.0
+#define SPLIT_GRAB_PIXELS 6.0
+/* Display surfaces larger than this on a side are box-reduced: cairo's limit
+ * is 32767 and a screen never needs more detail than this at "fit". */
+#define MAX_SURFACE_SIDE 8192
+
+typedef enum {
+  DRAG_NONE,
+  DRAG_PAN,
+  DRAG_SPLIT,
+  DRAG_ROI,
+} DragKind;
+
+struct _SsImageView
+{
+  GtkWidget parent_instance;
+
+  SsFrame *frames[2];
+  char *labels[2];
+  char *placeholder;
+  SsDisplay display;
+
+  /* What is on screen: the last finished render (kept until the next one),
+   * and, when the picture is reduced, a copy already reduced to the zoom
+   * SCALED_ZOOM: resampling a megapixel takes tens of milliseconds, which
+   * the worker pays, not the main loop. */
+  cairo_surface_t *surfaces[2];
+  cairo_surface_t *scaled[2];
+  double scaled_zoom;
+  double lows[2], highs[2];
+  gboolean have_limits[2];
+
+  /* Geometry: ZOOM screen pixels per image pixel; (OX, OY) is where the
+   * top-left corner of the region lands in widget coordinates. */
+  double zoom, ox, oy;
+  gboolean fit_pending;     /* refit at the next allocation (new region, or "fit" mode) */
+  gboolean fit_mode;        /* stay fitted on resize until the user zooms or pans */
+  gboolean in_allocate;     /* inside size_allocate: no notifications now */
+  guint zoom_notify_id;
+  int region_width, region_height;
+  double split_fraction;
+
+  double pointer_x, pointer_y;
+  gboolean pointer_inside;
+
+  DragKind drag;
+  double drag_ox, drag_oy;  /* origin at drag start */
+  double drag_start_x, drag_start_y;
+  gboolean roi_mode;
+  gboolean have_roi;
+  GdkRectangle roi;
+
+  /* Background rendering: one job at a time; a request while one runs marks
+   * the view dirty and the next job starts when the current one ends. */
+  gboolean render_in_flight;
+  gboolean render_dirty;    /* frames or display changed: stretch again */
+  gboolean rescale_dirty;   /* zoom changed: reduce again */
+  guint render_count;
+  GCancellable *cancellable;
+};
+
+G_DEFINE_FINAL_TYPE (SsImageView, ss_image_view, GTK_TYPE_WIDGET)
+
+enum {
+  SIGNAL_HOVER,
+  SIGNAL_ROI_CHANGED,
+  N_SIGNALS
+};
+static guint signals[N_SIGNALS];
+
+enum {
+  PROP_0,
+  PROP_ZOOM,
+  PROP_ROI_MODE,
+  N_PROPS
+};
+static GParamSpec *properties[N_PROPS];
+
+/* ---- background rendering ------------------------------------------------- */
+
+typedef struct {
+  SsFrame *frames[2];
+  SsDisplay display;
+  gboolean restretch;            /* FALSE: reuse SURFACES, only reduce them */
+  double zoom;                   /* screen pixels per image pixel wanted */
+  cairo_surface_t *surfaces[2];
+  cairo_surface_t *scaled[2];
+  double lows[2], highs[2];
+} RenderJob;
+
+static void
+render_job_free (gpointer data)
+{
+  RenderJob *job = data;
+  for (int i = 0; i < 2; i++)
+    {
+      ss_frame_unref (job->frames[i]);
+      if (job->surfaces[i])
+        cairo_surface_destroy (job->surfaces[i]);
+      if (job->scaled[i])
+        cairo_surface_destroy (job->scaled[i]);
+    }
+  g_free (job);
+}
+
+/* SURFACE reduced by SCALE (< 1) with cairo's good (box-averaging) filter,
+ * or NULL when no reduction is needed. */
+static cairo_surface_t *
+reduce_surface (cairo_surface_t *surface, double scale_x, double scale_y)
+{
+  if (scale_x >= 1.0 || scale_y >= 1.0)
+    return NULL;
+  int sw = cairo_image_surface_get_width (surface), sh = cairo_image_surface_get_height (surface);
+  int w = MAX (1, (int) ceil (sw * scale_x)), h = MAX (1, (int) ceil (sh * scale_y));
+  cairo_surface_t *out = cairo_image_surface_create (CAIRO_FORMAT_RGB24, w, h);
+  if (cairo_surface_status (out) != CAIRO_STATUS_SUCCESS)
+    {
+      cairo_surface_destroy (out);
+      return NULL;
+    }
+  cairo_t *cr = cairo_create (out);
+  cairo_scale (cr, (double) w / sw, (double) h / sh);
+  cairo_set_source_surface (cr, surface, 0, 0);
+  cairo_pattern_set_filter (cairo_get_source (cr), CAIRO_FILTER_GOOD);
+  cairo_pattern_set_extend (cairo_get_source (cr), CAIRO_EXTEND_PAD);
+  cairo_paint (cr);
+  cairo_destroy (cr);
+  return out;
+}
+
+static void
+render_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *cancellable)
+{
+  RenderJob *job = task_data;
+  for (int i = 0; i < 2; i++)
+    {
+      if (job->frames[i] == NULL || g_cancellable_is_cancelled (cancellable))
+        continue;
+      if (job->restretch)
+        {
+          GError *error = NULL;
+          job->surfaces[i] = ss_render_surface (job->frames[i], &job->display, MAX_SURFACE_SIDE,
+                                                &job->lows[i], &job->highs[i], &error);
+          if (job->surfaces[i] == NULL)
+            {
+              g_task_return_error (task, error);
+              return;
+            }
+        }
+      if (job->surfaces[i] == NULL)
+        continue;
+      int sw = cairo_image_surface_get_width (job->surfaces[i]);
+      int sh = cairo_image_surface_get_height (job->surfaces[i]);
+      job->scaled[i] = reduce_surface (job->surfaces[i],
+                                       job->zoom * job->frames[i]->logical_width / sw,
+                                       job->zoom * job->frames[i]->logical_height / sh);
+    }
+  g_task_return_boolean (task, TRUE);
+}
+
+/* Renders run in a pool of their own, below the main thread's priority and
+ * above the solver's (ss-thread.h), so previews stay fresh while the window
+ * never waits for them. The pool is exclusive: its threads serve nothing
+ * else, so their lowered priority affects no other work. */
+static GThreadPool *render_pool;
+
+static void
+render_pool_run (gpointer data, gpointer pool_data)
+{
+  GTask *task = data;
+  static GPrivate lowered;
+  if (g_private_get (&lowered) == NULL)
+    {
+      ss_thread_lower_priority (SS_NICENESS_RENDER);
+      g_private_set (&lowered, GINT_TO_POINTER (1));
+    }
+  render_thread (task, g_task_get_source_object (task), g_task_get_task_data (task),
+                 g_task_get_cancellable (task));
+  g_object_unref (task);
+}
+
+static void start_render (SsImageView *self);
+
+static void
+take_job_result (SsImageView *self, RenderJob *job)
+{
+  for (int i = 0; i < 2; i++)
+    {
+      if (job->restretch)
+        {
+          g_clear_pointer (&self->surfaces[i], cairo_surface_destroy);
+          self->surfaces[i] = g_steal_pointer (&job->surfaces[i]);
+          self->lows[i] = job->lows[i];
+          self->highs[i] = job->highs[i];
+          self->have_limits[i] = self->surfaces[i] != NULL;
+        }
+      g_clear_pointer (&self->scaled[i], cairo_surface_destroy);
+      self->scaled[i] = g_steal_pointer (&job->scaled[i]);
+    }
+  self->scaled_zoom = job->zoom;
+  if (job->restretch)
+    self->render_count++;
+  gtk_widget_queue_draw (GTK_WIDGET (self));
+}
+
+static void
+render_done (GObject *source, GAsyncResult *result, gpointer user_data)
+{
+  SsImageView *self = SS_IMAGE_VIEW (source);
+  RenderJob *job = g_task_get_task_data (G_TASK (result));
+  g_autoptr (GError) error = NULL;
+  self->render_in_flight = FALSE;
+
+  if (g_task_propagate_boolean (G_TASK (result), &error))
+    take_job_result (self, job);
+  else if (!g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+    {
+      /* Too large to display: say so in place of the picture. */
+      for (int i = 0; i < 2; i++)
+        {
+          g_clear_pointer (&self->surfaces[i], cairo_surface_destroy);
+          g_clear_pointer (&self->scaled[i], cairo_surface_destroy);
+        }
+      ss_image_view_set_placeholder (self, error->message);
+    }
+
+  if (g_cancellable_is_cancelled (self->cancellable))
+    return;
+  if (self->render_dirty || (self->rescale_dirty && self->zoom != self->scaled_zoom))
+    start_render (self);
+  else
+    self->rescale_dirty = FALSE;
+}
+
+static void
+start_render (SsImageView *self)
+{
+  gboolean restretch = self->render_dirty;
+  self->render_dirty = self->rescale_dirty = FALSE;
+  if (self->frames[0] == NULL && self->frames[1] == NULL)
+    {
+      for (int i = 0; i < 2; i++)
+        {
+          g_clear_pointer (&self->surfaces[i], cairo_surface_destroy);
+          g_clear_pointer (&self->scaled[i], cairo_surface_destroy);
+          self->have_limits[i] = FALSE;
+        }
+      gtk_widget_queue_draw (GTK_WIDGET (self));
+      return;
+    }
+  RenderJob *job = g_new0 (RenderJob, 1);
+  job->restretch = restretch;
+  job->zoom = self->zoom;
+  job->display = self->display;
+  for (int i = 0; i < 2; i++)
+    {
+      job->frames[i] = self->frames[i] ? ss_frame_ref (self->frames[i]) : NULL;
+      /* Reducing only: work from the pictures on screen (cairo image
+       * surfaces are only read, from both threads). */
+      if (!restretch && self->surfaces[i] && job->frames[i])
+        job->surfaces[i] = cairo_surface_reference (self->surfaces[i]);
+    }
+  self->render_in_flight = TRUE;
+  /* The task holds a reference on the view, so the callback always has a live one. */
+  GTask *task = g_task_new (self, self->cancellable, render_done, NULL);
+  g_task_set_task_data (task, job, render_job_free);
+  g_task_set_name (task, "sharpsky render");
+  if (render_pool == NULL)
+    render_pool = g_thread_pool_new (render_pool_run, NULL, 2, TRUE, NULL);
+  /* The pool owns the task reference until the render returns. */
+  g_thread_pool_push (render_pool, task, NULL);
+}
+
+static void
+request_render (SsImageView *self)
+{
+  self->render_dirty = TRUE;
+  if (!self->render_in_flight)
+    start_render (self);
+}
+
+static void
+request_rescale (SsImageView *self)
+{
+  if (self->zoom == self->scaled_zoom && !self->render_dirty)
+    return;
+  self->rescale_dirty = TRUE;
+  if (!self->render_in_flight)
+    start_render (self);
+}
+
+/* ---- geometry ------------------------------------------------------------- */
+
+static double
+split_x (SsImageView *self)
+{
+  if (self->frames[1] == NULL)
+    return gtk_widget_get_width (GTK_WIDGET (self));
+  return self->split_fraction * gtk_widget_get_width (GTK_WIDGET (self));
+}
+
+static gboolean
+notify_zoom_later (gpointer data)
+{
+  SsImageView *self = data;
+  self->zoom_notify_id = 0;
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_ZOOM]);
+  return G_SOURCE_REMOVE;
+}
+
+static void
+set_zoom_and_origin (SsImageView *self, double zoom, double ox, double oy)
+{
+  gboolean changed = zoom != self->zoom;
+  self->zoom = zoom;
+  self->ox = ox;
+  self->oy = oy;
+  gtk_widget_queue_draw (GTK_WIDGET (self));
+  if (!changed)
+    return;
+  request_rescale (self);
+  /* A listener that resizes a widget (a zoom label) must not run inside the
+   * layout pass: the widgets already allocated would be drawn unallocated. */
+  if (self->in_allocate)
+    {
+      if (self->zoom_notify_id == 0)
+        self->zoom_notify_id = g_idle_add_full (G_PRIORITY_HIGH_IDLE, notify_zoom_later,
+                                                self, NULL);
+    }
+  else
+    g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_ZOOM]);
+}
+
+static void
+fit_now (SsImageView *self)
+{
+  int w = gtk_widget_get_width (GTK_WIDGET (self));
+  int h = gtk_widget_get_height (GTK_WIDGET (self));
+  if (w <= 0 || h <= 0 || self->region_width <= 0)
+    {
+      self->fit_pending = TRUE;
+      return;
+    }
+  double zoom = MIN ((double) w / self->region_width, (double) h / self->region_height);
+  zoom = CLAMP (zoom, ZOOM_MIN, ZOOM_MAX);
+  set_zoom_and_origin (self, zoom, (w - zoom * self->region_width) / 2.0,
+                       (h - zoom * self->region_height) / 2.0);
+  self->fit_pending = FALSE;
+}
+
+/* Image column and row (row 0 at the bottom) under widget point (X, Y). */
+static gboolean
+widget_to_image (SsImageView *self, double x, double y, int *col, int *row)
+{
+  double lx = (x - self->ox) / self->zoom;
+  double ly = (y - self->oy) / self->zoom;
+  *col = (int) floor (lx);
+  *row = self->region_height - 1 - (int) floor (ly);
+  return lx >= 0 && ly >= 0 && lx < self->region_width && ly < self->region_height;
+}
+
+void
+ss_image_view_zoom_at (SsImageView *self, double factor, double x, double y)
+{
+  g_return_if_fail (SS_IS_IMAGE_VIEW (self));
+  double zoom = CLAMP (self->zoom * factor, ZOOM_MIN, ZOOM_MAX);
+  /* Keep the image point under (x, y) where it is. */
+  double lx = (x - self->ox) / self->zoom, ly = (y - self->oy) / self->zoom;
+  self->fit_mode = FALSE;
+  set_zoom_and_origin (self, zoom, x - lx * zoom, y - ly * zoom);
+}
+
+static void
+zoom_about_centre (SsImageView *self, double factor)
+{
+  ss_image_view_zoom_at (self, factor, gtk_widget_get_width (GTK_WIDGET (self)) / 2.0,
+                         gtk_widget_get_height (GTK_WIDGET (self)) / 2.0);
+}
+
+void
+ss_image_view_zoom_in (SsImageView *self)
+{
+  zoom_about_centre (self, ZOOM_STEP);
+}
+
+void
+ss_image_view_zoom_out (SsImageView *self)
+{
+  zoom_about_centre (self, 1.0 / ZOOM_STEP);
+}
+
+void
+ss_image_view_zoom_fit (SsImageView *self)
+{
+  g_return_if_fail (SS_IS_IMAGE_VIEW (self));
+  self->fit_mode = TRUE;
+  fit_now (self);
+}
+
+void
+ss_image_view_zoom_one (SsImageView *self)
+{
+  g_return_if_fail (SS_IS_IMAGE_VIEW (self));
+  zoom_about_centre (self, 1.0 / self->zoom);
+}
+
+double
+ss_image_view_get_zoom (SsImageView *self)
+{
+  g_return_val_if_fail (SS_IS_IMAGE_VIEW (self), 1.0);
+  return self->zoom;
+}
+
+/* ---- drawing -------------------------------------------------------------- */
+
+static void
+draw_side (SsImageView *self, cairo_t *cr, int side, double x_from, double x_to, double height)
+{
+  cairo_surface_t *surface = self->surfaces[side];
+  SsFrame *frame = self->frames[side];
+  if (surface == NULL || frame == NULL || x_to <= x_from)
+    return;
+  /* The copy reduced for this zoom, when the worker has made it. */
+  gboolean prescaled = self->scaled[side] != NULL && self->scaled_zoom == self->zoom;
+  if (prescaled)
+    surface = self->scaled[side];
+  int sw = cairo_image_surface_get_width (surface);
+  int sh = cairo_image_surface_get_height (surface);
+  double scale_x = self->zoom * frame->logical_width / sw;
+  double scale_y = self->zoom * frame->logical_height / sh;
+  /* Crisp pixels when magnified, and a plain copy of the pre-reduced
+   * picture; only while a reduced copy is being made (zooming), the fast
+   * filter stands in for the good one, which would stall the main loop. */
+  cairo_filter_t filter = (scale_x >= 1.0 || prescaled) ? CAIRO_FILTER_NEAREST
+                                                        : CAIRO_FILTER_FAST;
+
+  cairo_save (cr);
+  cairo_rectangle (cr, x_from, 0, x_to - x_from, height);
+  cairo_clip (cr);
+  cairo_translate (cr, self->ox, self->oy);
+  cairo_scale (cr, scale_x, scale_y);
+  cairo_set_source_surface (cr, surface, 0, 0);
+  cairo_pattern_set_filter (cairo_get_source (cr), filter);
+  cairo_pattern_set_extend (cairo_get_source (cr), CAIRO_EXTEND_NONE);
+  cairo_paint (cr);
+  cairo_restore (cr);
+}
+
+static void
+draw_text (SsImageView *self, cairo_t *cr, const char *text, double x, double y,
+           gboolean right_aligned)
+{
+  PangoLayout *layout = gtk_widget_create_pango_layout (GTK_WIDGET (self), text);
+  int tw, th;
+  pango_layout_get_pixel_size (layout, &tw, &th);
+  double tx = right_aligned ? x - tw - 12 : x;
+  cairo_set_source_rgba (cr, 0, 0, 0, 0.6);
+  cairo_rectangle (cr, tx, y, tw + 12, th + 6);
+  cairo_fill (cr);
+  cairo_set_source_rgb (cr, 1, 1, 1);
+  cairo_move_to (cr, tx + 6, y + 3);
+  pango_cairo_show_layout (cr, layout);
+  g_object_unref (layout);
+}
+
+static void
+draw_placeholder (SsImageView *self, cairo_t *cr, double width, double height)
+{
+  if (self->placeholder == NULL)
+    return;
+  PangoLayout *layout = gtk_widget_create_pango_layout (GTK_WIDGET (self), self->placeholder);
+  pango_layout_set_width (layout, (int) (MAX (width - 40, 50) * PANGO_SCALE));
+  pango_layout_set_alignment (layout, PANGO_ALIGN_CENTER);
+  pango_layout_set_wrap (layout, PANGO_WRAP_WORD_CHAR);
+  int tw, th;
+  pango_layout_get_pixel_size (layout, &tw, &th);
+  cairo_set_source_rgb (cr, 0.75, 0.75, 0.75);
+  cairo_move_to (cr, 20, (height - th) / 2.0);
+  pango_cairo_show_layout (cr, layout);
+  g_object_unref (layout);
+}
+
+static void
+draw_roi (SsImageView *self, cairo_t *cr)
+{
+  SsFrame *frame = self->frames[0];
+  if (!self->have_roi || frame == NULL)
+    return;
+  /* The region is in full-image pixels; the frame may itself be a region. */
+  double col = self->roi.x - frame->x0;
+  double top_row = self->roi.y - frame->y0 + self->roi.height; /* one past the top row */
+  double x = self->ox + col * self->zoom;
+  double y = self->oy + (self->region_height - top_row) * self->zoom;
+  cairo_save (cr);
+  cairo_rectangle (cr, x + 0.5, y + 0.5, self->roi.width * self->zoom - 1,
+                   self->roi.height * self->zoom - 1);
+  cairo_set_line_width (cr, 1.5);
+  static const double dash[] = { 6.0, 4.0 };
+  cairo_set_source_rgb (cr, 0, 0, 0);
+  cairo_stroke_preserve (cr);
+  cairo_set_dash (cr, dash, 2, 0);
+  cairo_set_source_rgb (cr, 1.0, 0.85, 0.2);
+  cairo_stroke (cr);
+  cairo_restore (cr);
+}
+
+static void
+ss_image_view_snapshot (GtkWidget *widget, GtkSnapshot *snapshot)
+{
+  SsImageView *self = SS_IMAGE_VIEW (widget);
+  double width = gtk_widget_get_width (widget), height = gtk_widget_get_height (widget);
+  if (width <= 0 || height <= 0)
+    return;
+  cairo_t *cr = gtk_snapshot_append_cairo (snapshot, &GRAPHENE_RECT_INIT (0, 0, width, height));
+  cairo_set_source_rgb (cr, 0.12, 0.12, 0.13);
+  cairo_paint (cr);
+
+  if (self->frames[0] == NULL || self->surfaces[0] == NULL)
+    draw_placeholder (self, cr, width, height);
+  else
+    {
+      double sx = split_x (self);
+      draw_side (self, cr, 0, 0, sx, height);
+      if (self->frames[1] != NULL)
+        {
+          draw_side (self, cr, 1, sx, width, height);
+          cairo_set_source_rgb (cr, 1, 1, 1);
+          cairo_set_line_width (cr, 2);
+          cairo_move_to (cr, sx, 0);
+          cairo_line_to (cr, sx, height);
+          cairo_stroke (cr);
+          if (self->labels[0])
+            draw_text (self, cr, self->labels[0], 8, 8, FALSE);
+          if (self->labels[1])
+            draw_text (self, cr, self->labels[1], width - 8, 8, TRUE);
+        }
+      draw_roi (self, cr);
+    }
+  cairo_destroy (cr);
+}
+
+static void
+ss_image_view_size_allocate (GtkWidget *widget, int width, int height, int baseline)
+{
+  SsImageView *self = SS_IMAGE_VIEW (widget);
+  self->in_allocate = TRUE;
+  if (self->fit_pending || self->fit_mode)
+    fit_now (self);
+  self->in_allocate = FALSE;
+}
+
+static void
+ss_image_view_measure (GtkWidget *widget, GtkOrientation orientation, int for_size,
+                       int *minimum, int *natural, int *minimum_baseline, int *natural_baseline)
+{
+  *minimum = 120;
+  *natural = 480;
+}
+
+/* ---- input ---------------------------------------------------------------- */
+
+gboolean
+ss_image_view_pick (SsImageView *self, double x, double y, int *fits_x, int *fits_y,
+                    double *value)
+{
+  g_return_val_if_fail (SS_IS_IMAGE_VIEW (self), FALSE);
+  int col, row;
+  SsFrame *frame = self->frames[0];
+  if (frame == NULL || !widget_to_image (self, x, y, &col, &row))
+    return FALSE;
+  /* The value of the side under the point. */
+  if (self->frames[1] != NULL && x >= split_x (self))
+    frame = self->frames[1];
+  *value = ss_frame_value_at (frame, col, row);
+  *fits_x = frame->x0 + col + 1;
+  *fits_y = frame->y0 + row + 1;
+  return TRUE;
+}
+
+void
+ss_image_view_pixel_to_widget (SsImageView *self, int col, int row, double *x, double *y)
+{
+  g_return_if_fail (SS_IS_IMAGE_VIEW (self));
+  *x = self->ox + (col + 0.5) * self->zoom;
+  *y = self->oy + (self->region_height - row - 0.5) * self->zoom;
+}
+
+static void
+emit_hover (SsImageView *self)
+{
+  int fits_x = 0, fits_y = 0;
+  double value = NAN;
+  gboolean inside = self->pointer_inside
+                    && ss_image_view_pick (self, self->pointer_x, self->pointer_y, &fits_x,
+                                           &fits_y, &value);
+  g_signal_emit (self, signals[SIGNAL_HOVER], 0, inside, fits_x, fits_y, value);
+}
+
+static void
+on_motion (GtkEventControllerMotion *controller, double x, double y, SsImageView *self)
+{
+  self->pointer_x = x;
+  self->pointer_y = y;
+  self->pointer_inside = TRUE;
+  emit_hover (self);
+}
+
+static void
+on_leave (GtkEventControllerMotion *controller, SsImageView *self)
+{
+  self->pointer_inside = FALSE;
+  emit_hover (self);
+}
+
+static gboolean
+on_scroll (GtkEventControllerScroll *controller, double dx, double dy, SsImageView *self)
+{
+  if (self->frames[0] == NULL || dy == 0)
+    return FALSE;
+  ss_image_view_zoom_at (self, pow (ZOOM_STEP, -dy), self->pointer_x, self->pointer_y);
+  return TRUE;
+}
+
+/* The region spanned by two widget points, clamped to the displayed region,
+ * in full-image pixels. */
+static gboolean
+roi_from_points (SsImageView *self, double x1, double y1, double x2, double y2, GdkRectangle *roi)
+{
+  SsFrame *frame = self->frames[0];
+  int c1, r1, c2, r2;
+  widget_to_image (self, x1, y1, &c1, &r1);
+  widget_to_image (self, x2, y2, &c2, &r2);
+  int c_lo = CLAMP (MIN (c1, c2), 0, self->region_width - 1);
+  int c_hi = CLAMP (MAX (c1, c2), 0, self->region_width - 1);
+  int r_lo = CLAMP (MIN (r1, r2), 0, self->region_height - 1);
+  int r_hi = CLAMP (MAX (r1, r2), 0, self->region_height - 1);
+  roi->x = frame->x0 + c_lo;
+  roi->y = frame->y0 + r_lo;
+  roi->width = c_hi - c_lo + 1;
+  roi->height = r_hi - r_lo + 1;
+  return roi->width >= 2 && roi->height >= 2;
+}
+
+static void
+on_drag_begin (GtkGestureDrag *gesture, double x, double y, SsImageView *self)
+{
+  gtk_widget_grab_focus (GTK_WIDGET (self));
+  GdkModifierType mods = gtk_event_controller_get_current_event_state (
+      GTK_EVENT_CONTROLLER (gesture));
+  self->drag_start_x = x;
+  self->drag_start_y = y;
+  self->drag_ox = self->ox;
+  self->drag_oy = self->oy;
+  if (self->frames[0] == NULL)
+    self->drag = DRAG_NONE;
+  else if (self->roi_mode || (mods & GDK_SHIFT_MASK))
+    self->drag = DRAG_ROI;
+  else if (self->frames[1] != NULL && fabs (x - split_x (self)) <= SPLIT_GRAB_PIXELS)
+    self->drag = DRAG_SPLIT;
+  else
+    self->drag = DRAG_PAN;
+}
+
+static void
+on_drag_update (GtkGestureDrag *gesture, double dx, double dy, SsImageView *self)
+{
+  switch (self->drag)
+    {
+    case DRAG_PAN:
+      self->fit_mode = FALSE;
+      set_zoom_and_origin (self, self->zoom, self->drag_ox + dx, self->drag_oy + dy);
+      break;
+    case DRAG_SPLIT:
+      {
+        double w = MAX (gtk_widget_get_width (GTK_WIDGET (self)), 1);
+        ss_image_view_set_split_position (self, (self->drag_start_x + dx) / w);
+      }
+      break;
+    case DRAG_ROI:
+      {
+        GdkRectangle roi;
+        if (roi_from_points (self, self->drag_start_x, self->drag_start_y,
+                             self->drag_start_x + dx, self->drag_start_y + dy, &roi))
+          {
+            self->roi = roi;
+            self->have_roi = TRUE;
+            gtk_widget_queue_draw (GTK_WIDGET (self));
+          }
+      }
+      break;
+    case DRAG_NONE:
+    default:
+      break;
+    }
+}
+
+static void
+on_drag_end (GtkGestureDrag *gesture, double dx, double dy, SsImageView *self)
+{
+  if (self->drag == DRAG_ROI && self->have_roi)
+    g_signal_emit (self, signals[SIGNAL_ROI_CHANGED], 0);
+  self->drag = DRAG_NONE;
+}
+
+static gboolean
+shortcut_zoom_in (GtkWidget *widget, GVariant *args, gpointer data)
+{
+  ss_image_view_zoom_in (SS_IMAGE_VIEW (widget));
+  return TRUE;
+}
+
+static gboolean
+shortcut_zoom_out (GtkWidget *widget, GVariant *args, gpointer data)
+{
+  ss_image_view_zoom_out (SS_IMAGE_VIEW (widget));
+  return TRUE;
+}
+
+static gboolean
+shortcut_zoom_fit (GtkWidget *widget, GVariant *args, gpointer data)
+{
+  ss_image_view_zoom_fit (SS_IMAGE_VIEW (widget));
+  return TRUE;
+}
+
+static gboolean
+shortcut_zoom_one (GtkWidget *widget, GVariant *args, gpointer data)
+{
+  ss_image_view_zoom_one (SS_IMAGE_VIEW (widget));
+  return TRUE;
+}
+
+/* ---- public API ----------------------------------------------------------- */
+
+GtkWidget *
+ss_image_view_new (void)
+{
+  return g_object_new (SS_TYPE_IMAGE_VIEW, NULL);
+}
+
+void
+ss_image_view_set_frames (SsImageView *self, SsFrame *primary, SsFrame *secondary)
+{
+  g_return_if_fail (SS_IS_IMAGE_VIEW (self));
+  if (primary == self->frames[0] && secondary == self->frames[1])
+    return;
+  if (primary != NULL)
+    ss_frame_ref (primary);
+  if (secondary != NULL)
+    ss_frame_ref (secondary);
+  ss_frame_unref (self->frames[0]);
+  ss_frame_unref (self->frames[1]);
+  self->frames[0] = primary;
+  self->frames[1] = secondary;
+
+  if (primary != NULL && (primary->logical_width != self->region_width
+                          || primary->logical_height != self->region_height))
+    {
+      self->region_width = primary->logical_width;
+      self->region_height = primary->logical_height;
+      self->fit_mode = TRUE;
+      fit_now (self);
+    }
+  request_render (self);
+  emit_hover (self);
+}
+
+SsFrame *
+ss_image_view_get_frame (SsImageView *self, int side)
+{
+  g_return_val_if_fail (SS_IS_IMAGE_VIEW (self) && side >= 0 && side < 2, NULL);
+  return self->frames[side];
+}
+
+void
+ss_image_view_set_labels (SsImageView *self, const char *primary, const char *secondary)
+{
+  g_return_if_fail (SS_IS_IMAGE_VIEW (self));
+  g_free (self->labels[0]);
+  g_free (self->labels[1]);
+  self->labels[0] = g_strdup (primary);
+  self->labels[1] = g_strdup (secondary);
+  gtk_widget_queue_draw (GTK_WIDGET (self));
+}
+
+void
+ss_image_view_set_placeholder (SsImageView *self, const char *text)
+{
+  g_return_if_fail (SS_IS_IMAGE_VIEW (self));
+  g_free (self->placeholder);
+  self->placeholder = g_strdup (text);
+  gtk_widget_queue_draw (GTK_WIDGET (self));
+}
+
+void
+ss_image_view_set_display (SsImageView *self, const SsDisplay *display)
+{
+  g_return_if_fail (SS_IS_IMAGE_VIEW (self));
+  if (display->stretch == self->display.stretch && display->limits == self->display.limits
+      && display->colormap == self->display.colormap)
+    return;
+  self->display = *display;
+  request_render (self);
+}
+
+void
+ss_image_view_get_display (SsImageView *self, SsDisplay *display)
+{
+  g_return_if_fail (SS_IS_IMAGE_VIEW (self));
+  *display = self->display;
+}
+
+gboolean
+ss_image_view_get_limits (SsImageView *self, int side, double *low, double *high)
+{
+  g_return_val_if_fail (SS_IS_IMAGE_VIEW (self) && side >= 0 && side < 2, FALSE);
+  if (!self->have_limits[side])
+    return FALSE;
+  *low = self->lows[side];
+  *high = self->highs[side];
+  return TRUE;
+}
+
+void
+ss_image_view_set_split_position (SsImageView *self, double fraction)
+{
+  g_return_if_fail (SS_IS_IMAGE_VIEW (self));
+  self->split_fraction = CLAMP (fraction, 0.02, 0.98);
+  gtk_widget_queue_draw (GTK_WIDGET (self));
+}
+
+void
+ss_image_view_set_roi_mode (SsImageView *self, gboolean drawing)
+{
+  g_return_if_fail (SS_IS_IMAGE_VIEW (self));
+  if (self->roi_mode == !!drawing)
+    return;
+  self->roi_mode = !!drawing;
+  if (drawing)
+    gtk_widget_set_cursor_from_name (GTK_WIDGET (self), "crosshair");
+  else
+    gtk_widget_set_cursor (GTK_WIDGET (self), NULL);
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_ROI_MODE]);
+}
+
+gboolean
+ss_image_view_get_roi_mode (SsImageView *self)
+{
+  g_return_val_if_fail (SS_IS_IMAGE_VIEW (self), FALSE);
+  return self->roi_mode;
+}
+
+void
+ss_image_view_set_roi (SsImageView *self, const GdkRectangle *roi)
+{
+  g_return_if_fail (SS_IS_IMAGE_VIEW (self));
+  self->have_roi = roi != NULL;
+  if (roi)
+    self->roi = *roi;
+  gtk_widget_queue_draw (GTK_WIDGET (self));
+}
+
+gboolean
+ss_image_view_get_roi (SsImageView *self, GdkRectangle *roi)
+{
+  g_return_val_if_fail (SS_IS_IMAGE_VIEW (self), FALSE);
+  if (self->have_roi && roi)
+    *roi = self->roi;
+  return self->have_roi;
+}
+
+gboolean
+ss_image_view_is_rendering (SsImageView *self)
+{
+  g_return_val_if_fail (SS_IS_IMAGE_VIEW (self), FALSE);
+  return self->render_in_flight || self->render_dirty || self->rescale_dirty;
+}
+
+guint
+ss_image_view_get_render_count (SsImageView *self)
+{
+  g_return_val_if_fail (SS_IS_IMAGE_VIEW (self), 0);
+  return self->render_count;
+}
+
+/* ---- GObject -------------------------------------------------------------- */
+
+static void
+ss_image_view_get_property (GObject *object, guint prop_id, GValue *value, GParamSpec *pspec)
+{
+  SsImageView *self = SS_IMAGE_VIEW (object);
+  switch (prop_id)
+    {
+    case PROP_ZOOM:
+      g_value_set_double (value, self->zoom);
+      break;
+    case PROP_ROI_MODE:
+      g_value_set_boolean (value, self->roi_mode);
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+ss_image_view_set_property (GObject *object, guint prop_id, const GValue *value,
+                            GParamSpec *pspec)
+{
+  SsImageView *self = SS_IMAGE_VIEW (object);
+  switch (prop_id)
+    {
+    case PROP_ROI_MODE:
+      ss_image_view_set_roi_mode (self, g_value_get_boolean (value));
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+ss_image_view_dispose (GObject *object)
+{
+  SsImageView *self = SS_IMAGE_VIEW (object);
+  g_cancellable_cancel (self->cancellable);
+  g_clear_handle_id (&self->zoom_notify_id, g_source_remove);
+  for (int i = 0; i < 2; i++)
+    {
+      g_clear_pointer (&self->frames[i], ss_frame_unref);
+      g_clear_pointer (&self->surfaces[i], cairo_surface_destroy);
+      g_clear_pointer (&self->scaled[i], cairo_surface_destroy);
+    }
+  G_OBJECT_CLASS (ss_image_view_parent_class)->dispose (object);
+}
+
+static void
+ss_image_view_finalize (GObject *object)
+{
+  SsImageView *self = SS_IMAGE_VIEW (object);
+  g_free (self->labels[0]);
+  g_free (self->labels[1]);
+  g_free (self->placeholder);
+  g_clear_object (&self->cancellable);
+  G_OBJECT_CLASS (ss_image_view_parent_class)->finalize (object);
+}
+
+static void
+add_key (GtkShortcutController *controller, guint keyval, GtkShortcutFunc func)
+{
+  gtk_shortcut_controller_add_shortcut (
+      controller, gtk_shortcut_new (gtk_keyval_trigger_new (keyval, 0),
+                                    gtk_callback_action_new (func, NULL, NULL)));
+}
+
+static void
+ss_image_view_class_init (SsImageViewClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+  GtkWidgetClass *widget_class = GTK_WIDGET_CLASS (klass);
+
+  object_class->get_property = ss_image_view_get_property;
+  object_class->set_property = ss_image_view_set_property;
+  object_class->dispose = ss_image_view_dispose;
+  object_class->finalize = ss_image_view_finalize;
+  widget_class->snapshot = ss_image_view_snapshot;
+  widget_class->size_allocate = ss_image_view_size_allocate;
+  widget_class->measure = ss_image_view_measure;
+
+  properties[PROP_ZOOM] = g_param_spec_double ("zoom", NULL, NULL, ZOOM_MIN, ZOOM_MAX, 1.0,
+                                               G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
+  properties[PROP_ROI_MODE] = g_param_spec_boolean ("roi-mode", NULL, NULL, FALSE,
+                                                    G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS
+                                                        | G_PARAM_EXPLICIT_NOTIFY);
+  g_object_class_install_properties (object_class, N_PROPS, properties);
+
+  /* hover (inside, x, y, value): FITS pixel numbers (1-based) and the value
+   * in the frame's units; INSIDE is FALSE when the pointer left the image. */
+  signals[SIGNAL_HOVER] = g_signal_new ("hover", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST, 0,
+                                        NULL, NULL, NULL, G_TYPE_NONE, 4, G_TYPE_BOOLEAN,
+                                        G_TYPE_INT, G_TYPE_INT, G_TYPE_DOUBLE);
+  signals[SIGNAL_ROI_CHANGED] = g_signal_new ("roi-changed", G_TYPE_FROM_CLASS (klass),
+                                              G_SIGNAL_RUN_LAST, 0, NULL, NULL, NULL,
+                                              G_TYPE_NONE, 0);
+  gtk_widget_class_set_css_name (widget_class, "ss-image-view");
+}
+
+static void
+ss_image_view_init (SsImageView *self)
+{
+  GtkWidget *widget = GTK_WIDGET (self);
+  self->zoom = 1.0;
+  self->split_fraction = 0.5;
+  self->fit_mode = TRUE;
+  ss_display_init (&self->display);
+  self->cancellable = g_cancellable_new ();
+  self->placeholder = g_strdup ("No image");
+  gtk_widget_set_focusable (widget, TRUE);
+  gtk_widget_set_focus_on_click (widget, TRUE);
+  gtk_widget_set_hexpand (widget, TRUE);
+  gtk_widget_set_vexpand (widget, TRUE);
+  gtk_widget_set_overflow (widget, GTK_OVERFLOW_HIDDEN);
+
+  GtkEventController *motion = gtk_event_controller_motion_new ();
+  g_signal_connect (motion, "motion", G_CALLBACK (on_motion), self);
+  g_signal_connect (motion, "leave", G_CALLBACK (on_leave), self);
+  gtk_widget_add_controller (widget, motion);
+
+  GtkEventController *scroll = gtk_event_controller_scroll_new (
+      GTK_EVENT_CONTROLLER_SCROLL_VERTICAL);
+  g_signal_connect (scroll, "scroll", G_CALLBACK (on_scroll), self);
+  gtk_widget_add_controller (widget, scroll);
+
+  GtkGesture *drag = gtk_gesture_drag_new ();
+  gtk_gesture_single_set_button (GTK_GESTURE_SINGLE (drag), GDK_BUTTON_PRIMARY);
+  g_signal_connect (drag, "drag-begin", G_CALLBACK (on_drag_begin), self);
+  g_signal_connect (drag, "drag-update", G_CALLBACK (on_drag_update), self);
+  g_signal_connect (drag, "drag-end", G_CALLBACK (on_drag_end), self);
+  gtk_widget_add_controller (widget, GTK_EVENT_CONTROLLER (drag));
+
+  /* Single keys only while the view has focus, so they never eat typing in
+   * the parameter entries; the window has Ctrl+ variants for everywhere. */
+  GtkEventController *keys = gtk_shortcut_controller_new ();
+  GtkShortcutController *sc = GTK_SHORTCUT_CONTROLLER (keys);
+  add_key (sc, GDK_KEY_plus, shortcut_zoom_in);
+  add_key (sc, GDK_KEY_equal, shortcut_zoom_in);
+  add_key (sc, GDK_KEY_KP_Add, shortcut_zoom_in);
+  add_key (sc, GDK_KEY_minus, shortcut_zoom_out);
+  add_key (sc, GDK_KEY_KP_Subtract, shortcut_zoom_out);
+  add_key (sc, GDK_KEY_0, shortcut_zoom_fit);
+  add_key (sc, GDK_KEY_KP_0, shortcut_zoom_fit);
+  add_key (sc, GDK_KEY_1, shortcut_zoom_one);
+  add_key (sc, GDK_KEY_KP_1, shortcut_zoom_one);
+  gtk_widget_add_controller (widget, keys);
+}

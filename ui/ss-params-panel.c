@@ -1,0 +1,661 @@
+/* ss-params-panel.c: the settings column (template in ss-params-panel.ui). */
+#include "ss-params-panel.h"
+#include "ss-dense.h"
+
+#include <math.h>
+
+/* Positions in the drop-downs of the template. */
+enum { PSF_ROW_NONE, PSF_ROW_BOX_ROW, PSF_ROW_BOX, PSF_ROW_GAUSSIAN, PSF_ROW_MOFFAT, PSF_ROW_FILE };
+enum { SOLVER_ROW_CPADMM, SOLVER_ROW_FISTA, SOLVER_ROW_ISTA, SOLVER_ROW_CHOLESKY,
+       SOLVER_ROW_GETS, SOLVER_ROW_FFT };
+enum { BACKEND_ROW_AUTO, BACKEND_ROW_CUDA, BACKEND_ROW_CPU };
+enum { SKY_ROW_NONE, SKY_ROW_MEDIAN, SKY_ROW_CLIPPED, SKY_ROW_VALUE };
+
+struct _SsParamsPanel
+{
+  GtkBox parent_instance;
+
+  GtkDropDown *mode_dropdown;
+  GtkDropDown *psf_dropdown;
+  GtkWidget *psf_size_label;
+  GtkSpinButton *psf_size_spin;
+  GtkWidget *psf_fwhm_label;
+  GtkSpinButton *psf_fwhm_spin;
+  GtkWidget *psf_beta_label;
+  GtkSpinButton *psf_beta_spin;
+  GtkWidget *psf_file_label;
+  GtkButton *psf_file_button;
+  GtkWidget *ratio_label;
+  GtkSpinButton *ratio_spin;
+  GtkWidget *noise_label;
+  GtkSpinButton *noise_spin;
+  GtkWidget *seed_label;
+  GtkSpinButton *seed_spin;
+  GtkDropDown *sky_dropdown;
+  GtkWidget *sky_value_label;
+  GtkSpinButton *sky_value_spin;
+  GtkWidget *boundary_label;
+  GtkDropDown *boundary_dropdown;
+  GtkDropDown *solver_dropdown;
+  GtkWidget *alpha_label;
+  GtkSpinButton *alpha_spin;
+  GtkWidget *rho_label;
+  GtkSpinButton *rho_spin;
+  GtkWidget *sigma_label;
+  GtkSpinButton *sigma_spin;
+  GtkWidget *tau_label;
+  GtkSpinButton *tau_spin;
+  GtkWidget *iterations_label;
+  GtkSpinButton *iterations_spin;
+  GtkCheckButton *nonneg_check;
+  GtkCheckButton *backtracking_check;
+  GtkCheckButton *continuation_check;
+  GtkDropDown *backend_dropdown;
+  GtkLabel *device_label;
+  GtkCheckButton *roi_check;
+  GtkToggleButton *roi_draw_button;
+  GtkButton *roi_centre_button;
+  GtkButton *roi_clear_button;
+  GtkLabel *roi_label;
+  GtkLabel *dense_label;
+
+  char *psf_path;
+  int image_width, image_height;
+  gboolean have_roi;
+  GdkRectangle roi;
+  gboolean updating;     /* set while the panel writes its own controls */
+};
+
+G_DEFINE_FINAL_TYPE (SsParamsPanel, ss_params_panel, GTK_TYPE_BOX)
+
+enum { SIGNAL_CHANGED, SIGNAL_ROI_CHANGED, N_SIGNALS };
+static guint signals[N_SIGNALS];
+
+enum { PROP_0, PROP_ROI_DRAWING, N_PROPS };
+static GParamSpec *properties[N_PROPS];
+
+/* ---- logarithmic spin buttons --------------------------------------------- */
+/* The adjustment holds log10 of the value, so the arrows step by a tenth of
+ * a decade; the entry shows and accepts the value itself. */
+
+static gboolean
+log_spin_output (GtkSpinButton *spin, gpointer data)
+{
+  double value = pow (10.0, gtk_adjustment_get_value (gtk_spin_button_get_adjustment (spin)));
+  char text[G_ASCII_DTOSTR_BUF_SIZE];
+  g_ascii_formatd (text, sizeof text, "%.3g", value);
+  if (g_strcmp0 (gtk_editable_get_text (GTK_EDITABLE (spin)), text) != 0)
+    gtk_editable_set_text (GTK_EDITABLE (spin), text);
+  return TRUE;
+}
+
+static int
+log_spin_input (GtkSpinButton *spin, double *new_value, gpointer data)
+{
+  const char *text = gtk_editable_get_text (GTK_EDITABLE (spin));
+  char *end = NULL;
+  double value = g_ascii_strtod (text, &end);
+  if (end == text || !isfinite (value) || value <= 0)
+    return GTK_INPUT_ERROR;
+  *new_value = log10 (value);
+  return TRUE;
+}
+
+static void
+setup_log_spin (GtkSpinButton *spin)
+{
+  gtk_spin_button_set_digits (spin, 4);
+  gtk_spin_button_set_numeric (spin, FALSE);
+  g_signal_connect (spin, "output", G_CALLBACK (log_spin_output), NULL);
+  g_signal_connect (spin, "input", G_CALLBACK (log_spin_input), NULL);
+  log_spin_output (spin, NULL);
+}
+
+static double
+log_spin_get (GtkSpinButton *spin)
+{
+  return pow (10.0, gtk_spin_button_get_value (spin));
+}
+
+static void
+log_spin_set (GtkSpinButton *spin, double value)
+{
+  if (value > 0 && isfinite (value))
+    gtk_spin_button_set_value (spin, log10 (value));
+}
+
+/* ---- the dense hint ------------------------------------------------------- */
+
+int
+ss_params_panel_dense_max_side (gsize bytes, double observed_fraction, SsDirectMethod method)
+{
+  gsize n = ss_dense_max_unknowns (bytes, observed_fraction, method);
+  return (int) floor (sqrt ((double) n));
+}
+
+static gboolean
+is_simulate (SsParamsPanel *self)
+{
+  return gtk_drop_down_get_selected (self->mode_dropdown) == SS_MODE_SIMULATE;
+}
+
+static void
+update_dense_hint (SsParamsPanel *self)
+{
+  guint solver = gtk_drop_down_get_selected (self->solver_dropdown);
+  SsDirectMethod method = solver == SOLVER_ROW_GETS ? SS_DIRECT_INVERSE : SS_DIRECT_SOLVE;
+  double fraction = is_simulate (self) ? gtk_spin_button_get_value (self->ratio_spin) : 1.0;
+  gsize available = ss_mem_available ();
+  gsize max_n = ss_dense_max_unknowns (available, fraction, method);
+  int side = ss_params_panel_dense_max_side (available, fraction, method);
+  gboolean roi = gtk_check_button_get_active (self->roi_check) && self->have_roi;
+  gsize n = roi ? (gsize) self->roi.width * self->roi.height
+                : (gsize) self->image_width * self->image_height;
+  g_autofree char *mem = ss_format_bytes (available);
+  g_autofree char *text = NULL;
+  gboolean too_big = n > max_n;
+  if (n == 0)
+    text = g_strdup_printf ("Dense direct fits up to %" G_GSIZE_FORMAT
+                            " unknowns in %s (a %d×%d region).", max_n, mem, side, side);
+  else
+    text = g_strdup_printf ("Dense direct fits up to %" G_GSIZE_FORMAT
+                            " unknowns in %s (a %d×%d region); this %s has %" G_GSIZE_FORMAT
+                            "%s.", max_n, mem, side, side, roi ? "region" : "image", n,
+                            too_big ? ": too large, select a region" : "");
+  gtk_label_set_text (self->dense_label, text);
+  gboolean dense = solver == SOLVER_ROW_CHOLESKY || solver == SOLVER_ROW_GETS;
+  if (too_big && dense)
+    gtk_widget_add_css_class (GTK_WIDGET (self->dense_label), "error");
+  else
+    gtk_widget_remove_css_class (GTK_WIDGET (self->dense_label), "error");
+}
+
+/* ---- which controls apply ------------------------------------------------- */
+
+static void
+show_pair (GtkWidget *label, gpointer control, gboolean visible)
+{
+  gtk_widget_set_visible (label, visible);
+  gtk_widget_set_visible (GTK_WIDGET (control), visible);
+}
+
+static void
+update_visibility (SsParamsPanel *self)
+{
+  guint psf = gtk_drop_down_get_selected (self->psf_dropdown);
+  show_pair (self->psf_size_label, self->psf_size_spin,
+             psf == PSF_ROW_BOX_ROW || psf == PSF_ROW_BOX);
+  show_pair (self->psf_fwhm_label, self->psf_fwhm_spin,
+             psf == PSF_ROW_GAUSSIAN || psf == PSF_ROW_MOFFAT);
+  show_pair (self->psf_beta_label, self->psf_beta_spin, psf == PSF_ROW_MOFFAT);
+  show_pair (self->psf_file_label, self->psf_file_button, psf == PSF_ROW_FILE);
+
+  gboolean simulate = is_simulate (self);
+  show_pair (self->ratio_label, self->ratio_spin, simulate);
+  show_pair (self->noise_label, self->noise_spin, simulate);
+  show_pair (self->seed_label, self->seed_spin, simulate);
+  show_pair (self->boundary_label, self->boundary_dropdown, !simulate);
+  show_pair (self->sky_value_label, self->sky_value_spin,
+             gtk_drop_down_get_selected (self->sky_dropdown) == SKY_ROW_VALUE);
+
+  guint solver = gtk_drop_down_get_selected (self->solver_dropdown);
+  gboolean iterative = solver <= SOLVER_ROW_ISTA;
+  gboolean admm = solver == SOLVER_ROW_CPADMM;
+  gboolean fista = solver == SOLVER_ROW_FISTA;
+  show_pair (self->rho_label, self->rho_spin, admm);
+  show_pair (self->sigma_label, self->sigma_spin, admm);
+  show_pair (self->tau_label, self->tau_spin, admm);
+  show_pair (self->iterations_label, self->iterations_spin, iterative);
+  gtk_widget_set_visible (GTK_WIDGET (self->backtracking_check), fista);
+  gtk_widget_set_visible (GTK_WIDGET (self->continuation_check), fista);
+  gtk_widget_set_visible (GTK_WIDGET (self->nonneg_check), iterative);
+  gtk_label_set_text (GTK_LABEL (self->alpha_label),
+                      iterative ? "α (ℓ1 weight)" : "λ (Tikhonov)");
+}
+
+static void
+emit_changed (SsParamsPanel *self)
+{
+  if (self->updating)
+    return;
+  update_visibility (self);
+  update_dense_hint (self);
+  g_signal_emit (self, signals[SIGNAL_CHANGED], 0);
+}
+
+static void
+on_control_changed (SsParamsPanel *self)
+{
+  emit_changed (self);
+}
+
+/* ---- the PSF file --------------------------------------------------------- */
+
+static void
+set_psf_path (SsParamsPanel *self, const char *path)
+{
+  g_free (self->psf_path);
+  self->psf_path = g_strdup (path);
+  g_autofree char *base = path ? g_path_get_basename (path) : NULL;
+  gtk_button_set_label (self->psf_file_button, base ? base : "Choose…");
+  gtk_widget_set_tooltip_text (GTK_WIDGET (self->psf_file_button), path);
+}
+
+static void
+on_psf_chosen (GtkNativeDialog *dialog, int response, SsParamsPanel *self)
+{
+  if (response == GTK_RESPONSE_ACCEPT)
+    {
+      g_autoptr (GFile) file = gtk_file_chooser_get_file (GTK_FILE_CHOOSER (dialog));
+      g_autofree char *path = file ? g_file_get_path (file) : NULL;
+      if (path)
+        {
+          set_psf_path (self, path);
+          emit_changed (self);
+        }
+    }
+  g_object_unref (dialog);
+}
+
+static void
+on_psf_file_clicked (SsParamsPanel *self)
+{
+  GtkRoot *root = gtk_widget_get_root (GTK_WIDGET (self));
+  GtkFileChooserNative *dialog = gtk_file_chooser_native_new (
+      "Choose a PSF (FITS)", GTK_IS_WINDOW (root) ? GTK_WINDOW (root) : NULL,
+      GTK_FILE_CHOOSER_ACTION_OPEN, "_Open", "_Cancel");
+  GtkFileFilter *filter = gtk_file_filter_new ();
+  gtk_file_filter_set_name (filter, "FITS images");
+  gtk_file_filter_add_pattern (filter, "*.fits");
+  gtk_file_filter_add_pattern (filter, "*.fit");
+  gtk_file_filter_add_pattern (filter, "*.fts");
+  gtk_file_filter_add_pattern (filter, "*.FITS");
+  gtk_file_filter_add_pattern (filter, "*.FIT");
+  gtk_file_chooser_add_filter (GTK_FILE_CHOOSER (dialog), filter);
+  g_object_unref (filter);
+  g_signal_connect (dialog, "response", G_CALLBACK (on_psf_chosen), self);
+  gtk_native_dialog_show (GTK_NATIVE_DIALOG (dialog));
+}
+
+/* ---- region of interest --------------------------------------------------- */
+
+static void
+update_roi_label (SsParamsPanel *self)
+{
+  g_autofree char *text = NULL;
+  if (!self->have_roi)
+    text = g_strdup ("No region: the whole image is solved.");
+  else
+    /* FITS-style 1-based pixel numbers, as the pointer read-out shows them. */
+    text = g_strdup_printf ("%d×%d pixels from x %d, y %d to x %d, y %d", self->roi.width,
+                            self->roi.height, self->roi.x + 1, self->roi.y + 1,
+                            self->roi.x + self->roi.width, self->roi.y + self->roi.height);
+  gtk_label_set_text (self->roi_label, text);
+  gtk_widget_set_sensitive (GTK_WIDGET (self->roi_check), self->have_roi);
+  gtk_widget_set_sensitive (GTK_WIDGET (self->roi_clear_button), self->have_roi);
+}
+
+void
+ss_params_panel_set_roi (SsParamsPanel *self, const GdkRectangle *roi)
+{
+  g_return_if_fail (SS_IS_PARAMS_PANEL (self));
+  self->have_roi = roi != NULL;
+  if (roi)
+    self->roi = *roi;
+  self->updating = TRUE;
+  gtk_check_button_set_active (self->roi_check, roi != NULL);
+  self->updating = FALSE;
+  update_roi_label (self);
+  emit_changed (self);
+}
+
+gboolean
+ss_params_panel_get_roi (SsParamsPanel *self, GdkRectangle *roi)
+{
+  g_return_val_if_fail (SS_IS_PARAMS_PANEL (self), FALSE);
+  if (self->have_roi && roi)
+    *roi = self->roi;
+  return self->have_roi;
+}
+
+static void
+on_roi_centre_clicked (SsParamsPanel *self)
+{
+  if (self->image_width <= 0)
+    return;
+  int w = MIN (128, self->image_width), h = MIN (128, self->image_height);
+  GdkRectangle roi = { (self->image_width - w) / 2, (self->image_height - h) / 2, w, h };
+  ss_params_panel_set_roi (self, &roi);
+  g_signal_emit (self, signals[SIGNAL_ROI_CHANGED], 0);
+}
+
+static void
+on_roi_clear_clicked (SsParamsPanel *self)
+{
+  ss_params_panel_set_roi (self, NULL);
+  g_signal_emit (self, signals[SIGNAL_ROI_CHANGED], 0);
+}
+
+/* ---- settings in and out -------------------------------------------------- */
+
+void
+ss_params_panel_get_settings (SsParamsPanel *self, SsSettings *s)
+{
+  g_return_if_fail (SS_IS_PARAMS_PANEL (self));
+  ss_settings_init (s);
+  s->mode = is_simulate (self) ? SS_MODE_SIMULATE : SS_MODE_DEBLUR;
+
+  SsPsfSpec *psf = &s->acquisition.psf;
+  static const SsPsfKind psf_kinds[] = { SS_PSF_NONE, SS_PSF_BOX_ROW, SS_PSF_BOX,
+                                         SS_PSF_GAUSSIAN, SS_PSF_MOFFAT, SS_PSF_FILE };
+  psf->kind = psf_kinds[MIN (gtk_drop_down_get_selected (self->psf_dropdown), PSF_ROW_FILE)];
+  psf->size = gtk_spin_button_get_value_as_int (self->psf_size_spin);
+  psf->fwhm = gtk_spin_button_get_value (self->psf_fwhm_spin);
+  psf->beta = gtk_spin_button_get_value (self->psf_beta_spin);
+  psf->path = g_strdup (self->psf_path);
+  s->acquisition.ratio = gtk_spin_button_get_value (self->ratio_spin);
+  s->acquisition.noise = gtk_spin_button_get_value (self->noise_spin);
+  s->acquisition.seed = (guint32) gtk_spin_button_get_value (self->seed_spin);
+
+  static const SsSkyMode sky_modes[] = { SS_SKY_NONE, SS_SKY_MEDIAN, SS_SKY_CLIPPED_MEDIAN,
+                                         SS_SKY_VALUE };
+  s->sky_mode = sky_modes[MIN (gtk_drop_down_get_selected (self->sky_dropdown), SKY_ROW_VALUE)];
+  s->sky_value = gtk_spin_button_get_value (self->sky_value_spin);
+  /* The drop-down lists the modes in SsBoundary's order. */
+  s->boundary = (SsBoundary) MIN (gtk_drop_down_get_selected (self->boundary_dropdown),
+                                  (guint) SS_BOUNDARY_TAPER);
+
+  SsSolveParams *p = &s->params;
+  static const SsSolverKind kinds[] = { SS_SOLVER_CPADMM, SS_SOLVER_FISTA, SS_SOLVER_ISTA,
+                                        SS_SOLVER_DIRECT, SS_SOLVER_DIRECT, SS_SOLVER_DIRECT_FFT };
+  guint solver = MIN (gtk_drop_down_get_selected (self->solver_dropdown), SOLVER_ROW_FFT);
+  p->kind = kinds[solver];
+  p->direct_method = solver == SOLVER_ROW_GETS ? SS_DIRECT_INVERSE : SS_DIRECT_SOLVE;
+  p->alpha = log_spin_get (self->alpha_spin);
+  p->rho = log_spin_get (self->rho_spin);
+  p->sigma = log_spin_get (self->sigma_spin);
+  /* The log scale's top is 10^0.2041 = 1.6 < (1+sqrt 5)/2; clamp anyway. */
+  p->tau = MIN (log_spin_get (self->tau_spin), 1.6);
+  p->iterations = gtk_spin_button_get_value_as_int (self->iterations_spin);
+  p->nonneg = gtk_check_button_get_active (self->nonneg_check);
+  p->backtracking = gtk_check_button_get_active (self->backtracking_check);
+  p->continuation = gtk_check_button_get_active (self->continuation_check);
+
+  static const SsBackendKind backends[] = { SS_BACKEND_AUTO, SS_BACKEND_CUDA, SS_BACKEND_CPU };
+  s->backend = backends[MIN (gtk_drop_down_get_selected (self->backend_dropdown),
+                             BACKEND_ROW_CPU)];
+
+  s->use_roi = self->have_roi && gtk_check_button_get_active (self->roi_check);
+  if (s->use_roi)
+    {
+      s->roi_x = self->roi.x;
+      s->roi_y = self->roi.y;
+      s->roi_width = self->roi.width;
+      s->roi_height = self->roi.height;
+    }
+}
+
+static guint
+psf_row (SsPsfKind kind)
+{
+  switch (kind)
+    {
+    case SS_PSF_BOX_ROW: return PSF_ROW_BOX_ROW;
+    case SS_PSF_BOX: return PSF_ROW_BOX;
+    case SS_PSF_GAUSSIAN: return PSF_ROW_GAUSSIAN;
+    case SS_PSF_MOFFAT: return PSF_ROW_MOFFAT;
+    case SS_PSF_FILE: return PSF_ROW_FILE;
+    case SS_PSF_NONE:
+    default: return PSF_ROW_NONE;
+    }
+}
+
+static guint
+solver_row (const SsSolveParams *p)
+{
+  switch (p->kind)
+    {
+    case SS_SOLVER_FISTA: return SOLVER_ROW_FISTA;
+    case SS_SOLVER_ISTA: return SOLVER_ROW_ISTA;
+    case SS_SOLVER_DIRECT:
+      return p->direct_method == SS_DIRECT_INVERSE ? SOLVER_ROW_GETS : SOLVER_ROW_CHOLESKY;
+    case SS_SOLVER_DIRECT_FFT: return SOLVER_ROW_FFT;
+    case SS_SOLVER_CPADMM:
+    default: return SOLVER_ROW_CPADMM;
+    }
+}
+
+void
+ss_params_panel_set_settings (SsParamsPanel *self, const SsSettings *s)
+{
+  g_return_if_fail (SS_IS_PARAMS_PANEL (self));
+  self->updating = TRUE;
+  gtk_drop_down_set_selected (self->mode_dropdown, s->mode == SS_MODE_SIMULATE ? 1 : 0);
+  const SsPsfSpec *psf = &s->acquisition.psf;
+  gtk_drop_down_set_selected (self->psf_dropdown, psf_row (psf->kind));
+  if (psf->size > 0)
+    gtk_spin_button_set_value (self->psf_size_spin, psf->size);
+  if (psf->fwhm > 0)
+    gtk_spin_button_set_value (self->psf_fwhm_spin, psf->fwhm);
+  if (psf->beta > 0)
+    gtk_spin_button_set_value (self->psf_beta_spin, psf->beta);
+  set_psf_path (self, psf->path);
+  gtk_spin_button_set_value (self->ratio_spin, s->acquisition.ratio);
+  gtk_spin_button_set_value (self->noise_spin, s->acquisition.noise);
+  gtk_spin_button_set_value (self->seed_spin, s->acquisition.seed);
+  static const guint sky_rows[] = { [SS_SKY_NONE] = SKY_ROW_NONE, [SS_SKY_MEDIAN] = SKY_ROW_MEDIAN,
+                                    [SS_SKY_CLIPPED_MEDIAN] = SKY_ROW_CLIPPED,
+                                    [SS_SKY_VALUE] = SKY_ROW_VALUE };
+  gtk_drop_down_set_selected (self->sky_dropdown, sky_rows[MIN ((guint) s->sky_mode, 3u)]);
+  gtk_spin_button_set_value (self->sky_value_spin, s->sky_value);
+  gtk_drop_down_set_selected (self->boundary_dropdown, (guint) s->boundary);
+
+  const SsSolveParams *p = &s->params;
+  gtk_drop_down_set_selected (self->solver_dropdown, solver_row (p));
+  log_spin_set (self->alpha_spin, p->alpha);
+  log_spin_set (self->rho_spin, p->rho);
+  log_spin_set (self->sigma_spin, p->sigma);
+  log_spin_set (self->tau_spin, p->tau);
+  gtk_spin_button_set_value (self->iterations_spin, p->iterations);
+  gtk_check_button_set_active (self->nonneg_check, p->nonneg);
+  gtk_check_button_set_active (self->backtracking_check, p->backtracking);
+  gtk_check_button_set_active (self->continuation_check, p->continuation);
+  static const guint backend_rows[] = { [SS_BACKEND_AUTO] = BACKEND_ROW_AUTO,
+                                        [SS_BACKEND_CPU] = BACKEND_ROW_CPU,
+                                        [SS_BACKEND_CUDA] = BACKEND_ROW_CUDA };
+  gtk_drop_down_set_selected (self->backend_dropdown, backend_rows[MIN ((guint) s->backend, 2u)]);
+  self->updating = FALSE;
+
+  if (s->use_roi)
+    {
+      GdkRectangle roi = { s->roi_x, s->roi_y, s->roi_width, s->roi_height };
+      ss_params_panel_set_roi (self, &roi);
+      g_signal_emit (self, signals[SIGNAL_ROI_CHANGED], 0);
+    }
+  else
+    {
+      self->updating = TRUE;
+      gtk_check_button_set_active (self->roi_check, FALSE);
+      self->updating = FALSE;
+    }
+  emit_changed (self);
+}
+
+void
+ss_params_panel_set_image_size (SsParamsPanel *self, int width, int height)
+{
+  g_return_if_fail (SS_IS_PARAMS_PANEL (self));
+  self->image_width = width;
+  self->image_height = height;
+  update_dense_hint (self);
+}
+
+void
+ss_params_panel_set_device_text (SsParamsPanel *self, const char *text)
+{
+  g_return_if_fail (SS_IS_PARAMS_PANEL (self));
+  gtk_label_set_text (self->device_label, text);
+}
+
+const char *
+ss_params_panel_get_dense_hint (SsParamsPanel *self)
+{
+  g_return_val_if_fail (SS_IS_PARAMS_PANEL (self), NULL);
+  return gtk_label_get_text (self->dense_label);
+}
+
+/* ---- GObject -------------------------------------------------------------- */
+
+static void
+ss_params_panel_get_property (GObject *object, guint prop_id, GValue *value, GParamSpec *pspec)
+{
+  SsParamsPanel *self = SS_PARAMS_PANEL (object);
+  switch (prop_id)
+    {
+    case PROP_ROI_DRAWING:
+      g_value_set_boolean (value, gtk_toggle_button_get_active (self->roi_draw_button));
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+ss_params_panel_set_property (GObject *object, guint prop_id, const GValue *value,
+                              GParamSpec *pspec)
+{
+  SsParamsPanel *self = SS_PARAMS_PANEL (object);
+  switch (prop_id)
+    {
+    case PROP_ROI_DRAWING:
+      gtk_toggle_button_set_active (self->roi_draw_button, g_value_get_boolean (value));
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+on_roi_draw_toggled (SsParamsPanel *self)
+{
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_ROI_DRAWING]);
+}
+
+static void
+ss_params_panel_finalize (GObject *object)
+{
+  SsParamsPanel *self = SS_PARAMS_PANEL (object);
+  g_free (self->psf_path);
+  G_OBJECT_CLASS (ss_params_panel_parent_class)->finalize (object);
+}
+
+static void
+ss_params_panel_class_init (SsParamsPanelClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+  GtkWidgetClass *widget_class = GTK_WIDGET_CLASS (klass);
+  object_class->get_property = ss_params_panel_get_property;
+  object_class->set_property = ss_params_panel_set_property;
+  object_class->finalize = ss_params_panel_finalize;
+
+  properties[PROP_ROI_DRAWING] = g_param_spec_boolean (
+      "roi-drawing", NULL, NULL, FALSE,
+      G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | G_PARAM_EXPLICIT_NOTIFY);
+  g_object_class_install_properties (object_class, N_PROPS, properties);
+  signals[SIGNAL_CHANGED] = g_signal_new ("changed", G_TYPE_FROM_CLASS (klass),
+                                          G_SIGNAL_RUN_LAST, 0, NULL, NULL, NULL,
+                                          G_TYPE_NONE, 0);
+  signals[SIGNAL_ROI_CHANGED] = g_signal_new ("roi-changed", G_TYPE_FROM_CLASS (klass),
+                                              G_SIGNAL_RUN_LAST, 0, NULL, NULL, NULL,
+                                              G_TYPE_NONE, 0);
+
+  gtk_widget_class_set_template_from_resource (widget_class,
+                                               "/org/sharpsky/Sharpsky/ss-params-panel.ui");
+#define CHILD(name) gtk_widget_class_bind_template_child (widget_class, SsParamsPanel, name)
+  CHILD (mode_dropdown);
+  CHILD (psf_dropdown);
+  CHILD (psf_size_label);
+  CHILD (psf_size_spin);
+  CHILD (psf_fwhm_label);
+  CHILD (psf_fwhm_spin);
+  CHILD (psf_beta_label);
+  CHILD (psf_beta_spin);
+  CHILD (psf_file_label);
+  CHILD (psf_file_button);
+  CHILD (ratio_label);
+  CHILD (ratio_spin);
+  CHILD (noise_label);
+  CHILD (noise_spin);
+  CHILD (seed_label);
+  CHILD (seed_spin);
+  CHILD (sky_dropdown);
+  CHILD (sky_value_label);
+  CHILD (sky_value_spin);
+  CHILD (boundary_label);
+  CHILD (boundary_dropdown);
+  CHILD (solver_dropdown);
+  CHILD (alpha_label);
+  CHILD (alpha_spin);
+  CHILD (rho_label);
+  CHILD (rho_spin);
+  CHILD (sigma_label);
+  CHILD (sigma_spin);
+  CHILD (tau_label);
+  CHILD (tau_spin);
+  CHILD (iterations_label);
+  CHILD (iterations_spin);
+  CHILD (nonneg_check);
+  CHILD (backtracking_check);
+  CHILD (continuation_check);
+  CHILD (backend_dropdown);
+  CHILD (device_label);
+  CHILD (roi_check);
+  CHILD (roi_draw_button);
+  CHILD (roi_centre_button);
+  CHILD (roi_clear_button);
+  CHILD (roi_label);
+  CHILD (dense_label);
+#undef CHILD
+  gtk_widget_class_bind_template_callback (widget_class, on_psf_file_clicked);
+  gtk_widget_class_bind_template_callback (widget_class, on_roi_centre_clicked);
+  gtk_widget_class_bind_template_callback (widget_class, on_roi_clear_clicked);
+}
+
+static void
+ss_params_panel_init (SsParamsPanel *self)
+{
+  gtk_widget_init_template (GTK_WIDGET (self));
+  setup_log_spin (self->alpha_spin);
+  setup_log_spin (self->rho_spin);
+  setup_log_spin (self->sigma_spin);
+  setup_log_spin (self->tau_spin);
+
+  GObject *dropdowns[] = { G_OBJECT (self->mode_dropdown), G_OBJECT (self->psf_dropdown),
+                           G_OBJECT (self->sky_dropdown), G_OBJECT (self->solver_dropdown),
+                           G_OBJECT (self->boundary_dropdown),
+                           G_OBJECT (self->backend_dropdown) };
+  for (guint i = 0; i < G_N_ELEMENTS (dropdowns); i++)
+    g_signal_connect_swapped (dropdowns[i], "notify::selected", G_CALLBACK (on_control_changed),
+                              self);
+  GObject *spins[] = { G_OBJECT (self->psf_size_spin), G_OBJECT (self->psf_fwhm_spin),
+                       G_OBJECT (self->psf_beta_spin), G_OBJECT (self->ratio_spin),
+                       G_OBJECT (self->noise_spin), G_OBJECT (self->seed_spin),
+                       G_OBJECT (self->sky_value_spin), G_OBJECT (self->alpha_spin),
+                       G_OBJECT (self->rho_spin), G_OBJECT (self->sigma_spin),
+                       G_OBJECT (self->tau_spin), G_OBJECT (self->iterations_spin) };
+  for (guint i = 0; i < G_N_ELEMENTS (spins); i++)
+    g_signal_connect_swapped (spins[i], "value-changed", G_CALLBACK (on_control_changed), self);
+  GObject *checks[] = { G_OBJECT (self->nonneg_check), G_OBJECT (self->backtracking_check),
+                        G_OBJECT (self->continuation_check), G_OBJECT (self->roi_check) };
+  for (guint i = 0; i < G_N_ELEMENTS (checks); i++)
+    g_signal_connect_swapped (checks[i], "toggled", G_CALLBACK (on_control_changed), self);
+  g_signal_connect_swapped (self->roi_draw_button, "toggled", G_CALLBACK (on_roi_draw_toggled),
+                            self);
+
+  /* Start from the defaults every run of the app shares. */
+  SsSettings defaults;
+  ss_settings_init (&defaults);
+  ss_params_panel_set_settings (self, &defaults);
+  ss_settings_clear (&defaults);
+  update_roi_label (self);
+}

@@ -1,0 +1,42 @@
+/* ss-params-panel.h: every setting of a solve, as a column of controls.
+ *
+ * The panel is the one place the settings live while the user edits them;
+ * the window reads them with ss_params_panel_get_settings when it runs. It
+ * says, for the dense direct solver, how large a problem fits in memory.
+ *
+ * Signals: changed () after any edit; roi-changed () when the panel itself
+ * changed the region (the "centre" button, clearing).
+ * Property roi-drawing: the "draw a region" toggle (bound to the image view).
+ */
+#pragma once
+
+#include <gtk/gtk.h>
+#include "ss-job.h"
+
+G_BEGIN_DECLS
+
+#define SS_TYPE_PARAMS_PANEL (ss_params_panel_get_type ())
+G_DECLARE_FINAL_TYPE (SsParamsPanel, ss_params_panel, SS, PARAMS_PANEL, GtkBox)
+
+GtkWidget *ss_params_panel_new (void);
+
+/* SETTINGS must be cleared with ss_settings_clear. */
+void ss_params_panel_get_settings (SsParamsPanel *self, SsSettings *settings);
+void ss_params_panel_set_settings (SsParamsPanel *self, const SsSettings *settings);
+
+/* The size of the open image (for the region and the dense-fit hint). */
+void ss_params_panel_set_image_size (SsParamsPanel *self, int width, int height);
+/* The region of interest (full-image pixels, y = first row); NULL clears it.
+ * Setting one also ticks "solve only the region". */
+void ss_params_panel_set_roi (SsParamsPanel *self, const GdkRectangle *roi);
+gboolean ss_params_panel_get_roi (SsParamsPanel *self, GdkRectangle *roi);
+/* The compute devices found, shown under the backend choice. */
+void ss_params_panel_set_device_text (SsParamsPanel *self, const char *text);
+/* The hint about the dense direct solver's size limit, as shown. */
+const char *ss_params_panel_get_dense_hint (SsParamsPanel *self);
+
+/* The largest square side (pixels) whose dense direct system fits in
+ * BYTES with OBSERVED_FRACTION of the pixels observed. */
+int ss_params_panel_dense_max_side (gsize bytes, double observed_fraction, SsDirectMethod method);
+
+G_END_DECLS

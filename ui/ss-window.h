@@ -1,0 +1,97 @@
+/* ss-window.h: the main window: open, solve live, compare, export.
+ *
+ * Every command is an action ("win.open", "win.run", "win.stop",
+ * "win.compare", "win.export" ('fits' | 'png' | 'csv'), "win.zoom-*",
+ * "win.view" ('original' | 'measured' | 'recovered' | 'error'), "win.split",
+ * "win.fullscreen", "win.open-recent" (URI), "win.dismiss-message").
+ * Long work (loading, solving, exporting, stretching) runs in worker
+ * threads; widgets are touched on the main thread only. Errors show as a
+ * banner at the top of the window.
+ *
+ * The *_sync functions are for tests and scripts: they start the same work
+ * as the actions and iterate the main context until it is done.
+ */
+#pragma once
+
+#include <gtk/gtk.h>
+#include "ss-frame.h"
+#include "ss-image-view.h"
+#include "ss-params-panel.h"
+#include "ss-plot.h"
+#include "ss-compare-table.h"
+
+G_BEGIN_DECLS
+
+typedef enum {
+  SS_VIEW_ORIGINAL,
+  SS_VIEW_MEASURED,
+  SS_VIEW_RECOVERED,
+  SS_VIEW_ERROR,
+} SsViewKind;
+
+typedef enum {
+  SS_EXPORT_FITS,
+  SS_EXPORT_PNG,
+  SS_EXPORT_CSV,
+} SsExportFormat;
+
+typedef struct {
+  int bit_depth;         /* PNG: 8 or 16 */
+  gboolean as_displayed; /* PNG: the view's stretch and limits (else linear min-max) */
+} SsExportOptions;
+
+#define SS_TYPE_WINDOW (ss_window_get_type ())
+G_DECLARE_FINAL_TYPE (SsWindow, ss_window, SS, WINDOW, GtkApplicationWindow)
+
+SsWindow *ss_window_new (GtkApplication *application);
+
+/* Opens PATH in the background (FITS or PNG); errors go to the banner. */
+void ss_window_open_path (SsWindow *self, const char *path);
+/* Opens the bundled sample image. */
+void ss_window_open_sample (SsWindow *self);
+/* The sample's path (SHARPSKY_DATA, the installed data, the source tree), or NULL. */
+char *ss_window_find_sample (void);
+
+void ss_window_run (SsWindow *self);
+void ss_window_stop (SsWindow *self);
+/* Runs the solvers KINDS[i] with METHODS[i] (for the dense one) one after another. */
+void ss_window_compare (SsWindow *self, const SsSolverKind *kinds, const SsDirectMethod *methods,
+                        guint n);
+gboolean ss_window_is_busy (SsWindow *self);      /* loading, solving or exporting */
+gboolean ss_window_is_running (SsWindow *self);   /* a solve (or comparison) under way */
+
+void ss_window_set_view (SsWindow *self, SsViewKind view);
+/* The frame a view shows now (live preview while running), or NULL. */
+SsFrame *ss_window_get_frame (SsWindow *self, SsViewKind view);
+
+SsParamsPanel *ss_window_get_params_panel (SsWindow *self);
+SsImageView *ss_window_get_image_view (SsWindow *self);
+SsPlot *ss_window_get_plot (SsWindow *self);
+SsCompareTable *ss_window_get_compare_table (SsWindow *self);
+/* The banner's text, or NULL when no message is shown. */
+const char *ss_window_get_message (SsWindow *self);
+const char *ss_window_get_status (SsWindow *self);
+const char *ss_window_get_path (SsWindow *self);
+/* Live previews shown since the last run started, and the latest one (kept
+ * after the run; NULL before the first). */
+guint ss_window_get_preview_count (SsWindow *self);
+SsFrame *ss_window_get_last_preview (SsWindow *self);
+/* Iteration of the latest report of the current or last run. */
+int ss_window_get_iteration (SsWindow *self);
+
+/* Writes the shown view (or the curves) to PATH without a dialog. */
+void ss_window_export (SsWindow *self, SsExportFormat format, const char *path,
+                       const SsExportOptions *options, gboolean force);
+
+/* Test helpers: each iterates the default main context until the work is
+ * done or TIMEOUT seconds have passed. */
+gboolean ss_window_open_path_sync (SsWindow *self, const char *path, double timeout,
+                                   GError **error);
+gboolean ss_window_wait_idle (SsWindow *self, double timeout);
+gboolean ss_window_export_sync (SsWindow *self, SsExportFormat format, const char *path,
+                                const SsExportOptions *options, gboolean force, double timeout,
+                                GError **error);
+/* Iterates the main context until the image view has drawn its latest frame. */
+gboolean ss_window_wait_rendered (SsWindow *self, double timeout);
+
+G_END_DECLS
