@@ -50,7 +50,7 @@ spectral_pass (const CpadmmState *s, const float *chat, float rho, float sigma)
 {
   float *a = s->spectrum, *b = s->spectrum + 2 * s->spec_count;
   float inv_n = 1.0f / (float) s->n;
-#pragma omp parallel for schedule(static) if (s->spec_count > SS_PARALLEL_MIN)
+#pragma omp parallel for simd schedule(static) if (s->spec_count > SS_PARALLEL_MIN)
   for (gsize k = 0; k < s->spec_count; k++)
     {
       float cr = chat[2 * k], ci = chat[2 * k + 1];
@@ -67,24 +67,27 @@ spectral_pass (const CpadmmState *s, const float *chat, float rho, float sigma)
     }
 }
 
-/* The fused update of v, z, μ, ν and the next FFT inputs. When MEASURE, also
- * returns ||z_new − z_old||² and ||z_new||² for the relative change. */
-static void
-pixel_pass (CpadmmState *s, const float *ty, const guint8 *mask, const SsSolveParams *p,
-            gboolean measure, double *change2, double *norm2)
+/* The fused update of v, z, μ, ν and the next FFT inputs, for pixels
+ * [begin, end). HAS_MASK and MEASURE are constants at each call site, so the
+ * compiler emits four branch-free, vectorised loops. When MEASURE, also sums
+ * ||z_new − z_old||² and ||z_new||² for the relative change. */
+static inline __attribute__ ((always_inline)) void
+pixel_pass_range (CpadmmState *s, const float *ty, const guint8 *mask, const SsSolveParams *p,
+                  const gboolean has_mask, const gboolean measure, double *change2, double *norm2)
 {
   const float rho = (float) p->rho, tau = (float) p->tau;
   const float threshold = (float) (p->alpha / p->sigma);
-  const float d_observed = 1.0f / (1.0f + rho), d_unobserved = 1.0f / rho;
+  const float d_unobserved = 1.0f / rho;
+  const float d_step = 1.0f / (1.0f + rho) - d_unobserved;
   const gboolean nonneg = p->nonneg;
   const float *x = s->xu, *u = s->xu + s->n;
   float *w_out = s->fft_in, *d_out = s->fft_in + s->n;
   float *z = s->z, *nu = s->nu, *mu = s->mu;
   double c2 = 0, z2 = 0;
-#pragma omp parallel for schedule(static) reduction(+ : c2, z2) if (s->n > SS_PARALLEL_MIN)
+#pragma omp parallel for simd schedule(static) reduction(+ : c2, z2) if (s->n > SS_PARALLEL_MIN)
   for (gsize i = 0; i < s->n; i++)
     {
-      float d = (mask == NULL || mask[i]) ? d_observed : d_unobserved;
+      float d = has_mask ? d_unobserved + d_step * (float) mask[i] : d_unobserved + d_step;
       float v = d * (rho * (u[i] - mu[i]) + ty[i]);
       float z_new = ss_soft_threshold (x[i] + nu[i], threshold, nonneg);
       float mu_new = mu[i] + tau * (v - u[i]);
@@ -103,6 +106,20 @@ pixel_pass (CpadmmState *s, const float *ty, const guint8 *mask, const SsSolvePa
     }
   *change2 = c2;
   *norm2 = z2;
+}
+
+static void
+pixel_pass (CpadmmState *s, const float *ty, const guint8 *mask, const SsSolveParams *p,
+            gboolean measure, double *change2, double *norm2)
+{
+  if (mask && measure)
+    pixel_pass_range (s, ty, mask, p, TRUE, TRUE, change2, norm2);
+  else if (mask)
+    pixel_pass_range (s, ty, mask, p, TRUE, FALSE, change2, norm2);
+  else if (measure)
+    pixel_pass_range (s, ty, mask, p, FALSE, TRUE, change2, norm2);
+  else
+    pixel_pass_range (s, ty, mask, p, FALSE, FALSE, change2, norm2);
 }
 
 static gboolean

@@ -72,7 +72,7 @@ multiply_power (FistaState *s)
   gsize count = s->spec_floats / 2;
   const float *c = s->op->chat;
   float inv_n = 1.0f / (float) s->n;
-#pragma omp parallel for schedule(static) if (count > SS_PARALLEL_MIN)
+#pragma omp parallel for simd schedule(static) if (count > SS_PARALLEL_MIN)
   for (gsize k = 0; k < count; k++)
     {
       float p = (c[2 * k] * c[2 * k] + c[2 * k + 1] * c[2 * k + 1]) * inv_n;
@@ -96,14 +96,14 @@ gradient (FistaState *s, const float *v, const float *y, gboolean want_f)
       ss_fft_inverse (s->fft, s->spectrum, s->grad);
       const float *aty = s->aty;
       float *g = s->grad;
-#pragma omp parallel for schedule(static) if (s->n > SS_PARALLEL_MIN)
+#pragma omp parallel for simd schedule(static) if (s->n > SS_PARALLEL_MIN)
       for (gsize i = 0; i < s->n; i++)
         g[i] -= aty[i];
       return 0;
     }
   ss_cpu_circulant (s->fft, s->op, v, s->real, s->spectrum, s->real, FALSE);
   float *r = s->real;
-#pragma omp parallel for schedule(static) reduction(+ : f) if (s->n > SS_PARALLEL_MIN)
+#pragma omp parallel for simd schedule(static) reduction(+ : f) if (s->n > SS_PARALLEL_MIN)
   for (gsize i = 0; i < s->n; i++)
     {
       float d = (mask == NULL || mask[i]) ? r[i] - y[i] : 0.0f;
@@ -136,7 +136,7 @@ proximal_step (const FistaState *s, float *out, double lipschitz, double lambda,
 {
   const float step = (float) (1.0 / lipschitz), threshold = (float) (lambda / lipschitz);
   const float *yk = s->yk, *g = s->grad;
-#pragma omp parallel for schedule(static) if (s->n > SS_PARALLEL_MIN)
+#pragma omp parallel for simd schedule(static) if (s->n > SS_PARALLEL_MIN)
   for (gsize i = 0; i < s->n; i++)
     out[i] = ss_soft_threshold (yk[i] - step * g[i], threshold, nonneg);
 }
@@ -171,7 +171,7 @@ momentum_step (FistaState *s, const float *x_new, float beta, gboolean measure, 
 {
   double c2 = 0, x2 = 0;
   float *x = s->x, *yk = s->yk;
-#pragma omp parallel for schedule(static) reduction(+ : c2, x2) if (s->n > SS_PARALLEL_MIN)
+#pragma omp parallel for simd schedule(static) reduction(+ : c2, x2) if (s->n > SS_PARALLEL_MIN)
   for (gsize i = 0; i < s->n; i++)
     {
       float diff = x_new[i] - x[i];

@@ -6,6 +6,8 @@
 #include "ss-mem.h"
 #include "ss-report.h"
 
+#include <math.h>
+
 G_BEGIN_DECLS
 
 /* Loops shorter than this run on one thread: waking a team costs more. */
@@ -50,13 +52,14 @@ void ss_cpu_circulant (const SsFft *fft, const SsOperator *op, const float *in, 
 void ss_cpu_finish_result (SsSolveResult *result, const SsCpuReporter *reporter,
                            const float *x, int iterations, const SsMemCounter *memory);
 
-/* soft(a, t) = sign(a) max(|a| - t, 0); with non-negativity max(a - t, 0). */
+/* soft(a, t) = sign(a) max(|a| - t, 0); with non-negativity max(a - t, 0).
+ * Written as max(a - t, 0) + k min(a + t, 0) with k = 0 or 1, which has no
+ * branch, so the loops calling it vectorise. */
 static inline float
 ss_soft_threshold (float a, float t, gboolean nonneg)
 {
-  if (nonneg)
-    return a > t ? a - t : 0.0f;
-  return a > t ? a - t : (a < -t ? a + t : 0.0f);
+  const float negative_part = nonneg ? 0.0f : 1.0f;
+  return fmaxf (a - t, 0.0f) + negative_part * fminf (a + t, 0.0f);
 }
 
 G_END_DECLS

@@ -93,7 +93,7 @@ ss_cpu_circulant (const SsFft *fft, const SsOperator *op, const float *in, float
     memcpy (real, in, n * sizeof (float));
   ss_fft_forward (fft, real, spectrum);
   const float *c = op->chat;
-#pragma omp parallel for schedule(static) if (count > SS_PARALLEL_MIN)
+#pragma omp parallel for simd schedule(static) if (count > SS_PARALLEL_MIN)
   for (gsize k = 0; k < count; k++)
     {
       float cr = c[2 * k] * scale, ci = sign * c[2 * k + 1] * scale;

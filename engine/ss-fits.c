@@ -136,15 +136,11 @@ check_fits_file (const char *path, const char *name, goffset *file_size, GError 
   return TRUE;
 }
 
+/* As cfitsio decides: the keyword field is END (the rest is not looked at). */
 static gboolean
 is_end_card (const char *card)
 {
-  if (memcmp (card, "END", 3) != 0)
-    return FALSE;
-  for (int i = 3; i < FITS_CARD; i++)
-    if (card[i] != ' ')
-      return FALSE;
-  return TRUE;
+  return memcmp (card, "END     ", 8) == 0;
 }
 
 /* Where the primary header ends (its END card's block rounded up to whole
@@ -168,10 +164,234 @@ primary_header_end (const char *path)
   return end;
 }
 
+/* ------------------------------------------------------------------------ */
+/* Headers checked before cfitsio parses them                                */
+/*                                                                           */
+/* cfitsio 4.2 can die while merely moving to a damaged HDU, before we get   */
+/* any say (found by tests/fuzz): a compressed-image header with ZTILEn = 0  */
+/* or a Rice block size of 0 divides by zero (fixed in cfitsio 4.6), and an  */
+/* integer keyword whose value is a long non-number overflows a message      */
+/* buffer in ffc2j (glibc aborts). So every header in the file is read here  */
+/* first, and such headers are refused with a message.                      */
+
+#define MAX_SCANNED_HDUS 100000
+/* ffc2j copies up to 30 characters of a bad value into a message with room
+ * for 28: a shorter token is safe whatever it holds. */
+#define LONGEST_SAFE_BAD_VALUE 28
+
+/* The header at OFFSET as cards, or NULL when it has no END card in the
+ * file; *END receives where its last block ends. */
+static SsHeader *
+read_raw_header (FILE *file, goffset offset, goffset *end)
+{
+  if (fseeko (file, offset, SEEK_SET) != 0)
+    return NULL;
+  SsHeader *header = ss_header_new ();
+  char card[FITS_CARD + 1] = "";
+  goffset position = offset;
+  while (fread (card, 1, FITS_CARD, file) == FITS_CARD)
+    {
+      position += FITS_CARD;
+      if (is_end_card (card))
+        {
+          *end = (position - offset + FITS_BLOCK - 1) / FITS_BLOCK * FITS_BLOCK + offset;
+          return header;
+        }
+      /* NUL bytes would cut the card short: blanks keep the columns */
+      for (int i = 0; i < FITS_CARD; i++)
+        if (card[i] == '\0')
+          card[i] = ' ';
+      ss_header_add_card (header, card);
+    }
+  ss_header_free (header);
+  return NULL;
+}
+
+static gboolean
+header_integer (const SsHeader *header, const char *keyword, gint64 *value)
+{
+  double number = 0.0;
+  if (!ss_header_get_double (header, keyword, &number) || !(fabs (number) < 9e18))
+    return FALSE;
+  *value = (gint64) number; /* cfitsio truncates reals read as integers */
+  return TRUE;
+}
+
+/* A structural card (the ones cfitsio reads as numbers) whose unquoted value
+ * is long and not a number: the text for a message, or NULL. */
+static char *
+bad_structural_value (const SsHeader *header)
+{
+  for (guint i = 0; i < header->cards->len; i++)
+    {
+      const char *card = g_ptr_array_index (header->cards, i);
+      if (!ss_header_card_is_structural (card) || strlen (card) < 10 || card[8] != '=')
+        continue;
+      const char *value = card + 10;
+      while (*value == ' ')
+        value++;
+      if (*value == '\'')
+        continue;
+      const char *slash = strchr (value, '/');
+      g_autofree char *token = g_strstrip (slash ? g_strndup (value, slash - value) : g_strdup (value));
+      char *end = NULL;
+      g_ascii_strtod (token, &end);
+      if (strlen (token) > LONGEST_SAFE_BAD_VALUE && (end == token || *end != '\0'))
+        {
+          g_autofree char *keyword = g_strchomp (g_strndup (card, 8));
+          return g_strdup_printf ("%s has a malformed value", keyword);
+        }
+    }
+  return NULL;
+}
+
+/* The integer value of a "KEYWORD = value" CARD (cfitsio truncates reals
+ * read as integers); FALSE when it is not a plain number. */
+static gboolean
+card_integer (const char *card, gint64 *value)
+{
+  if (strlen (card) < 10 || card[8] != '=')
+    return FALSE;
+  const char *slash = strchr (card + 10, '/');
+  g_autofree char *token = g_strstrip (slash ? g_strndup (card + 10, slash - (card + 10)) : g_strdup (card + 10));
+  for (char *p = token; *p; p++)
+    if (*p == 'D' || *p == 'd')
+      *p = 'E';
+  char *end = NULL;
+  double number = g_ascii_strtod (token, &end);
+  if (end == token || *end != '\0' || !(fabs (number) < 9e18))
+    return FALSE;
+  *value = (gint64) number;
+  return TRUE;
+}
+
+/* Every card named KEYWORD (cfitsio does not always find the first of
+ * duplicates) holds an integer in [LOW, HIGH]; FALSE if one does not. */
+static gboolean
+every_card_in_range (const SsHeader *header, const char *keyword, gint64 low, gint64 high)
+{
+  gsize length = strlen (keyword);
+  for (guint i = 0; i < header->cards->len; i++)
+    {
+      const char *card = g_ptr_array_index (header->cards, i);
+      gint64 value = 0;
+      if (strncmp (card, keyword, length) != 0 || (card[length] != ' ' && card[length] != '='))
+        continue;
+      if (!card_integer (card, &value) || value < low || value > high)
+        return FALSE;
+    }
+  return TRUE;
+}
+
+/* What cfitsio would divide by zero on in a compressed image's header, or
+ * NULL. Unreadable values are refused too: cfitsio reads them as 0. */
+static char *
+bad_compression_keys (const SsHeader *header)
+{
+  gint64 axes = 0;
+  if (!header_integer (header, "ZNAXIS", &axes)
+      || !every_card_in_range (header, "ZNAXIS", 1, MAX_COMPRESS_DIM))
+    return g_strdup ("invalid ZNAXIS");
+  for (int i = 1; i <= axes; i++)
+    {
+      g_autofree char *axis_key = g_strdup_printf ("ZNAXIS%d", i);
+      g_autofree char *tile_key = g_strdup_printf ("ZTILE%d", i);
+      gint64 length = 0;
+      if (!header_integer (header, axis_key, &length) || !every_card_in_range (header, axis_key, 1, G_MAXINT64))
+        return g_strdup_printf ("invalid %s", axis_key);
+      if (!every_card_in_range (header, tile_key, 1, G_MAXLONG))
+        return g_strdup_printf ("invalid %s", tile_key);
+    }
+  g_autofree char *type = ss_header_get_string (header, "ZCMPTYPE");
+  if (type && (g_ascii_strcasecmp (type, "RICE_1") == 0 || g_ascii_strcasecmp (type, "RICE_ONE") == 0))
+    {
+      /* ZVAL1 is the block size (ZVAL2 the bytes a pixel, swapped back by
+       * cfitsio when both are given the wrong way round, still >= 1). */
+      gint64 block = 0;
+      if (!header_integer (header, "ZVAL1", &block) || !every_card_in_range (header, "ZVAL1", 1, G_MAXINT)
+          || !every_card_in_range (header, "ZVAL2", G_MININT, G_MAXINT))
+        return g_strdup ("invalid Rice parameters (ZVAL1, ZVAL2)");
+    }
+  return NULL;
+}
+
+/* Bytes of the data unit HEADER describes (FITS 4.0 §4.4.1.1), or -1. */
+static goffset
+raw_data_size (const SsHeader *header)
+{
+  gint64 bitpix = 0, naxis = 0, pcount = 0, gcount = 1;
+  if (!header_integer (header, "BITPIX", &bitpix) || !header_integer (header, "NAXIS", &naxis)
+      || naxis < 0 || naxis > 999)
+    return -1;
+  header_integer (header, "PCOUNT", &pcount);
+  header_integer (header, "GCOUNT", &gcount);
+  if (naxis == 0)
+    return 0;
+  g_autofree char *groups = ss_header_get_string (header, "GROUPS");
+  guint64 product = 1;
+  for (int i = 1; i <= naxis; i++)
+    {
+      g_autofree char *key = g_strdup_printf ("NAXIS%d", i);
+      gint64 length = 0;
+      if (!header_integer (header, key, &length) || length < 0)
+        return -1;
+      if (i == 1 && length == 0 && groups && strcmp (groups, "T") == 0)
+        continue;                       /* random groups */
+      if (!g_uint64_checked_mul (&product, product, (guint64) length))
+        return -1;
+    }
+  guint64 bytes = 0;
+  if (pcount < 0 || gcount < 0 || product > G_MAXINT64 - (guint64) pcount
+      || !g_uint64_checked_mul (&bytes, (guint64) ABS (bitpix) / 8, (guint64) gcount)
+      || !g_uint64_checked_mul (&bytes, bytes, product + (guint64) pcount) || bytes > G_MAXINT64 / 2)
+    return -1;
+  return (goffset) bytes;
+}
+
+/* Reads every header in the file and refuses the ones that would crash
+ * cfitsio. Headers it cannot follow (missing END, a size it cannot work
+ * out) end the scan: cfitsio stops there too, with an error. */
+static gboolean
+check_raw_headers (const char *path, const char *name, goffset file_size, GError **error)
+{
+  FILE *file = g_fopen (path, "rb");
+  if (file == NULL)
+    return TRUE;                        /* cfitsio will say why */
+  goffset offset = 0, end = 0;
+  g_autofree char *problem = NULL;
+  int number = 0;
+  for (; number < MAX_SCANNED_HDUS && offset < file_size && problem == NULL; number++)
+    {
+      g_autoptr (SsHeader) header = read_raw_header (file, offset, &end);
+      if (header == NULL)
+        break;
+      problem = bad_structural_value (header);
+      g_autofree char *zimage = ss_header_get_string (header, "ZIMAGE");
+      if (problem == NULL && zimage && strcmp (zimage, "T") == 0)
+        problem = bad_compression_keys (header);
+      goffset size = raw_data_size (header);
+      if (size < 0 || end > G_MAXINT64 / 2 - size)
+        {
+          number++;
+          break;
+        }
+      offset = end + (size + FITS_BLOCK - 1) / FITS_BLOCK * FITS_BLOCK;
+    }
+  fclose (file);
+  if (problem)
+    {
+      g_set_error (error, SS_ERROR, SS_ERROR_FORMAT, "%s: HDU %d: damaged header: %s",
+                   name, number - 1, problem);
+      return FALSE;
+    }
+  return TRUE;
+}
+
 static fitsfile *
 open_fits (const char *path, const char *name, goffset *file_size, GError **error)
 {
-  if (!check_fits_file (path, name, file_size, error))
+  if (!check_fits_file (path, name, file_size, error)
+      || !check_raw_headers (path, name, *file_size, error))
     return NULL;
   fitsfile *fits = NULL;
   int status = 0;
