@@ -17,6 +17,7 @@
 
 #include <errno.h>
 #include <fitsio.h>
+#include <gio/gio.h>
 #include <glib/gstdio.h>
 #include <math.h>
 #include <stdio.h>
@@ -179,14 +180,16 @@ primary_header_end (const char *path)
  * for 28: a shorter token is safe whatever it holds. */
 #define LONGEST_SAFE_BAD_VALUE 28
 
-/* The header at OFFSET as cards, or NULL when it has no END card in the
- * file; *END receives where its last block ends. */
+/* The header at OFFSET as cards; *END receives where its last block ends,
+ * or -1 when the file ends before its END card (the cards read are still
+ * returned: cfitsio parses them before it notices). */
 static SsHeader *
 read_raw_header (FILE *file, goffset offset, goffset *end)
 {
-  if (fseeko (file, offset, SEEK_SET) != 0)
-    return NULL;
   SsHeader *header = ss_header_new ();
+  *end = -1;
+  if (fseeko (file, offset, SEEK_SET) != 0)
+    return header;
   char card[FITS_CARD + 1] = "";
   goffset position = offset;
   while (fread (card, 1, FITS_CARD, file) == FITS_CARD)
@@ -195,7 +198,7 @@ read_raw_header (FILE *file, goffset offset, goffset *end)
       if (is_end_card (card))
         {
           *end = (position - offset + FITS_BLOCK - 1) / FITS_BLOCK * FITS_BLOCK + offset;
-          return header;
+          break;
         }
       /* NUL bytes would cut the card short: blanks keep the columns */
       for (int i = 0; i < FITS_CARD; i++)
@@ -203,8 +206,7 @@ read_raw_header (FILE *file, goffset offset, goffset *end)
           card[i] = ' ';
       ss_header_add_card (header, card);
     }
-  ss_header_free (header);
-  return NULL;
+  return header;
 }
 
 static gboolean
@@ -219,24 +221,64 @@ header_integer (const SsHeader *header, const char *keyword, gint64 *value)
 
 /* A structural card (the ones cfitsio reads as numbers) whose unquoted value
  * is long and not a number: the text for a message, or NULL. */
+static gboolean
+is_commentary_card (const char *card)
+{
+  return strncmp (card, "HISTORY ", 8) == 0 || strncmp (card, "COMMENT ", 8) == 0
+         || strncmp (card, "CONTINUE", 8) == 0 || strncmp (card, "        ", 8) == 0;
+}
+
+/* The unquoted value token of a "KEYWORD =" CARD, read from column 10 as
+ * cfitsio does, or NULL for a quoted or absent value. */
 static char *
-bad_structural_value (const SsHeader *header)
+card_value_token (const char *card)
+{
+  if (strlen (card) < 9 || card[8] != '=' || is_commentary_card (card))
+    return NULL;
+  const char *value = card + 9;
+  while (*value == ' ')
+    value++;
+  if (*value == '\'')
+    return NULL;
+  const char *slash = strchr (value, '/');
+  return g_strstrip (slash ? g_strndup (value, slash - value) : g_strdup (value));
+}
+
+static gboolean
+is_number (const char *token)
+{
+  g_autofree char *copy = g_strdup (token);
+  for (char *p = copy; *p; p++)
+    if (*p == 'D' || *p == 'd')
+      *p = 'E';
+  char *end = NULL;
+  g_ascii_strtod (copy, &end);
+  return end != copy && *end == '\0';
+}
+
+/* "(re, im)" with two numbers. */
+static gboolean
+is_complex (const char *token)
+{
+  gsize length = strlen (token);
+  if (length < 5 || token[0] != '(' || token[length - 1] != ')')
+    return FALSE;
+  g_autofree char *inside = g_strndup (token + 1, length - 2);
+  g_auto (GStrv) parts = g_strsplit (inside, ",", -1);
+  return g_strv_length (parts) == 2 && is_number (g_strstrip (parts[0])) && is_number (g_strstrip (parts[1]));
+}
+
+/* A card whose unquoted value is long and neither a number nor a complex
+ * pair (never valid FITS; cfitsio overflows a buffer on it when it reads it
+ * as a number or a column name): the text for a message, or NULL. */
+static char *
+bad_long_value (const SsHeader *header)
 {
   for (guint i = 0; i < header->cards->len; i++)
     {
       const char *card = g_ptr_array_index (header->cards, i);
-      if (!ss_header_card_is_structural (card) || strlen (card) < 10 || card[8] != '=')
-        continue;
-      const char *value = card + 10;
-      while (*value == ' ')
-        value++;
-      if (*value == '\'')
-        continue;
-      const char *slash = strchr (value, '/');
-      g_autofree char *token = g_strstrip (slash ? g_strndup (value, slash - value) : g_strdup (value));
-      char *end = NULL;
-      g_ascii_strtod (token, &end);
-      if (strlen (token) > LONGEST_SAFE_BAD_VALUE && (end == token || *end != '\0'))
+      g_autofree char *token = card_value_token (card);
+      if (token && strlen (token) > LONGEST_SAFE_BAD_VALUE && !is_number (token) && !is_complex (token))
         {
           g_autofree char *keyword = g_strchomp (g_strndup (card, 8));
           return g_strdup_printf ("%s has a malformed value", keyword);
@@ -250,16 +292,14 @@ bad_structural_value (const SsHeader *header)
 static gboolean
 card_integer (const char *card, gint64 *value)
 {
-  if (strlen (card) < 10 || card[8] != '=')
+  g_autofree char *token = card_value_token (card);
+  if (token == NULL || !is_number (token))
     return FALSE;
-  const char *slash = strchr (card + 10, '/');
-  g_autofree char *token = g_strstrip (slash ? g_strndup (card + 10, slash - (card + 10)) : g_strdup (card + 10));
   for (char *p = token; *p; p++)
     if (*p == 'D' || *p == 'd')
       *p = 'E';
-  char *end = NULL;
-  double number = g_ascii_strtod (token, &end);
-  if (end == token || *end != '\0' || !(fabs (number) < 9e18))
+  double number = g_ascii_strtod (token, NULL);
+  if (!(fabs (number) < 9e18))
     return FALSE;
   *value = (gint64) number;
   return TRUE;
@@ -348,9 +388,32 @@ raw_data_size (const SsHeader *header)
   return (goffset) bytes;
 }
 
+static gboolean
+has_keyword (const SsHeader *header, const char *keyword)
+{
+  gsize length = strlen (keyword);
+  for (guint i = 0; i < header->cards->len; i++)
+    {
+      const char *card = g_ptr_array_index (header->cards, i);
+      if (strncmp (card, keyword, length) == 0 && (card[length] == ' ' || card[length] == '='))
+        return TRUE;
+    }
+  return FALSE;
+}
+
+static gboolean
+block_starts_extension (FILE *file, goffset offset)
+{
+  char start[8];
+  return fseeko (file, offset, SEEK_SET) == 0 && fread (start, 1, 8, file) == 8
+         && memcmp (start, "XTENSION", 8) == 0;
+}
+
 /* Reads every header in the file and refuses the ones that would crash
- * cfitsio. Headers it cannot follow (missing END, a size it cannot work
- * out) end the scan: cfitsio stops there too, with an error. */
+ * cfitsio. Headers are followed by their data sizes; where that fails (a
+ * size that cannot be worked out, or no extension where one should start)
+ * every later block that starts with XTENSION is checked instead, since
+ * cfitsio may still find it there. */
 static gboolean
 check_raw_headers (const char *path, const char *name, goffset file_size, GError **error)
 {
@@ -358,33 +421,44 @@ check_raw_headers (const char *path, const char *name, goffset file_size, GError
   if (file == NULL)
     return TRUE;                        /* cfitsio will say why */
   goffset offset = 0, end = 0;
+  gboolean following = TRUE;
   g_autofree char *problem = NULL;
-  int number = 0;
-  for (; number < MAX_SCANNED_HDUS && offset < file_size && problem == NULL; number++)
+  for (int number = 0; number < MAX_SCANNED_HDUS && offset < file_size && problem == NULL; number++)
     {
-      g_autoptr (SsHeader) header = read_raw_header (file, offset, &end);
-      if (header == NULL)
-        break;
-      problem = bad_structural_value (header);
-      g_autofree char *zimage = ss_header_get_string (header, "ZIMAGE");
-      if (problem == NULL && zimage && strcmp (zimage, "T") == 0)
-        problem = bad_compression_keys (header);
-      goffset size = raw_data_size (header);
-      if (size < 0 || end > G_MAXINT64 / 2 - size)
+      if (!following)
         {
-          number++;
+          while (offset < file_size && !block_starts_extension (file, offset))
+            offset += FITS_BLOCK;
+          if (offset >= file_size)
+            break;
+        }
+      g_autoptr (SsHeader) header = read_raw_header (file, offset, &end);
+      problem = bad_long_value (header);
+      if (problem == NULL && has_keyword (header, "ZIMAGE"))
+        problem = bad_compression_keys (header);
+      if (problem)
+        {
+          g_autofree char *where = following ? g_strdup_printf ("HDU %d", number)
+                                             : g_strdup_printf ("header at byte %" G_GINT64_FORMAT,
+                                                                (gint64) offset);
+          g_set_error (error, SS_ERROR, SS_ERROR_FORMAT, "%s: %s: damaged header: %s", name, where, problem);
           break;
         }
-      offset = end + (size + FITS_BLOCK - 1) / FITS_BLOCK * FITS_BLOCK;
+      if (end < 0)
+        break;                          /* no END: cfitsio stops here too */
+      goffset size = raw_data_size (header);
+      goffset next = size >= 0 && end <= G_MAXINT64 / 2 - size
+                     ? end + (size + FITS_BLOCK - 1) / FITS_BLOCK * FITS_BLOCK : -1;
+      if (following && next >= 0 && (next >= file_size || block_starts_extension (file, next)))
+        offset = next;
+      else
+        {
+          following = FALSE;
+          offset = end;
+        }
     }
   fclose (file);
-  if (problem)
-    {
-      g_set_error (error, SS_ERROR, SS_ERROR_FORMAT, "%s: HDU %d: damaged header: %s",
-                   name, number - 1, problem);
-      return FALSE;
-    }
-  return TRUE;
+  return problem == NULL;
 }
 
 static fitsfile *
@@ -785,7 +859,9 @@ check_sizes (fitsfile *fits, const char *name, goffset file_size, const HduInfo 
 /* So before reading, every Rice and PLIO tile is walked as the decoder     */
 /* would, bounds checked, with the parameters cfitsio itself parsed         */
 /* (fitsfile->Fptr); HCOMPRESS is refused (funpack converts such files).    */
-/* GZIP goes through zlib, which checks its bounds.                         */
+/* GZIP tiles are inflated once here (GIO's zlib decompressor) to make sure  */
+/* each stream ends within its tile: on some damaged streams cfitsio's own   */
+/* inflate loop grows its buffer for ever (a hang found by tests/fuzz).      */
 
 /* Follows fits_rdecomp's reads over NX pixels coded in blocks of NBLOCK;
  * FALSE if it would read beyond the LENGTH bytes at BYTES. */
@@ -868,7 +944,7 @@ plio_stream_fits (const short *words, gsize count)
   if (words[2] > 0)
     length = words[2], first = 4;
   else
-    length = ((long) words[4] << 15) + words[3], first = words[1] + 1;
+    length = (long) words[4] * 32768 + words[3], first = words[1] + 1; /* (w4 << 15) + w3 */
   if (length <= 0)
     return TRUE;                        /* decodes nothing */
   if (first < 1 || (gsize) length > count)
@@ -909,17 +985,17 @@ tile_length (const FITSfile *file, LONGLONG row)
   return length;
 }
 
-/* Reads tile ROW's compressed data (bytes for Rice, 16-bit words for PLIO)
- * into a new buffer; NULL with *COUNT = 0 for a tile stored uncompressed
- * (another column), NULL with *COUNT < 0 when the tile is damaged. */
+/* Reads tile ROW's data in COLUMN (bytes, or 16-bit words for PLIO) into a
+ * new buffer; NULL with *COUNT = 0 for a tile not stored in that column,
+ * NULL with *COUNT < 0 when the tile is damaged. */
 static gpointer
-read_compressed_tile (fitsfile *fits, LONGLONG row, gboolean words, LONGLONG heap, LONGLONG *count)
+read_compressed_tile (fitsfile *fits, int column, LONGLONG row, gboolean words, LONGLONG heap,
+                      LONGLONG *count)
 {
-  const FITSfile *file = fits->Fptr;
   LONGLONG offset = 0;
   int status = 0;
   *count = 0;
-  fits_read_descriptll (fits, file->cn_compressed, row + 1, count, &offset, &status);
+  fits_read_descriptll (fits, column, row + 1, count, &offset, &status);
   if (status == 0 && *count == 0)
     return NULL;
   LONGLONG size = *count * (words ? 2 : 1);
@@ -935,12 +1011,12 @@ read_compressed_tile (fitsfile *fits, LONGLONG row, gboolean words, LONGLONG hea
       if (words)
         {
           short null_word = 0;
-          fits_read_col (fits, TSHORT, file->cn_compressed, row + 1, 1, *count, &null_word, data, NULL, &status);
+          fits_read_col (fits, TSHORT, column, row + 1, 1, *count, &null_word, data, NULL, &status);
         }
       else
         {
           unsigned char null_byte = 0;
-          fits_read_col (fits, TBYTE, file->cn_compressed, row + 1, 1, *count, &null_byte, data, NULL, &status);
+          fits_read_col (fits, TBYTE, column, row + 1, 1, *count, &null_byte, data, NULL, &status);
         }
     }
   if (data == NULL || status != 0)
@@ -951,6 +1027,62 @@ read_compressed_tile (fitsfile *fits, LONGLONG row, gboolean words, LONGLONG hea
       return NULL;
     }
   return data;
+}
+
+/* TRUE if the gzip stream in LENGTH BYTES ends (trailer and CRC checked)
+ * within CAPACITY bytes of output. cfitsio's inflate loop grows its buffer
+ * without end on some damaged streams (found by tests/fuzz: a hang). The
+ * output goes to a small scratch buffer: only its amount matters. */
+static gboolean
+gzip_stream_fits (const guchar *bytes, gsize length, guint64 capacity)
+{
+  g_autoptr (GZlibDecompressor) inflater = g_zlib_decompressor_new (G_ZLIB_COMPRESSOR_FORMAT_GZIP);
+  guchar scratch[65536];
+  gsize in = 0;
+  guint64 out = 0;
+  for (;;)
+    {
+      gsize read = 0, written = 0;
+      GConverterResult result = g_converter_convert (G_CONVERTER (inflater), bytes + in, length - in,
+                                                     scratch, sizeof scratch, G_CONVERTER_INPUT_AT_END,
+                                                     &read, &written, NULL);
+      in += read;
+      out += written;
+      if (result == G_CONVERTER_ERROR || out > capacity)
+        return FALSE;
+      if (result == G_CONVERTER_FINISHED)
+        return TRUE;
+      if (read == 0 && written == 0)
+        return FALSE;                   /* no progress: truncated stream */
+    }
+}
+
+/* Checks the tile stored in COLUMN of row ROW as TYPE's data. */
+static gboolean
+tile_is_sound (fitsfile *fits, int column, int type, LONGLONG row, LONGLONG heap, gboolean *present)
+{
+  const FITSfile *file = fits->Fptr;
+  LONGLONG count = 0;
+  gpointer data = read_compressed_tile (fits, column, row, type == PLIO_1, heap, &count);
+  *present = count != 0;
+  if (data == NULL)
+    return count == 0;
+  guint64 pixels = tile_length (file, row);
+  gboolean sound;
+  if (type == PLIO_1)
+    sound = plio_stream_fits (data, (gsize) count);
+  else if (type == RICE_1)
+    sound = rice_stream_fits (data, (gsize) count, pixels, file->rice_blocksize, file->rice_bytepix);
+  else /* gzip: at most 8 bytes a pixel (doubles stored losslessly) */
+    sound = gzip_stream_fits (data, (gsize) count, pixels * 8 + 64);
+  g_free (data);
+  return sound;
+}
+
+static const char *
+compression_label (int type)
+{
+  return type == PLIO_1 ? "PLIO" : type == RICE_1 ? "Rice" : "gzip";
 }
 
 static gboolean
@@ -965,33 +1097,29 @@ check_compressed_tiles (fitsfile *fits, const char *name, GError **error)
                    "on damaged data); uncompress it first with funpack", name);
       return FALSE;
     }
-  if (type == GZIP_1 || type == GZIP_2)
-    return TRUE;
-  if (type != RICE_1 && type != PLIO_1)
+  if (type != RICE_1 && type != PLIO_1 && type != GZIP_1 && type != GZIP_2)
     {
       g_set_error (error, SS_ERROR, SS_ERROR_UNSUPPORTED, "%s: unsupported tile compression", name);
       return FALSE;
     }
-  if (file->cn_compressed <= 0)
-    return TRUE;
   LONGLONG heap = read_key_longlong (fits, "PCOUNT");
   for (LONGLONG row = 0; row < file->numrows; row++)
     {
-      LONGLONG count = 0;
-      gpointer data = read_compressed_tile (fits, row, type == PLIO_1, heap, &count);
-      if (data == NULL && count == 0)
-        continue;
-      gboolean sound = data != NULL
-                       && (type == PLIO_1
-                           ? plio_stream_fits (data, (gsize) count)
-                           : rice_stream_fits (data, (gsize) count, tile_length (file, row),
-                                               file->rice_blocksize, file->rice_bytepix));
-      g_free (data);
+      gboolean present = FALSE, sound = TRUE;
+      int failed = type;
+      if (file->cn_compressed > 0)
+        sound = tile_is_sound (fits, file->cn_compressed, type, row, heap, &present);
+      /* a float tile that could not be quantized is gzipped in its own column */
+      if (sound && !present && file->cn_gzip_data > 0)
+        {
+          failed = GZIP_1;
+          sound = tile_is_sound (fits, file->cn_gzip_data, GZIP_1, row, heap, &present);
+        }
       if (!sound)
         {
           g_set_error (error, SS_ERROR, SS_ERROR_FORMAT,
                        "%s: damaged compressed image: the %s data of tile %lld are corrupt",
-                       name, type == PLIO_1 ? "PLIO" : "Rice", row + 1);
+                       name, compression_label (failed), row + 1);
           return FALSE;
         }
     }

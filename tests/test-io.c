@@ -611,10 +611,11 @@ test_fits_cube (void)
 }
 
 /* Overwrites the compressed bytes (the heap) of HDU 1 with 0xFF: Rice codes
- * that claim far more bits than the tiles hold. cfitsio's decoder would read
- * past its buffer; the reader must refuse the file before that. */
+ * that claim far more bits than the tiles hold (cfitsio's decoder would read
+ * past its buffer), or a gzip stream with a bad header. The reader must
+ * refuse the file first, with a message containing PROBLEM. */
 static void
-check_damaged_rice_refused (const char *path)
+check_damaged_tiles_refused (const char *path, const char *problem)
 {
   fitsfile *fits = NULL;
   int status = 0, type = 0;
@@ -636,7 +637,7 @@ check_damaged_rice_refused (const char *path)
   memset (copy + heap_start, 0xff, (gsize) heap);
   g_autofree char *damaged = g_strconcat (path, ".damaged.fits", NULL);
   write_bytes (damaged, copy, length);
-  expect_read_error (damaged, NULL, -1, "the Rice data of tile");
+  expect_read_error (damaged, NULL, -1, problem);
   g_unlink (damaged);
 }
 
@@ -733,9 +734,11 @@ test_fits_tile_compressed (void)
       g_assert_no_error (error);
       g_autofree char *kind = g_strdup_printf ("compressed image (%s)", c->label);
       g_assert_nonnull (strstr (description, kind));
+      if (c->compression == GZIP_2)
+        check_damaged_tiles_refused (path, "the gzip data of tile");
       if (c->compression == RICE_1)
         {
-          check_damaged_rice_refused (path);
+          check_damaged_tiles_refused (path, "the Rice data of tile");
           /* headers that crash cfitsio 4.2 as soon as it moves to the HDU:
            * a division by a zero tile size, and a long non-number in an
            * integer key (ffc2j overflows its message buffer; glibc aborts) */
