@@ -20,7 +20,7 @@ ss_settings_init (SsSettings *settings)
   settings->acquisition.psf.fwhm = 3.0;
   settings->acquisition.psf.beta = 2.5;
   settings->acquisition.ratio = 0.5;
-  settings->sky_mode = SS_SKY_NONE;
+  settings->sky_mode = SS_SKY_MEDIAN;  /* as sharpsky-cli: the same defaults give the same MSE */
   settings->boundary = SS_BOUNDARY_MIRROR;
   ss_solve_params_init (&settings->params);
   settings->params.alpha = 1e-3;
