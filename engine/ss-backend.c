@@ -36,12 +36,6 @@ ss_backend_kind_from_string (const char *text, SsBackendKind *kind, GError **err
   return TRUE;
 }
 
-static char *
-cpu_device_name (void)
-{
-  return g_strdup_printf ("CPU, %u threads (FFTW, LAPACKE)", g_get_num_processors ());
-}
-
 #if SHARPSKY_HAVE_CUDA
 static gboolean
 open_cuda (SsBackend *backend, GError **error)
@@ -84,7 +78,7 @@ ss_backend_new (SsBackendKind kind, GError **error)
 #endif
     }
   if (!backend->use_cuda)
-    backend->device = cpu_device_name ();
+    backend->device = ss_cpu_device_name ();
   return g_steal_pointer (&backend);
 }
 
@@ -175,7 +169,7 @@ char *
 ss_backend_describe_devices (void)
 {
   GString *text = g_string_new (NULL);
-  g_autofree char *cpu = cpu_device_name ();
+  g_autofree char *cpu = ss_cpu_device_name ();
   g_string_append_printf (text, "cpu: %s\n", cpu);
 #if SHARPSKY_HAVE_CUDA
   int count = ss_cuda_device_count ();

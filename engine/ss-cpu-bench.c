@@ -240,7 +240,7 @@ ss_cpu_bench (const SsBenchParams *params, SsBenchResult *result, GError **error
   memset (result, 0, sizeof *result);
   result->width = params->width;
   result->height = params->height;
-  result->device = g_strdup_printf ("CPU, %d threads (FFTW)", ss_fft_threads ());
+  result->device = ss_cpu_device_name ();
   g_autoptr (SsOperator) op = bench_operator (params, error);
   if (op == NULL)
     return FALSE;

@@ -28,6 +28,12 @@ ss_cpu_solve (const SsProblem *problem, const SsSolveParams *params, SsReportFun
   return FALSE;
 }
 
+char *
+ss_cpu_device_name (void)
+{
+  return g_strdup_printf ("CPU, %d threads (FFTW, LAPACKE)", ss_fft_threads ());
+}
+
 void
 ss_cpu_reporter_init (SsCpuReporter *reporter, const SsProblem *problem,
                       const SsSolveParams *params, SsReportFunc report, gpointer user_data,
@@ -124,5 +130,5 @@ ss_cpu_finish_result (SsSolveResult *result, const SsCpuReporter *reporter, cons
   g_free (result->backend);
   result->backend = g_strdup ("cpu");
   g_free (result->device);
-  result->device = g_strdup_printf ("CPU, %d threads (FFTW)", ss_fft_threads ());
+  result->device = ss_cpu_device_name ();
 }

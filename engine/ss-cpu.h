@@ -23,6 +23,9 @@ gboolean ss_cpu_direct_dense (const SsProblem *problem, const SsSolveParams *par
                               SsReportFunc report, gpointer user_data, GCancellable *cancellable,
                               SsSolveResult *result, GError **error);
 
+/* "CPU, N threads (FFTW, LAPACKE)": the one name every CPU report uses. */
+char *ss_cpu_device_name (void);
+
 gboolean ss_cpu_bench (const SsBenchParams *params, SsBenchResult *result, GError **error);
 
 G_END_DECLS
