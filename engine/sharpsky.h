@@ -16,3 +16,6 @@
 #include "ss-png.h"
 #include "ss-io.h"
 #include "ss-output.h"
+#include "ss-boundary.h"
+#include "ss-psf-fit.h"
+#include "ss-noise.h"

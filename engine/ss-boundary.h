@@ -26,21 +26,28 @@
  *
  * The border in the data term
  *   Two standard ways to use the padded image, both supported:
- *   (a) keep the border in the data term (default): the padded values are
- *       treated as observations. With mirror padding this is the classical
- *       "reflexive boundary" model, exact for a symmetric PSF on an image that
- *       is itself mirror-symmetric at its edges, and close on smooth skies; it
+ *   (a) keep the border in the data term (RECOMMENDED, the default the CLI
+ *       should use): the padded values are treated as observations. With
+ *       mirror padding this is the classical "reflexive boundary" model: near
+ *       an edge the sky is assumed to continue as its mirror image, which is
+ *       right for smooth skies and symmetric PSFs and harmless elsewhere. It
  *       works with every solver, DIRECT_FFT included (every pixel observed).
  *   (b) ss_boundary_exclude_border: the border is set to NaN so that
  *       ss_operator_new_blur leaves it out of the data term. The solution is
- *       then free in the border, the data near the edges are explained by the
+ *       free in the border, the data near the edges are explained by the
  *       linear (not circular) convolution of the unknowns, and nothing is
- *       assumed about the sky outside the frame. The solvers start from zero
- *       (the API takes no initial guess), so with (b) the padded values only
- *       matter for the NaN layout and mirror and taper give the same result;
- *       it needs a solver that honours the mask (CPADMM, FISTA, ISTA, DIRECT).
- *   tests/test-boundary.c measures both against periodic on a non-periodic
- *   sky; see the numbers there and in its output.
+ *       assumed about the sky outside the frame. But the solvers start from
+ *       zero (the API takes no initial guess), so the padded values then do
+ *       not matter (mirror = taper), and the l1 prior does not pin down the
+ *       pixels next to an unobserved border, which trade flux with the border
+ *       freely; it needs a solver that honours the mask (CPADMM, FISTA, ISTA,
+ *       DIRECT).
+ *   Measured (tests/test-boundary.c: 90-130 px frames cut from a larger sky
+ *   with a gradient and stars, Gaussian blur FWHM 2.5-4, noise 0.002, CPADMM
+ *   300 iterations, automatic alpha, 16 random draws): RMS error in the band of
+ *   twice the PSF's reach along the edges, relative to periodic:
+ *   mirror 0.53-0.79, taper 0.53-0.79 (within 1% of mirror), (b) 0.76-0.95;
+ *   the interior is the same for all (within 0.5%). Hence (a).
  *
  * NaN pixels of the image stay NaN (unobserved) in the padded image, and the
  * border pixels derived from them are NaN too.

@@ -110,7 +110,7 @@ test_noise_estimate_1d_and_degenerate (void)
 static void
 test_column_norm_parseval (void)
 {
-  int w = g_test_rand_int_range (40, 90), h = g_test_rand_int_range (40, 90);
+  int w = g_test_rand_int_range (100, 140), h = g_test_rand_int_range (100, 140);
   SsPsfSpec spec = { .kind = SS_PSF_MOFFAT, .fwhm = g_test_rand_double_range (2, 5),
                      .beta = g_test_rand_double_range (2, 5) };
   g_autoptr (GError) error = NULL;
