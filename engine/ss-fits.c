@@ -11,6 +11,7 @@
  * file-name syntax.
  */
 #include "ss-fits.h"
+#include "ss-io.h"
 #include "ss-error.h"
 #include "ss-mem.h"
 #include "ss-output.h"
@@ -88,38 +89,10 @@ starts_with_gzip_magic (const guchar *bytes, gsize length)
 static gboolean
 check_fits_file (const char *path, const char *name, goffset *file_size, GError **error)
 {
-  GStatBuf st;
-  if (g_stat (path, &st) != 0)
-    {
-      int saved = errno;
-      g_set_error (error, SS_ERROR, SS_ERROR_IO, "%s: %s", name, g_strerror (saved));
-      return FALSE;
-    }
-  if (S_ISDIR (st.st_mode))
-    {
-      g_set_error (error, SS_ERROR, SS_ERROR_IO, "%s: is a directory, not a FITS file", name);
-      return FALSE;
-    }
-  if (!S_ISREG (st.st_mode))
-    {
-      g_set_error (error, SS_ERROR, SS_ERROR_IO, "%s: is not a regular file", name);
-      return FALSE;
-    }
-  if (st.st_size == 0)
-    {
-      g_set_error (error, SS_ERROR, SS_ERROR_FORMAT, "%s: empty file", name);
-      return FALSE;
-    }
-  FILE *file = g_fopen (path, "rb");
-  if (file == NULL)
-    {
-      int saved = errno;
-      g_set_error (error, SS_ERROR, SS_ERROR_IO, "%s: %s", name, g_strerror (saved));
-      return FALSE;
-    }
-  guchar start[10] = { 0 };
-  gsize got = fread (start, 1, sizeof start, file);
-  fclose (file);
+  guchar start[10];
+  gsize got = 0;
+  if (!ss_io_peek_file (path, start, sizeof start, &got, file_size, error))
+    return FALSE;
   if (starts_with_gzip_magic (start, got))
     {
       g_set_error (error, SS_ERROR, SS_ERROR_UNSUPPORTED,
@@ -133,7 +106,6 @@ check_fits_file (const char *path, const char *name, goffset *file_size, GError 
                    "%s: not a FITS file (it does not start with \"SIMPLE  =\")", name);
       return FALSE;
     }
-  *file_size = st.st_size;
   return TRUE;
 }
 

@@ -17,11 +17,11 @@ typedef enum {
   FORMAT_PNG,
 } ImageFormat;
 
-/* Reads the first bytes of PATH and names its format; missing files,
- * directories and empty files are reported here with the file's name. */
-static gboolean
-detect_format (const char *path, const char *name, ImageFormat *format, GError **error)
+gboolean
+ss_io_peek_file (const char *path, guchar *start, gsize size, gsize *got, goffset *file_size,
+                 GError **error)
 {
+  g_autofree char *name = g_filename_display_name (path);
   GStatBuf st;
   if (g_stat (path, &st) != 0)
     {
@@ -32,6 +32,11 @@ detect_format (const char *path, const char *name, ImageFormat *format, GError *
   if (S_ISDIR (st.st_mode))
     {
       g_set_error (error, SS_ERROR, SS_ERROR_IO, "%s: is a directory, not an image file", name);
+      return FALSE;
+    }
+  if (!S_ISREG (st.st_mode))
+    {
+      g_set_error (error, SS_ERROR, SS_ERROR_IO, "%s: is not a regular file", name);
       return FALSE;
     }
   if (st.st_size == 0)
@@ -46,9 +51,22 @@ detect_format (const char *path, const char *name, ImageFormat *format, GError *
       g_set_error (error, SS_ERROR, SS_ERROR_IO, "%s: %s", name, g_strerror (saved));
       return FALSE;
     }
-  guchar start[16] = { 0 };
-  gsize got = fread (start, 1, sizeof start, file);
+  memset (start, 0, size);
+  *got = fread (start, 1, size, file);
   fclose (file);
+  if (file_size)
+    *file_size = st.st_size;
+  return TRUE;
+}
+
+/* Names the format from the first bytes of PATH. */
+static gboolean
+detect_format (const char *path, ImageFormat *format, GError **error)
+{
+  guchar start[16];
+  gsize got = 0;
+  if (!ss_io_peek_file (path, start, sizeof start, &got, NULL, error))
+    return FALSE;
   if (got >= 9 && memcmp (start, "SIMPLE  =", 9) == 0)
     *format = FORMAT_FITS;
   else if (got >= 8 && png_sig_cmp (start, 0, 8) == 0)
@@ -92,7 +110,7 @@ ss_image_load (const char *path, const SsFitsReadOptions *options, GError **erro
   g_return_val_if_fail (path != NULL, NULL);
   g_autofree char *name = g_filename_display_name (path);
   ImageFormat format = FORMAT_UNKNOWN;
-  if (!detect_format (path, name, &format, error))
+  if (!detect_format (path, &format, error))
     return NULL;
   switch (format)
     {
