@@ -51,6 +51,15 @@ bench_params_from_options (const CliOptions *o, SsBenchParams *bp, SsBackendKind
           return CLI_EXIT_USAGE;
         }
     }
+  if (o->boundary && !ss_boundary_from_string (o->boundary, &bp->boundary, &error))
+    {
+      cli_error (NULL, "--boundary '%s': %s", o->boundary, error->message);
+      return CLI_EXIT_USAGE;
+    }
+  gint64 margin = -1;
+  if (o->margin && !cli_parse_int ("--margin", o->margin, 0, 1 << 20, &margin, &error))
+    return cli_fail (CLI_EXIT_USAGE, NULL, error);
+  bp->margin = (int) margin;
   bp->width = (int) width;
   bp->height = (int) height;
   bp->iterations = (int) iters;
@@ -71,6 +80,8 @@ print_bench_json (const SsBenchParams *bp, const char *backend, const SsBenchRes
   ss_json_add_int (&o, "height", r->height);
   ss_json_add_int (&o, "requested_width", bp->width);
   ss_json_add_int (&o, "requested_height", bp->height);
+  ss_json_add_string (&o, "boundary", ss_boundary_to_string (bp->boundary));
+  ss_json_add_int (&o, "margin", r->margin);
   ss_json_add_int (&o, "iterations", r->iterations);
   ss_json_add_number (&o, "seconds_per_iteration", r->seconds_per_iteration);
   ss_json_add_number (&o, "floor_seconds", r->floor_seconds);
@@ -105,7 +116,8 @@ print_bench_text (const SsBenchParams *bp, const char *backend, const SsBenchRes
   printf ("solver           %s\n", ss_solver_kind_to_string (bp->solver));
   printf ("size             %d x %d", r->width, r->height);
   if (r->width != bp->width || r->height != bp->height)
-    printf (" (padded from %d x %d)", bp->width, bp->height);
+    printf (" (%s padding of %d x %d, margin %d)", ss_boundary_to_string (bp->boundary),
+            bp->width, bp->height, r->margin);
   printf ("\niterations       %d in %.3f s (%.1f it/s)\n", r->iterations, r->total_seconds,
           r->iterations_per_second);
   printf ("time/iteration   %.4f ms\n", 1e3 * r->seconds_per_iteration);

@@ -68,6 +68,7 @@ typedef struct {
   char *psf_from_star;
   char *psf_model;
   /* bench */
+  char *margin;
   char *size;
   char *width;
   char *height;

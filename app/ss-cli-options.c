@@ -125,7 +125,7 @@ cli_options_clear (CliOptions *o)
     &o->output, &o->truth, &o->hdu, &o->plane, &o->stretch, &o->psf, &o->ratio, &o->sensing,
     &o->noise, &o->seed, &o->sky, &o->solver, &o->alpha, &o->rho, &o->sigma, &o->tau, &o->iters,
     &o->report_every, &o->backend, &o->direct_method, &o->size, &o->width, &o->height,
-    &o->boundary, &o->psf_from_star, &o->psf_model,
+    &o->boundary, &o->margin, &o->psf_from_star, &o->psf_model,
   };
   for (gsize i = 0; i < G_N_ELEMENTS (strings); i++)
     g_clear_pointer (strings[i], g_free);
@@ -252,6 +252,10 @@ add_groups (GOptionContext *context, CliGroups groups, CliOptions *o)
         STRING_OPTION ("seed", 0, seed, "Seed of the random problem (default 1)", "N"),
         STRING_OPTION ("direct-method", 0, direct_method, "Dense direct: solve or inverse "
                        "(default inverse, to time GETS)", "M"),
+        STRING_OPTION ("boundary", 0, boundary, "Pad the size as deblur pads a real image: "
+                       "periodic (default, no padding), mirror or taper", "MODE"),
+        STRING_OPTION ("margin", 0, margin, "Padding margin in pixels (default: the reach of "
+                       "the bench's PSF)", "N"),
         END_OPTIONS,
       };
       g_option_context_add_main_entries (context, entries, NULL);

@@ -1,5 +1,6 @@
 /* ss-backend.c: choosing where to solve, and falling back when a GPU cannot. */
 #include "ss-backend.h"
+#include "ss-boundary.h"
 #include "ss-config.h"
 #include "ss-cpu.h"
 #include "ss-error.h"
@@ -154,15 +155,42 @@ ss_backend_solve (SsBackend *backend, const SsProblem *problem, const SsSolvePar
   return ss_cpu_solve (problem, params, report, user_data, cancellable, result, error);
 }
 
+/* The padding margin of a bench problem: its PSF's reach (the row box of
+ * width 5 both backends blur with), measured on a small canvas since the
+ * reach does not depend on the image size. */
+static int
+bench_margin (const SsBenchParams *params, GError **error)
+{
+  if (params->margin >= 0)
+    return params->margin;
+  SsPsfSpec psf = { .kind = SS_PSF_BOX_ROW, .size = 5 };
+  return ss_boundary_margin_for_psf (&psf, MIN (params->width, 256), MIN (params->height, 256),
+                                     error);
+}
+
 gboolean
 ss_backend_bench (SsBackend *backend, const SsBenchParams *params, SsBenchResult *result,
                   GError **error)
 {
+  SsBenchParams padded = *params;
+  int margin = 0;
+  if (params->boundary != SS_BOUNDARY_PERIODIC)
+    {
+      margin = bench_margin (params, error);
+      if (margin < 0
+          || !ss_boundary_padded_size (params->width, params->height, params->boundary, margin,
+                                       &padded.width, &padded.height, error))
+        return FALSE;
+    }
+  gboolean ok;
 #if SHARPSKY_HAVE_CUDA
   if (backend->use_cuda)
-    return ss_cuda_bench (backend->cuda, params, result, error);
+    ok = ss_cuda_bench (backend->cuda, &padded, result, error);
+  else
 #endif
-  return ss_cpu_bench (params, result, error);
+    ok = ss_cpu_bench (&padded, result, error);
+  result->margin = margin;
+  return ok;
 }
 
 char *

@@ -7,6 +7,7 @@
 #pragma once
 
 #include "ss-solver.h"
+#include "ss-boundary.h"
 
 G_BEGIN_DECLS
 
@@ -16,10 +17,16 @@ typedef struct {
   int iterations;
   guint32 seed;
   SsDirectMethod direct_method;
+  /* Real images are padded before they are solved (ss-boundary.h);
+   * ss_backend_bench pads WIDTH x HEIGHT the same way, so the size timed is
+   * the one a deblur of such an image solves. */
+  SsBoundary boundary;        /* default PERIODIC: no padding */
+  int margin;                 /* pixels; -1 (default): the reach of the bench's PSF */
 } SsBenchParams;
 
 typedef struct {
   int width, height;          /* size measured (after any padding) */
+  int margin;                 /* the padding's margin; 0 when periodic */
   int iterations;
   double seconds_per_iteration;
   double floor_fft_seconds;   /* the transforms of one iteration */

@@ -151,10 +151,10 @@ pad_line (float *line, gsize stride, int p, int o, int n, SsBoundary mode)
 }
 
 gboolean
-ss_boundary_pad (const float *in, int w, int h, SsBoundary mode, int margin,
-                 float **out, int *pw, int *ph, int *x0, int *y0, GError **error)
+ss_boundary_padded_size (int w, int h, SsBoundary mode, int margin, int *pw, int *ph,
+                         GError **error)
 {
-  if (in == NULL || w <= 0 || h <= 0 || margin < 0 || (guint) mode > SS_BOUNDARY_TAPER)
+  if (w <= 0 || h <= 0 || margin < 0 || (guint) mode > SS_BOUNDARY_TAPER)
     {
       g_set_error (error, SS_ERROR, SS_ERROR_INVALID_ARGUMENT,
                    "cannot pad a %d×%d image with a margin of %d", w, h, margin);
@@ -175,6 +175,20 @@ ss_boundary_pad (const float *in, int w, int h, SsBoundary mode, int margin,
                    "a %d×%d image padded by %d pixels is too large", w, h, margin);
       return FALSE;
     }
+  *pw = width;
+  *ph = height;
+  return TRUE;
+}
+
+gboolean
+ss_boundary_pad (const float *in, int w, int h, SsBoundary mode, int margin,
+                 float **out, int *pw, int *ph, int *x0, int *y0, GError **error)
+{
+  int width, height;
+  if (!ss_boundary_padded_size (w, h, mode, margin, &width, &height, error))
+    return FALSE;
+  g_return_val_if_fail (in != NULL, FALSE);
+  gsize count = (gsize) width * (gsize) height;
   float *padded = g_try_new (float, count);
   if (padded == NULL)
     {

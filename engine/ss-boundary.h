@@ -77,6 +77,11 @@ int ss_fft_good_size (int n);
  * rendered at WIDTH x HEIGHT; at least 1. */
 int ss_boundary_margin_for_psf (const SsPsfSpec *spec, int width, int height, GError **error);
 
+/* The size ss_boundary_pad gives a W x H image: ss_fft_good_size (W + 2 MARGIN)
+ * by the same for the height, or W x H for PERIODIC. Fails as ss_boundary_pad. */
+gboolean ss_boundary_padded_size (int w, int h, SsBoundary mode, int margin, int *pw, int *ph,
+                                  GError **error);
+
 /* Pads IN (W x H floats) into a new array *OUT (g_free) of *PW x *PH floats,
  * with *PW = ss_fft_good_size (W + 2 MARGIN) and the same for the height; the
  * image lands at (*X0, *Y0), centred in the padding. PERIODIC copies IN as it

@@ -389,6 +389,62 @@ test_mirror_beats_periodic_at_edges (void)
   g_assert_cmpfloat (e_mir.interior, <, 1.2 * e_per.interior);
 }
 
+/* ---- the benchmark pads as deblur does ------------------------------------ */
+
+/* The oracle: the smallest 7-smooth number >= N, by walking. */
+static int
+smallest_smooth_at_least (int n)
+{
+  while (!is_7_smooth (n))
+    n++;
+  return n;
+}
+
+static void
+test_bench_reports_padded_size (void)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (SsBackend) backend = ss_backend_new (SS_BACKEND_CPU, &error);
+  g_assert_no_error (error);
+  const SsBoundary modes[] = { SS_BOUNDARY_PERIODIC, SS_BOUNDARY_MIRROR, SS_BOUNDARY_TAPER };
+  for (guint i = 0; i < G_N_ELEMENTS (modes); i++)
+    {
+      SsBenchParams bp;
+      ss_bench_params_init (&bp);
+      bp.width = g_test_rand_int_range (40, 140);
+      bp.height = g_test_rand_int_range (40, 140);
+      bp.iterations = 4;
+      bp.boundary = modes[i];
+      /* An explicit margin, or the default: the reach of the bench's row box of 5. */
+      bp.margin = g_test_rand_bit () ? g_test_rand_int_range (0, 30) : -1;
+      int margin = modes[i] == SS_BOUNDARY_PERIODIC ? 0 : bp.margin >= 0 ? bp.margin : 2;
+      SsBenchResult r = { 0 };
+      g_assert_true (ss_backend_bench (backend, &bp, &r, &error));
+      g_assert_no_error (error);
+      g_test_message ("%s %d x %d margin %d: measured %d x %d", ss_boundary_to_string (modes[i]),
+                      bp.width, bp.height, bp.margin, r.width, r.height);
+      int want_w = modes[i] == SS_BOUNDARY_PERIODIC ? bp.width
+                                                     : smallest_smooth_at_least (bp.width + 2 * margin);
+      int want_h = modes[i] == SS_BOUNDARY_PERIODIC ? bp.height
+                                                     : smallest_smooth_at_least (bp.height + 2 * margin);
+      g_assert_cmpint (r.width, ==, want_w);
+      g_assert_cmpint (r.height, ==, want_h);
+      g_assert_cmpint (r.margin, ==, margin);
+      g_assert_cmpfloat (r.seconds_per_iteration, >, 0.0);
+      ss_bench_result_clear (&r);
+    }
+
+  /* A margin that pushes the size past an int is refused, not wrapped. */
+  SsBenchParams huge;
+  ss_bench_params_init (&huge);
+  huge.boundary = SS_BOUNDARY_MIRROR;
+  huge.margin = G_MAXINT / 2;
+  SsBenchResult r = { 0 };
+  g_assert_false (ss_backend_bench (backend, &huge, &r, &error));
+  g_assert_error (error, SS_ERROR, SS_ERROR_TOO_LARGE);
+  ss_bench_result_clear (&r);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -400,5 +456,6 @@ main (int argc, char **argv)
   g_test_add_func ("/boundary/bad-arguments", test_bad_arguments);
   g_test_add_func ("/boundary/margin-for-psf", test_margin_for_psf);
   g_test_add_func ("/boundary/mirror-beats-periodic-at-edges", test_mirror_beats_periodic_at_edges);
+  g_test_add_func ("/boundary/bench-reports-padded-size", test_bench_reports_padded_size);
   return g_test_run ();
 }
