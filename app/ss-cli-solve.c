@@ -571,6 +571,55 @@ simulate_measurement (const char *path, const SsAcquisition *acq, const float *t
   return -1;
 }
 
+/* The truth loaded, scaled and measured: what simulate and run both start from. */
+typedef struct {
+  SsImage *image;             /* the truth as read (input units, header) */
+  SsScaling scaling;
+  float *truth;               /* scaled */
+  SsOperator *op;
+  float *y;                   /* the simulated measurement, scaled */
+  int width, height;
+  gsize n;
+} SimulatedProblem;
+
+static void
+simulated_problem_clear (SimulatedProblem *sp)
+{
+  g_clear_pointer (&sp->image, ss_image_free);
+  g_clear_pointer (&sp->truth, g_free);
+  g_clear_pointer (&sp->op, ss_operator_free);
+  g_clear_pointer (&sp->y, g_free);
+}
+
+static int
+load_and_simulate (const char *truth_path, const CliConfig *c, const CliOptions *o,
+                   SimulatedProblem *sp)
+{
+  int status;
+  if ((status = cli_load_image (truth_path, c, o, FALSE, &sp->image)) >= 0)
+    return status;
+  sp->width = sp->image->width;
+  sp->height = sp->image->height;
+  sp->n = ss_image_plane_size (sp->image);
+  /* The truth MSE is measured against: the input after the same sky
+   * subtraction (negatives 0) and division by the maximum as the data. */
+  if ((status = scale_truth (truth_path, sp->image, c, &sp->scaling, &sp->truth)) >= 0)
+    return status;
+  return simulate_measurement (truth_path, &c->acquisition, sp->truth, sp->width, sp->height,
+                               &sp->op, &sp->y);
+}
+
+/* HISTORY of a simulation: the command, the truth, the acquisition, the scaling. */
+static void
+history_of_simulation (CliHistory *history, const char *command, const char *truth_path,
+                       const CliConfig *c, const SsScaling *scaling)
+{
+  cli_history_init (history, command);
+  cli_history_add (history, "truth=%s", truth_path);
+  cli_history_add_acquisition (history, &c->acquisition);
+  cli_history_add_scaling (history, c->sky_mode, scaling);
+}
+
 /* Options that only deblur of real images understands are refused here. */
 static int
 refuse_real_data_options (const char *command, const CliConfig *c)
@@ -625,6 +674,42 @@ print_simulate_summary (const CliOptions *o, const CliConfig *c, const char *tru
 }
 
 static int
+write_measurement (const CliOptions *o, const CliConfig *c, const char *truth_path,
+                   const SimulatedProblem *sp, const char *const *inputs)
+{
+  const SsOperator *op = sp->op;
+  const SsScaling *scaling = &sp->scaling;
+  /* The file holds y * scale; unobserved pixels are NaN so that nothing can
+   * mistake them for measurements. */
+  g_autoptr (GError) error = NULL;
+  g_autoptr (SsImage) measured = ss_image_new (sp->width, sp->height, 1, &error);
+  if (measured == NULL)
+    return cli_fail (CLI_EXIT_FAILURE, o->output, error);
+  for (gsize i = 0; i < sp->n; i++)
+    measured->data[i] = op->mask && !op->mask[i] ? NAN : (float) (sp->y[i] * scaling->scale);
+
+  measured->header = sp->image->header ? ss_header_copy (sp->image->header) : ss_header_new ();
+  cli_header_remove_acquisition (measured->header);
+  ss_acquisition_to_header (&c->acquisition, measured->header);
+  ss_header_set_double (measured->header, "SS_SKY", scaling->sky,
+                        "sky level subtracted from the truth (input units)");
+  ss_header_set_double (measured->header, "SS_SCALE", scaling->scale,
+                        "data = y * SS_SCALE; recovered = x * SS_SCALE + SS_SKY");
+
+  CliHistory history;
+  history_of_simulation (&history, "simulate", truth_path, c, scaling);
+  cli_history_apply (&history, measured->header);
+  cli_history_clear (&history);
+
+  if (!ss_fits_write (measured, o->output, o->force, inputs, &error))
+    return cli_fail (CLI_EXIT_FAILURE, o->output, error);
+
+  print_simulate_summary (o, c, truth_path, op, scaling,
+                          cli_baseline_mse (&c->acquisition, sp->y, sp->truth, sp->n));
+  return CLI_EXIT_OK;
+}
+
+static int
 simulate_with (CliOptions *o, CliConfig *c)
 {
   if (o->positional == NULL || g_strv_length (o->positional) != 1)
@@ -646,53 +731,11 @@ simulate_with (CliOptions *o, CliConfig *c)
   if (status >= 0)
     return status;
 
-  g_autoptr (SsImage) image = NULL;
-  if ((status = cli_load_image (truth_path, c, o, FALSE, &image)) >= 0)
-    return status;
-  int w = image->width, h = image->height;
-  gsize n = ss_image_plane_size (image);
-
-  SsScaling scaling;
-  g_autofree float *truth = NULL;
-  if ((status = scale_truth (truth_path, image, c, &scaling, &truth)) >= 0)
-    return status;
-
-  g_autoptr (SsOperator) op = NULL;
-  g_autofree float *y = NULL;
-  if ((status = simulate_measurement (truth_path, &c->acquisition, truth, w, h, &op, &y)) >= 0)
-    return status;
-
-  /* The file holds y * scale; unobserved pixels are NaN so that nothing can
-   * mistake them for measurements. */
-  g_autoptr (GError) error = NULL;
-  g_autoptr (SsImage) measured = ss_image_new (w, h, 1, &error);
-  if (measured == NULL)
-    return cli_fail (CLI_EXIT_FAILURE, o->output, error);
-  for (gsize i = 0; i < n; i++)
-    measured->data[i] = op->mask && !op->mask[i] ? NAN : (float) (y[i] * scaling.scale);
-
-  measured->header = image->header ? ss_header_copy (image->header) : ss_header_new ();
-  cli_header_remove_acquisition (measured->header);
-  ss_acquisition_to_header (&c->acquisition, measured->header);
-  ss_header_set_double (measured->header, "SS_SKY", scaling.sky,
-                        "sky level subtracted from the truth (input units)");
-  ss_header_set_double (measured->header, "SS_SCALE", scaling.scale,
-                        "data = y * SS_SCALE; recovered = x * SS_SCALE + SS_SKY");
-
-  CliHistory history;
-  cli_history_init (&history, "simulate");
-  cli_history_add (&history, "truth=%s", truth_path);
-  cli_history_add_acquisition (&history, &c->acquisition);
-  cli_history_add_scaling (&history, c->sky_mode, &scaling);
-  cli_history_apply (&history, measured->header);
-  cli_history_clear (&history);
-
-  if (!ss_fits_write (measured, o->output, o->force, inputs, &error))
-    return cli_fail (CLI_EXIT_FAILURE, o->output, error);
-
-  print_simulate_summary (o, c, truth_path, op, &scaling,
-                          cli_baseline_mse (&c->acquisition, y, truth, n));
-  return CLI_EXIT_OK;
+  SimulatedProblem sp = { 0 };
+  if ((status = load_and_simulate (truth_path, c, o, &sp)) < 0)
+    status = write_measurement (o, c, truth_path, &sp, inputs);
+  simulated_problem_clear (&sp);
+  return status;
 }
 
 int
@@ -752,6 +795,71 @@ resolve_run_alpha (const CliConfig *c, const SsOperator *op, SsSolveParams *para
   return -1;
 }
 
+/* Recovers SP's truth from its measurement; reports, and writes it with -o. */
+static int
+solve_and_report (const CliOptions *o, const CliConfig *c, const char *truth_path,
+                  const SimulatedProblem *sp, const char *const *inputs)
+{
+  int status;
+  int w = sp->width, h = sp->height;
+  gsize n = sp->n;
+  const SsOperator *op = sp->op;
+  const SsScaling *scaling = &sp->scaling;
+  SsSolveParams params = c->params;
+  if ((status = resolve_run_alpha (c, op, &params)) >= 0)
+    return status;
+
+  SsSolveResult result = { 0 };
+  status = cli_solve (c, &params, o, truth_path, -1, op, sp->y, sp->truth, &result);
+
+  if (status < 0 && o->output != NULL)
+    {
+      g_autoptr (GError) error = NULL;
+      g_autoptr (SsImage) out = ss_image_new (w, h, 1, &error);
+      if (out == NULL)
+        status = cli_fail (CLI_EXIT_FAILURE, o->output, error);
+      else
+        {
+          ss_scaling_unapply (scaling, result.x, out->data, n);
+          out->header = sp->image->header ? ss_header_copy (sp->image->header) : ss_header_new ();
+          cli_header_remove_acquisition (out->header);
+          CliHistory history;
+          history_of_simulation (&history, "run", truth_path, c, scaling);
+          cli_history_add_solver (&history, &params, &result);
+          cli_history_add (&history, "mse=%.6g psnr=%.4g", result.mse, result.psnr);
+          cli_history_apply (&history, out->header);
+          cli_history_clear (&history);
+          status = cli_write_image (o->output, o, c, out, inputs);
+        }
+    }
+  if (status < 0)
+    {
+      g_autofree char *psf = ss_psf_spec_to_string (&c->acquisition.psf);
+      CliSummary s;
+      cli_summary_init (&s, "run");
+      s.input = truth_path;
+      s.output = o->output;
+      s.width = s.padded_width = w;
+      s.height = s.padded_height = h;
+      s.observed = op->m;
+      s.acq = &c->acquisition;
+      s.psf = psf;
+      s.sky_mode = c->sky_mode;
+      s.scaling = *scaling;
+      s.baseline_mse = cli_baseline_mse (&c->acquisition, sp->y, sp->truth, n);
+      s.alpha = params.alpha;
+      s.alpha_auto = c->alpha_auto;
+      s.noise = c->alpha_auto ? c->acquisition.noise : NAN;
+      s.mse = result.mse;
+      s.psnr = result.psnr;
+      s.nonneg = params.nonneg;
+      cli_print_summary (&s, o, c, &result);
+      status = CLI_EXIT_OK;
+    }
+  ss_solve_result_clear (&result);
+  return status;
+}
+
 static int
 run_with (CliOptions *o, CliConfig *c)
 {
@@ -775,79 +883,10 @@ run_with (CliOptions *o, CliConfig *c)
   if (o->output != NULL && (status = cli_check_output (o->output, o->force, inputs)) >= 0)
     return status;
 
-  g_autoptr (SsImage) image = NULL;
-  if ((status = cli_load_image (truth_path, c, o, FALSE, &image)) >= 0)
-    return status;
-  int w = image->width, h = image->height;
-  gsize n = ss_image_plane_size (image);
-
-  /* The truth MSE is measured against: the input after the same sky
-   * subtraction (negatives 0) and division by the maximum as the data. */
-  SsScaling scaling;
-  g_autofree float *truth = NULL;
-  if ((status = scale_truth (truth_path, image, c, &scaling, &truth)) >= 0)
-    return status;
-
-  g_autoptr (SsOperator) op = NULL;
-  g_autofree float *y = NULL;
-  if ((status = simulate_measurement (truth_path, &c->acquisition, truth, w, h, &op, &y)) >= 0)
-    return status;
-
-  SsSolveParams params = c->params;
-  if ((status = resolve_run_alpha (c, op, &params)) >= 0)
-    return status;
-
-  SsSolveResult result = { 0 };
-  status = cli_solve (c, &params, o, truth_path, -1, op, y, truth, &result);
-
-  if (status < 0 && o->output != NULL)
-    {
-      g_autoptr (GError) error = NULL;
-      g_autoptr (SsImage) out = ss_image_new (w, h, 1, &error);
-      if (out == NULL)
-        status = cli_fail (CLI_EXIT_FAILURE, o->output, error);
-      else
-        {
-          ss_scaling_unapply (&scaling, result.x, out->data, n);
-          out->header = image->header ? ss_header_copy (image->header) : ss_header_new ();
-          cli_header_remove_acquisition (out->header);
-          CliHistory history;
-          cli_history_init (&history, "run");
-          cli_history_add (&history, "truth=%s", truth_path);
-          cli_history_add_acquisition (&history, &c->acquisition);
-          cli_history_add_scaling (&history, c->sky_mode, &scaling);
-          cli_history_add_solver (&history, &params, &result);
-          cli_history_add (&history, "mse=%.6g psnr=%.4g", result.mse, result.psnr);
-          cli_history_apply (&history, out->header);
-          cli_history_clear (&history);
-          status = cli_write_image (o->output, o, c, out, inputs);
-        }
-    }
-  if (status < 0)
-    {
-      g_autofree char *psf = ss_psf_spec_to_string (&c->acquisition.psf);
-      CliSummary s;
-      cli_summary_init (&s, "run");
-      s.input = truth_path;
-      s.output = o->output;
-      s.width = s.padded_width = w;
-      s.height = s.padded_height = h;
-      s.observed = op->m;
-      s.acq = &c->acquisition;
-      s.psf = psf;
-      s.sky_mode = c->sky_mode;
-      s.scaling = scaling;
-      s.baseline_mse = cli_baseline_mse (&c->acquisition, y, truth, n);
-      s.alpha = params.alpha;
-      s.alpha_auto = c->alpha_auto;
-      s.noise = c->alpha_auto ? c->acquisition.noise : NAN;
-      s.mse = result.mse;
-      s.psnr = result.psnr;
-      s.nonneg = params.nonneg;
-      cli_print_summary (&s, o, c, &result);
-      status = CLI_EXIT_OK;
-    }
-  ss_solve_result_clear (&result);
+  SimulatedProblem sp = { 0 };
+  if ((status = load_and_simulate (truth_path, c, o, &sp)) < 0)
+    status = solve_and_report (o, c, truth_path, &sp, inputs);
+  simulated_problem_clear (&sp);
   return status;
 }
 
