@@ -1486,3 +1486,75 @@ ss_fits_describe (const char *path, GError **error)
   close_fits (fits);
   return g_string_free (out, FALSE);
 }
+
+/* ------------------------------------------------------------------------ */
+/* Listing                                                                   */
+
+void
+ss_fits_hdu_free (SsFitsHdu *hdu)
+{
+  if (hdu == NULL)
+    return;
+  g_free (hdu->name);
+  g_free (hdu);
+}
+
+static SsFitsHdu *
+hdu_entry (fitsfile *fits, int number, const HduInfo *info)
+{
+  SsFitsHdu *hdu = g_new0 (SsFitsHdu, 1);
+  hdu->number = number;
+  hdu->name = read_key_string (fits, "EXTNAME");
+  if (hdu->name == NULL)
+    hdu->name = read_key_string (fits, "HDUNAME");
+  if (hdu->name != NULL && hdu->name[0] == '\0')
+    g_clear_pointer (&hdu->name, g_free);
+  hdu->kind = hdu_type_name (info);
+  hdu->has_image = hdu_has_pixels (info) && info->naxis <= MAX_AXES;
+  hdu->bitpix = info->bitpix;
+  if (hdu->has_image)
+    {
+      hdu->width = info->naxes[0];
+      hdu->height = info->naxis > 1 ? info->naxes[1] : 1;
+      /* Saturates rather than overflows: the reader refuses such sizes anyway. */
+      hdu->planes = 1;
+      for (int i = 2; i < info->naxis; i++)
+        hdu->planes = hdu->planes > G_MAXINT64 / info->naxes[i] ? G_MAXINT64
+                                                               : hdu->planes * info->naxes[i];
+    }
+  return hdu;
+}
+
+GPtrArray *
+ss_fits_list_hdus (const char *path, GError **error)
+{
+  g_return_val_if_fail (path != NULL, NULL);
+  g_autofree char *name = g_filename_display_name (path);
+  goffset file_size = 0;
+  fitsfile *fits = open_fits (path, name, &file_size, error);
+  if (fits == NULL)
+    return NULL;
+  GPtrArray *hdus = g_ptr_array_new_with_free_func ((GDestroyNotify) ss_fits_hdu_free);
+  for (int number = 0;; number++)
+    {
+      HduInfo info;
+      int status = move_to_hdu (fits, number);
+      if (status == END_OF_FILE && number > 0)
+        break;
+      if (status != 0 || !read_hdu_info (fits, &info, &status))
+        {
+          if (number == 0)
+            {
+              g_autofree char *what = g_strdup_printf ("HDU %d", number);
+              set_fits_error (error, SS_ERROR_FORMAT, name, what, status);
+              g_ptr_array_unref (hdus);
+              close_fits (fits);
+              return NULL;
+            }
+          break;
+        }
+      g_ptr_array_add (hdus, hdu_entry (fits, number, &info));
+    }
+  close_fits (fits);
+  return hdus;
+}

@@ -35,4 +35,24 @@ gboolean ss_fits_write (const SsImage *image, const char *path, gboolean force,
 /* A multi-line human-readable description: HDUs, sizes, BITPIX, main cards. */
 char *ss_fits_describe (const char *path, GError **error);
 
+/* One HDU of a file, as ss_fits_list_hdus sees it from its header. */
+typedef struct {
+  int number;              /* 0 = primary: what --hdu and SsFitsReadOptions.hdu take */
+  char *name;              /* EXTNAME (or HDUNAME); NULL when it has none */
+  const char *kind;        /* "image", "compressed image", "binary table", "ASCII table" */
+  gboolean has_image;      /* holds pixels that ss_fits_read can read */
+  int bitpix;              /* of the pixels (ZBITPIX when compressed) */
+  gint64 width, height;    /* NAXIS1, NAXIS2 (1 for a 1-D image) */
+  gint64 planes;           /* the product of the further axes (1 for a plain image) */
+} SsFitsHdu;
+
+void ss_fits_hdu_free (SsFitsHdu *hdu);
+
+/* Every HDU of PATH, in order, read from the headers only (no pixel is
+ * decoded): a GPtrArray of SsFitsHdu (freed with it). The first with
+ * has_image is the one ss_fits_read reads by default. An HDU after the
+ * first that cannot be read ends the list (the file is damaged there). */
+GPtrArray *ss_fits_list_hdus (const char *path, GError **error);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (SsFitsHdu, ss_fits_hdu_free)
+
 G_END_DECLS

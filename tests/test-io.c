@@ -581,6 +581,35 @@ test_fits_hdu_selection (void)
   g_test_message ("%s", description);
   g_assert_nonnull (strstr (description, "HDU 3 'ERR'"));
   g_assert_nonnull (strstr (description, "binary table"));
+
+  /* The listing (the app's HDU chooser) agrees with the file and the reader. */
+  g_autoptr (GPtrArray) hdus = ss_fits_list_hdus (path, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (hdus->len, ==, 4);
+  static const char *const names[] = { NULL, "SCI", "CATALOG", "ERR" };
+  for (guint i = 0; i < hdus->len; i++)
+    {
+      const SsFitsHdu *hdu = g_ptr_array_index (hdus, i);
+      g_assert_cmpint (hdu->number, ==, (int) i);
+      g_assert_cmpstr (hdu->name, ==, names[i]);
+      g_assert_cmpint (hdu->has_image, ==, i == 1 || i == 3);
+      g_autofree char *number = g_strdup_printf ("%u", i);
+      SsFitsReadOptions options = { number, -1 };
+      g_autoptr (SsImage) image = ss_fits_read (path, &options, NULL);
+      g_assert_cmpint (image != NULL, ==, hdu->has_image);
+      if (image != NULL)
+        {
+          g_assert_cmpint (hdu->width, ==, image->width);
+          g_assert_cmpint (hdu->height, ==, image->height);
+          g_assert_cmpint (hdu->planes, ==, image->planes);
+          g_assert_cmpint (hdu->bitpix, ==, -32);
+          g_assert_cmpstr (hdu->kind, ==, "image");
+        }
+    }
+  g_assert_cmpstr (((const SsFitsHdu *) g_ptr_array_index (hdus, 2))->kind, ==, "binary table");
+  g_assert_null (ss_fits_list_hdus (dir, &error));   /* a directory: an error, not a crash */
+  g_assert_nonnull (error);
+  g_clear_error (&error);
   remove_tree (dir);
 }
 
@@ -607,6 +636,14 @@ test_fits_cube (void)
   g_assert_cmpint (one->planes, ==, 1);
   g_assert_cmpmem (one->data, n * sizeof (float), ss_image_plane (cube, plane), n * sizeof (float));
   expect_read_error (path, NULL, planes, "plane");
+  g_autoptr (GPtrArray) hdus = ss_fits_list_hdus (path, NULL);
+  g_assert_nonnull (hdus);
+  g_assert_cmpuint (hdus->len, ==, 1);
+  const SsFitsHdu *hdu = g_ptr_array_index (hdus, 0);
+  g_assert_true (hdu->has_image);
+  g_assert_cmpint (hdu->width, ==, width);
+  g_assert_cmpint (hdu->height, ==, height);
+  g_assert_cmpint (hdu->planes, ==, planes);
   remove_tree (dir);
 }
 
