@@ -22,6 +22,8 @@
 #include "ss-config.h"
 #include "ss-window.h"
 
+#include <fitsio.h>
+
 static gboolean have_display;
 static SsApplication *app;
 
@@ -960,8 +962,8 @@ test_deblur_matches_cli (Fixture *f, gconstpointer data)
                          "--solver=cpadmm", "--alpha=0.002", "--iters=40", "--backend=cpu",
                          "--quiet", NULL };
   int status = 0;
-  g_autofree char *cli_err = NULL;
-  g_assert_true (g_spawn_sync (NULL, (char **) argv, NULL, G_SPAWN_DEFAULT, NULL, NULL, NULL,
+  g_autofree char *cli_out = NULL, *cli_err = NULL;   /* kept out of the TAP stream */
+  g_assert_true (g_spawn_sync (NULL, (char **) argv, NULL, G_SPAWN_DEFAULT, NULL, NULL, &cli_out,
                                &cli_err, &status, &error));
   g_assert_no_error (error);
   if (!g_spawn_check_wait_status (status, NULL))
@@ -1004,6 +1006,266 @@ test_deblur_matches_cli (Fixture *f, gconstpointer data)
   /* The residual is plotted when there is no truth. */
   g_assert_cmpuint (ss_plot_get_n_points (ss_window_get_plot (f->window), 0), >=, 2);
   g_assert_null (ss_window_get_frame (f->window, SS_VIEW_ERROR));
+}
+
+/* ---- real files: the HDU chooser, the PSF from a star --------------------- */
+
+/* Random floats in [0, 1) for an image of N pixels. */
+static float *
+random_pixels (GRand *rng, gsize n)
+{
+  float *data = g_new (float, n);
+  for (gsize i = 0; i < n; i++)
+    data[i] = (float) g_rand_double (rng);
+  return data;
+}
+
+static void
+write_image_hdu (fitsfile *fits, const char *extname, long w, long h, long planes,
+                 float *data, int *status)
+{
+  long axes[3] = { w, h, planes };
+  fits_create_img (fits, FLOAT_IMG, planes > 1 ? 3 : 2, axes, status);
+  fits_write_key_str (fits, "EXTNAME", extname, NULL, status);
+  fits_write_img (fits, TFLOAT, 1, (LONGLONG) w * h * planes, data, status);
+}
+
+typedef struct {
+  float *sci, *err, *cube;   /* 40×36, 30×28, 24×20×4 */
+} MefData;
+
+/* An empty primary, two image extensions and a cube, as instruments write. */
+static void
+write_mef (const char *path, GRand *rng, MefData *m)
+{
+  m->sci = random_pixels (rng, 40 * 36);
+  m->err = random_pixels (rng, 30 * 28);
+  m->cube = random_pixels (rng, 24 * 20 * 4);
+  fitsfile *fits = NULL;
+  int status = 0;
+  fits_create_diskfile (&fits, path, &status);
+  fits_create_img (fits, BYTE_IMG, 0, NULL, &status);
+  write_image_hdu (fits, "SCI", 40, 36, 1, m->sci, &status);
+  write_image_hdu (fits, "ERR", 30, 28, 1, m->err, &status);
+  write_image_hdu (fits, "CUBE", 24, 20, 4, m->cube, &status);
+  fits_close_file (fits, &status);
+  g_assert_cmpint (status, ==, 0);
+}
+
+static void
+assert_frame_is (SsFrame *frame, const float *data, int w, int h)
+{
+  g_assert_nonnull (frame);
+  g_assert_cmpint (frame->width, ==, w);
+  g_assert_cmpint (frame->height, ==, h);
+  g_assert_cmpmem (frame->data, (gsize) w * h * sizeof (float), data,
+                   (gsize) w * h * sizeof (float));
+}
+
+static gboolean
+file_contains (const char *path, const char *text)
+{
+  g_autofree char *contents = NULL;
+  gsize length = 0;
+  g_assert_true (g_file_get_contents (path, &contents, &length, NULL));
+  return g_strstr_len (contents, length, text) != NULL;
+}
+
+static void
+test_hdu_chooser (Fixture *f, gconstpointer data)
+{
+  if (skip_without_display ())
+    return;
+  g_autoptr (GRand) rng = g_rand_new_with_seed (f->seed);
+  g_autofree char *path = g_build_filename (f->dir, "mef.fits", NULL);
+  MefData m;
+  write_mef (path, rng, &m);
+
+  /* Three image HDUs: the first is shown and the chooser offers the rest. */
+  g_autoptr (GError) error = NULL;
+  g_assert_true (ss_window_open_path_sync (f->window, path, 30, &error));
+  g_assert_no_error (error);
+  assert_frame_is (ss_window_get_frame (f->window, SS_VIEW_ORIGINAL), m.sci, 40, 36);
+  SsHduChooser *chooser = ss_window_get_hdu_chooser (f->window);
+  g_assert_nonnull (chooser);
+  int hdu = -9, plane = -9;
+  ss_hdu_chooser_get_selection (chooser, &hdu, &plane);
+  g_assert_cmpint (hdu, ==, 1);
+  g_assert_cmpint (plane, ==, 0);
+  g_assert_false (ss_hdu_chooser_select (chooser, 0, 0));   /* the empty primary */
+  g_assert_false (ss_hdu_chooser_select (chooser, 3, 4));   /* no fifth plane */
+
+  /* The cube's third plane, as the CLI's --hdu 3 --plane 2 reads it. */
+  int want_plane = g_rand_int_range (rng, 0, 4);
+  g_test_message ("cube plane %d", want_plane);
+  g_assert_true (ss_hdu_chooser_select (chooser, 3, want_plane));
+  ss_hdu_chooser_accept (chooser);
+  g_assert_true (ss_window_wait_idle (f->window, 30));
+  g_assert_null (ss_window_get_hdu_chooser (f->window));   /* a chosen load asks nothing */
+  assert_frame_is (ss_window_get_frame (f->window, SS_VIEW_ORIGINAL),
+                   m.cube + (gsize) want_plane * 24 * 20, 24, 20);
+
+  /* Ctrl+H reopens it on what is shown. */
+  g_action_group_activate_action (G_ACTION_GROUP (f->window), "choose-hdu", NULL);
+  chooser = ss_window_get_hdu_chooser (f->window);
+  g_assert_nonnull (chooser);
+  ss_hdu_chooser_get_selection (chooser, &hdu, &plane);
+  g_assert_cmpint (hdu, ==, 3);
+  g_assert_cmpint (plane, ==, want_plane);
+  g_assert_true (ss_hdu_chooser_select (chooser, 2, 0));
+  ss_hdu_chooser_accept (chooser);
+  g_assert_true (ss_window_wait_idle (f->window, 30));
+  assert_frame_is (ss_window_get_frame (f->window, SS_VIEW_ORIGINAL), m.err, 30, 28);
+
+  /* The export says where the data came from. */
+  g_autofree char *out = g_build_filename (f->dir, "err.fits", NULL);
+  g_assert_true (ss_window_export_sync (f->window, SS_EXPORT_FITS, out, NULL, FALSE, 30,
+                                        &error));
+  g_assert_no_error (error);
+  g_assert_true (file_contains (out, "input = mef.fits, HDU 2 (ERR)"));
+  g_assert_true (file_contains (out, "EXTNAME = 'ERR"));
+  g_free (m.sci);
+  g_free (m.err);
+  g_free (m.cube);
+}
+
+#define N_STARS 5
+
+/* A flat sky of 10 with noise of sigma 0.5 and N_STARS Gaussian stars of
+ * FWHM, of different heights (the brightest reads as saturated to the
+ * automatic search, as in a real frame), at XS, YS. */
+static SsImage *
+star_field (GRand *rng, int w, int h, const double *xs, const double *ys, double fwhm)
+{
+  static const double heights[N_STARS] = { 1000, 700, 500, 400, 300 };
+  g_autoptr (GError) error = NULL;
+  SsImage *image = ss_image_new (w, h, 1, &error);
+  g_assert_no_error (error);
+  double s2 = 2.0 * pow (fwhm / 2.3548200450309493, 2);
+  for (int r = 0; r < h; r++)
+    for (int c = 0; c < w; c++)
+      {
+        double u = g_rand_double_range (rng, 1e-12, 1.0), v = g_rand_double (rng);
+        double value = 10.0 + 0.5 * sqrt (-2.0 * log (u)) * cos (2.0 * G_PI * v);
+        for (int k = 0; k < N_STARS; k++)
+          value += heights[k] * exp (-((c - xs[k]) * (c - xs[k]) + (r - ys[k]) * (r - ys[k])) / s2);
+        image->data[(gsize) r * w + c] = (float) value;
+      }
+  return image;
+}
+
+static void
+test_psf_from_star (Fixture *f, gconstpointer data)
+{
+  if (skip_without_display ())
+    return;
+  g_autoptr (GRand) rng = g_rand_new_with_seed (f->seed);
+  int w = 160, h = 120;
+  static const double grid_x[N_STARS] = { 30, 80, 130, 45, 115 };
+  static const double grid_y[N_STARS] = { 30, 30, 30, 85, 85 };
+  double xs[N_STARS], ys[N_STARS];
+  for (int k = 0; k < N_STARS; k++)
+    {
+      xs[k] = grid_x[k] + g_rand_double_range (rng, -5, 5);
+      ys[k] = grid_y[k] + g_rand_double_range (rng, -5, 5);
+    }
+  double fwhm = g_rand_double_range (rng, 2.5, 5.0);
+  /* The user picks the second brightest. */
+  double x = xs[1], y = ys[1];
+  g_test_message ("star at (%.2f, %.2f), FWHM %.3f", x, y, fwhm);
+  g_autoptr (SsImage) image = star_field (rng, w, h, xs, ys, fwhm);
+  g_autofree char *in = g_build_filename (f->dir, "star.fits", NULL);
+  g_autoptr (GError) error = NULL;
+  g_assert_true (ss_fits_write (image, in, FALSE, NULL, &error));
+  g_assert_no_error (error);
+  g_assert_true (ss_window_open_path_sync (f->window, in, 30, &error));
+  g_assert_no_error (error);
+
+  /* A click on empty sky measures nothing, and says so. */
+  g_assert_false (ss_window_fit_star_sync (f->window, 5, 5, 30, &error));
+  g_assert_nonnull (error);
+  g_test_message ("empty sky: %s", error->message);
+  g_clear_error (&error);
+  g_assert_nonnull (ss_window_get_message (f->window));
+
+  /* A click a pixel off the star's centre, as a hand would. */
+  int col = (int) lround (x) + 1, row = (int) lround (y) - 1;
+  g_assert_true (ss_window_fit_star_sync (f->window, col, row, 30, &error));
+  g_assert_no_error (error);
+  SsParamsPanel *panel = ss_window_get_params_panel (f->window);
+  SsPsfFit fit;
+  g_assert_true (ss_params_panel_get_psf_fit (panel, &fit));
+  g_test_message ("fitted FWHM %.3f (true %.3f) at (%.2f, %.2f)", fit.fwhm, fwhm, fit.x, fit.y);
+  g_assert_cmpfloat (fabs (fit.fwhm - fwhm), <=, 0.05 * fwhm);
+  g_assert_cmpfloat (fabs (fit.x - x), <=, 0.2);
+  g_assert_cmpfloat (fabs (fit.y - y), <=, 0.2);
+
+  /* The automatic search measures the same profile on the other stars. */
+  SsPsfFit found;
+  gboolean found_ok = ss_window_find_stars_sync (f->window, 60, &error);
+  g_assert_no_error (error);
+  g_assert_true (found_ok);
+  g_assert_true (ss_params_panel_get_psf_fit (panel, &found));
+  g_assert_cmpfloat (fabs (found.fwhm - fwhm), <=, 0.05 * fwhm);
+
+  /* The app's deblur with the star's PSF equals sharpsky-cli's --psf-from-star. */
+  const char *cli = g_getenv ("SHARPSKY_CLI");
+  if (cli == NULL || !g_file_test (cli, G_FILE_TEST_IS_EXECUTABLE))
+    {
+      g_test_skip ("sharpsky-cli is not built: nothing to compare the deblur with");
+      return;
+    }
+  g_assert_true (ss_window_fit_star_sync (f->window, col, row, 30, &error));
+  g_assert_no_error (error);
+  g_assert_true (ss_params_panel_get_psf_fit (panel, &fit));
+  g_autofree char *described = ss_psf_fit_describe (&fit);
+  g_test_message ("the app's PSF: %s", described);
+  g_autofree char *out = g_build_filename (f->dir, "cli.fits", NULL);
+  g_autofree char *star = g_strdup_printf ("--psf-from-star=%d,%d", col, row);
+  /* The panel's default profile is the CLI's: Moffat. */
+  g_assert_cmpint (ss_params_panel_get_star_model (panel), ==, SS_PSF_MODEL_MOFFAT);
+  const char *argv[] = { cli, "deblur", in, "-o", out, star, "--psf-model=moffat", "--sky=median",
+                         "--boundary=mirror", "--solver=cpadmm", "--alpha=0.002", "--iters=30",
+                         "--backend=cpu", NULL };
+  int status = 0;
+  g_autofree char *cli_out = NULL, *cli_err = NULL;
+  g_assert_true (g_spawn_sync (NULL, (char **) argv, NULL, G_SPAWN_DEFAULT, NULL, NULL, &cli_out,
+                               &cli_err, &status, &error));
+  g_assert_no_error (error);
+  if (!g_spawn_check_wait_status (status, NULL))
+    g_error ("sharpsky-cli failed: %s", cli_err);
+  g_test_message ("sharpsky-cli: %s", cli_err);
+  SsFitsReadOptions options = SS_FITS_READ_OPTIONS_DEFAULT;
+  g_autoptr (SsImage) expected = ss_fits_read (out, &options, &error);
+  g_assert_no_error (error);
+
+  SsSettings s;
+  ss_params_panel_get_settings (panel, &s);
+  g_assert_true (s.psf_from_fit);
+  s.mode = SS_MODE_DEBLUR;
+  s.sky_mode = SS_SKY_MEDIAN;
+  s.boundary = SS_BOUNDARY_MIRROR;
+  s.params.kind = SS_SOLVER_CPADMM;
+  s.params.alpha = 0.002;
+  s.params.iterations = 30;
+  s.params.nonneg = TRUE;
+  s.backend = SS_BACKEND_CPU;
+  apply_settings (f, &s);
+  ss_window_run (f->window);
+  g_assert_true (ss_window_wait_idle (f->window, 120));
+  SsFrame *recovered = ss_window_get_frame (f->window, SS_VIEW_RECOVERED);
+  g_assert_nonnull (recovered);
+  g_assert_cmpint (recovered->width, ==, expected->width);
+  double num = 0, den = 0;
+  for (gsize i = 0; i < ss_frame_n_pixels (recovered); i++)
+    {
+      double d = (double) recovered->data[i] - expected->data[i];
+      num += d * d;
+      den += (double) expected->data[i] * expected->data[i];
+    }
+  g_test_message ("app vs sharpsky-cli --psf-from-star: relative difference %.3g",
+                  sqrt (num / den));
+  g_assert_cmpfloat (sqrt (num / den), <, 1e-5);
 }
 
 int
@@ -1049,6 +1311,10 @@ main (int argc, char **argv)
   g_test_add ("/ui/keys-and-dialogs", Fixture, NULL, fixture_setup, test_keys_and_dialogs,
               fixture_teardown);
   g_test_add ("/ui/no-gpu", Fixture, NULL, fixture_setup, test_no_gpu, fixture_teardown);
+  g_test_add ("/ui/hdu-chooser", Fixture, NULL, fixture_setup, test_hdu_chooser,
+              fixture_teardown);
+  g_test_add ("/ui/psf-from-star", Fixture, NULL, fixture_setup, test_psf_from_star,
+              fixture_teardown);
   g_test_add ("/ui/deblur-matches-cli", Fixture, NULL, fixture_setup, test_deblur_matches_cli,
               fixture_teardown);
   int status = g_test_run ();

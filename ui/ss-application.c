@@ -48,6 +48,9 @@ typedef struct {
 static const Accel accels[] = {
   { "app.quit", { "<Control>q", NULL } },
   { "win.open", { "<Control>o", NULL } },
+  { "win.choose-hdu", { "<Control>h", NULL } },
+  { "win.pick-star", { "<Control>k", NULL } },
+  { "win.find-stars", { "<Control><Shift>k", NULL } },
   { "win.run", { "<Control>r", NULL } },
   { "win.stop", { "Escape", NULL } },
   { "win.compare", { "<Control><Shift>r", NULL } },

@@ -17,7 +17,11 @@ typedef enum {
   DRAG_PAN,
   DRAG_SPLIT,
   DRAG_ROI,
+  DRAG_PICK,   /* pick mode: a click (not a drag) picks a pixel */
 } DragKind;
+
+/* A press and release this close (widget pixels) is a click, not a pan. */
+#define CLICK_SLOP 4.0
 
 struct _SsImageView
 {
@@ -55,6 +59,7 @@ struct _SsImageView
   double drag_ox, drag_oy;  /* origin at drag start */
   double drag_start_x, drag_start_y;
   gboolean roi_mode;
+  gboolean pick_mode;
   gboolean have_roi;
   GdkRectangle roi;
 
@@ -72,6 +77,7 @@ G_DEFINE_FINAL_TYPE (SsImageView, ss_image_view, GTK_TYPE_WIDGET)
 enum {
   SIGNAL_HOVER,
   SIGNAL_ROI_CHANGED,
+  SIGNAL_PIXEL_PICKED,
   N_SIGNALS
 };
 static guint signals[N_SIGNALS];
@@ -80,6 +86,7 @@ enum {
   PROP_0,
   PROP_ZOOM,
   PROP_ROI_MODE,
+  PROP_PICK_MODE,
   N_PROPS
 };
 static GParamSpec *properties[N_PROPS];
@@ -661,6 +668,8 @@ on_drag_begin (GtkGestureDrag *gesture, double x, double y, SsImageView *self)
   self->drag_oy = self->oy;
   if (self->frames[0] == NULL)
     self->drag = DRAG_NONE;
+  else if (self->pick_mode)
+    self->drag = DRAG_PICK;
   else if (self->roi_mode || (mods & GDK_SHIFT_MASK))
     self->drag = DRAG_ROI;
   else if (self->frames[1] != NULL && fabs (x - split_x (self)) <= SPLIT_GRAB_PIXELS)
@@ -696,10 +705,21 @@ on_drag_update (GtkGestureDrag *gesture, double dx, double dy, SsImageView *self
           }
       }
       break;
+    case DRAG_PICK:
     case DRAG_NONE:
     default:
       break;
     }
+}
+
+/* A click in pick mode: the full-image pixel under it, if any. */
+static void
+emit_pixel_picked (SsImageView *self, double x, double y)
+{
+  int col, row;
+  SsFrame *frame = self->frames[0];
+  if (frame != NULL && widget_to_image (self, x, y, &col, &row))
+    g_signal_emit (self, signals[SIGNAL_PIXEL_PICKED], 0, frame->x0 + col, frame->y0 + row);
 }
 
 static void
@@ -707,6 +727,8 @@ on_drag_end (GtkGestureDrag *gesture, double dx, double dy, SsImageView *self)
 {
   if (self->drag == DRAG_ROI && self->have_roi)
     g_signal_emit (self, signals[SIGNAL_ROI_CHANGED], 0);
+  if (self->drag == DRAG_PICK && fabs (dx) <= CLICK_SLOP && fabs (dy) <= CLICK_SLOP)
+    emit_pixel_picked (self, self->drag_start_x + dx, self->drag_start_y + dy);
   self->drag = DRAG_NONE;
 }
 
@@ -837,6 +859,15 @@ ss_image_view_set_split_position (SsImageView *self, double fraction)
   gtk_widget_queue_draw (GTK_WIDGET (self));
 }
 
+static void
+update_cursor (SsImageView *self)
+{
+  if (self->roi_mode || self->pick_mode)
+    gtk_widget_set_cursor_from_name (GTK_WIDGET (self), "crosshair");
+  else
+    gtk_widget_set_cursor (GTK_WIDGET (self), NULL);
+}
+
 void
 ss_image_view_set_roi_mode (SsImageView *self, gboolean drawing)
 {
@@ -844,10 +875,7 @@ ss_image_view_set_roi_mode (SsImageView *self, gboolean drawing)
   if (self->roi_mode == !!drawing)
     return;
   self->roi_mode = !!drawing;
-  if (drawing)
-    gtk_widget_set_cursor_from_name (GTK_WIDGET (self), "crosshair");
-  else
-    gtk_widget_set_cursor (GTK_WIDGET (self), NULL);
+  update_cursor (self);
   g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_ROI_MODE]);
 }
 
@@ -856,6 +884,24 @@ ss_image_view_get_roi_mode (SsImageView *self)
 {
   g_return_val_if_fail (SS_IS_IMAGE_VIEW (self), FALSE);
   return self->roi_mode;
+}
+
+void
+ss_image_view_set_pick_mode (SsImageView *self, gboolean picking)
+{
+  g_return_if_fail (SS_IS_IMAGE_VIEW (self));
+  if (self->pick_mode == !!picking)
+    return;
+  self->pick_mode = !!picking;
+  update_cursor (self);
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_PICK_MODE]);
+}
+
+gboolean
+ss_image_view_get_pick_mode (SsImageView *self)
+{
+  g_return_val_if_fail (SS_IS_IMAGE_VIEW (self), FALSE);
+  return self->pick_mode;
 }
 
 void
@@ -905,6 +951,9 @@ ss_image_view_get_property (GObject *object, guint prop_id, GValue *value, GPara
     case PROP_ROI_MODE:
       g_value_set_boolean (value, self->roi_mode);
       break;
+    case PROP_PICK_MODE:
+      g_value_set_boolean (value, self->pick_mode);
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
     }
@@ -919,6 +968,9 @@ ss_image_view_set_property (GObject *object, guint prop_id, const GValue *value,
     {
     case PROP_ROI_MODE:
       ss_image_view_set_roi_mode (self, g_value_get_boolean (value));
+      break;
+    case PROP_PICK_MODE:
+      ss_image_view_set_pick_mode (self, g_value_get_boolean (value));
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -978,6 +1030,9 @@ ss_image_view_class_init (SsImageViewClass *klass)
   properties[PROP_ROI_MODE] = g_param_spec_boolean ("roi-mode", NULL, NULL, FALSE,
                                                     G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS
                                                         | G_PARAM_EXPLICIT_NOTIFY);
+  properties[PROP_PICK_MODE] = g_param_spec_boolean ("pick-mode", NULL, NULL, FALSE,
+                                                     G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS
+                                                         | G_PARAM_EXPLICIT_NOTIFY);
   g_object_class_install_properties (object_class, N_PROPS, properties);
 
   /* hover (inside, x, y, value): FITS pixel numbers (1-based) and the value
@@ -988,6 +1043,11 @@ ss_image_view_class_init (SsImageViewClass *klass)
   signals[SIGNAL_ROI_CHANGED] = g_signal_new ("roi-changed", G_TYPE_FROM_CLASS (klass),
                                               G_SIGNAL_RUN_LAST, 0, NULL, NULL, NULL,
                                               G_TYPE_NONE, 0);
+  /* pixel-picked (col, row): a click in pick mode, full-image pixels from 0,
+   * row 0 at the bottom. */
+  signals[SIGNAL_PIXEL_PICKED] = g_signal_new ("pixel-picked", G_TYPE_FROM_CLASS (klass),
+                                               G_SIGNAL_RUN_LAST, 0, NULL, NULL, NULL,
+                                               G_TYPE_NONE, 2, G_TYPE_INT, G_TYPE_INT);
   gtk_widget_class_set_css_name (widget_class, "ss-image-view");
 }
 

@@ -8,7 +8,8 @@
  *
  * Mouse: scroll zooms about the pointer; drag pans; Shift+drag (or any drag
  * in region mode) draws the region of interest; in a split view the divider
- * can be dragged. Keys (when focused): + − 0 (fit) 1 (1:1).
+ * can be dragged; in pick mode a click emits "pixel-picked" (col, row: full-
+ * image pixels from 0, row 0 at the bottom), e.g. to fit a star there. Keys (when focused): + − 0 (fit) 1 (1:1).
  */
 #pragma once
 
@@ -59,6 +60,8 @@ void ss_image_view_set_split_position (SsImageView *self, double fraction);
 
 void ss_image_view_set_roi_mode (SsImageView *self, gboolean drawing);
 gboolean ss_image_view_get_roi_mode (SsImageView *self);
+void ss_image_view_set_pick_mode (SsImageView *self, gboolean picking);
+gboolean ss_image_view_get_pick_mode (SsImageView *self);
 /* ROI: x = first column, y = first row (bottom), in full-image pixels; NULL clears. */
 void ss_image_view_set_roi (SsImageView *self, const GdkRectangle *roi);
 gboolean ss_image_view_get_roi (SsImageView *self, GdkRectangle *roi);

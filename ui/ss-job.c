@@ -44,11 +44,23 @@ ss_settings_copy (const SsSettings *src, SsSettings *dst)
   ss_psf_spec_copy (&src->acquisition.psf, &dst->acquisition.psf);
 }
 
+/* Whether two fits describe the same profile (what the operator uses). */
+static gboolean
+same_profile (const SsPsfFit *a, const SsPsfFit *b)
+{
+  return a->model == b->model && a->fwhm_major == b->fwhm_major
+         && a->fwhm_minor == b->fwhm_minor && a->angle == b->angle
+         && (a->model != SS_PSF_MODEL_MOFFAT || a->beta == b->beta);
+}
+
 gboolean
 ss_settings_same_problem (const SsSettings *a, const SsSettings *b)
 {
   g_autofree char *psf_a = ss_psf_spec_to_string (&a->acquisition.psf);
   g_autofree char *psf_b = ss_psf_spec_to_string (&b->acquisition.psf);
+  if (a->psf_from_fit != b->psf_from_fit
+      || (a->psf_from_fit && !same_profile (&a->psf_fit, &b->psf_fit)))
+    return FALSE;
   if (a->mode != b->mode || g_strcmp0 (psf_a, psf_b) != 0 || a->sky_mode != b->sky_mode
       || (a->sky_mode == SS_SKY_VALUE && a->sky_value != b->sky_value)
       || a->use_roi != b->use_roi
@@ -121,6 +133,11 @@ ss_settings_add_history (const SsSettings *s, SsHeader *header)
   ss_header_add_history (header, "Sharpsky %s (GTK app)", SHARPSKY_VERSION);
   ss_header_add_history (header, "mode = %s", ss_mode_to_string (s->mode));
   ss_header_add_history (header, "psf = %s", psf);
+  if (s->psf_from_fit && s->psf_fit.fwhm > 0)
+    {
+      g_autofree char *fit = ss_psf_fit_describe (&s->psf_fit);
+      ss_header_add_history (header, "psf fit = %s", fit);
+    }
   if (s->mode == SS_MODE_SIMULATE)
     {
       ss_header_add_history (header, "ratio = %.17g", acq->ratio);
@@ -239,7 +256,10 @@ build_deblur (SsJob *job, GError **error)
                         &job->pad_y0, error))
     return FALSE;
   /* NaN marks the pixels the operator leaves out; the data vector holds 0 there. */
-  job->op = ss_operator_new_blur (psf, job->y, job->solve_width, job->solve_height, error);
+  job->op = job->settings.psf_from_fit
+              ? ss_psf_fit_operator (&job->settings.psf_fit, job->y, job->solve_width,
+                                     job->solve_height, error)
+              : ss_operator_new_blur (psf, job->y, job->solve_width, job->solve_height, error);
   if (job->op == NULL)
     return FALSE;
   for (gsize i = 0; i < ss_job_solve_pixels (job); i++)

@@ -20,6 +20,7 @@
 #include "sharpsky.h"
 #include "ss-boundary.h"
 #include "ss-frame.h"
+#include "ss-psf-fit.h"
 
 G_BEGIN_DECLS
 
@@ -31,6 +32,13 @@ typedef enum {
 typedef struct {
   SsMode mode;
   SsAcquisition acquisition;  /* psf; ratio, seed, noise in simulate mode */
+  /* A PSF measured from stars: deblur uses the fitted profile with its
+   * ellipticity, as sharpsky-cli's --psf-from-star and --psf auto do;
+   * acquisition.psf then holds its circular approximation (the padding
+   * margin, and the blur of a simulation). psf_fit.fwhm is 0 until a star
+   * has been measured. */
+  gboolean psf_from_fit;
+  SsPsfFit psf_fit;
   SsSkyMode sky_mode;
   double sky_value;
   SsBoundary boundary;        /* deblur mode: padding of the edges (CLI default mirror) */

@@ -5,7 +5,8 @@
 #include <math.h>
 
 /* Positions in the drop-downs of the template. */
-enum { PSF_ROW_NONE, PSF_ROW_BOX_ROW, PSF_ROW_BOX, PSF_ROW_GAUSSIAN, PSF_ROW_MOFFAT, PSF_ROW_FILE };
+enum { PSF_ROW_NONE, PSF_ROW_BOX_ROW, PSF_ROW_BOX, PSF_ROW_GAUSSIAN, PSF_ROW_MOFFAT, PSF_ROW_FILE,
+       PSF_ROW_MEASURED };
 enum { SOLVER_ROW_CPADMM, SOLVER_ROW_FISTA, SOLVER_ROW_ISTA, SOLVER_ROW_CHOLESKY,
        SOLVER_ROW_GETS, SOLVER_ROW_FFT };
 enum { BACKEND_ROW_AUTO, BACKEND_ROW_CUDA, BACKEND_ROW_CPU };
@@ -25,6 +26,10 @@ struct _SsParamsPanel
   GtkSpinButton *psf_beta_spin;
   GtkWidget *psf_file_label;
   GtkButton *psf_file_button;
+  GtkWidget *star_box;
+  GtkDropDown *star_model_dropdown;
+  GtkToggleButton *star_pick_button;
+  GtkLabel *star_label;
   GtkWidget *ratio_label;
   GtkSpinButton *ratio_spin;
   GtkWidget *noise_label;
@@ -60,6 +65,8 @@ struct _SsParamsPanel
   GtkLabel *dense_label;
 
   char *psf_path;
+  gboolean have_fit;
+  SsPsfFit fit;          /* the last star measurement (have_fit) */
   int image_width, image_height;
   gboolean have_roi;
   GdkRectangle roi;
@@ -71,7 +78,7 @@ G_DEFINE_FINAL_TYPE (SsParamsPanel, ss_params_panel, GTK_TYPE_BOX)
 enum { SIGNAL_CHANGED, SIGNAL_ROI_CHANGED, N_SIGNALS };
 static guint signals[N_SIGNALS];
 
-enum { PROP_0, PROP_ROI_DRAWING, N_PROPS };
+enum { PROP_0, PROP_ROI_DRAWING, PROP_PICKING_STAR, N_PROPS };
 static GParamSpec *properties[N_PROPS];
 
 /* ---- logarithmic spin buttons --------------------------------------------- */
@@ -189,6 +196,7 @@ update_visibility (SsParamsPanel *self)
              psf == PSF_ROW_GAUSSIAN || psf == PSF_ROW_MOFFAT);
   show_pair (self->psf_beta_label, self->psf_beta_spin, psf == PSF_ROW_MOFFAT);
   show_pair (self->psf_file_label, self->psf_file_button, psf == PSF_ROW_FILE);
+  gtk_widget_set_visible (self->star_box, psf == PSF_ROW_MEASURED);
 
   gboolean simulate = is_simulate (self);
   show_pair (self->ratio_label, self->ratio_spin, simulate);
@@ -348,11 +356,25 @@ ss_params_panel_get_settings (SsParamsPanel *self, SsSettings *s)
   SsPsfSpec *psf = &s->acquisition.psf;
   static const SsPsfKind psf_kinds[] = { SS_PSF_NONE, SS_PSF_BOX_ROW, SS_PSF_BOX,
                                          SS_PSF_GAUSSIAN, SS_PSF_MOFFAT, SS_PSF_FILE };
-  psf->kind = psf_kinds[MIN (gtk_drop_down_get_selected (self->psf_dropdown), PSF_ROW_FILE)];
-  psf->size = gtk_spin_button_get_value_as_int (self->psf_size_spin);
-  psf->fwhm = gtk_spin_button_get_value (self->psf_fwhm_spin);
-  psf->beta = gtk_spin_button_get_value (self->psf_beta_spin);
-  psf->path = g_strdup (self->psf_path);
+  guint psf_choice = gtk_drop_down_get_selected (self->psf_dropdown);
+  if (psf_choice == PSF_ROW_MEASURED)
+    {
+      /* Without a measurement psf_fit.fwhm stays 0 and the window says so. */
+      s->psf_from_fit = TRUE;
+      if (self->have_fit)
+        {
+          s->psf_fit = self->fit;
+          ss_psf_fit_to_spec (&self->fit, psf);
+        }
+    }
+  else
+    {
+      psf->kind = psf_kinds[MIN (psf_choice, PSF_ROW_FILE)];
+      psf->size = gtk_spin_button_get_value_as_int (self->psf_size_spin);
+      psf->fwhm = gtk_spin_button_get_value (self->psf_fwhm_spin);
+      psf->beta = gtk_spin_button_get_value (self->psf_beta_spin);
+      psf->path = g_strdup (self->psf_path);
+    }
   s->acquisition.ratio = gtk_spin_button_get_value (self->ratio_spin);
   s->acquisition.noise = gtk_spin_button_get_value (self->noise_spin);
   s->acquisition.seed = (guint32) gtk_spin_button_get_value (self->seed_spin);
@@ -395,6 +417,8 @@ ss_params_panel_get_settings (SsParamsPanel *self, SsSettings *s)
     }
 }
 
+static void show_fit (SsParamsPanel *self, const SsPsfFit *fit);
+
 static guint
 psf_row (SsPsfKind kind)
 {
@@ -432,7 +456,10 @@ ss_params_panel_set_settings (SsParamsPanel *self, const SsSettings *s)
   self->updating = TRUE;
   gtk_drop_down_set_selected (self->mode_dropdown, s->mode == SS_MODE_SIMULATE ? 1 : 0);
   const SsPsfSpec *psf = &s->acquisition.psf;
-  gtk_drop_down_set_selected (self->psf_dropdown, psf_row (psf->kind));
+  gtk_drop_down_set_selected (self->psf_dropdown,
+                              s->psf_from_fit ? PSF_ROW_MEASURED : psf_row (psf->kind));
+  if (s->psf_from_fit)
+    show_fit (self, s->psf_fit.fwhm > 0 ? &s->psf_fit : NULL);
   if (psf->size > 0)
     gtk_spin_button_set_value (self->psf_size_spin, psf->size);
   if (psf->fwhm > 0)
@@ -504,6 +531,59 @@ ss_params_panel_get_dense_hint (SsParamsPanel *self)
   return gtk_label_get_text (self->dense_label);
 }
 
+/* ---- the PSF measured from stars ------------------------------------------ */
+
+static void
+show_fit (SsParamsPanel *self, const SsPsfFit *fit)
+{
+  self->have_fit = fit != NULL;
+  if (fit == NULL)
+    {
+      gtk_label_set_text (self->star_label, "No star measured yet");
+      return;
+    }
+  self->fit = *fit;
+  g_autofree char *text = ss_psf_fit_describe (fit);
+  gtk_label_set_text (self->star_label, text);
+  gtk_drop_down_set_selected (self->star_model_dropdown,
+                              fit->model == SS_PSF_MODEL_MOFFAT ? 1 : 0);
+}
+
+void
+ss_params_panel_set_psf_fit (SsParamsPanel *self, const SsPsfFit *fit)
+{
+  g_return_if_fail (SS_IS_PARAMS_PANEL (self));
+  self->updating = TRUE;
+  show_fit (self, fit);
+  if (fit != NULL)
+    gtk_drop_down_set_selected (self->psf_dropdown, PSF_ROW_MEASURED);
+  self->updating = FALSE;
+  emit_changed (self);
+}
+
+gboolean
+ss_params_panel_get_psf_fit (SsParamsPanel *self, SsPsfFit *fit)
+{
+  g_return_val_if_fail (SS_IS_PARAMS_PANEL (self), FALSE);
+  if (self->have_fit && fit != NULL)
+    *fit = self->fit;
+  return self->have_fit;
+}
+
+SsPsfModel
+ss_params_panel_get_star_model (SsParamsPanel *self)
+{
+  g_return_val_if_fail (SS_IS_PARAMS_PANEL (self), SS_PSF_MODEL_GAUSSIAN);
+  return gtk_drop_down_get_selected (self->star_model_dropdown) == 1 ? SS_PSF_MODEL_MOFFAT
+                                                                       : SS_PSF_MODEL_GAUSSIAN;
+}
+
+static void
+on_star_pick_toggled (SsParamsPanel *self)
+{
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_PICKING_STAR]);
+}
+
 /* ---- GObject -------------------------------------------------------------- */
 
 static void
@@ -514,6 +594,9 @@ ss_params_panel_get_property (GObject *object, guint prop_id, GValue *value, GPa
     {
     case PROP_ROI_DRAWING:
       g_value_set_boolean (value, gtk_toggle_button_get_active (self->roi_draw_button));
+      break;
+    case PROP_PICKING_STAR:
+      g_value_set_boolean (value, gtk_toggle_button_get_active (self->star_pick_button));
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -529,6 +612,9 @@ ss_params_panel_set_property (GObject *object, guint prop_id, const GValue *valu
     {
     case PROP_ROI_DRAWING:
       gtk_toggle_button_set_active (self->roi_draw_button, g_value_get_boolean (value));
+      break;
+    case PROP_PICKING_STAR:
+      gtk_toggle_button_set_active (self->star_pick_button, g_value_get_boolean (value));
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -561,6 +647,9 @@ ss_params_panel_class_init (SsParamsPanelClass *klass)
   properties[PROP_ROI_DRAWING] = g_param_spec_boolean (
       "roi-drawing", NULL, NULL, FALSE,
       G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | G_PARAM_EXPLICIT_NOTIFY);
+  properties[PROP_PICKING_STAR] = g_param_spec_boolean (
+      "picking-star", NULL, NULL, FALSE,
+      G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | G_PARAM_EXPLICIT_NOTIFY);
   g_object_class_install_properties (object_class, N_PROPS, properties);
   signals[SIGNAL_CHANGED] = g_signal_new ("changed", G_TYPE_FROM_CLASS (klass),
                                           G_SIGNAL_RUN_LAST, 0, NULL, NULL, NULL,
@@ -582,6 +671,10 @@ ss_params_panel_class_init (SsParamsPanelClass *klass)
   CHILD (psf_beta_spin);
   CHILD (psf_file_label);
   CHILD (psf_file_button);
+  CHILD (star_box);
+  CHILD (star_model_dropdown);
+  CHILD (star_pick_button);
+  CHILD (star_label);
   CHILD (ratio_label);
   CHILD (ratio_spin);
   CHILD (noise_label);
@@ -650,6 +743,8 @@ ss_params_panel_init (SsParamsPanel *self)
   for (guint i = 0; i < G_N_ELEMENTS (checks); i++)
     g_signal_connect_swapped (checks[i], "toggled", G_CALLBACK (on_control_changed), self);
   g_signal_connect_swapped (self->roi_draw_button, "toggled", G_CALLBACK (on_roi_draw_toggled),
+                            self);
+  g_signal_connect_swapped (self->star_pick_button, "toggled", G_CALLBACK (on_star_pick_toggled),
                             self);
 
   /* Start from the defaults every run of the app shares. */

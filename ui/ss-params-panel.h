@@ -6,7 +6,8 @@
  *
  * Signals: changed () after any edit; roi-changed () when the panel itself
  * changed the region (the "centre" button, clearing).
- * Property roi-drawing: the "draw a region" toggle (bound to the image view).
+ * Property roi-drawing: the "draw a region" toggle (bound to the image view);
+ * picking-star: the "pick a star" toggle (bound to the image view's pick mode).
  */
 #pragma once
 
@@ -34,6 +35,13 @@ gboolean ss_params_panel_get_roi (SsParamsPanel *self, GdkRectangle *roi);
 void ss_params_panel_set_device_text (SsParamsPanel *self, const char *text);
 /* The hint about the dense direct solver's size limit, as shown. */
 const char *ss_params_panel_get_dense_hint (SsParamsPanel *self);
+
+/* The PSF measured from stars (NULL: none yet); setting one selects
+ * "Measured from stars" as the PSF. */
+void ss_params_panel_set_psf_fit (SsParamsPanel *self, const SsPsfFit *fit);
+gboolean ss_params_panel_get_psf_fit (SsParamsPanel *self, SsPsfFit *fit);
+/* The profile to fit: Gaussian or Moffat. */
+SsPsfModel ss_params_panel_get_star_model (SsParamsPanel *self);
 
 /* The largest square side (pixels) whose dense direct system fits in
  * BYTES with OBSERVED_FRACTION of the pixels observed. */

@@ -3,6 +3,7 @@
 #include "ss-config.h"
 #include "ss-export.h"
 #include "ss-solve-task.h"
+#include "ss-star-fit.h"
 
 #include <math.h>
 #include <string.h>
@@ -40,8 +41,12 @@ struct _SsWindow
       *colormap_dropdown;
   GtkLabel *zoom_label, *status_label, *pointer_label;
 
-  /* The open image. */
+  /* The open image: HDU number HDU of the file (-1: not FITS) and its
+   * plane PLANE (-1: the mean of three colour planes). */
   char *path;
+  GPtrArray *hdus;          /* the file's SsFitsHdu, or NULL (PNG) */
+  int hdu, plane;
+  SsHduChooser *chooser;    /* while one is open */
   SsFrame *input;
   SsHeader *header;
   gboolean loading;
@@ -76,6 +81,11 @@ struct _SsWindow
   SsCompareEntry *compare_entry;
   SsSettings compare_settings;
 
+  /* A star being fitted for the PSF. */
+  gboolean fitting;
+  GError *fit_error;
+  GCancellable *fit_cancellable;
+
   /* Exports. */
   gboolean exporting;
   GError *export_error;
@@ -94,6 +104,8 @@ static const char *const view_names[] = { "original", "measured", "recovered", "
 static const char *const view_titles[] = { "Original", "Measured", "Recovered", "Error" };
 
 static void update_actions (SsWindow *self);
+static guint count_images (GPtrArray *hdus);
+static gboolean offers_a_choice (SsWindow *self);
 static void refresh_view (SsWindow *self);
 static void compare_next (SsWindow *self);
 
@@ -656,6 +668,12 @@ ss_window_stop (SsWindow *self)
 static gboolean
 validate_settings (SsWindow *self, const SsSettings *settings)
 {
+  if (settings->psf_from_fit && !(settings->psf_fit.fwhm > 0))
+    {
+      show_message (self, "Cannot run: measure the PSF first (Pick a star, Ctrl+K, or Find "
+                    "stars, Ctrl+Shift+K)", TRUE);
+      return FALSE;
+    }
   g_autoptr (GError) error = NULL;
   SsSolveParams params = settings->params;
   params.report_every = 1;
@@ -848,8 +866,15 @@ on_table_selected (SsCompareTable *table, SsCompareEntry *entry, SsWindow *self)
 
 /* ---- loading -------------------------------------------------------------- */
 
+/* PLANE_DEFAULT: the mean of three colour planes, else the first plane. */
+#define PLANE_DEFAULT (-2)
+
 typedef struct {
   char *path;
+  int hdu;                  /* wanted: -1 = the first holding an image */
+  int plane;                /* wanted: a plane, -1 = colour mean, PLANE_DEFAULT */
+  gboolean chosen;          /* HDU and plane were picked by the user */
+  GPtrArray *hdus;          /* the file's HDUs (FITS), or NULL */
   SsFrame *frame;
   SsHeader *header;
   char *note;
@@ -860,6 +885,8 @@ load_data_free (gpointer p)
 {
   LoadData *d = p;
   g_free (d->path);
+  if (d->hdus)
+    g_ptr_array_unref (d->hdus);
   ss_frame_unref (d->frame);
   if (d->header)
     ss_header_free (d->header);
@@ -867,28 +894,92 @@ load_data_free (gpointer p)
   g_free (d);
 }
 
-/* One plane to work on: grey as is, the mean of an RGB image's three
- * planes, the first plane of a cube (with a note). */
+/* One plane to work on: the image read (one plane), or the mean of three
+ * colour planes. */
 static SsFrame *
-frame_from_image (const SsImage *image, char **note, GError **error)
+frame_from_image (const SsImage *image, GError **error)
 {
   SsFrame *frame = ss_frame_new (image->width, image->height, error);
   if (frame == NULL)
     return NULL;
   gsize n = ss_image_plane_size (image);
   if (image->planes == 3)
-    {
-      for (gsize i = 0; i < n; i++)
-        frame->data[i] = (image->data[i] + image->data[n + i] + image->data[2 * n + i]) / 3.0f;
-      *note = g_strdup ("colour image: working on the mean of its red, green and blue");
-    }
+    for (gsize i = 0; i < n; i++)
+      frame->data[i] = (image->data[i] + image->data[n + i] + image->data[2 * n + i]) / 3.0f;
   else
-    {
-      memcpy (frame->data, image->data, n * sizeof (float));
-      if (image->planes > 1)
-        *note = g_strdup_printf ("image cube: working on plane 1 of %d", image->planes);
-    }
+    memcpy (frame->data, image->data, n * sizeof (float));
   return frame;
+}
+
+static gboolean
+is_fits_file (const char *path)
+{
+  static const char magic[] = "SIMPLE  =";
+  guchar start[sizeof magic - 1];
+  gsize got = 0;
+  return ss_io_peek_file (path, start, sizeof start, &got, NULL, NULL) && got == sizeof start
+         && memcmp (start, magic, sizeof start) == 0;
+}
+
+static const SsFitsHdu *
+find_hdu (GPtrArray *hdus, int number)
+{
+  for (guint i = 0; hdus && i < hdus->len; i++)
+    {
+      const SsFitsHdu *hdu = g_ptr_array_index (hdus, i);
+      if (number < 0 ? hdu->has_image : hdu->number == number)
+        return hdu;
+    }
+  return NULL;
+}
+
+/* What a PNG, or a FITS HDU and plane, reads as: the plane chosen, or all
+ * three planes of a colour image for their mean. Sets D->hdu and D->plane to
+ * what is read, and notes what was chosen for the user. */
+static void
+resolve_plane (LoadData *d, SsFitsReadOptions *options, char **hdu_text)
+{
+  const SsFitsHdu *hdu = find_hdu (d->hdus, d->hdu);
+  if (hdu == NULL)
+    {
+      /* PNG (grey or colour: the mean), or an HDU the reader will refuse. */
+      d->plane = d->plane >= 0 ? d->plane : -1;
+      options->plane = d->plane;
+      return;
+    }
+  d->hdu = hdu->number;
+  *hdu_text = g_strdup_printf ("%d", hdu->number);
+  options->hdu = *hdu_text;
+  if (d->plane == PLANE_DEFAULT)
+    d->plane = hdu->planes == 3 ? -1 : 0;
+  if (d->plane == -1 && hdu->planes != 3)
+    d->plane = 0;
+  options->plane = d->plane;   /* -1 reads all three planes, for their mean */
+  if (hdu->planes > 1 && !d->chosen)
+    d->note = d->plane == -1
+              ? g_strdup ("colour image: working on the mean of its three planes "
+                          "(Ctrl+H picks one)")
+              : g_strdup_printf ("image cube: working on plane %d of %" G_GINT64_FORMAT
+                                 " (Ctrl+H picks another)", d->plane, hdu->planes);
+}
+
+/* A HISTORY card saying where in the file the data came from. */
+static void
+record_source (const LoadData *d, SsHeader *header)
+{
+  const SsFitsHdu *hdu = find_hdu (d->hdus, d->hdu);
+  if (hdu == NULL)
+    return;
+  g_autofree char *base = g_path_get_basename (d->path);
+  g_autofree char *plane = d->plane == -1 ? g_strdup (", mean of 3 colour planes")
+                           : hdu->planes > 1 ? g_strdup_printf (", plane %d of %" G_GINT64_FORMAT,
+                                                                d->plane, hdu->planes)
+                                             : g_strdup ("");
+  ss_header_add_history (header, "input = %s, HDU %d%s%s%s", base, hdu->number,
+                         hdu->name ? " (" : "", hdu->name ? hdu->name : "",
+                         hdu->name ? ")" : "");
+  if (plane[0])
+    ss_header_add_history (header, "input plane:%s", plane + 1);
 }
 
 static void
@@ -897,6 +988,11 @@ load_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *can
   LoadData *d = task_data;
   GError *error = NULL;
   SsFitsReadOptions options = SS_FITS_READ_OPTIONS_DEFAULT;
+  /* The listing reads headers only; a damaged file is reported by the read. */
+  if (is_fits_file (d->path))
+    d->hdus = ss_fits_list_hdus (d->path, NULL);
+  g_autofree char *hdu_text = NULL;
+  resolve_plane (d, &options, &hdu_text);
   g_autoptr (SsImage) image = ss_image_load (d->path, &options, &error);
   if (image == NULL)
     {
@@ -911,13 +1007,15 @@ load_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *can
       g_task_return_new_error (task, SS_ERROR, SS_ERROR_FORMAT, "the image has no finite pixel");
       return;
     }
-  d->frame = frame_from_image (image, &d->note, &error);
+  d->frame = frame_from_image (image, &error);
   if (d->frame == NULL)
     {
       g_task_return_error (task, error);
       return;
     }
   d->header = image->header ? ss_header_copy (image->header) : NULL;
+  if (d->header)
+    record_source (d, d->header);
   g_task_return_boolean (task, TRUE);
 }
 
@@ -951,6 +1049,10 @@ take_loaded_image (SsWindow *self, LoadData *d)
 {
   g_free (self->path);
   self->path = g_strdup (d->path);
+  g_clear_pointer (&self->hdus, g_ptr_array_unref);
+  self->hdus = d->hdus ? g_ptr_array_ref (d->hdus) : NULL;
+  self->hdu = d->hdus ? d->hdu : -1;
+  self->plane = d->plane;
   ss_frame_unref (self->input);
   self->input = ss_frame_ref (d->frame);
   if (self->header)
@@ -989,7 +1091,11 @@ load_done (GObject *source, GAsyncResult *result, gpointer user_data)
   if (self->disposed)
     return;
   if (g_task_propagate_boolean (G_TASK (result), &error))
-    take_loaded_image (self, d);
+    {
+      take_loaded_image (self, d);
+      if (!d->chosen && offers_a_choice (self))
+        ss_window_choose_hdu (self);
+    }
   else
     {
       show_file_error (self, "open", d->path, error);
@@ -1000,10 +1106,9 @@ load_done (GObject *source, GAsyncResult *result, gpointer user_data)
   update_actions (self);
 }
 
-void
-ss_window_open_path (SsWindow *self, const char *path)
+static void
+open_path_at (SsWindow *self, const char *path, int hdu, int plane, gboolean chosen)
 {
-  g_return_if_fail (SS_IS_WINDOW (self) && path != NULL);
   if (self->running)
     {
       show_message (self, "Stop the running solve before opening another image", TRUE);
@@ -1012,6 +1117,9 @@ ss_window_open_path (SsWindow *self, const char *path)
   dismiss_message (self);
   LoadData *d = g_new0 (LoadData, 1);
   d->path = g_strdup (path);
+  d->hdu = hdu;
+  d->plane = plane;
+  d->chosen = chosen;
   self->loading = TRUE;
   g_clear_error (&self->load_error);
   set_status (self, "Loading…");
@@ -1021,6 +1129,76 @@ ss_window_open_path (SsWindow *self, const char *path)
   g_task_run_in_thread (task, load_thread);
   g_object_unref (task);
   update_actions (self);
+}
+
+void
+ss_window_open_path (SsWindow *self, const char *path)
+{
+  g_return_if_fail (SS_IS_WINDOW (self) && path != NULL);
+  open_path_at (self, path, -1, PLANE_DEFAULT, FALSE);
+}
+
+/* ---- the HDU and plane ------------------------------------------------------ */
+
+static guint
+count_images (GPtrArray *hdus)
+{
+  guint count = 0;
+  for (guint i = 0; hdus && i < hdus->len; i++)
+    count += ((const SsFitsHdu *) g_ptr_array_index (hdus, i))->has_image ? 1 : 0;
+  return count;
+}
+
+/* Whether the open file has something else to offer: another image HDU, or
+ * another plane of a cube (a colour image's mean is what most want). */
+static gboolean
+offers_a_choice (SsWindow *self)
+{
+  const SsFitsHdu *hdu = find_hdu (self->hdus, self->hdu);
+  return count_images (self->hdus) > 1 || (hdu != NULL && hdu->planes > 1 && hdu->planes != 3);
+}
+
+static void
+on_hdu_chosen (SsHduChooser *chooser, int hdu, int plane, SsWindow *self)
+{
+  if (self->path != NULL && (hdu != self->hdu || plane != self->plane))
+    {
+      g_autofree char *path = g_strdup (self->path);
+      open_path_at (self, path, hdu, plane, TRUE);
+    }
+}
+
+static void
+on_chooser_destroyed (SsWindow *self)
+{
+  self->chooser = NULL;
+}
+
+void
+ss_window_choose_hdu (SsWindow *self)
+{
+  g_return_if_fail (SS_IS_WINDOW (self));
+  if (self->chooser != NULL || self->hdus == NULL || count_images (self->hdus) == 0
+      || self->running || self->loading)
+    return;
+  self->chooser = ss_hdu_chooser_new (GTK_WINDOW (self), self->path, self->hdus, self->hdu,
+                                      self->plane);
+  g_signal_connect (self->chooser, "chosen", G_CALLBACK (on_hdu_chosen), self);
+  g_signal_connect_swapped (self->chooser, "destroy", G_CALLBACK (on_chooser_destroyed), self);
+  gtk_window_present (GTK_WINDOW (self->chooser));
+}
+
+SsHduChooser *
+ss_window_get_hdu_chooser (SsWindow *self)
+{
+  g_return_val_if_fail (SS_IS_WINDOW (self), NULL);
+  return self->chooser;
+}
+
+static void
+action_choose_hdu (GSimpleAction *action, GVariant *param, gpointer data)
+{
+  ss_window_choose_hdu (SS_WINDOW (data));
 }
 
 char *
@@ -1244,6 +1422,9 @@ export_done (GObject *source, GAsyncResult *result, gpointer user_data)
   g_autoptr (GError) error = NULL;
   self->exporting = FALSE;
   g_clear_error (&self->export_error);
+  g_clear_error (&self->fit_error);
+  g_clear_object (&self->fit_cancellable);
+  g_clear_pointer (&self->hdus, g_ptr_array_unref);
   if (!g_task_propagate_boolean (G_TASK (result), &error))
     {
       show_file_error (self, "export", d->path, error);
@@ -1477,11 +1658,15 @@ update_actions (SsWindow *self)
   gboolean idle = !self->running && !self->loading;
   enable_action (self, "run", idle && self->input != NULL);
   enable_action (self, "compare", idle && self->input != NULL);
-  enable_action (self, "stop", self->running);
+  /* Escape also leaves star picking. */
+  enable_action (self, "stop", self->running || ss_image_view_get_pick_mode (self->view));
+  enable_action (self, "pick-star", self->input != NULL && !self->fitting);
+  enable_action (self, "find-stars", self->input != NULL && !self->fitting);
   enable_action (self, "open", !self->running);
   enable_action (self, "open-sample", !self->running);
   enable_action (self, "open-recent", !self->running);
   enable_action (self, "export", self->input != NULL && !self->exporting);
+  enable_action (self, "choose-hdu", idle && count_images (self->hdus) > 0);
   gtk_widget_set_sensitive (GTK_WIDGET (self->compare_button), idle && self->input != NULL);
 }
 
@@ -1494,7 +1679,107 @@ action_run (GSimpleAction *action, GVariant *param, gpointer data)
 static void
 action_stop (GSimpleAction *action, GVariant *param, gpointer data)
 {
-  ss_window_stop (SS_WINDOW (data));
+  SsWindow *self = SS_WINDOW (data);
+  if (ss_image_view_get_pick_mode (self->view))
+    {
+      ss_image_view_set_pick_mode (self->view, FALSE);
+      return;
+    }
+  ss_window_stop (self);
+}
+
+/* ---- the PSF measured from stars ------------------------------------------ */
+
+static void
+star_fit_done (GObject *source, GAsyncResult *result, gpointer user_data)
+{
+  SsWindow *self = SS_WINDOW (user_data);
+  SsPsfFit fit;
+  g_autoptr (GError) error = NULL;
+  gboolean ok = ss_star_fit_finish (result, &fit, &error);
+  self->fitting = FALSE;
+  g_clear_error (&self->fit_error);
+  if (!self->disposed)
+    {
+      if (ok)
+        {
+          ss_params_panel_set_psf_fit (self->panel, &fit);
+          ss_image_view_set_pick_mode (self->view, FALSE);
+          g_autofree char *text = ss_psf_fit_describe (&fit);
+          g_autofree char *message = g_strdup_printf ("PSF measured: %s", text);
+          show_message (self, message, FALSE);
+        }
+      else
+        {
+          show_error (self, "No PSF measured", error);
+          self->fit_error = g_error_copy (error);
+        }
+      update_actions (self);
+      update_idle_status (self);
+    }
+  g_object_unref (self);
+}
+
+static gboolean
+can_fit_star (SsWindow *self)
+{
+  if (self->input == NULL)
+    {
+      show_message (self, "Open an image first (Ctrl+O)", TRUE);
+      return FALSE;
+    }
+  return !self->fitting;
+}
+
+static void
+fit_star_at (SsWindow *self, int col, int row)
+{
+  if (!can_fit_star (self))
+    return;
+  dismiss_message (self);
+  self->fitting = TRUE;
+  g_clear_object (&self->fit_cancellable);
+  self->fit_cancellable = g_cancellable_new ();
+  set_status (self, "Fitting the star…");
+  ss_star_fit_at_async (self->input, col, row, ss_params_panel_get_star_model (self->panel),
+                        self->fit_cancellable, star_fit_done, g_object_ref (self));
+  update_actions (self);
+}
+
+static void
+find_stars (SsWindow *self)
+{
+  if (!can_fit_star (self))
+    return;
+  dismiss_message (self);
+  self->fitting = TRUE;
+  g_clear_object (&self->fit_cancellable);
+  self->fit_cancellable = g_cancellable_new ();
+  set_status (self, "Looking for isolated stars…");
+  ss_star_fit_search_async (self->input, ss_params_panel_get_star_model (self->panel),
+                            self->fit_cancellable, star_fit_done, g_object_ref (self));
+  update_actions (self);
+}
+
+static void
+on_pixel_picked (SsImageView *view, int col, int row, SsWindow *self)
+{
+  fit_star_at (self, col, row);
+}
+
+static void
+action_pick_star (GSimpleAction *action, GVariant *param, gpointer data)
+{
+  SsWindow *self = SS_WINDOW (data);
+  ss_image_view_set_pick_mode (self->view, !ss_image_view_get_pick_mode (self->view));
+  if (ss_image_view_get_pick_mode (self->view))
+    set_status (self, "Click an isolated, unsaturated star (Escape cancels)");
+}
+
+static void
+action_find_stars (GSimpleAction *action, GVariant *param, gpointer data)
+{
+  find_stars (SS_WINDOW (data));
 }
 
 static void
@@ -1590,6 +1875,9 @@ static const GActionEntry win_entries[] = {
   { "split", NULL, NULL, "false", change_split_state, { 0 } },
   { "fullscreen", NULL, NULL, "false", change_fullscreen_state, { 0 } },
   { "dismiss-message", action_dismiss, NULL, NULL, NULL, { 0 } },
+  { "pick-star", action_pick_star, NULL, NULL, NULL, { 0 } },
+  { "choose-hdu", action_choose_hdu, NULL, NULL, NULL, { 0 } },
+  { "find-stars", action_find_stars, NULL, NULL, NULL, { 0 } },
 };
 
 /* ---- devices -------------------------------------------------------------- */
@@ -1667,6 +1955,45 @@ ss_window_open_path_sync (SsWindow *self, const char *path, double timeout, GErr
       return FALSE;
     }
   return TRUE;
+}
+
+static gboolean
+is_not_fitting (SsWindow *self)
+{
+  return !self->fitting;
+}
+
+static gboolean
+wait_for_fit (SsWindow *self, double timeout, GError **error)
+{
+  if (!iterate_until (is_not_fitting, self, timeout))
+    {
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_TIMED_OUT, "the star fit timed out");
+      return FALSE;
+    }
+  if (self->fit_error)
+    {
+      g_propagate_error (error, g_error_copy (self->fit_error));
+      return FALSE;
+    }
+  return TRUE;
+}
+
+gboolean
+ss_window_fit_star_sync (SsWindow *self, int col, int row, double timeout, GError **error)
+{
+  g_return_val_if_fail (SS_IS_WINDOW (self), FALSE);
+  /* The path a click in pick mode takes. */
+  g_signal_emit_by_name (self->view, "pixel-picked", col, row);
+  return wait_for_fit (self, timeout, error);
+}
+
+gboolean
+ss_window_find_stars_sync (SsWindow *self, double timeout, GError **error)
+{
+  g_return_val_if_fail (SS_IS_WINDOW (self), FALSE);
+  find_stars (self);
+  return wait_for_fit (self, timeout, error);
 }
 
 gboolean
@@ -1803,6 +2130,8 @@ ss_window_dispose (GObject *object)
       g_signal_handlers_disconnect_by_data (gtk_recent_manager_get_default (), self);
       if (self->cancellable)
         g_cancellable_cancel (self->cancellable);
+      if (self->fit_cancellable)
+        g_cancellable_cancel (self->fit_cancellable);
       detach_task (self);
       g_clear_handle_id (&self->stop_timeout_id, g_source_remove);
       g_clear_handle_id (&self->status_tick_id, g_source_remove);
@@ -1931,6 +2260,10 @@ ss_window_init (SsWindow *self)
   g_signal_connect (self->panel, "roi-changed", G_CALLBACK (on_panel_roi_changed), self);
   g_object_bind_property (self->panel, "roi-drawing", self->view, "roi-mode",
                           G_BINDING_BIDIRECTIONAL | G_BINDING_SYNC_CREATE);
+  g_object_bind_property (self->panel, "picking-star", self->view, "pick-mode",
+                          G_BINDING_BIDIRECTIONAL | G_BINDING_SYNC_CREATE);
+  g_signal_connect (self->view, "pixel-picked", G_CALLBACK (on_pixel_picked), self);
+  g_signal_connect_swapped (self->view, "notify::pick-mode", G_CALLBACK (update_actions), self);
   g_signal_connect (self->table, "selected", G_CALLBACK (on_table_selected), self);
   g_signal_connect_swapped (self, "notify::fullscreened", G_CALLBACK (on_fullscreened), self);
 

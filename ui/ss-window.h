@@ -3,7 +3,8 @@
  * Every command is an action ("win.open", "win.run", "win.stop",
  * "win.compare", "win.export" ('fits' | 'png' | 'csv'), "win.zoom-*",
  * "win.view" ('original' | 'measured' | 'recovered' | 'error'), "win.split",
- * "win.fullscreen", "win.open-recent" (URI), "win.dismiss-message").
+ * "win.fullscreen", "win.open-recent" (URI), "win.dismiss-message",
+ * "win.choose-hdu", "win.pick-star", "win.find-stars").
  * Long work (loading, solving, exporting, stretching) runs in worker
  * threads; widgets are touched on the main thread only. Errors show as a
  * banner at the top of the window.
@@ -15,6 +16,7 @@
 
 #include <gtk/gtk.h>
 #include "ss-frame.h"
+#include "ss-hdu-chooser.h"
 #include "ss-image-view.h"
 #include "ss-params-panel.h"
 #include "ss-plot.h"
@@ -47,6 +49,17 @@ SsWindow *ss_window_new (GtkApplication *application);
 
 /* Opens PATH in the background (FITS or PNG); errors go to the banner. */
 void ss_window_open_path (SsWindow *self, const char *path);
+/* Offers the open FITS file's image HDUs and planes (it opens by itself
+ * when a file has more than one image HDU, or is a cube). */
+void ss_window_choose_hdu (SsWindow *self);
+/* The chooser while it is open, else NULL. */
+SsHduChooser *ss_window_get_hdu_chooser (SsWindow *self);
+/* Fits the PSF to the star nearest (COL, ROW) (full-image pixels from 0, row 0
+ * at the bottom), as a click in pick mode does, or to the stars found
+ * automatically; the fit goes to the panel. FALSE with the fit's error. */
+gboolean ss_window_fit_star_sync (SsWindow *self, int col, int row, double timeout,
+                                  GError **error);
+gboolean ss_window_find_stars_sync (SsWindow *self, double timeout, GError **error);
 /* Opens the bundled sample image. */
 void ss_window_open_sample (SsWindow *self);
 /* The sample's path (SHARPSKY_DATA, the installed data, the source tree), or NULL. */

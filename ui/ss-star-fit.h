@@ -1,0 +1,29 @@
+/* ss-star-fit.h: measuring the PSF from stars of an open image, off the main
+ * thread.
+ *
+ * The app's two ways, the CLI's two options: one star the user clicked
+ * (--psf-from-star X,Y: ss_psf_fit_star near that pixel) or the brightest
+ * isolated unsaturated stars found automatically (--psf auto:
+ * ss_psf_find_stars). A large image's search takes a while, so both run in a
+ * GTask; the frame is only read.
+ */
+#pragma once
+
+#include <gio/gio.h>
+#include "ss-frame.h"
+#include "ss-psf-fit.h"
+
+G_BEGIN_DECLS
+
+/* Fits MODEL to the star nearest (COL, ROW) (full-image pixels from 0, row 0
+ * at the bottom) of FRAME, which must be the whole image. */
+void ss_star_fit_at_async (SsFrame *frame, int col, int row, SsPsfModel model,
+                           GCancellable *cancellable, GAsyncReadyCallback callback,
+                           gpointer user_data);
+/* Finds and fits the brightest isolated unsaturated stars of FRAME. */
+void ss_star_fit_search_async (SsFrame *frame, SsPsfModel model, GCancellable *cancellable,
+                               GAsyncReadyCallback callback, gpointer user_data);
+/* The fit (for a search: the combination; FIT->iterations = stars used). */
+gboolean ss_star_fit_finish (GAsyncResult *result, SsPsfFit *fit, GError **error);
+
+G_END_DECLS
