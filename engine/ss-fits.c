@@ -1101,10 +1101,65 @@ check_compressed_tiles (fitsfile *fits, const char *name, GError **error)
 /* ------------------------------------------------------------------------ */
 /* Reading                                                                   */
 
+/* Keywords of a tile-compressed image's table that describe the table or
+ * the compression, not the image. */
+static gboolean
+is_compression_keyword (const char *card)
+{
+  static const char *const exact[] = {
+    "XTENSION", "BITPIX", "NAXIS", "PCOUNT", "GCOUNT", "TFIELDS", "THEAP", "ZIMAGE",
+    "ZCMPTYPE", "ZBITPIX", "ZNAXIS", "ZMASKCMP", "ZQUANTIZ", "ZDITHER0", "ZSIMPLE",
+    "ZTENSION", "ZEXTEND", "ZBLOCKED", "ZPCOUNT", "ZGCOUNT", "ZHECKSUM", "ZDATASUM",
+    "CHECKSUM", "DATASUM",
+  };
+  /* Indexed families: NAXISn, TTYPEn, TFORMn, TUNITn, TDIMn, ZNAXISn, ZTILEn, ZNAMEn, ZVALn. */
+  static const char *const indexed[] = { "NAXIS", "TTYPE", "TFORM", "TUNIT", "TDIM", "ZNAXIS",
+                                         "ZTILE", "ZNAME", "ZVAL" };
+  char keyword[9] = { 0 };
+  memcpy (keyword, card, 8);
+  g_strchomp (keyword);
+  for (gsize i = 0; i < G_N_ELEMENTS (exact); i++)
+    if (strcmp (keyword, exact[i]) == 0)
+      return TRUE;
+  for (gsize i = 0; i < G_N_ELEMENTS (indexed); i++)
+    {
+      gsize n = strlen (indexed[i]);
+      if (strncmp (keyword, indexed[i], n) == 0 && keyword[n] != '\0'
+          && strspn (keyword + n, "0123456789") == strlen (keyword + n))
+        return TRUE;
+    }
+  return FALSE;
+}
+
+/* The image's own cards of a tile-compressed HDU, read from its table. The
+ * fallback when cfitsio cannot rebuild the image header (it fails on files
+ * without ZSIMPLE or ZTENSION, which some writers omit); the structural
+ * cards it would rebuild are rewritten on output anyway. */
+static SsHeader *
+read_compressed_header_cards (fitsfile *fits, const char *name, GError **error)
+{
+  int count = 0, status = 0;
+  fits_get_hdrspace (fits, &count, NULL, &status);
+  SsHeader *header = ss_header_new ();
+  for (int i = 1; status == 0 && i <= count; i++)
+    {
+      char card[FLEN_CARD] = "";
+      if (fits_read_record (fits, i, card, &status) == 0 && !is_compression_keyword (card))
+        ss_header_add_card (header, card);
+    }
+  if (status != 0)
+    {
+      ss_header_free (header);
+      set_fits_error (error, SS_ERROR_FORMAT, name, "cannot read the header", status);
+      return NULL;
+    }
+  return header;
+}
+
 /* Every card of the current HDU, verbatim; for a compressed image cfitsio
  * gives the header of the equivalent uncompressed image. */
 static SsHeader *
-read_header_cards (fitsfile *fits, const char *name, GError **error)
+read_header_cards (fitsfile *fits, const char *name, gboolean compressed, GError **error)
 {
   char *text = NULL;
   int count = 0, status = 0;
@@ -1112,6 +1167,11 @@ read_header_cards (fitsfile *fits, const char *name, GError **error)
     {
       if (text)
         fits_free_memory (text, &status);
+      if (compressed)
+        {
+          fits_clear_errmsg ();
+          return read_compressed_header_cards (fits, name, error);
+        }
       set_fits_error (error, SS_ERROR_FORMAT, name, "cannot read the header", status);
       return NULL;
     }
@@ -1212,7 +1272,7 @@ ss_fits_read (const char *path, const SsFitsReadOptions *options, GError **error
   if (image == NULL)
     goto out;
   if (!read_pixels (fits, name, &info, plane, image->data, count, error)
-      || (image->header = read_header_cards (fits, name, error)) == NULL)
+      || (image->header = read_header_cards (fits, name, info.compressed, error)) == NULL)
     g_clear_pointer (&image, ss_image_free);
 
 out:

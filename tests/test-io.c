@@ -731,6 +731,45 @@ check_damaged_header_refused (const char *path, const char *keyword, const char 
   g_unlink (damaged);
 }
 
+/* Some writers put a card of the image before ZTENSION in a compressed
+ * image's table (astropy's test files do); cfitsio then cannot rebuild the
+ * image header, and the reader falls back to the table's own cards. Checks
+ * a copy of PATH with OBJECT and then ZTENSION appended to the table header
+ * reads the same pixels and the image's cards, none of the table's. */
+static void
+check_late_ztension (const char *path, const int *raw, gsize n)
+{
+  g_autoptr (GBytes) bytes = read_bytes (path);
+  gsize length = 0;
+  g_autofree char *copy = g_memdup2 (g_bytes_get_data (bytes, &length), g_bytes_get_size (bytes));
+  /* The table's END card (the second header); cfitsio leaves room after it. */
+  char *end = g_strstr_len (copy + 2880, (gssize) (length - 2880), "END     ");
+  g_assert_nonnull (end);
+  g_assert_cmpint ((end - copy) % 80, ==, 0);
+  g_assert_cmpint ((end - copy) % 2880, <=, 2880 - 3 * 80);
+  g_autofree char *cards = g_strdup_printf ("%-80s%-80s%-80s", "OBJECT  = 'M 13    '",
+                                            "ZTENSION= 'IMAGE   '", "END");
+  memcpy (end, cards, 3 * 80);
+  g_autofree char *patched = g_strconcat (path, ".late-ztension.fits", NULL);
+  write_bytes (patched, copy, length);
+
+  GError *error = NULL;
+  g_autoptr (SsImage) image = ss_fits_read (patched, NULL, &error);
+  g_assert_no_error (error);
+  for (gsize i = 0; i < n; i++)
+    g_assert_cmpfloat (image->data[i], ==, (float) raw[i]);
+  g_autofree char *object = ss_header_get_string (image->header, "OBJECT");
+  g_assert_cmpstr (object, ==, "M 13");
+  static const char *const table_keys[] = { "ZIMAGE", "ZCMPTYPE", "TFORM1", "TTYPE1", "ZTILE1",
+                                            "TFIELDS", "PCOUNT", "ZTENSION" };
+  for (gsize i = 0; i < G_N_ELEMENTS (table_keys); i++)
+    {
+      g_autofree char *value = ss_header_get_string (image->header, table_keys[i]);
+      g_assert_null (value);
+    }
+  g_unlink (patched);
+}
+
 static void
 test_fits_tile_compressed (void)
 {
@@ -776,6 +815,7 @@ test_fits_tile_compressed (void)
       if (c->compression == RICE_1)
         {
           check_damaged_tiles_refused (path, "the Rice data of tile");
+          check_late_ztension (path, raw, n);
           /* headers that crash cfitsio 4.2 as soon as it moves to the HDU:
            * a division by a zero tile size, and a long non-number in an
            * integer key (ffc2j overflows its message buffer; glibc aborts) */
