@@ -17,6 +17,8 @@
 #include "ss-output.h"
 
 #include <errno.h>
+#include "ss-gunzip.h"
+
 #include <fitsio.h>
 #include <gio/gio.h>
 #include <glib/gstdio.h>
@@ -78,12 +80,6 @@ set_fits_error (GError **error, int code, const char *name, const char *what, in
 /* ------------------------------------------------------------------------ */
 /* Opening                                                                   */
 
-static gboolean
-starts_with_gzip_magic (const guchar *bytes, gsize length)
-{
-  return length >= 2 && bytes[0] == 0x1f && bytes[1] == 0x8b;
-}
-
 /* Checks PATH is a non-empty regular file that starts like a FITS file, so
  * that the common mistakes get a precise message instead of cfitsio's. */
 static gboolean
@@ -93,11 +89,10 @@ check_fits_file (const char *path, const char *name, goffset *file_size, GError 
   gsize got = 0;
   if (!ss_io_peek_file (path, start, sizeof start, &got, file_size, error))
     return FALSE;
-  if (starts_with_gzip_magic (start, got))
+  if (ss_gunzip_is_gzip (start, got))   /* inside a gzip file */
     {
       g_set_error (error, SS_ERROR, SS_ERROR_UNSUPPORTED,
-                   "%s: gzip-compressed file: decompress it first (gunzip), "
-                   "or use a tile-compressed FITS (fpack)", name);
+                   "%s: gzip-compressed twice: decompress it first (gunzip)", name);
       return FALSE;
     }
   if (got < 9 || memcmp (start, "SIMPLE  =", 9) != 0)
@@ -433,8 +428,30 @@ check_raw_headers (const char *path, const char *name, goffset file_size, GError
   return problem == NULL;
 }
 
+static fitsfile *open_plain_fits (const char *path, const char *name, goffset *file_size,
+                                   GError **error);
+
+/* Opens PATH, a FITS file or a gzip-compressed one (read from a decompressed
+ * temporary copy, removed as soon as cfitsio holds it open). */
 static fitsfile *
 open_fits (const char *path, const char *name, goffset *file_size, GError **error)
+{
+  guchar start[2];
+  gsize got = 0;
+  if (!ss_io_peek_file (path, start, sizeof start, &got, NULL, error))
+    return NULL;
+  if (!ss_gunzip_is_gzip (start, got))
+    return open_plain_fits (path, name, file_size, error);
+  g_autofree char *plain = ss_gunzip_to_temp (path, name, error);
+  if (plain == NULL)
+    return NULL;
+  fitsfile *fits = open_plain_fits (plain, name, file_size, error);
+  g_unlink (plain);
+  return fits;
+}
+
+static fitsfile *
+open_plain_fits (const char *path, const char *name, goffset *file_size, GError **error)
 {
   if (!check_fits_file (path, name, file_size, error)
       || !check_raw_headers (path, name, *file_size, error))

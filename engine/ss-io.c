@@ -3,6 +3,7 @@
  * and a misnamed file gets a message about its content).
  */
 #include "ss-io.h"
+#include "ss-gunzip.h"
 #include "ss-error.h"
 
 #include <errno.h>
@@ -71,8 +72,8 @@ detect_format (const char *path, ImageFormat *format, GError **error)
     *format = FORMAT_FITS;
   else if (got >= 8 && png_sig_cmp (start, 0, 8) == 0)
     *format = FORMAT_PNG;
-  else if (got >= 2 && start[0] == 0x1f && start[1] == 0x8b)
-    *format = FORMAT_FITS; /* gzip: the FITS reader explains what to do */
+  else if (ss_gunzip_is_gzip (start, got))
+    *format = FORMAT_FITS; /* frame.fits.gz: the FITS reader decompresses it */
   else
     *format = FORMAT_UNKNOWN;
   return TRUE;

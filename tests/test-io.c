@@ -19,6 +19,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <unistd.h>
+#include <zlib.h>
 
 /* ------------------------------------------------------------------------ */
 /* Scratch directories and small helpers                                     */
@@ -836,6 +837,84 @@ test_fits_tile_compressed (void)
   remove_tree (dir);
 }
 
+/* ---- gzip-compressed files ------------------------------------------------ */
+
+/* Writes BYTES gzip-compressed to PATH as MEMBERS gzip members one after the
+ * other (as `cat a.gz b.gz` makes; readers must take them all). */
+static void
+write_gzip (const char *path, const guchar *bytes, gsize length, int members)
+{
+  g_unlink (path);
+  gsize offset = 0;
+  for (int m = 0; m < members; m++)
+    {
+      gsize part = m == members - 1 ? length - offset : length / members;
+      gzFile gz = gzopen (path, "ab9");
+      g_assert_nonnull (gz);
+      g_assert_cmpint (gzwrite (gz, bytes + offset, (unsigned) part), ==, (int) part);
+      g_assert_cmpint (gzclose (gz), ==, Z_OK);
+      offset += part;
+    }
+}
+
+static int
+count_temporary_copies (void)
+{
+  int count = 0;
+  GDir *dir = g_dir_open (g_get_tmp_dir (), 0, NULL);
+  const char *name;
+  while (dir && (name = g_dir_read_name (dir)))
+    count += g_str_has_prefix (name, "sharpsky-gunzip-") ? 1 : 0;
+  if (dir)
+    g_dir_close (dir);
+  return count;
+}
+
+static void
+test_fits_gzip (void)
+{
+  g_autofree char *dir = scratch_dir ();
+  g_autofree char *plain = g_build_filename (dir, "frame.fits", NULL);
+  g_autofree char *gz = g_build_filename (dir, "frame.fits.gz", NULL);
+  int width = random_size (2, 90), height = random_size (2, 90), planes = random_size (1, 3);
+  g_autoptr (SsImage) original = random_float_image (width, height, planes);
+  write_float_fits (plain, original->data, width, height, planes);
+  g_autoptr (GBytes) bytes = read_bytes (plain);
+  int members = g_test_rand_int_range (1, 4);
+  write_gzip (gz, g_bytes_get_data (bytes, NULL), g_bytes_get_size (bytes), members);
+  g_test_message ("%d×%d×%d in %d gzip member(s)", width, height, planes, members);
+  int before = count_temporary_copies ();
+
+  /* Read as the plain file is, by the loader that detects the format too. */
+  GError *error = NULL;
+  g_autoptr (SsImage) image = ss_image_load (gz, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_cmpint (image->planes, ==, planes);
+  gsize n = ss_image_plane_size (image) * planes;
+  g_assert_cmpmem (image->data, n * sizeof (float), original->data, n * sizeof (float));
+  g_autofree char *description = ss_fits_describe (gz, &error);
+  g_assert_no_error (error);
+  g_autoptr (GPtrArray) hdus = ss_fits_list_hdus (gz, &error);
+  g_assert_no_error (error);
+  g_assert_cmpint (((const SsFitsHdu *) g_ptr_array_index (hdus, 0))->width, ==, width);
+
+  /* Damaged: truncated, or garbage after the magic number; named, and no
+   * temporary copy left behind. */
+  gsize length = 0;
+  g_autofree guchar *copy = NULL;
+  g_assert_true (g_file_get_contents (gz, (char **) &copy, &length, NULL));
+  g_autofree char *cut = g_build_filename (dir, "cut.fits.gz", NULL);
+  write_bytes (cut, copy, length - MIN (length / 2, (gsize) 40));
+  expect_read_error (cut, NULL, -1, "gzip");
+  for (gsize i = 10; i < length; i++)
+    copy[i] = (guchar) g_test_rand_int_range (0, 256);
+  g_autofree char *garbage = g_build_filename (dir, "garbage.fits.gz", NULL);
+  write_bytes (garbage, copy, length);
+  expect_read_error (garbage, NULL, -1, NULL);
+  g_assert_cmpint (count_temporary_copies (), ==, before);
+  remove_tree (dir);
+}
+
 static void
 test_fits_sample_data (void)
 {
@@ -1519,6 +1598,7 @@ main (int argc, char **argv)
   g_test_add_func ("/io/fits/hdu-selection", test_fits_hdu_selection);
   g_test_add_func ("/io/fits/cube", test_fits_cube);
   g_test_add_func ("/io/fits/tile-compressed", test_fits_tile_compressed);
+  g_test_add_func ("/io/fits/gzip", test_fits_gzip);
   g_test_add_func ("/io/fits/sample-data", test_fits_sample_data);
   g_test_add_func ("/io/fits/bad-inputs", test_fits_bad_inputs);
   g_test_add_func ("/io/fits/too-large-for-memory", test_fits_too_large_for_memory);
