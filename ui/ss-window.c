@@ -4,6 +4,7 @@
 #include "ss-export.h"
 #include "ss-solve-task.h"
 #include "ss-star-fit.h"
+#include "ss-gunzip.h"
 
 #include <math.h>
 #include <string.h>
@@ -911,14 +912,17 @@ frame_from_image (const SsImage *image, GError **error)
   return frame;
 }
 
+/* A FITS file, or a gzip-compressed one (the reader takes both). */
 static gboolean
 is_fits_file (const char *path)
 {
   static const char magic[] = "SIMPLE  =";
   guchar start[sizeof magic - 1];
   gsize got = 0;
-  return ss_io_peek_file (path, start, sizeof start, &got, NULL, NULL) && got == sizeof start
-         && memcmp (start, magic, sizeof start) == 0;
+  if (!ss_io_peek_file (path, start, sizeof start, &got, NULL, NULL))
+    return FALSE;
+  return ss_gunzip_is_gzip (start, got)
+         || (got == sizeof start && memcmp (start, magic, sizeof start) == 0);
 }
 
 static const SsFitsHdu *
