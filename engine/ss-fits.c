@@ -235,15 +235,39 @@ is_complex (const char *token)
   return g_strv_length (parts) == 2 && is_number (g_strstrip (parts[0])) && is_number (g_strstrip (parts[1]));
 }
 
-/* A card whose unquoted value is long and neither a number nor a complex
- * pair (never valid FITS; cfitsio overflows a buffer on it when it reads it
- * as a number or a column name): the text for a message, or NULL. */
+/* Whether cfitsio reads KEYWORD's value as a number or a column name on its
+ * own when it opens or reads an HDU: the structural and scaling keywords,
+ * and the table (T...n) and compression (Z...) families. Other cards are
+ * only ever copied, so a non-standard value there (DSS plates write
+ * "SKEW = a, b") is harmless. */
+static gboolean
+is_parsed_by_cfitsio (const char *card)
+{
+  static const char *const keys[] = { "SIMPLE", "BITPIX", "EXTEND", "PCOUNT", "GCOUNT",
+                                      "GROUPS", "BSCALE", "BZERO", "BLANK", "TFIELDS", "THEAP" };
+  char keyword[9] = { 0 };
+  memcpy (keyword, card, 8);
+  g_strchomp (keyword);
+  for (gsize i = 0; i < G_N_ELEMENTS (keys); i++)
+    if (strcmp (keyword, keys[i]) == 0)
+      return TRUE;
+  gsize length = strlen (keyword);
+  gboolean indexed = length > 0 && g_ascii_isdigit (keyword[length - 1]);
+  return keyword[0] == 'Z' || g_str_has_prefix (keyword, "NAXIS")
+         || (keyword[0] == 'T' && indexed);
+}
+
+/* A card cfitsio parses whose unquoted value is long and neither a number
+ * nor a complex pair (never valid FITS; cfitsio overflows a buffer on it):
+ * the text for a message, or NULL. */
 static char *
 bad_long_value (const SsHeader *header)
 {
   for (guint i = 0; i < header->cards->len; i++)
     {
       const char *card = g_ptr_array_index (header->cards, i);
+      if (!is_parsed_by_cfitsio (card))
+        continue;
       g_autofree char *token = card_value_token (card);
       if (token && strlen (token) > LONGEST_SAFE_BAD_VALUE && !is_number (token) && !is_complex (token))
         {

@@ -915,6 +915,37 @@ test_fits_gzip (void)
   remove_tree (dir);
 }
 
+/* A non-standard value in a card nobody parses (DSS plate headers hold
+ * "SKEW = a, b") is kept as it is; the guard against cfitsio's overflow
+ * applies to the keywords cfitsio reads. */
+static void
+test_fits_nonstandard_card_kept (void)
+{
+  g_autofree char *dir = scratch_dir ();
+  g_autofree char *path = g_build_filename (dir, "dss.fits", NULL);
+  int width = random_size (2, 40), height = random_size (2, 40);
+  g_autoptr (SsImage) original = random_float_image (width, height, 1);
+  write_float_fits (path, original->data, width, height, 1);
+  const char *skew = "SKEW    = -1.3869888376036E+00, -1.6912592180432E+00 /Measure of skew";
+  fitsfile *fits = NULL;
+  int status = 0;
+  fits_open_file (&fits, path, READWRITE, &status);
+  fits_write_record (fits, skew, &status);
+  close_fits_checked (fits);
+  check_cfitsio (status);
+
+  GError *error = NULL;
+  g_autoptr (SsImage) image = ss_fits_read (path, NULL, &error);
+  g_assert_no_error (error);
+  gsize n = (gsize) width * height;
+  g_assert_cmpmem (image->data, n * sizeof (float), original->data, n * sizeof (float));
+  gboolean kept = FALSE;
+  for (guint i = 0; i < image->header->cards->len; i++)
+    kept |= g_str_has_prefix (g_ptr_array_index (image->header->cards, i), skew);
+  g_assert_true (kept);
+  remove_tree (dir);
+}
+
 static void
 test_fits_sample_data (void)
 {
@@ -1599,6 +1630,7 @@ main (int argc, char **argv)
   g_test_add_func ("/io/fits/cube", test_fits_cube);
   g_test_add_func ("/io/fits/tile-compressed", test_fits_tile_compressed);
   g_test_add_func ("/io/fits/gzip", test_fits_gzip);
+  g_test_add_func ("/io/fits/nonstandard-card-kept", test_fits_nonstandard_card_kept);
   g_test_add_func ("/io/fits/sample-data", test_fits_sample_data);
   g_test_add_func ("/io/fits/bad-inputs", test_fits_bad_inputs);
   g_test_add_func ("/io/fits/too-large-for-memory", test_fits_too_large_for_memory);
