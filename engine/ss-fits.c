@@ -1185,7 +1185,10 @@ read_compressed_header_cards (fitsfile *fits, const char *name, GError **error)
   for (int i = 1; status == 0 && i <= count; i++)
     {
       char card[FLEN_CARD] = "";
-      if (fits_read_record (fits, i, card, &status) == 0 && !is_compression_keyword (card))
+      /* fpack's default EXTNAME names the compression, not the image; cfitsio
+       * drops it too when it rebuilds the header. */
+      if (fits_read_record (fits, i, card, &status) == 0 && !is_compression_keyword (card)
+          && !g_str_has_prefix (card, "EXTNAME = 'COMPRESSED_IMAGE'"))
         ss_header_add_card (header, card);
     }
   if (status != 0)
