@@ -38,10 +38,11 @@ ss_boundary_to_string (SsBoundary mode)
   return "unknown";
 }
 
+/* Whether M has no prime factor above 5. */
 static gboolean
-is_7_smooth (int m)
+is_5_smooth (int m)
 {
-  static const int primes[] = { 2, 3, 5, 7 };
+  static const int primes[] = { 2, 3, 5 };
   for (guint i = 0; i < G_N_ELEMENTS (primes); i++)
     while (m % primes[i] == 0)
       m /= primes[i];
@@ -53,10 +54,14 @@ ss_fft_good_size (int n)
 {
   if (n < 1)
     return -1;
-  /* 7-smooth numbers are dense (gaps of a few percent at most at these
-   * sizes), so a linear walk is short. */
+  /* 5-smooth numbers are dense (gaps of a few percent at these sizes), so a
+   * linear walk is short. Factors of 7 are left out though FFTW and cuFFT
+   * take them: measured on the H100, the sample padded to 1008×882
+   * (2^4 3^2 7 × 2 3^2 7^2) iterated CPADMM in 0.083 ms, to 1024×900 in
+   * 0.043 ms; 4116² took 1.42 ms against 0.90 ms for 4096² (the CPU: 175
+   * against 85 ms on 16 cores). */
   for (gint64 m = n; m <= G_MAXINT; m++)
-    if (is_7_smooth ((int) m))
+    if (is_5_smooth ((int) m))
       return (int) m;
   return -1;
 }

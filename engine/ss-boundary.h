@@ -7,7 +7,7 @@
  * padded image whose extra border the data do not describe, then crop:
  *
  *   ss_boundary_margin_for_psf   how wide the border must be (the PSF's reach)
- *   ss_boundary_pad              pad to an FFT-friendly size (2^a 3^b 5^c 7^d)
+ *   ss_boundary_pad              pad to an FFT-friendly size (2^a 3^b 5^c)
  *   ss_boundary_exclude_border   optional: mark the border as unobserved
  *   (build the operator at the padded size, solve)
  *   ss_boundary_crop             back to the input's size
@@ -69,7 +69,8 @@ typedef enum {
 gboolean ss_boundary_from_string (const char *text, SsBoundary *mode, GError **error);
 const char *ss_boundary_to_string (SsBoundary mode);
 
-/* Smallest 2^a 3^b 5^c 7^d >= N (N >= 1); -1 when N < 1 or none fits in an int. */
+/* Smallest 2^a 3^b 5^c >= N (N >= 1); -1 when N < 1 or none fits in an int.
+ * (2^a 3^b 5^c 7^d as the issue allows, with d = 0: factors of 7 are slow.) */
 int ss_fft_good_size (int n);
 
 /* The border a PSF needs: the smallest radius r (pixels) such that the square
