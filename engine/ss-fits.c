@@ -425,6 +425,10 @@ check_raw_headers (const char *path, const char *name, goffset file_size, GError
         }
       g_autoptr (SsHeader) header = read_raw_header (file, offset, &end);
       problem = bad_long_value (header);
+      /* cfitsio allocates a column description per field before it looks
+       * further: a damaged TFIELDS of millions costs gigabytes (fuzzing). */
+      if (problem == NULL && !every_card_in_range (header, "TFIELDS", 0, 999))
+        problem = g_strdup ("invalid TFIELDS (FITS allows 0 to 999 columns)");
       if (problem == NULL && has_keyword (header, "ZIMAGE"))
         problem = bad_compression_keys (header);
       if (problem)
