@@ -739,17 +739,24 @@ make_truncated_fits (const char *path)
   g_assert_true (g_file_set_contents (path, contents, 2880 + 1000, NULL));
 }
 
+/* A FITS file of one header block holding CARDS (END included), no data. */
+static void
+write_header_only (const char *path, const char *const *cards, gsize n)
+{
+  char block[2880];
+  memset (block, ' ', sizeof block);
+  for (gsize i = 0; i < n; i++)
+    memcpy (block + 80 * i, cards[i], strlen (cards[i]));
+  g_assert_true (g_file_set_contents (path, block, sizeof block, NULL));
+}
+
 static void
 make_zero_size_fits (const char *path)
 {
   const char *cards[] = { "SIMPLE  =                    T", "BITPIX  =                  -32",
                           "NAXIS   =                    2", "NAXIS1  =                    0",
                           "NAXIS2  =                   10", "END" };
-  char block[2880];
-  memset (block, ' ', sizeof block);
-  for (gsize i = 0; i < G_N_ELEMENTS (cards); i++)
-    memcpy (block + 80 * i, cards[i], strlen (cards[i]));
-  g_assert_true (g_file_set_contents (path, block, sizeof block, NULL));
+  write_header_only (path, cards, G_N_ELEMENTS (cards));
 }
 
 static void
@@ -780,11 +787,7 @@ make_huge_header (const char *path)
   const char *cards[] = { "SIMPLE  =                    T", "BITPIX  =                  -32",
                           "NAXIS   =                    2", "NAXIS1  =               100000",
                           "NAXIS2  =               100000", "END" };
-  char block[2880];
-  memset (block, ' ', sizeof block);
-  for (gsize i = 0; i < G_N_ELEMENTS (cards); i++)
-    memcpy (block + 80 * i, cards[i], strlen (cards[i]));
-  g_assert_true (g_file_set_contents (path, block, sizeof block, NULL));
+  write_header_only (path, cards, G_N_ELEMENTS (cards));
 }
 
 /* Header cut in the middle: no END card. */

@@ -32,39 +32,8 @@ context_or_skip (void)
 
 /* ---- problems ----------------------------------------------------------------- */
 
-typedef struct {
-  SsAcquisition acq;
-  SsOperator *op;
-  float *truth, *y;
-  gsize n;
-} Problem;
 
-static void
-problem_init (Problem *p, GRand *rng, int width, int height, const char *psf, double ratio)
-{
-  memset (p, 0, sizeof *p);
-  p->n = (gsize) width * height;
-  ss_acquisition_init (&p->acq);
-  g_assert_true (ss_psf_spec_parse (psf, &p->acq.psf, NULL));
-  p->acq.ratio = ratio;
-  p->acq.noise = 0.01;
-  p->acq.seed = g_rand_int (rng);
-  g_autoptr (GError) error = NULL;
-  p->op = ss_operator_new (&p->acq, width, height, &error);
-  g_assert_no_error (error);
-  p->truth = test_sparse_image (rng, width, height, 0.1);
-  p->y = ss_simulate (p->op, &p->acq, p->truth, &error);
-  g_assert_no_error (error);
-}
 
-static void
-problem_clear (Problem *p)
-{
-  ss_operator_free (p->op);
-  g_free (p->truth);
-  g_free (p->y);
-  ss_acquisition_clear (&p->acq);
-}
 
 static SsSolveParams
 params_for (SsSolverKind kind, double alpha, int iterations)
@@ -79,7 +48,7 @@ params_for (SsSolverKind kind, double alpha, int iterations)
 }
 
 static SsSolveResult
-solve_cpu (const Problem *p, const SsSolveParams *params)
+solve_cpu (const TestProblem *p, const SsSolveParams *params)
 {
   SsProblem problem = { p->op, p->y, p->truth };
   SsSolveResult result = { 0 };
@@ -90,7 +59,7 @@ solve_cpu (const Problem *p, const SsSolveParams *params)
 }
 
 static SsSolveResult
-solve_gpu (SsCudaContext *ctx, const Problem *p, const SsSolveParams *params)
+solve_gpu (SsCudaContext *ctx, const TestProblem *p, const SsSolveParams *params)
 {
   SsProblem problem = { p->op, p->y, p->truth };
   SsSolveResult result = { 0 };
@@ -136,8 +105,8 @@ compare_iterative (SsSolverKind kind, int width, int height, const char *psf, do
   if (ctx == NULL)
     return;
   GRand *rng = g_rand_new_with_seed (test_seed ());
-  Problem p;
-  problem_init (&p, rng, width, height, psf, ratio);
+  TestProblem p;
+  test_problem_init (&p, rng, width, height, psf, ratio, 0.01);
   SsSolveParams params = params_for (kind, 2e-3, 50);
   params.nonneg = nonneg;
   params.backtracking = backtracking;
@@ -152,7 +121,7 @@ compare_iterative (SsSolverKind kind, int width, int height, const char *psf, do
   assert_results_agree (&gpu, &cpu, p.n, 1e-4);
   ss_solve_result_clear (&cpu);
   ss_solve_result_clear (&gpu);
-  problem_clear (&p);
+  test_problem_clear (&p);
   g_rand_free (rng);
 }
 
@@ -189,8 +158,8 @@ test_graphs_change_nothing (void)
   if (ctx == NULL)
     return;
   GRand *rng = g_rand_new_with_seed (test_seed ());
-  Problem p;
-  problem_init (&p, rng, 128, 96, "box:5", 0.5);
+  TestProblem p;
+  test_problem_init (&p, rng, 128, 96, "box:5", 0.5, 0.01);
   SsSolveParams params = params_for (SS_SOLVER_CPADMM, 1e-3, 75);
   params.report_every = 20;
   SsSolveResult with[2], without[2];
@@ -206,7 +175,7 @@ test_graphs_change_nothing (void)
       ss_solve_result_clear (&with[k]);
       ss_solve_result_clear (&without[k]);
     }
-  problem_clear (&p);
+  test_problem_clear (&p);
   g_rand_free (rng);
 }
 
@@ -257,8 +226,8 @@ test_reports_match_cpu (void)
   if (ctx == NULL)
     return;
   GRand *rng = g_rand_new_with_seed (test_seed ());
-  Problem p;
-  problem_init (&p, rng, 80, 60, "box:5", 0.5);
+  TestProblem p;
+  test_problem_init (&p, rng, 80, 60, "box:5", 0.5, 0.01);
   SsSolverKind kinds[2] = { SS_SOLVER_CPADMM, SS_SOLVER_FISTA };
   for (int k = 0; k < 2; k++)
     {
@@ -307,7 +276,7 @@ test_reports_match_cpu (void)
       report_log_clear (&cpu_log);
       report_log_clear (&gpu_log);
     }
-  problem_clear (&p);
+  test_problem_clear (&p);
   g_rand_free (rng);
 }
 
@@ -318,8 +287,8 @@ test_cancellation (void)
   if (ctx == NULL)
     return;
   GRand *rng = g_rand_new_with_seed (test_seed ());
-  Problem p;
-  problem_init (&p, rng, 256, 256, "box:5", 0.5);
+  TestProblem p;
+  test_problem_init (&p, rng, 256, 256, "box:5", 0.5, 0.01);
   SsSolverKind kinds[2] = { SS_SOLVER_CPADMM, SS_SOLVER_FISTA };
   for (int k = 0; k < 2; k++)
     {
@@ -345,14 +314,14 @@ test_cancellation (void)
       ss_solve_result_clear (&result);
       report_log_clear (&log);
     }
-  problem_clear (&p);
+  test_problem_clear (&p);
   g_rand_free (rng);
 }
 
 /* ---- direct solvers ---------------------------------------------------------- */
 
 static SsSolveResult
-solve_gpu_direct (SsCudaContext *ctx, const Problem *p, SsSolverKind kind, SsDirectMethod method,
+solve_gpu_direct (SsCudaContext *ctx, const TestProblem *p, SsSolverKind kind, SsDirectMethod method,
                   double alpha)
 {
   SsSolveParams params = params_for (kind, alpha, 1);
@@ -370,8 +339,8 @@ test_dense_matches_fft (void)
   int sizes[2] = { 64, 128 };
   for (int s = 0; s < 2; s++)
     {
-      Problem p;
-      problem_init (&p, rng, sizes[s], sizes[s], "gaussian:2", 1.0);
+      TestProblem p;
+      test_problem_init (&p, rng, sizes[s], sizes[s], "gaussian:2", 1.0, 0.01);
       /* a weight that keeps the normal matrix well conditioned for float32
        * Cholesky (condition about (1 + alpha) / alpha) */
       double alpha = 0.05;
@@ -397,7 +366,7 @@ test_dense_matches_fft (void)
       assert_results_agree (&fft, &cpu, p.n, 1e-5);
       ss_solve_result_clear (&cpu);
       ss_solve_result_clear (&fft);
-      problem_clear (&p);
+      test_problem_clear (&p);
     }
   g_rand_free (rng);
 }
@@ -410,8 +379,8 @@ test_dense_masked_matches_cpu (void)
   if (ctx == NULL)
     return;
   GRand *rng = g_rand_new_with_seed (test_seed ());
-  Problem p;
-  problem_init (&p, rng, 40, 30, "box:5", 0.5);
+  TestProblem p;
+  test_problem_init (&p, rng, 40, 30, "box:5", 0.5, 0.01);
   for (int m = 0; m < 2; m++)
     {
       SsSolveParams params = params_for (SS_SOLVER_DIRECT, 0.05, 1);
@@ -422,7 +391,7 @@ test_dense_masked_matches_cpu (void)
       ss_solve_result_clear (&cpu);
       ss_solve_result_clear (&gpu);
     }
-  problem_clear (&p);
+  test_problem_clear (&p);
   g_rand_free (rng);
 }
 
@@ -433,8 +402,8 @@ test_direct_fft_refuses_mask (void)
   if (ctx == NULL)
     return;
   GRand *rng = g_rand_new_with_seed (test_seed ());
-  Problem p;
-  problem_init (&p, rng, 32, 32, "box:5", 0.5);
+  TestProblem p;
+  test_problem_init (&p, rng, 32, 32, "box:5", 0.5, 0.01);
   SsSolveParams params = params_for (SS_SOLVER_DIRECT_FFT, 1e-2, 1);
   SsProblem problem = { p.op, p.y, p.truth };
   SsSolveResult result = { 0 };
@@ -442,7 +411,7 @@ test_direct_fft_refuses_mask (void)
   g_assert_false (ss_cuda_solve (ctx, &problem, &params, NULL, NULL, NULL, &result, &error));
   g_assert_error (error, SS_ERROR, SS_ERROR_INVALID_ARGUMENT);
   g_assert_null (result.x);
-  problem_clear (&p);
+  test_problem_clear (&p);
   g_rand_free (rng);
 }
 
@@ -459,8 +428,8 @@ test_dense_too_large (void)
   struct { int side; gsize limit; } cases[2] = { { 1024, 0 }, { 245, (gsize) 1 << 30 } };
   for (int c = 0; c < 2; c++)
     {
-      Problem p;
-      problem_init (&p, rng, cases[c].side, cases[c].side, "box:5", 1.0);
+      TestProblem p;
+      test_problem_init (&p, rng, cases[c].side, cases[c].side, "box:5", 1.0, 0.01);
       SsSolveParams params = params_for (SS_SOLVER_DIRECT, 1e-2, 1);
       params.memory_limit = cases[c].limit;
       SsProblem problem = { p.op, p.y, p.truth };
@@ -476,7 +445,7 @@ test_dense_too_large (void)
       ss_cuda_context_get_memory (ctx, &free_after, NULL);
       /* nothing leaked */
       g_assert_cmpuint (free_after + (64u << 20), >=, free_before);
-      problem_clear (&p);
+      test_problem_clear (&p);
     }
   g_rand_free (rng);
 }
@@ -564,8 +533,8 @@ test_bad_input (void)
   if (ctx == NULL)
     return;
   GRand *rng = g_rand_new_with_seed (test_seed ());
-  Problem p;
-  problem_init (&p, rng, 32, 32, "box:5", 0.5);
+  TestProblem p;
+  test_problem_init (&p, rng, 32, 32, "box:5", 0.5, 0.01);
   SsProblem problem = { p.op, p.y, p.truth };
   SsSolveResult result = { 0 };
   SsSolveParams params = params_for (SS_SOLVER_CPADMM, 1e-3, 10);
@@ -581,7 +550,7 @@ test_bad_input (void)
   g_clear_error (&error);
   g_assert_null (ss_cuda_context_new (1000, &error));
   g_assert_error (error, SS_ERROR, SS_ERROR_NO_DEVICE);
-  problem_clear (&p);
+  test_problem_clear (&p);
   g_rand_free (rng);
 }
 

@@ -4,47 +4,11 @@
 
 #include <string.h>
 
-typedef struct {
-  SsAcquisition acq;
-  SsOperator *op;
-  float *truth;
-  float *y;
-  int width, height;
-  gsize n;
-} Problem;
 
-static void
-problem_init (Problem *p, GRand *rng, int width, int height, const char *psf, double ratio,
-              double noise)
-{
-  memset (p, 0, sizeof *p);
-  p->width = width;
-  p->height = height;
-  p->n = (gsize) width * height;
-  ss_acquisition_init (&p->acq);
-  g_assert_true (ss_psf_spec_parse (psf, &p->acq.psf, NULL));
-  p->acq.ratio = ratio;
-  p->acq.noise = noise;
-  p->acq.seed = g_rand_int (rng);
-  g_autoptr (GError) error = NULL;
-  p->op = ss_operator_new (&p->acq, width, height, &error);
-  g_assert_no_error (error);
-  p->truth = test_sparse_image (rng, width, height, 0.1);
-  p->y = ss_simulate (p->op, &p->acq, p->truth, &error);
-  g_assert_no_error (error);
-}
 
-static void
-problem_clear (Problem *p)
-{
-  ss_operator_free (p->op);
-  g_free (p->truth);
-  g_free (p->y);
-  ss_acquisition_clear (&p->acq);
-}
 
 static SsSolveResult
-solve (const Problem *p, SsSolverKind kind, double alpha, int iterations, gboolean nonneg)
+solve (const TestProblem *p, SsSolverKind kind, double alpha, int iterations, gboolean nonneg)
 {
   SsSolveParams params;
   ss_solve_params_init (&params);
@@ -65,7 +29,7 @@ solve (const Problem *p, SsSolverKind kind, double alpha, int iterations, gboole
  * g_i = α sign(x_i) where x_i != 0 (with x >= 0: g_i <= α, and = α on the
  * support). Returns the largest violation relative to α. */
 static double
-optimality_violation (const Problem *p, const float *x, double alpha, gboolean nonneg)
+optimality_violation (const TestProblem *p, const float *x, double alpha, gboolean nonneg)
 {
   g_autofree float *ax = g_new (float, p->n);
   g_autofree float *r = g_new (float, p->n);
@@ -91,9 +55,9 @@ static void
 check_lasso_agreement (gboolean nonneg)
 {
   GRand *rng = g_rand_new_with_seed (test_seed ());
-  Problem p;
+  TestProblem p;
   /* Odd width exercises the half-spectrum layout. */
-  problem_init (&p, rng, 33, 28, "gaussian:1.5", 0.6, 0.01);
+  test_problem_init (&p, rng, 33, 28, "gaussian:1.5", 0.6, 0.01);
   double alpha = 2e-3;
   SsSolveResult admm = solve (&p, SS_SOLVER_CPADMM, alpha, 4000, nonneg);
   SsSolveResult fista = solve (&p, SS_SOLVER_FISTA, alpha, 4000, nonneg);
@@ -113,7 +77,7 @@ check_lasso_agreement (gboolean nonneg)
   ss_solve_result_clear (&admm);
   ss_solve_result_clear (&fista);
   ss_solve_result_clear (&ista);
-  problem_clear (&p);
+  test_problem_clear (&p);
   g_rand_free (rng);
 }
 
@@ -134,8 +98,8 @@ static void
 test_direct_fft_normal_equations (void)
 {
   GRand *rng = g_rand_new_with_seed (test_seed ());
-  Problem p;
-  problem_init (&p, rng, g_rand_int_range (rng, 40, 90), g_rand_int_range (rng, 40, 90),
+  TestProblem p;
+  test_problem_init (&p, rng, g_rand_int_range (rng, 40, 90), g_rand_int_range (rng, 40, 90),
                 "moffat:3,2.5", 1.0, 0.01);
   double lambda = g_rand_double_range (rng, 1e-3, 1e-1);
   SsSolveResult r = solve (&p, SS_SOLVER_DIRECT_FFT, lambda, 1, FALSE);
@@ -149,7 +113,7 @@ test_direct_fft_normal_equations (void)
   g_assert_true (ss_operator_apply_adjoint (p.op, p.y, rhs, NULL));
   g_assert_cmpfloat (test_rel_diff (lhs, rhs, p.n), <, 1e-4);
   ss_solve_result_clear (&r);
-  problem_clear (&p);
+  test_problem_clear (&p);
   g_rand_free (rng);
 }
 
@@ -157,8 +121,8 @@ static void
 test_direct_fft_refuses_mask (void)
 {
   GRand *rng = g_rand_new_with_seed (test_seed ());
-  Problem p;
-  problem_init (&p, rng, 16, 16, "box:3", 0.5, 0);
+  TestProblem p;
+  test_problem_init (&p, rng, 16, 16, "box:3", 0.5, 0);
   SsSolveParams params;
   ss_solve_params_init (&params);
   params.kind = SS_SOLVER_DIRECT_FFT;
@@ -167,7 +131,7 @@ test_direct_fft_refuses_mask (void)
   g_autoptr (GError) error = NULL;
   g_assert_false (ss_cpu_solve (&problem, &params, NULL, NULL, NULL, &result, &error));
   g_assert_error (error, SS_ERROR, SS_ERROR_INVALID_ARGUMENT);
-  problem_clear (&p);
+  test_problem_clear (&p);
   g_rand_free (rng);
 }
 
@@ -205,8 +169,8 @@ static void
 test_reports_and_preview (void)
 {
   GRand *rng = g_rand_new_with_seed (test_seed ());
-  Problem p;
-  problem_init (&p, rng, 64, 48, "box:5", 0.5, 0.001);
+  TestProblem p;
+  test_problem_init (&p, rng, 64, 48, "box:5", 0.5, 0.001);
   SsSolverKind kinds[] = { SS_SOLVER_CPADMM, SS_SOLVER_FISTA };
   for (unsigned k = 0; k < G_N_ELEMENTS (kinds); k++)
     {
@@ -232,7 +196,7 @@ test_reports_and_preview (void)
       g_assert_cmpfloat (fabs (log.preview_mean - sum / p.n), <, 1e-5);
       ss_solve_result_clear (&result);
     }
-  problem_clear (&p);
+  test_problem_clear (&p);
   g_rand_free (rng);
 }
 
@@ -241,8 +205,8 @@ static void
 test_cancellation (void)
 {
   GRand *rng = g_rand_new_with_seed (test_seed ());
-  Problem p;
-  problem_init (&p, rng, 40, 40, "box:5", 0.5, 0);
+  TestProblem p;
+  test_problem_init (&p, rng, 40, 40, "box:5", 0.5, 0);
   SsSolveParams params;
   ss_solve_params_init (&params);
   params.iterations = 1000;
@@ -259,7 +223,7 @@ test_cancellation (void)
   g_assert_nonnull (result.x); /* the partial estimate is kept */
   g_assert_true (isnan (result.mse));
   ss_solve_result_clear (&result);
-  problem_clear (&p);
+  test_problem_clear (&p);
   g_rand_free (rng);
 }
 
@@ -295,8 +259,8 @@ static void
 test_fista_options (void)
 {
   GRand *rng = g_rand_new_with_seed (test_seed ());
-  Problem p;
-  problem_init (&p, rng, 30, 30, "gaussian:1.5", 0.7, 0.01);
+  TestProblem p;
+  test_problem_init (&p, rng, 30, 30, "gaussian:1.5", 0.7, 0.01);
   double alpha = 2e-3;
   SsSolveResult plain = solve (&p, SS_SOLVER_FISTA, alpha, 3000, TRUE);
   SsSolveParams params;
@@ -317,7 +281,7 @@ test_fista_options (void)
       ss_solve_result_clear (&r);
     }
   ss_solve_result_clear (&plain);
-  problem_clear (&p);
+  test_problem_clear (&p);
   g_rand_free (rng);
 }
 
