@@ -60,10 +60,19 @@ ss_fft_good_size (int n)
    * (2^4 3^2 7 × 2 3^2 7^2) iterated CPADMM in 0.083 ms, to 1024×900 in
    * 0.043 ms; 4116² took 1.42 ms against 0.90 ms for 4096² (the CPU: 175
    * against 85 ms on 16 cores). */
-  for (gint64 m = n; m <= G_MAXINT; m++)
+  gint64 smooth = -1;
+  for (gint64 m = n; m <= G_MAXINT && smooth < 0; m++)
     if (is_5_smooth ((int) m))
-      return (int) m;
-  return -1;
+      smooth = m;
+  if (smooth < 0)
+    return -1;
+  /* Powers of two are faster still: 4096² iterated in 0.90 ms, the smaller
+   * 4050² (2 3^4 5^2) in 1.27 ms. Within 10% of the 5-smooth size, take the
+   * power of two (1024 over 900 is 14% more: 900 stays, and was faster). */
+  gint64 power = 1;
+  while (power < n)
+    power *= 2;
+  return (int) (power * 10 <= smooth * 11 && power <= G_MAXINT ? power : smooth);
 }
 
 /* Wrapped distance of index I from 0 on a circle of N. */

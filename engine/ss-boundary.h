@@ -69,8 +69,10 @@ typedef enum {
 gboolean ss_boundary_from_string (const char *text, SsBoundary *mode, GError **error);
 const char *ss_boundary_to_string (SsBoundary mode);
 
-/* Smallest 2^a 3^b 5^c >= N (N >= 1); -1 when N < 1 or none fits in an int.
- * (2^a 3^b 5^c 7^d as the issue allows, with d = 0: factors of 7 are slow.) */
+/* The size to pad N (>= 1) to: the smallest 2^a 3^b 5^c >= N, or the next
+ * power of two when that is at most 10% larger (it transforms faster);
+ * -1 when N < 1 or none fits in an int. (2^a 3^b 5^c 7^d as the issue
+ * allows, with d = 0: factors of 7 are slow; PERFORMANCE.md.) */
 int ss_fft_good_size (int n);
 
 /* The border a PSF needs: the smallest radius r (pixels) such that the square
