@@ -551,21 +551,37 @@ is_compression_keyword (const char *card)
   return FALSE;
 }
 
-/* The image's own cards of a tile-compressed HDU, read from its table. The
- * fallback when cfitsio cannot rebuild the image header (it fails on files
- * without ZSIMPLE or ZTENSION, which some writers omit); the structural
- * cards it would rebuild are rewritten on output anyway. */
-static SsHeader *
-read_compressed_header_cards (fitsfile *fits, const char *name, GError **error)
+static void
+add_integer_card (SsHeader *header, const char *keyword, gint64 value)
 {
+  g_autofree char *card = g_strdup_printf ("%-8s= %20" G_GINT64_FORMAT, keyword, value);
+  ss_header_add_card (header, card);
+}
+
+/* The header of the image a tile-compressed HDU holds: its size and type
+ * (INFO: what cfitsio parsed), then every card of the table that is not
+ * about the table or the compression. cfitsio's own conversion
+ * (fits_convert_hdr2str) is not used: it fails on tables that put an image
+ * card before ZTENSION, as some writers do, and leaks its buffer then. */
+static SsHeader *
+read_compressed_header_cards (fitsfile *fits, const char *name, const HduInfo *info,
+                              GError **error)
+{
+  SsHeader *header = ss_header_new ();
+  add_integer_card (header, "BITPIX", info->bitpix);
+  add_integer_card (header, "NAXIS", info->naxis);
+  for (int i = 0; i < MIN (info->naxis, MAX_AXES); i++)
+    {
+      g_autofree char *keyword = g_strdup_printf ("NAXIS%d", i + 1);
+      add_integer_card (header, keyword, info->naxes[i]);
+    }
   int count = 0, status = 0;
   fits_get_hdrspace (fits, &count, NULL, &status);
-  SsHeader *header = ss_header_new ();
   for (int i = 1; status == 0 && i <= count; i++)
     {
       char card[FLEN_CARD] = "";
-      /* fpack's default EXTNAME names the compression, not the image; cfitsio
-       * drops it too when it rebuilds the header. */
+      /* fpack's default EXTNAME names the compression, not the image;
+       * cfitsio drops it too when it rebuilds the header. */
       if (fits_read_record (fits, i, card, &status) == 0 && !is_compression_keyword (card)
           && !g_str_has_prefix (card, "EXTNAME = 'COMPRESSED_IMAGE'"))
         ss_header_add_card (header, card);
@@ -579,22 +595,19 @@ read_compressed_header_cards (fitsfile *fits, const char *name, GError **error)
   return header;
 }
 
-/* Every card of the current HDU, verbatim; for a compressed image cfitsio
- * gives the header of the equivalent uncompressed image. */
+/* Every card of the current HDU, verbatim; for a compressed image, the
+ * header of the image it holds. */
 static SsHeader *
-read_header_cards (fitsfile *fits, const char *name, gboolean compressed, GError **error)
+read_header_cards (fitsfile *fits, const char *name, const HduInfo *info, GError **error)
 {
+  if (info->compressed)
+    return read_compressed_header_cards (fits, name, info, error);
   char *text = NULL;
   int count = 0, status = 0;
   if (fits_convert_hdr2str (fits, 0, NULL, 0, &text, &count, &status) != 0)
     {
       if (text)
         fits_free_memory (text, &status);
-      if (compressed)
-        {
-          fits_clear_errmsg ();
-          return read_compressed_header_cards (fits, name, error);
-        }
       set_fits_error (error, SS_ERROR_FORMAT, name, "cannot read the header", status);
       return NULL;
     }
@@ -695,7 +708,7 @@ ss_fits_read (const char *path, const SsFitsReadOptions *options, GError **error
   if (image == NULL)
     goto out;
   if (!read_pixels (fits, name, &info, plane, image->data, count, error)
-      || (image->header = read_header_cards (fits, name, info.compressed, error)) == NULL)
+      || (image->header = read_header_cards (fits, name, &info, error)) == NULL)
     g_clear_pointer (&image, ss_image_free);
 
 out:
