@@ -7,14 +7,10 @@
  * Random inputs come from g_test_rand_int, so GLib prints the seed that
  * reproduces a failure (--seed).
  */
-#include "sharpsky.h"
+#include "test-common.h"
 #include "ss-noise.h"
 
-#include <fitsio.h>
-#include <glib/gstdio.h>
 #include <stdlib.h>
-#include <math.h>
-#include <string.h>
 #include <sys/wait.h>
 
 #define SIDE 64
@@ -73,6 +69,17 @@ run_cli_argv (const char *const *args)
 
 #define RUN_CLI(...) run_cli_argv ((const char *const[]) { __VA_ARGS__, NULL })
 
+/* Runs sharpsky-cli for its files alone: it must succeed (exit 0). */
+static void
+run_cli_ok_argv (const char *const *args)
+{
+  CliRun run = run_cli_argv (args);
+  g_assert_cmpint (run.status, ==, 0);
+  cli_run_clear (&run);
+}
+
+#define RUN_CLI_OK(...) run_cli_ok_argv ((const char *const[]) { __VA_ARGS__, NULL })
+
 /* ---- temporary files --------------------------------------------------- */
 
 typedef struct {
@@ -82,27 +89,13 @@ typedef struct {
 static void
 fixture_setup (Fixture *f, gconstpointer data)
 {
-  g_autoptr (GError) error = NULL;
-  f->dir = g_dir_make_tmp ("sharpsky-cli-XXXXXX", &error);
-  g_assert_no_error (error);
+  f->dir = test_scratch_dir ("sharpsky-cli-XXXXXX");
 }
 
 static void
 fixture_teardown (Fixture *f, gconstpointer data)
 {
-  GDir *dir = g_dir_open (f->dir, 0, NULL);
-  const char *name;
-  while (dir && (name = g_dir_read_name (dir)) != NULL)
-    {
-      g_autofree char *path = g_build_filename (f->dir, name, NULL);
-      if (g_file_test (path, G_FILE_TEST_IS_DIR))
-        g_rmdir (path);
-      else
-        g_remove (path);
-    }
-  if (dir)
-    g_dir_close (dir);
-  g_rmdir (f->dir);
+  test_remove_tree (f->dir);
   g_free (f->dir);
 }
 
@@ -116,38 +109,36 @@ temp_path (const Fixture *f, const char *name)
 static void
 write_fits_float (const char *path, const float *data, long width, long height)
 {
-  fitsfile *file = NULL;
-  int status = 0;
-  g_autofree char *name = g_strdup_printf ("!%s", path);
-  long axes[2] = { width, height };
-  fits_create_file (&file, name, &status);
-  fits_create_img (file, FLOAT_IMG, 2, axes, &status);
-  fits_update_key_str (file, "OBJECT", "test stars", "kept by sharpsky-cli", &status);
-  fits_write_img (file, TFLOAT, 1, width * height, (void *) data, &status);
-  fits_close_file (file, &status);
-  g_assert_cmpint (status, ==, 0);
+  test_write_fits_float (path, data, width, height, 1, "test stars");
 }
 
-/* Reads a 2-D float image; returns the pixels and sets the size. */
+/* Reads all of a float image and sets its size. With PLANES NULL the image
+ * must be 2-D; otherwise *PLANES is NAXIS3, or 1 for a 2-D image. */
 static float *
-read_fits_float (const char *path, long *width, long *height)
+read_fits_float (const char *path, long *width, long *height, long *planes)
 {
   fitsfile *file = NULL;
   int status = 0, naxis = 0;
-  long axes[2] = { 0, 0 };
+  long axes[3] = { 0, 0, 1 };
   fits_open_image (&file, path, READONLY, &status);
   fits_get_img_dim (file, &naxis, &status);
-  fits_get_img_size (file, 2, axes, &status);
-  g_assert_cmpint (status, ==, 0);
-  g_assert_cmpint (naxis, ==, 2);
-  float *data = g_new (float, axes[0] * axes[1]);
+  fits_get_img_size (file, 3, axes, &status);
+  test_check_cfitsio (status);
+  if (planes == NULL)
+    g_assert_cmpint (naxis, ==, 2);
+  if (naxis == 2)
+    axes[2] = 1;
+  gsize count = (gsize) axes[0] * axes[1] * axes[2];
+  float *data = g_new (float, count);
   int any_null = 0;
   float null_value = NAN;
-  fits_read_img (file, TFLOAT, 1, axes[0] * axes[1], &null_value, data, &any_null, &status);
+  fits_read_img (file, TFLOAT, 1, count, &null_value, data, &any_null, &status);
   fits_close_file (file, &status);
-  g_assert_cmpint (status, ==, 0);
+  test_check_cfitsio (status);
   *width = axes[0];
   *height = axes[1];
+  if (planes != NULL)
+    *planes = axes[2];
   return data;
 }
 
@@ -337,12 +328,10 @@ test_run_beats_measured_data (Fixture *f, gconstpointer data)
   g_assert_cmpint (json_count_lines (run.out, "report"), >=, 10);
   cli_run_clear (&run);
 
-  run = RUN_CLI ("simulate", truth_path, "-o", measured_path, common[0], common[1], common[2],
-                 common[3], common[4], common[5], common[6], common[7], common[8], common[9]);
-  g_assert_cmpint (run.status, ==, 0);
-  cli_run_clear (&run);
+  RUN_CLI_OK ("simulate", truth_path, "-o", measured_path, common[0], common[1], common[2],
+              common[3], common[4], common[5], common[6], common[7], common[8], common[9]);
   long w, h;
-  g_autofree float *measured = read_fits_float (measured_path, &w, &h);
+  g_autofree float *measured = read_fits_float (measured_path, &w, &h, NULL);
   g_assert_cmpint (w, ==, SIDE);
   double measured_mse = mse_of (measured, truth, (gsize) w * h);
 
@@ -396,10 +385,8 @@ test_round_trip (Fixture *f, gconstpointer data)
   double run_mse = json_number (run_summary, "mse");
   cli_run_clear (&run);
 
-  run = RUN_CLI ("simulate", truth_path, "-o", measured_path, "--psf", "box:5", "--ratio", "0.5",
-                 "--noise", "0.01", "--seed", seed);
-  g_assert_cmpint (run.status, ==, 0);
-  cli_run_clear (&run);
+  RUN_CLI_OK ("simulate", truth_path, "-o", measured_path, "--psf", "box:5", "--ratio", "0.5",
+              "--noise", "0.01", "--seed", seed);
 
   run = RUN_CLI ("deblur", measured_path, "-o", out_path, "--truth", truth_path, "--iters", "100",
                  "--nonneg", "--backend", "cpu", "--json");
@@ -414,7 +401,7 @@ test_round_trip (Fixture *f, gconstpointer data)
   g_assert_cmpfloat_with_epsilon (deblur_mse / run_mse, 1.0, 1e-6);
 
   long w, h;
-  g_autofree float *recovered = read_fits_float (out_path, &w, &h);
+  g_autofree float *recovered = read_fits_float (out_path, &w, &h, NULL);
   g_assert_cmpint (w, ==, SIDE);
   g_assert_cmpint (h, ==, SIDE);
   /* Tolerance 1e-4: the file's MSE is recomputed here from float32 pixels. */
@@ -462,7 +449,7 @@ test_blank_pixels (Fixture *f, gconstpointer data)
   cli_run_clear (&run);
 
   long w, h;
-  g_autofree float *recovered = read_fits_float (out_path, &w, &h);
+  g_autofree float *recovered = read_fits_float (out_path, &w, &h, NULL);
   for (gsize i = 0; i < (gsize) w * h; i++)
     g_assert_true (isfinite (recovered[i]));
   g_remove (out_path);
@@ -480,52 +467,11 @@ test_blank_pixels (Fixture *f, gconstpointer data)
                      * json_number (summary, "padded_height") - counted);
   g_assert_nonnull (strstr (summary, "\"nonneg\":false"));
   cli_run_clear (&run);
-  g_autofree float *mirrored = read_fits_float (out_path, &w, &h);
+  g_autofree float *mirrored = read_fits_float (out_path, &w, &h, NULL);
   g_assert_cmpint (w, ==, SIDE);
   g_assert_cmpint (h, ==, SIDE);
   for (gsize i = 0; i < (gsize) w * h; i++)
     g_assert_true (isfinite (mirrored[i]));
-}
-
-/* Writes PLANES float32 planes as a FITS cube (NAXIS3 = PLANES). */
-static void
-write_fits_cube (const char *path, const float *data, long width, long height, long planes)
-{
-  fitsfile *file = NULL;
-  int status = 0;
-  g_autofree char *name = g_strdup_printf ("!%s", path);
-  long axes[3] = { width, height, planes };
-  fits_create_file (&file, name, &status);
-  fits_create_img (file, FLOAT_IMG, 3, axes, &status);
-  fits_write_img (file, TFLOAT, 1, width * height * planes, (void *) data, &status);
-  fits_close_file (file, &status);
-  g_assert_cmpint (status, ==, 0);
-}
-
-/* Reads all of a 2-D or 3-D float image; *PLANES is 1 for 2-D. */
-static float *
-read_fits_cube (const char *path, long *width, long *height, long *planes)
-{
-  fitsfile *file = NULL;
-  int status = 0, naxis = 0;
-  long axes[3] = { 0, 0, 1 };
-  fits_open_image (&file, path, READONLY, &status);
-  fits_get_img_dim (file, &naxis, &status);
-  fits_get_img_size (file, 3, axes, &status);
-  g_assert_cmpint (status, ==, 0);
-  if (naxis == 2)
-    axes[2] = 1;
-  gsize count = (gsize) axes[0] * axes[1] * axes[2];
-  float *data = g_new (float, count);
-  int any_null = 0;
-  float null_value = NAN;
-  fits_read_img (file, TFLOAT, 1, count, &null_value, data, &any_null, &status);
-  fits_close_file (file, &status);
-  g_assert_cmpint (status, ==, 0);
-  *width = axes[0];
-  *height = axes[1];
-  *planes = axes[2];
-  return data;
 }
 
 /* Every plane of a cube is deblurred in turn, each on its own: the cube's
@@ -545,7 +491,7 @@ test_cube_planes (Fixture *f, gconstpointer data)
       g_autofree float *plane = random_star_field (SIDE, SIDE);
       memcpy (cube + p * n, plane, n * sizeof (float));
     }
-  write_fits_cube (cube_path, cube, SIDE, SIDE, 3);
+  test_write_fits_float (cube_path, cube, SIDE, SIDE, 3, NULL);
 
   CliRun run = RUN_CLI ("deblur", cube_path, "-o", out_path, "--psf", "gaussian:2", "--iters",
                         "30", "--json");
@@ -556,15 +502,13 @@ test_cube_planes (Fixture *f, gconstpointer data)
   g_assert_cmpfloat (json_number (summary, "iterations"), ==, 90);
   cli_run_clear (&run);
 
-  run = RUN_CLI ("deblur", cube_path, "-o", one_path, "--psf", "gaussian:2", "--iters", "30",
-                 "--plane", "1", "--quiet");
-  g_assert_cmpint (run.status, ==, 0);
-  cli_run_clear (&run);
+  RUN_CLI_OK ("deblur", cube_path, "-o", one_path, "--psf", "gaussian:2", "--iters", "30",
+              "--plane", "1", "--quiet");
 
   long w, h, planes;
-  g_autofree float *all = read_fits_cube (out_path, &w, &h, &planes);
+  g_autofree float *all = read_fits_float (out_path, &w, &h, &planes);
   g_assert_cmpint (planes, ==, 3);
-  g_autofree float *one = read_fits_cube (one_path, &w, &h, &planes);
+  g_autofree float *one = read_fits_float (one_path, &w, &h, &planes);
   g_assert_cmpint (planes, ==, 1);
   /* Tolerance: 1e-5 of the plane's peak (two processes, same arithmetic). */
   double peak = 0, diff = 0;
@@ -672,12 +616,10 @@ test_alpha_auto_recorded (Fixture *f, gconstpointer data)
   double noise = g_test_rand_double_range (0.005, 0.05);
   g_autofree char *seed_text = g_strdup_printf ("%u", seed);
   g_autofree char *noise_text = g_strdup_printf ("%.6f", noise);
-  CliRun run = RUN_CLI ("simulate", truth_path, "-o", measured_path, "--psf", "box:5",
-                        "--ratio", "0.5", "--noise", noise_text, "--seed", seed_text);
-  g_assert_cmpint (run.status, ==, 0);
-  cli_run_clear (&run);
-  run = RUN_CLI ("deblur", measured_path, "-o", out_path, "--alpha", "auto", "--iters", "10",
-                 "--json");
+  RUN_CLI_OK ("simulate", truth_path, "-o", measured_path, "--psf", "box:5",
+              "--ratio", "0.5", "--noise", noise_text, "--seed", seed_text);
+  CliRun run = RUN_CLI ("deblur", measured_path, "-o", out_path, "--alpha", "auto", "--iters",
+                        "10", "--json");
   g_assert_cmpint (run.status, ==, 0);
   g_autofree char *summary = json_line (run.out, "summary");
   cli_run_clear (&run);
@@ -705,10 +647,8 @@ test_psf_conflict (Fixture *f, gconstpointer data)
   g_autofree char *truth_path = write_star_field (f, "truth.fits", NULL);
   g_autofree char *measured_path = temp_path (f, "measured.fits");
   g_autofree char *out_path = temp_path (f, "out.fits");
-  CliRun run = RUN_CLI ("simulate", truth_path, "-o", measured_path, "--psf", "box:5");
-  g_assert_cmpint (run.status, ==, 0);
-  cli_run_clear (&run);
-  run = RUN_CLI ("deblur", measured_path, "-o", out_path, "--psf", "box:3");
+  RUN_CLI_OK ("simulate", truth_path, "-o", measured_path, "--psf", "box:5");
+  CliRun run = RUN_CLI ("deblur", measured_path, "-o", out_path, "--psf", "box:3");
   assert_refused (&run, 2, "--psf");
   assert_absent (out_path);
   cli_run_clear (&run);
@@ -739,24 +679,11 @@ make_truncated_fits (const char *path)
   g_assert_true (g_file_set_contents (path, contents, 2880 + 1000, NULL));
 }
 
-/* A FITS file of one header block holding CARDS (END included), no data. */
-static void
-write_header_only (const char *path, const char *const *cards, gsize n)
-{
-  char block[2880];
-  memset (block, ' ', sizeof block);
-  for (gsize i = 0; i < n; i++)
-    memcpy (block + 80 * i, cards[i], strlen (cards[i]));
-  g_assert_true (g_file_set_contents (path, block, sizeof block, NULL));
-}
-
+/* A float32 image of 0 x 10 pixels: one header block, no data. */
 static void
 make_zero_size_fits (const char *path)
 {
-  const char *cards[] = { "SIMPLE  =                    T", "BITPIX  =                  -32",
-                          "NAXIS   =                    2", "NAXIS1  =                    0",
-                          "NAXIS2  =                   10", "END" };
-  write_header_only (path, cards, G_N_ELEMENTS (cards));
+  test_write_image_header (path, -32, 0, 10, 0);
 }
 
 static void
@@ -784,10 +711,7 @@ make_empty_file (const char *path)
 static void
 make_huge_header (const char *path)
 {
-  const char *cards[] = { "SIMPLE  =                    T", "BITPIX  =                  -32",
-                          "NAXIS   =                    2", "NAXIS1  =               100000",
-                          "NAXIS2  =               100000", "END" };
-  write_header_only (path, cards, G_N_ELEMENTS (cards));
+  test_write_image_header (path, -32, 100000, 100000, 0);
 }
 
 /* Header cut in the middle: no END card. */
@@ -1011,10 +935,8 @@ test_output_protection (Fixture *f, gconstpointer data)
   g_assert_cmpstr (kept, ==, "keep me");
 
   /* With --force the same command replaces it with a FITS file. */
-  run = RUN_CLI ("deblur", truth_path, "-o", existing, "--psf", "box:3", "--iters", "5",
-                 "--force", "--quiet");
-  g_assert_cmpint (run.status, ==, 0);
-  cli_run_clear (&run);
+  RUN_CLI_OK ("deblur", truth_path, "-o", existing, "--psf", "box:3", "--iters", "5",
+              "--force", "--quiet");
   g_autofree char *header = read_fits_header (existing);
   g_assert_nonnull (strstr (header, "HISTORY sharpsky-cli"));
 

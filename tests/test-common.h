@@ -1,10 +1,15 @@
-/* test-common.h: random problems shared by the engine tests. */
+/* test-common.h: scaffolding shared by the test programs: seeds and random
+ * problems for the engine tests, scratch directories and FITS files made
+ * with cfitsio for the I/O and CLI tests. Everything is static inline, so a
+ * test program uses what it needs and links nothing extra. */
 #pragma once
 
 #include "sharpsky.h"
 #include "ss-cpu.h"
 #include "ss-fft.h"
 
+#include <fitsio.h>
+#include <glib/gstdio.h>
 #include <math.h>
 #include <string.h>
 
@@ -17,6 +22,14 @@ test_seed (void)
   guint32 seed = env ? (guint32) g_ascii_strtoull (env, NULL, 10) : (guint32) g_test_rand_int ();
   g_test_message ("seed %u", seed);
   return seed;
+}
+
+/* A random source seeded by test_seed (); free with g_rand_free or hold in
+ * g_autoptr (GRand). */
+static inline GRand *
+test_rng (void)
+{
+  return g_rand_new_with_seed (test_seed ());
 }
 
 /* A sparse field: about FILL of the pixels uniform in (0, 1], the rest 0. */
@@ -91,4 +104,138 @@ test_problem_clear (TestProblem *p)
   g_free (p->truth);
   g_free (p->y);
   ss_acquisition_clear (&p->acq);
+}
+
+/* Parameters for KIND with weight ALPHA, ITERATIONS iterations and one
+ * report, at the end. */
+static inline SsSolveParams
+test_solve_params (SsSolverKind kind, double alpha, int iterations)
+{
+  SsSolveParams params;
+  ss_solve_params_init (&params);
+  params.kind = kind;
+  params.alpha = alpha;
+  params.iterations = iterations;
+  params.report_every = iterations;
+  return params;
+}
+
+/* The CPU solve of P with PARAMS (the truth given, so the MSE is measured);
+ * a failure fails the test. */
+static inline SsSolveResult
+test_cpu_solve (const TestProblem *p, const SsSolveParams *params)
+{
+  SsProblem problem = { p->op, p->y, p->truth };
+  SsSolveResult result = { 0 };
+  g_autoptr (GError) error = NULL;
+  g_assert_true (ss_cpu_solve (&problem, params, NULL, NULL, NULL, &result, &error));
+  g_assert_no_error (error);
+  return result;
+}
+
+/* ---- scratch directories ------------------------------------------------ */
+
+/* A fresh directory under the system's temporary one, from TEMPLATE (a name
+ * ending in XXXXXX). */
+static inline char *
+test_scratch_dir (const char *template)
+{
+  g_autoptr (GError) error = NULL;
+  char *dir = g_dir_make_tmp (template, &error);
+  g_assert_no_error (error);
+  return dir;
+}
+
+/* Removes PATH and all below it; links are removed, never followed, and a
+ * directory a test made read-only is made writable first. */
+static inline void
+test_remove_tree (const char *path)
+{
+  GDir *dir = g_dir_open (path, 0, NULL);
+  if (dir)
+    {
+      const char *name;
+      while ((name = g_dir_read_name (dir)))
+        {
+          g_autofree char *child = g_build_filename (path, name, NULL);
+          if (g_file_test (child, G_FILE_TEST_IS_DIR)
+              && !g_file_test (child, G_FILE_TEST_IS_SYMLINK))
+            test_remove_tree (child);
+          else
+            g_unlink (child);
+        }
+      g_dir_close (dir);
+    }
+  g_chmod (path, 0700);
+  g_rmdir (path);
+}
+
+/* ---- FITS files made with cfitsio --------------------------------------- */
+
+/* A cfitsio failure in the test's own file making is a broken test, not a
+ * finding: stop with cfitsio's words for it. */
+static inline void
+test_check_cfitsio (int status)
+{
+  if (status != 0)
+    {
+      char text[FLEN_STATUS];
+      fits_get_errstatus (status, text);
+      g_error ("cfitsio failed in the test itself: %s (status %d)", text, status);
+    }
+}
+
+/* Writes DATA as a float32 image: 2-D when PLANES is 1, else a cube of
+ * PLANES planes; with an OBJECT card when OBJECT is not NULL. PATH is taken
+ * as it is (no cfitsio file-name syntax) and replaced if it exists. */
+static inline void
+test_write_fits_float (const char *path, const float *data, long width, long height, long planes,
+                       const char *object)
+{
+  fitsfile *fits = NULL;
+  int status = 0;
+  long axes[3] = { width, height, planes };
+  g_unlink (path);
+  fits_create_diskfile (&fits, path, &status);
+  fits_create_img (fits, FLOAT_IMG, planes > 1 ? 3 : 2, axes, &status);
+  if (object != NULL)
+    fits_update_key_str (fits, "OBJECT", object, "target", &status);
+  fits_write_img (fits, TFLOAT, 1, (LONGLONG) width * height * planes, (void *) data, &status);
+  fits_close_file (fits, &status);
+  test_check_cfitsio (status);
+}
+
+/* A file whose header holds the NULL-terminated CARDS and END, padded to
+ * whole 2880-byte blocks, followed by DATA_BYTES zeros: headers cfitsio
+ * would refuse to write. */
+static inline void
+test_write_handmade_fits (const char *path, const char *const *cards, gsize data_bytes)
+{
+  GString *text = g_string_new (NULL);
+  for (gsize i = 0; cards[i]; i++)
+    g_string_append_printf (text, "%-80.80s", cards[i]);
+  g_string_append_printf (text, "%-80s", "END");
+  while (text->len % 2880)
+    g_string_append_c (text, ' ');
+  gsize header = text->len;
+  g_string_set_size (text, header + data_bytes);
+  memset (text->str + header, 0, data_bytes);
+  g_autoptr (GError) error = NULL;
+  g_file_set_contents (path, text->str, (gssize) text->len, &error);
+  g_assert_no_error (error);
+  g_string_free (text, TRUE);
+}
+
+/* A handmade primary header of a BITPIX image of NAXIS1 x NAXIS2 pixels,
+ * followed by DATA_BYTES zeros (whatever the header claims). */
+static inline void
+test_write_image_header (const char *path, int bitpix, guint64 naxis1, guint64 naxis2,
+                         gsize data_bytes)
+{
+  g_autofree char *bitpix_card = g_strdup_printf ("BITPIX  = %20d", bitpix);
+  g_autofree char *naxis1_card = g_strdup_printf ("NAXIS1  = %20" G_GUINT64_FORMAT, naxis1);
+  g_autofree char *naxis2_card = g_strdup_printf ("NAXIS2  = %20" G_GUINT64_FORMAT, naxis2);
+  const char *cards[] = { "SIMPLE  =                    T", bitpix_card,
+                          "NAXIS   =                    2", naxis1_card, naxis2_card, NULL };
+  test_write_handmade_fits (path, cards, data_bytes);
 }

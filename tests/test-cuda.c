@@ -13,50 +13,37 @@
 #if SHARPSKY_HAVE_CUDA
 #include "cuda/ss-cuda.h"
 
-G_DEFINE_AUTOPTR_CLEANUP_FUNC (SsCudaContext, ss_cuda_context_free)
+/* Each test's device and random source. Without a device the setup skips
+ * the test visibly and leaves CTX NULL; the test then returns at once. */
+typedef struct {
+  SsCudaContext *ctx;
+  GRand *rng;
+} CudaFixture;
 
-static SsCudaContext *
-context_or_skip (void)
+static void
+cuda_setup (CudaFixture *f, gconstpointer data)
 {
+  f->ctx = NULL;
+  f->rng = test_rng ();
   if (ss_cuda_device_count () == 0)
     {
       g_test_skip ("no CUDA device");
-      return NULL;
+      return;
     }
   g_autoptr (GError) error = NULL;
-  SsCudaContext *ctx = ss_cuda_context_new (0, &error);
+  f->ctx = ss_cuda_context_new (0, &error);
   g_assert_no_error (error);
-  g_test_message ("device: %s", ss_cuda_context_get_device_name (ctx));
-  return ctx;
+  g_test_message ("device: %s", ss_cuda_context_get_device_name (f->ctx));
+}
+
+static void
+cuda_teardown (CudaFixture *f, gconstpointer data)
+{
+  g_clear_pointer (&f->ctx, ss_cuda_context_free);
+  g_rand_free (f->rng);
 }
 
 /* ---- problems ----------------------------------------------------------------- */
-
-
-
-
-static SsSolveParams
-params_for (SsSolverKind kind, double alpha, int iterations)
-{
-  SsSolveParams params;
-  ss_solve_params_init (&params);
-  params.kind = kind;
-  params.alpha = alpha;
-  params.iterations = iterations;
-  params.report_every = iterations;
-  return params;
-}
-
-static SsSolveResult
-solve_cpu (const TestProblem *p, const SsSolveParams *params)
-{
-  SsProblem problem = { p->op, p->y, p->truth };
-  SsSolveResult result = { 0 };
-  g_autoptr (GError) error = NULL;
-  g_assert_true (ss_cpu_solve (&problem, params, NULL, NULL, NULL, &result, &error));
-  g_assert_no_error (error);
-  return result;
-}
 
 static SsSolveResult
 solve_gpu (SsCudaContext *ctx, const TestProblem *p, const SsSolveParams *params)
@@ -97,86 +84,107 @@ assert_results_agree (const SsSolveResult *gpu, const SsSolveResult *cpu, gsize 
 
 /* ---- iterative solvers against the CPU -------------------------------------- */
 
+/* The CPU and the GPU solve P with PARAMS to the same result (relative TOL). */
 static void
-compare_iterative (SsSolverKind kind, int width, int height, const char *psf, double ratio,
-                   gboolean nonneg, gboolean backtracking, gboolean continuation)
+assert_gpu_matches_cpu (SsCudaContext *ctx, const TestProblem *p, const SsSolveParams *params,
+                        double tol)
 {
-  g_autoptr (SsCudaContext) ctx = context_or_skip ();
-  if (ctx == NULL)
-    return;
-  GRand *rng = g_rand_new_with_seed (test_seed ());
-  TestProblem p;
-  test_problem_init (&p, rng, width, height, psf, ratio, 0.01);
-  SsSolveParams params = params_for (kind, 2e-3, 50);
-  params.nonneg = nonneg;
-  params.backtracking = backtracking;
-  params.continuation = continuation;
-  params.rho = 0.5 + g_rand_double (rng);
-  params.sigma = 0.5 + g_rand_double (rng);
-  params.tau = 0.8 + 0.4 * g_rand_double (rng);
-  g_test_message ("%s %d×%d %s ratio %.2f nonneg %d bt %d cont %d", ss_solver_kind_to_string (kind),
-                  width, height, psf, ratio, nonneg, backtracking, continuation);
-  SsSolveResult cpu = solve_cpu (&p, &params);
-  SsSolveResult gpu = solve_gpu (ctx, &p, &params);
-  assert_results_agree (&gpu, &cpu, p.n, 1e-4);
+  SsSolveResult cpu = test_cpu_solve (p, params);
+  SsSolveResult gpu = solve_gpu (ctx, p, params);
+  assert_results_agree (&gpu, &cpu, p->n, tol);
   ss_solve_result_clear (&cpu);
   ss_solve_result_clear (&gpu);
-  test_problem_clear (&p);
-  g_rand_free (rng);
+}
+
+typedef struct {
+  SsSolverKind kind;
+  int width, height;
+  const char *psf;
+  double ratio;
+  gboolean nonneg, backtracking, continuation;
+} IterativeCase;
+
+/* Each case on a fresh random problem with random step sizes. */
+static void
+compare_iterative (CudaFixture *f, const IterativeCase *cases, gsize count)
+{
+  if (f->ctx == NULL)
+    return;
+  for (gsize i = 0; i < count; i++)
+    {
+      const IterativeCase *c = &cases[i];
+      TestProblem p;
+      test_problem_init (&p, f->rng, c->width, c->height, c->psf, c->ratio, 0.01);
+      SsSolveParams params = test_solve_params (c->kind, 2e-3, 50);
+      params.nonneg = c->nonneg;
+      params.backtracking = c->backtracking;
+      params.continuation = c->continuation;
+      params.rho = 0.5 + g_rand_double (f->rng);
+      params.sigma = 0.5 + g_rand_double (f->rng);
+      params.tau = 0.8 + 0.4 * g_rand_double (f->rng);
+      g_test_message ("%s %d×%d %s ratio %.2f nonneg %d bt %d cont %d",
+                      ss_solver_kind_to_string (c->kind), c->width, c->height, c->psf, c->ratio,
+                      c->nonneg, c->backtracking, c->continuation);
+      assert_gpu_matches_cpu (f->ctx, &p, &params, 1e-4);
+      test_problem_clear (&p);
+    }
 }
 
 static void
-test_cpadmm_matches_cpu (void)
+test_cpadmm_matches_cpu (CudaFixture *f, gconstpointer data)
 {
-  /* compressed (mask + sensing), 4-pixel vector path */
-  compare_iterative (SS_SOLVER_CPADMM, 96, 64, "box:5", 0.5, FALSE, FALSE, FALSE);
-  /* odd sizes: the half-spectrum layout and the scalar path (n % 4 != 0) */
-  compare_iterative (SS_SOLVER_CPADMM, 35, 27, "gaussian:1.5", 0.6, TRUE, FALSE, FALSE);
-  /* plain deblurring, no mask */
-  compare_iterative (SS_SOLVER_CPADMM, 64, 48, "gaussian:2", 1.0, FALSE, FALSE, FALSE);
-  /* a 1-D signal */
-  compare_iterative (SS_SOLVER_CPADMM, 1001, 1, "box:5", 0.5, FALSE, FALSE, FALSE);
+  static const IterativeCase cases[] = {
+    /* compressed (mask + sensing), 4-pixel vector path */
+    { SS_SOLVER_CPADMM, 96, 64, "box:5", 0.5, FALSE, FALSE, FALSE },
+    /* odd sizes: the half-spectrum layout and the scalar path (n % 4 != 0) */
+    { SS_SOLVER_CPADMM, 35, 27, "gaussian:1.5", 0.6, TRUE, FALSE, FALSE },
+    /* plain deblurring, no mask */
+    { SS_SOLVER_CPADMM, 64, 48, "gaussian:2", 1.0, FALSE, FALSE, FALSE },
+    /* a 1-D signal */
+    { SS_SOLVER_CPADMM, 1001, 1, "box:5", 0.5, FALSE, FALSE, FALSE },
+  };
+  compare_iterative (f, cases, G_N_ELEMENTS (cases));
 }
 
 static void
-test_fista_matches_cpu (void)
+test_fista_matches_cpu (CudaFixture *f, gconstpointer data)
 {
-  compare_iterative (SS_SOLVER_FISTA, 96, 64, "box:5", 0.5, FALSE, FALSE, FALSE);
-  compare_iterative (SS_SOLVER_FISTA, 35, 27, "gaussian:1.5", 0.6, TRUE, FALSE, FALSE);
-  /* no mask: the one-pair gradient C^T C y - C^T y */
-  compare_iterative (SS_SOLVER_FISTA, 64, 48, "gaussian:2", 1.0, FALSE, FALSE, FALSE);
-  compare_iterative (SS_SOLVER_ISTA, 96, 64, "box:5", 0.5, FALSE, FALSE, FALSE);
-  compare_iterative (SS_SOLVER_FISTA, 64, 64, "box:5", 0.5, FALSE, FALSE, TRUE);
-  compare_iterative (SS_SOLVER_FISTA, 64, 64, "box:5", 0.5, FALSE, TRUE, FALSE);
+  static const IterativeCase cases[] = {
+    { SS_SOLVER_FISTA, 96, 64, "box:5", 0.5, FALSE, FALSE, FALSE },
+    { SS_SOLVER_FISTA, 35, 27, "gaussian:1.5", 0.6, TRUE, FALSE, FALSE },
+    /* no mask: the one-pair gradient C^T C y - C^T y */
+    { SS_SOLVER_FISTA, 64, 48, "gaussian:2", 1.0, FALSE, FALSE, FALSE },
+    { SS_SOLVER_ISTA, 96, 64, "box:5", 0.5, FALSE, FALSE, FALSE },
+    { SS_SOLVER_FISTA, 64, 64, "box:5", 0.5, FALSE, FALSE, TRUE },
+    { SS_SOLVER_FISTA, 64, 64, "box:5", 0.5, FALSE, TRUE, FALSE },
+  };
+  compare_iterative (f, cases, G_N_ELEMENTS (cases));
 }
 
 /* Graphs change how work is launched, never what it computes. */
 static void
-test_graphs_change_nothing (void)
+test_graphs_change_nothing (CudaFixture *f, gconstpointer data)
 {
-  g_autoptr (SsCudaContext) ctx = context_or_skip ();
-  if (ctx == NULL)
+  if (f->ctx == NULL)
     return;
-  GRand *rng = g_rand_new_with_seed (test_seed ());
   TestProblem p;
-  test_problem_init (&p, rng, 128, 96, "box:5", 0.5, 0.01);
-  SsSolveParams params = params_for (SS_SOLVER_CPADMM, 1e-3, 75);
+  test_problem_init (&p, f->rng, 128, 96, "box:5", 0.5, 0.01);
+  SsSolveParams params = test_solve_params (SS_SOLVER_CPADMM, 1e-3, 75);
   params.report_every = 20;
   SsSolveResult with[2], without[2];
   SsSolverKind kinds[2] = { SS_SOLVER_CPADMM, SS_SOLVER_FISTA };
   for (int k = 0; k < 2; k++)
     {
       params.kind = kinds[k];
-      ss_cuda_context_set_graphs (ctx, TRUE);
-      with[k] = solve_gpu (ctx, &p, &params);
-      ss_cuda_context_set_graphs (ctx, FALSE);
-      without[k] = solve_gpu (ctx, &p, &params);
+      ss_cuda_context_set_graphs (f->ctx, TRUE);
+      with[k] = solve_gpu (f->ctx, &p, &params);
+      ss_cuda_context_set_graphs (f->ctx, FALSE);
+      without[k] = solve_gpu (f->ctx, &p, &params);
       g_assert_cmpmem (with[k].x, p.n * sizeof (float), without[k].x, p.n * sizeof (float));
       ss_solve_result_clear (&with[k]);
       ss_solve_result_clear (&without[k]);
     }
   test_problem_clear (&p);
-  g_rand_free (rng);
 }
 
 /* ---- reports, previews, cancellation ------------------------------------------ */
@@ -220,18 +228,16 @@ report_log_clear (ReportLog *log)
 }
 
 static void
-test_reports_match_cpu (void)
+test_reports_match_cpu (CudaFixture *f, gconstpointer data)
 {
-  g_autoptr (SsCudaContext) ctx = context_or_skip ();
-  if (ctx == NULL)
+  if (f->ctx == NULL)
     return;
-  GRand *rng = g_rand_new_with_seed (test_seed ());
   TestProblem p;
-  test_problem_init (&p, rng, 80, 60, "box:5", 0.5, 0.01);
+  test_problem_init (&p, f->rng, 80, 60, "box:5", 0.5, 0.01);
   SsSolverKind kinds[2] = { SS_SOLVER_CPADMM, SS_SOLVER_FISTA };
   for (int k = 0; k < 2; k++)
     {
-      SsSolveParams params = params_for (kinds[k], 2e-3, 33);
+      SsSolveParams params = test_solve_params (kinds[k], 2e-3, 33);
       params.report_every = 7;
       params.preview_width = 17;
       params.preview_height = 13;
@@ -242,7 +248,7 @@ test_reports_match_cpu (void)
       SsSolveResult cpu = { 0 }, gpu = { 0 };
       g_autoptr (GError) error = NULL;
       g_assert_true (ss_cpu_solve (&problem, &params, record_report, &cpu_log, NULL, &cpu, &error));
-      g_assert_true (ss_cuda_solve (ctx, &problem, &params, record_report, &gpu_log, NULL, &gpu,
+      g_assert_true (ss_cuda_solve (f->ctx, &problem, &params, record_report, &gpu_log, NULL, &gpu,
                                     &error));
       g_assert_no_error (error);
       /* reports at 7, 14, 21, 28 and the final 33 */
@@ -277,22 +283,19 @@ test_reports_match_cpu (void)
       report_log_clear (&gpu_log);
     }
   test_problem_clear (&p);
-  g_rand_free (rng);
 }
 
 static void
-test_cancellation (void)
+test_cancellation (CudaFixture *f, gconstpointer data)
 {
-  g_autoptr (SsCudaContext) ctx = context_or_skip ();
-  if (ctx == NULL)
+  if (f->ctx == NULL)
     return;
-  GRand *rng = g_rand_new_with_seed (test_seed ());
   TestProblem p;
-  test_problem_init (&p, rng, 256, 256, "box:5", 0.5, 0.01);
+  test_problem_init (&p, f->rng, 256, 256, "box:5", 0.5, 0.01);
   SsSolverKind kinds[2] = { SS_SOLVER_CPADMM, SS_SOLVER_FISTA };
   for (int k = 0; k < 2; k++)
     {
-      SsSolveParams params = params_for (kinds[k], 1e-3, 1000000);
+      SsSolveParams params = test_solve_params (kinds[k], 1e-3, 1000000);
       params.report_every = 10;
       SsProblem problem = { p.op, p.y, p.truth };
       g_autoptr (GCancellable) cancellable = g_cancellable_new ();
@@ -302,7 +305,7 @@ test_cancellation (void)
       log.cancellable = cancellable;
       SsSolveResult result = { 0 };
       g_autoptr (GError) error = NULL;
-      g_assert_false (ss_cuda_solve (ctx, &problem, &params, record_report, &log, cancellable,
+      g_assert_false (ss_cuda_solve (f->ctx, &problem, &params, record_report, &log, cancellable,
                                      &result, &error));
       g_assert_error (error, G_IO_ERROR, G_IO_ERROR_CANCELLED);
       /* stopped within one report interval of the cancel, with the partial result */
@@ -315,7 +318,6 @@ test_cancellation (void)
       report_log_clear (&log);
     }
   test_problem_clear (&p);
-  g_rand_free (rng);
 }
 
 /* ---- direct solvers ---------------------------------------------------------- */
@@ -324,33 +326,32 @@ static SsSolveResult
 solve_gpu_direct (SsCudaContext *ctx, const TestProblem *p, SsSolverKind kind, SsDirectMethod method,
                   double alpha)
 {
-  SsSolveParams params = params_for (kind, alpha, 1);
+  SsSolveParams params = test_solve_params (kind, alpha, 1);
   params.direct_method = method;
   return solve_gpu (ctx, p, &params);
 }
 
 static void
-test_dense_matches_fft (void)
+test_dense_matches_fft (CudaFixture *f, gconstpointer data)
 {
-  g_autoptr (SsCudaContext) ctx = context_or_skip ();
-  if (ctx == NULL)
+  if (f->ctx == NULL)
     return;
-  GRand *rng = g_rand_new_with_seed (test_seed ());
   int sizes[2] = { 64, 128 };
   for (int s = 0; s < 2; s++)
     {
       TestProblem p;
-      test_problem_init (&p, rng, sizes[s], sizes[s], "gaussian:2", 1.0, 0.01);
+      test_problem_init (&p, f->rng, sizes[s], sizes[s], "gaussian:2", 1.0, 0.01);
       /* a weight that keeps the normal matrix well conditioned for float32
        * Cholesky (condition about (1 + alpha) / alpha) */
       double alpha = 0.05;
-      SsSolveResult fft = solve_gpu_direct (ctx, &p, SS_SOLVER_DIRECT_FFT, SS_DIRECT_SOLVE, alpha);
+      SsSolveResult fft = solve_gpu_direct (f->ctx, &p, SS_SOLVER_DIRECT_FFT, SS_DIRECT_SOLVE,
+                                            alpha);
       SsDirectMethod methods[2] = { SS_DIRECT_SOLVE, SS_DIRECT_INVERSE };
       for (int m = 0; m < 2; m++)
         {
           if (sizes[s] == 128 && methods[m] == SS_DIRECT_INVERSE)
             continue; /* the 64² case covers the inverse; keep the test short */
-          SsSolveResult dense = solve_gpu_direct (ctx, &p, SS_SOLVER_DIRECT, methods[m], alpha);
+          SsSolveResult dense = solve_gpu_direct (f->ctx, &p, SS_SOLVER_DIRECT, methods[m], alpha);
           double d = test_rel_diff (dense.x, fft.x, p.n);
           g_test_message ("%d² dense %s vs FFT direct: relative difference %.3g (phases %.3g %.3g "
                           "%.3g %.3g s)", sizes[s], methods[m] ? "inverse" : "solve", d,
@@ -361,93 +362,79 @@ test_dense_matches_fft (void)
           ss_solve_result_clear (&dense);
         }
       /* and the FFT direct solve equals the CPU's */
-      SsSolveParams params = params_for (SS_SOLVER_DIRECT_FFT, alpha, 1);
-      SsSolveResult cpu = solve_cpu (&p, &params);
+      SsSolveParams params = test_solve_params (SS_SOLVER_DIRECT_FFT, alpha, 1);
+      SsSolveResult cpu = test_cpu_solve (&p, &params);
       assert_results_agree (&fft, &cpu, p.n, 1e-5);
       ss_solve_result_clear (&cpu);
       ss_solve_result_clear (&fft);
       test_problem_clear (&p);
     }
-  g_rand_free (rng);
 }
 
 /* With a mask the normal matrix comes from SSYRK: compare with the CPU's dense solve. */
 static void
-test_dense_masked_matches_cpu (void)
+test_dense_masked_matches_cpu (CudaFixture *f, gconstpointer data)
 {
-  g_autoptr (SsCudaContext) ctx = context_or_skip ();
-  if (ctx == NULL)
+  if (f->ctx == NULL)
     return;
-  GRand *rng = g_rand_new_with_seed (test_seed ());
   TestProblem p;
-  test_problem_init (&p, rng, 40, 30, "box:5", 0.5, 0.01);
+  test_problem_init (&p, f->rng, 40, 30, "box:5", 0.5, 0.01);
   for (int m = 0; m < 2; m++)
     {
-      SsSolveParams params = params_for (SS_SOLVER_DIRECT, 0.05, 1);
+      SsSolveParams params = test_solve_params (SS_SOLVER_DIRECT, 0.05, 1);
       params.direct_method = m ? SS_DIRECT_INVERSE : SS_DIRECT_SOLVE;
-      SsSolveResult cpu = solve_cpu (&p, &params);
-      SsSolveResult gpu = solve_gpu (ctx, &p, &params);
-      assert_results_agree (&gpu, &cpu, p.n, 1e-4);
-      ss_solve_result_clear (&cpu);
-      ss_solve_result_clear (&gpu);
+      assert_gpu_matches_cpu (f->ctx, &p, &params, 1e-4);
     }
   test_problem_clear (&p);
-  g_rand_free (rng);
 }
 
 static void
-test_direct_fft_refuses_mask (void)
+test_direct_fft_refuses_mask (CudaFixture *f, gconstpointer data)
 {
-  g_autoptr (SsCudaContext) ctx = context_or_skip ();
-  if (ctx == NULL)
+  if (f->ctx == NULL)
     return;
-  GRand *rng = g_rand_new_with_seed (test_seed ());
   TestProblem p;
-  test_problem_init (&p, rng, 32, 32, "box:5", 0.5, 0.01);
-  SsSolveParams params = params_for (SS_SOLVER_DIRECT_FFT, 1e-2, 1);
+  test_problem_init (&p, f->rng, 32, 32, "box:5", 0.5, 0.01);
+  SsSolveParams params = test_solve_params (SS_SOLVER_DIRECT_FFT, 1e-2, 1);
   SsProblem problem = { p.op, p.y, p.truth };
   SsSolveResult result = { 0 };
   g_autoptr (GError) error = NULL;
-  g_assert_false (ss_cuda_solve (ctx, &problem, &params, NULL, NULL, NULL, &result, &error));
+  g_assert_false (ss_cuda_solve (f->ctx, &problem, &params, NULL, NULL, NULL, &result, &error));
   g_assert_error (error, SS_ERROR, SS_ERROR_INVALID_ARGUMENT);
   g_assert_null (result.x);
   test_problem_clear (&p);
-  g_rand_free (rng);
 }
 
 /* A system that cannot be on the card (a 1024×1024 image: 2^20 unknowns, a
  * 4 TiB matrix), and one over an explicit memory limit: clean errors that
  * say what would fit. */
 static void
-test_dense_too_large (void)
+test_dense_too_large (CudaFixture *f, gconstpointer data)
 {
-  g_autoptr (SsCudaContext) ctx = context_or_skip ();
-  if (ctx == NULL)
+  if (f->ctx == NULL)
     return;
-  GRand *rng = g_rand_new_with_seed (test_seed ());
   struct { int side; gsize limit; } cases[2] = { { 1024, 0 }, { 245, (gsize) 1 << 30 } };
   for (int c = 0; c < 2; c++)
     {
       TestProblem p;
-      test_problem_init (&p, rng, cases[c].side, cases[c].side, "box:5", 1.0, 0.01);
-      SsSolveParams params = params_for (SS_SOLVER_DIRECT, 1e-2, 1);
+      test_problem_init (&p, f->rng, cases[c].side, cases[c].side, "box:5", 1.0, 0.01);
+      SsSolveParams params = test_solve_params (SS_SOLVER_DIRECT, 1e-2, 1);
       params.memory_limit = cases[c].limit;
       SsProblem problem = { p.op, p.y, p.truth };
       SsSolveResult result = { 0 };
       g_autoptr (GError) error = NULL;
       gsize free_before = 0, free_after = 0;
-      ss_cuda_context_get_memory (ctx, &free_before, NULL);
-      g_assert_false (ss_cuda_solve (ctx, &problem, &params, NULL, NULL, NULL, &result, &error));
+      ss_cuda_context_get_memory (f->ctx, &free_before, NULL);
+      g_assert_false (ss_cuda_solve (f->ctx, &problem, &params, NULL, NULL, NULL, &result, &error));
       g_assert_error (error, SS_ERROR, SS_ERROR_TOO_LARGE);
       g_test_message ("%s", error->message);
       g_assert_nonnull (strstr (error->message, "largest square image that fits"));
       g_assert_null (result.x);
-      ss_cuda_context_get_memory (ctx, &free_after, NULL);
+      ss_cuda_context_get_memory (f->ctx, &free_after, NULL);
       /* nothing leaked */
       g_assert_cmpuint (free_after + (64u << 20), >=, free_before);
       test_problem_clear (&p);
     }
-  g_rand_free (rng);
 }
 
 /* ---- GETS ------------------------------------------------------------------- */
@@ -506,52 +493,46 @@ check_gets (SsCudaContext *ctx, GRand *rng, int n)
 }
 
 static void
-test_gets_inverse (void)
+test_gets_inverse (CudaFixture *f, gconstpointer data)
 {
-  g_autoptr (SsCudaContext) ctx = context_or_skip ();
-  if (ctx == NULL)
+  if (f->ctx == NULL)
     return;
-  GRand *rng = g_rand_new_with_seed (test_seed ());
-  check_gets (ctx, rng, 2048);
-  check_gets (ctx, rng, 300); /* partial last block */
+  check_gets (f->ctx, f->rng, 2048);
+  check_gets (f->ctx, f->rng, 300); /* partial last block */
   /* a zero pivot is a clean numeric error */
   int n = 200;
-  g_autofree float *L = random_lower (rng, n);
+  g_autofree float *L = random_lower (f->rng, n);
   g_autofree float *R = g_new (float, (gsize) n * n);
-  int zero = g_rand_int_range (rng, 0, n);
+  int zero = g_rand_int_range (f->rng, 0, n);
   L[zero + (gsize) zero * n] = 0.0f;
   g_autoptr (GError) error = NULL;
-  g_assert_false (ss_cuda_gets_lower_inverse (ctx, L, n, n, R, n, TRUE, &error));
+  g_assert_false (ss_cuda_gets_lower_inverse (f->ctx, L, n, n, R, n, TRUE, &error));
   g_assert_error (error, SS_ERROR, SS_ERROR_NUMERIC);
-  g_rand_free (rng);
 }
 
 static void
-test_bad_input (void)
+test_bad_input (CudaFixture *f, gconstpointer data)
 {
-  g_autoptr (SsCudaContext) ctx = context_or_skip ();
-  if (ctx == NULL)
+  if (f->ctx == NULL)
     return;
-  GRand *rng = g_rand_new_with_seed (test_seed ());
   TestProblem p;
-  test_problem_init (&p, rng, 32, 32, "box:5", 0.5, 0.01);
+  test_problem_init (&p, f->rng, 32, 32, "box:5", 0.5, 0.01);
   SsProblem problem = { p.op, p.y, p.truth };
   SsSolveResult result = { 0 };
-  SsSolveParams params = params_for (SS_SOLVER_CPADMM, 1e-3, 10);
+  SsSolveParams params = test_solve_params (SS_SOLVER_CPADMM, 1e-3, 10);
   params.rho = -1;
   g_autoptr (GError) error = NULL;
-  g_assert_false (ss_cuda_solve (ctx, &problem, &params, NULL, NULL, NULL, &result, &error));
+  g_assert_false (ss_cuda_solve (f->ctx, &problem, &params, NULL, NULL, NULL, &result, &error));
   g_assert_error (error, SS_ERROR, SS_ERROR_INVALID_ARGUMENT);
   g_clear_error (&error);
   SsProblem empty = { NULL, NULL, NULL };
   params.rho = 1;
-  g_assert_false (ss_cuda_solve (ctx, &empty, &params, NULL, NULL, NULL, &result, &error));
+  g_assert_false (ss_cuda_solve (f->ctx, &empty, &params, NULL, NULL, NULL, &result, &error));
   g_assert_error (error, SS_ERROR, SS_ERROR_INVALID_ARGUMENT);
   g_clear_error (&error);
   g_assert_null (ss_cuda_context_new (1000, &error));
   g_assert_error (error, SS_ERROR, SS_ERROR_NO_DEVICE);
   test_problem_clear (&p);
-  g_rand_free (rng);
 }
 
 
@@ -598,10 +579,9 @@ bench_row (SsCudaContext *ctx, SsSolverKind kind, int size, int iterations,
 }
 
 static void
-bench_table (void)
+bench_table (CudaFixture *f, gconstpointer data)
 {
-  g_autoptr (SsCudaContext) ctx = context_or_skip ();
-  if (ctx == NULL)
+  if (f->ctx == NULL)
     return;
   const char *which = g_getenv ("SHARPSKY_CUDA_BENCH");
   gboolean iterative = strstr (which, "it") != NULL, direct = strstr (which, "direct") != NULL;
@@ -616,7 +596,7 @@ bench_table (void)
       for (guint i = 0; i < G_N_ELEMENTS (rows); i++)
         {
           g_autoptr (GError) error = NULL;
-          g_autofree char *text = ss_cuda_bench_breakdown (ctx, rows[i].kind, rows[i].width,
+          g_autofree char *text = ss_cuda_bench_breakdown (f->ctx, rows[i].kind, rows[i].width,
                                                              rows[i].height, &error);
           if (text == NULL)
             g_print ("# BENCH breakdown FAILED: %s\n", error->message);
@@ -632,18 +612,18 @@ bench_table (void)
     {
       int sizes[] = { 1024, 2048, 4096, 8192, 16384 };
       for (guint i = 0; i < G_N_ELEMENTS (sizes); i++)
-        bench_row (ctx, SS_SOLVER_CPADMM, sizes[i], 300, SS_DIRECT_SOLVE);
+        bench_row (f->ctx, SS_SOLVER_CPADMM, sizes[i], 300, SS_DIRECT_SOLVE);
       for (guint i = 0; i < 3; i++)
-        bench_row (ctx, SS_SOLVER_FISTA, sizes[i * 2], 300, SS_DIRECT_SOLVE);
-      bench_row (ctx, SS_SOLVER_ISTA, 1024, 300, SS_DIRECT_SOLVE);
-      ss_cuda_context_set_graphs (ctx, FALSE);
-      bench_row (ctx, SS_SOLVER_CPADMM, 1024, 300, SS_DIRECT_SOLVE);
-      bench_row (ctx, SS_SOLVER_CPADMM, 4096, 300, SS_DIRECT_SOLVE);
-      bench_row (ctx, SS_SOLVER_FISTA, 1024, 300, SS_DIRECT_SOLVE);
-      ss_cuda_context_set_graphs (ctx, TRUE);
+        bench_row (f->ctx, SS_SOLVER_FISTA, sizes[i * 2], 300, SS_DIRECT_SOLVE);
+      bench_row (f->ctx, SS_SOLVER_ISTA, 1024, 300, SS_DIRECT_SOLVE);
+      ss_cuda_context_set_graphs (f->ctx, FALSE);
+      bench_row (f->ctx, SS_SOLVER_CPADMM, 1024, 300, SS_DIRECT_SOLVE);
+      bench_row (f->ctx, SS_SOLVER_CPADMM, 4096, 300, SS_DIRECT_SOLVE);
+      bench_row (f->ctx, SS_SOLVER_FISTA, 1024, 300, SS_DIRECT_SOLVE);
+      ss_cuda_context_set_graphs (f->ctx, TRUE);
       /* the same run twice: the spread between equal versions */
-      bench_row (ctx, SS_SOLVER_CPADMM, 1024, 300, SS_DIRECT_SOLVE);
-      bench_row (ctx, SS_SOLVER_CPADMM, 4096, 300, SS_DIRECT_SOLVE);
+      bench_row (f->ctx, SS_SOLVER_CPADMM, 1024, 300, SS_DIRECT_SOLVE);
+      bench_row (f->ctx, SS_SOLVER_CPADMM, 4096, 300, SS_DIRECT_SOLVE);
     }
   if (gets)
     {
@@ -652,7 +632,7 @@ bench_table (void)
         {
           double g = 0, t = 0, s = 0;
           g_autoptr (GError) error = NULL;
-          if (ss_cuda_gets_bench (ctx, sizes[i], &g, &t, sizes[i] <= 16384 ? &s : NULL, &error))
+          if (ss_cuda_gets_bench (f->ctx, sizes[i], &g, &t, sizes[i] <= 16384 ? &s : NULL, &error))
             g_print ("# BENCH gets n=%5d: GETS %.4f s (%.1f TFLOP/s), cusolverDnXtrtri %.4f s, "
                      "cublasStrsm(I) %.4f s; GETS/trtri %.2f\n", sizes[i], g,
                      pow (sizes[i], 3) / 3 / g / 1e12, t, s, g / t);
@@ -665,13 +645,13 @@ bench_table (void)
       int sizes[] = { 64, 128, 256 };
       for (guint i = strstr (which, "direct256") ? 2 : 0; i < G_N_ELEMENTS (sizes); i++)
         {
-          bench_row (ctx, SS_SOLVER_DIRECT, sizes[i], 1, SS_DIRECT_SOLVE);
-          bench_row (ctx, SS_SOLVER_DIRECT, sizes[i], 1, SS_DIRECT_INVERSE);
+          bench_row (f->ctx, SS_SOLVER_DIRECT, sizes[i], 1, SS_DIRECT_SOLVE);
+          bench_row (f->ctx, SS_SOLVER_DIRECT, sizes[i], 1, SS_DIRECT_INVERSE);
         }
     }
 }
 
-#define ADD(path, func) g_test_add_func (path, func)
+#define ADD(path, func) g_test_add (path, CudaFixture, NULL, cuda_setup, func, cuda_teardown)
 #else
 static void
 skip_without_cuda (void)
@@ -701,7 +681,7 @@ main (int argc, char **argv)
    * test-cuda -p /cuda/bench` (it: iterative solvers, gets: triangular inverses,
    * direct: dense pipeline). */
   if (g_getenv ("SHARPSKY_CUDA_BENCH"))
-    g_test_add_func ("/cuda/bench", bench_table);
+    ADD ("/cuda/bench", bench_table);
 #endif
   return g_test_run ();
 }

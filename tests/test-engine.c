@@ -34,7 +34,7 @@ test_psf_parse_round_trip (void)
 static void
 test_psf_normalised_and_centred (void)
 {
-  GRand *rng = g_rand_new_with_seed (test_seed ());
+  g_autoptr (GRand) rng = test_rng ();
   int w = 64 + g_rand_int_range (rng, 0, 17), h = 48 + g_rand_int_range (rng, 0, 17);
   double fwhm = g_rand_double_range (rng, 2.0, 5.0);
   g_autofree char *gauss = g_strdup_printf ("gaussian:%.4f", fwhm);
@@ -71,7 +71,6 @@ test_psf_normalised_and_centred (void)
           g_assert_cmpfloat_with_epsilon (psf->data[(dx + w) % w], 0.2, 1e-6);
       ss_psf_spec_clear (&spec);
     }
-  g_rand_free (rng);
 }
 
 static void
@@ -90,7 +89,7 @@ test_psf_larger_than_image (void)
 static void
 test_operator_matches_direct_convolution (void)
 {
-  GRand *rng = g_rand_new_with_seed (test_seed ());
+  g_autoptr (GRand) rng = test_rng ();
   int w = g_rand_int_range (rng, 9, 40), h = g_rand_int_range (rng, 9, 40);
   gsize n = (gsize) w * h;
   SsAcquisition acq;
@@ -115,14 +114,13 @@ test_operator_matches_direct_convolution (void)
       }
   g_assert_cmpfloat (test_rel_diff (fast, slow, n), <, 1e-5);
   ss_acquisition_clear (&acq);
-  g_rand_free (rng);
 }
 
 /* <P C x, y> = <x, Cᵀ Pᵀ y> with sensing and sampling on. */
 static void
 test_operator_adjoint (void)
 {
-  GRand *rng = g_rand_new_with_seed (test_seed ());
+  g_autoptr (GRand) rng = test_rng ();
   int w = g_rand_int_range (rng, 16, 70), h = g_rand_int_range (rng, 16, 70);
   gsize n = (gsize) w * h;
   SsAcquisition acq;
@@ -163,7 +161,6 @@ test_operator_adjoint (void)
   g_assert_cmpfloat (estimate, <=, full->lipschitz * (1 + 1e-4));
   g_assert_cmpfloat (estimate, >=, full->lipschitz * 0.9);
   ss_acquisition_clear (&acq);
-  g_rand_free (rng);
 }
 
 /* Same seed, same operator; a different seed, a different mask. Noise has the
@@ -214,7 +211,7 @@ compare_floats (const void *a, const void *b)
 static void
 test_median_and_scaling (void)
 {
-  GRand *rng = g_rand_new_with_seed (test_seed ());
+  g_autoptr (GRand) rng = test_rng ();
   for (int round = 0; round < 20; round++)
     {
       gsize n = (gsize) g_rand_int_range (rng, 1, 2000);
@@ -259,14 +256,13 @@ test_median_and_scaling (void)
   g_autoptr (GError) error = NULL;
   g_assert_false (ss_scaling_estimate (data, n, SS_SKY_MEDIAN, 0, &scaling, &error));
   g_assert_error (error, SS_ERROR, SS_ERROR_INVALID_ARGUMENT);
-  g_rand_free (rng);
 }
 
 /* The clipped median ignores a bright minority that drags the plain median. */
 static void
 test_clipped_sky (void)
 {
-  GRand *rng = g_rand_new_with_seed (test_seed ());
+  g_autoptr (GRand) rng = test_rng ();
   gsize n = 20000;
   g_autofree float *data = g_new (float, n);
   for (gsize i = 0; i < n; i++)
@@ -281,7 +277,6 @@ test_clipped_sky (void)
   g_assert_true (ss_scaling_estimate (data, n, SS_SKY_CLIPPED_MEDIAN, 0, &clipped, NULL));
   g_assert_cmpfloat (fabs (clipped.sky - 10.0), <, fabs (plain.sky - 10.0));
   g_assert_cmpfloat (fabs (clipped.sky - 10.0), <, 0.6);
-  g_rand_free (rng);
 }
 
 static void

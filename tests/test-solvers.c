@@ -4,25 +4,12 @@
 
 #include <string.h>
 
-
-
-
 static SsSolveResult
 solve (const TestProblem *p, SsSolverKind kind, double alpha, int iterations, gboolean nonneg)
 {
-  SsSolveParams params;
-  ss_solve_params_init (&params);
-  params.kind = kind;
-  params.alpha = alpha;
-  params.iterations = iterations;
-  params.report_every = iterations;
+  SsSolveParams params = test_solve_params (kind, alpha, iterations);
   params.nonneg = nonneg;
-  SsProblem problem = { p->op, p->y, p->truth };
-  SsSolveResult result = { 0 };
-  g_autoptr (GError) error = NULL;
-  g_assert_true (ss_cpu_solve (&problem, &params, NULL, NULL, NULL, &result, &error));
-  g_assert_no_error (error);
-  return result;
+  return test_cpu_solve (p, &params);
 }
 
 /* g = Aᵀ(y − A x): at a LASSO minimiser |g_i| <= α where x_i = 0 and
@@ -54,7 +41,7 @@ optimality_violation (const TestProblem *p, const float *x, double alpha, gboole
 static void
 check_lasso_agreement (gboolean nonneg)
 {
-  GRand *rng = g_rand_new_with_seed (test_seed ());
+  g_autoptr (GRand) rng = test_rng ();
   TestProblem p;
   /* Odd width exercises the half-spectrum layout. */
   test_problem_init (&p, rng, 33, 28, "gaussian:1.5", 0.6, 0.01);
@@ -78,7 +65,6 @@ check_lasso_agreement (gboolean nonneg)
   ss_solve_result_clear (&fista);
   ss_solve_result_clear (&ista);
   test_problem_clear (&p);
-  g_rand_free (rng);
 }
 
 static void
@@ -97,7 +83,7 @@ test_lasso_nonneg (void)
 static void
 test_direct_fft_normal_equations (void)
 {
-  GRand *rng = g_rand_new_with_seed (test_seed ());
+  g_autoptr (GRand) rng = test_rng ();
   TestProblem p;
   test_problem_init (&p, rng, g_rand_int_range (rng, 40, 90), g_rand_int_range (rng, 40, 90),
                 "moffat:3,2.5", 1.0, 0.01);
@@ -114,13 +100,12 @@ test_direct_fft_normal_equations (void)
   g_assert_cmpfloat (test_rel_diff (lhs, rhs, p.n), <, 1e-4);
   ss_solve_result_clear (&r);
   test_problem_clear (&p);
-  g_rand_free (rng);
 }
 
 static void
 test_direct_fft_refuses_mask (void)
 {
-  GRand *rng = g_rand_new_with_seed (test_seed ());
+  g_autoptr (GRand) rng = test_rng ();
   TestProblem p;
   test_problem_init (&p, rng, 16, 16, "box:3", 0.5, 0);
   SsSolveParams params;
@@ -132,7 +117,6 @@ test_direct_fft_refuses_mask (void)
   g_assert_false (ss_cpu_solve (&problem, &params, NULL, NULL, NULL, &result, &error));
   g_assert_error (error, SS_ERROR, SS_ERROR_INVALID_ARGUMENT);
   test_problem_clear (&p);
-  g_rand_free (rng);
 }
 
 typedef struct {
@@ -168,7 +152,7 @@ record_report (const SsReport *report, gpointer user_data)
 static void
 test_reports_and_preview (void)
 {
-  GRand *rng = g_rand_new_with_seed (test_seed ());
+  g_autoptr (GRand) rng = test_rng ();
   TestProblem p;
   test_problem_init (&p, rng, 64, 48, "box:5", 0.5, 0.001);
   SsSolverKind kinds[] = { SS_SOLVER_CPADMM, SS_SOLVER_FISTA };
@@ -197,14 +181,13 @@ test_reports_and_preview (void)
       ss_solve_result_clear (&result);
     }
   test_problem_clear (&p);
-  g_rand_free (rng);
 }
 
 /* Cancelling during a report stops the solve at that report point. */
 static void
 test_cancellation (void)
 {
-  GRand *rng = g_rand_new_with_seed (test_seed ());
+  g_autoptr (GRand) rng = test_rng ();
   TestProblem p;
   test_problem_init (&p, rng, 40, 40, "box:5", 0.5, 0);
   SsSolveParams params;
@@ -224,7 +207,6 @@ test_cancellation (void)
   g_assert_true (isnan (result.mse));
   ss_solve_result_clear (&result);
   test_problem_clear (&p);
-  g_rand_free (rng);
 }
 
 static void
@@ -258,31 +240,23 @@ test_bad_parameters (void)
 static void
 test_fista_options (void)
 {
-  GRand *rng = g_rand_new_with_seed (test_seed ());
+  g_autoptr (GRand) rng = test_rng ();
   TestProblem p;
   test_problem_init (&p, rng, 30, 30, "gaussian:1.5", 0.7, 0.01);
   double alpha = 2e-3;
   SsSolveResult plain = solve (&p, SS_SOLVER_FISTA, alpha, 3000, TRUE);
-  SsSolveParams params;
-  ss_solve_params_init (&params);
-  params.kind = SS_SOLVER_FISTA;
-  params.alpha = alpha;
-  params.iterations = 3000;
-  params.report_every = 3000;
+  SsSolveParams params = test_solve_params (SS_SOLVER_FISTA, alpha, 3000);
   params.nonneg = TRUE;
-  SsProblem problem = { p.op, p.y, p.truth };
   for (int variant = 0; variant < 2; variant++)
     {
       params.backtracking = variant == 0;
       params.continuation = variant == 1;
-      SsSolveResult r = { 0 };
-      g_assert_true (ss_cpu_solve (&problem, &params, NULL, NULL, NULL, &r, NULL));
+      SsSolveResult r = test_cpu_solve (&p, &params);
       g_assert_cmpfloat (fabs (r.objective - plain.objective) / plain.objective, <, 1e-3);
       ss_solve_result_clear (&r);
     }
   ss_solve_result_clear (&plain);
   test_problem_clear (&p);
-  g_rand_free (rng);
 }
 
 int
