@@ -5,15 +5,13 @@
  * so every expected pixel is known in closed form (raw * BSCALE + BZERO,
  * sample / 255, ...). Tolerances are stated where they are not exact.
  */
+#include "test-common.h"
 #include "ss-error.h"
 #include "ss-io.h"
 #include "ss-mem.h"
 #include "ss-output.h"
 
 #include <errno.h>
-#include <fitsio.h>
-#include <glib/gstdio.h>
-#include <math.h>
 #include <png.h>
 #include <signal.h>
 #include <string.h>
@@ -27,31 +25,7 @@
 static char *
 scratch_dir (void)
 {
-  GError *error = NULL;
-  char *dir = g_dir_make_tmp ("sharpsky-io-XXXXXX", &error);
-  g_assert_no_error (error);
-  return dir;
-}
-
-static void
-remove_tree (const char *path)
-{
-  GDir *dir = g_dir_open (path, 0, NULL);
-  if (dir)
-    {
-      const char *name;
-      while ((name = g_dir_read_name (dir)))
-        {
-          g_autofree char *child = g_build_filename (path, name, NULL);
-          if (g_file_test (child, G_FILE_TEST_IS_DIR) && !g_file_test (child, G_FILE_TEST_IS_SYMLINK))
-            remove_tree (child);
-          else
-            g_unlink (child);
-        }
-      g_dir_close (dir);
-    }
-  g_chmod (path, 0700);
-  g_rmdir (path);
+  return test_scratch_dir ("sharpsky-io-XXXXXX");
 }
 
 static int
@@ -78,17 +52,6 @@ random_u64 (void)
   return ((guint64) (guint32) g_test_rand_int () << 32) | (guint32) g_test_rand_int ();
 }
 
-static void
-check_cfitsio (int status)
-{
-  if (status != 0)
-    {
-      char text[FLEN_STATUS];
-      fits_get_errstatus (status, text);
-      g_error ("cfitsio failed in the test itself: %s (status %d)", text, status);
-    }
-}
-
 /* A file of the given bytes. */
 static void
 write_bytes (const char *path, const void *bytes, gsize length)
@@ -109,15 +72,35 @@ read_bytes (const char *path)
   return g_bytes_new_take (contents, length);
 }
 
+/* An image of the given size; its pixels are the caller's to set. */
 static SsImage *
-random_float_image (int width, int height, int planes)
+new_image (int width, int height, int planes)
 {
   GError *error = NULL;
   SsImage *image = ss_image_new (width, height, planes, &error);
   g_assert_no_error (error);
+  return image;
+}
+
+static SsImage *
+random_float_image (int width, int height, int planes)
+{
+  SsImage *image = new_image (width, height, planes);
   gsize n = ss_image_plane_size (image) * planes;
   for (gsize i = 0; i < n; i++)
     image->data[i] = (float) g_test_rand_double_range (-1000.0, 1000.0);
+  return image;
+}
+
+/* Reads PATH, which must succeed with an image of WIDTH x HEIGHT. */
+static SsImage *
+read_fits_sized (const char *path, int width, int height)
+{
+  GError *error = NULL;
+  SsImage *image = ss_fits_read (path, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_cmpint (image->width, ==, width);
+  g_assert_cmpint (image->height, ==, height);
   return image;
 }
 
@@ -142,7 +125,7 @@ create_fits (const char *path)
   fitsfile *fits = NULL;
   int status = 0;
   fits_create_diskfile (&fits, path, &status);
-  check_cfitsio (status);
+  test_check_cfitsio (status);
   return fits;
 }
 
@@ -151,19 +134,7 @@ close_fits_checked (fitsfile *fits)
 {
   int status = 0;
   fits_close_file (fits, &status);
-  check_cfitsio (status);
-}
-
-static void
-write_float_fits (const char *path, const float *data, long width, long height, long planes)
-{
-  fitsfile *fits = create_fits (path);
-  int status = 0;
-  long axes[3] = { width, height, planes };
-  fits_create_img (fits, FLOAT_IMG, planes > 1 ? 3 : 2, axes, &status);
-  fits_write_img (fits, TFLOAT, 1, (LONGLONG) width * height * planes, (void *) data, &status);
-  check_cfitsio (status);
-  close_fits_checked (fits);
+  test_check_cfitsio (status);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -209,7 +180,7 @@ test_fits_float32_roundtrip (void)
   for (guint i = 0; i < read->header->cards->len; i++)
     g_assert_cmpstr (g_ptr_array_index (again->header->cards, i), ==,
                      g_ptr_array_index (read->header->cards, i));
-  remove_tree (dir);
+  test_remove_tree (dir);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -272,7 +243,7 @@ write_integer_fits (const char *path, const IntegerCase *c, const gint64 *raw, l
   fits_set_hdustruc (fits, &status);
   fits_set_bscale (fits, 1.0, 0.0, &status);
   fits_write_img (fits, TLONGLONG, 1, (LONGLONG) width * height, (void *) raw, &status);
-  check_cfitsio (status);
+  test_check_cfitsio (status);
   close_fits_checked (fits);
 }
 
@@ -297,11 +268,7 @@ check_integer_case (const char *dir, const IntegerCase *c)
       raw[i] = blank;
   write_integer_fits (path, c, raw, width, height, blank);
 
-  GError *error = NULL;
-  g_autoptr (SsImage) image = ss_fits_read (path, NULL, &error);
-  g_assert_no_error (error);
-  g_assert_cmpint (image->width, ==, width);
-  g_assert_cmpint (image->height, ==, height);
+  g_autoptr (SsImage) image = read_fits_sized (path, width, height);
   for (gsize i = 0; i < n; i++)
     {
       if (c->blank && raw[i] == blank)
@@ -317,6 +284,7 @@ check_integer_case (const char *dir, const IntegerCase *c)
   g_assert_cmpuint (ss_image_count_nan (image), ==, blanks);
 
   /* read -> write float32 -> read gives the same values (NaN where blank) */
+  GError *error = NULL;
   g_assert_true (ss_fits_write (image, out, TRUE, NULL, &error));
   g_assert_no_error (error);
   g_autoptr (SsImage) again = ss_fits_read (out, NULL, &error);
@@ -346,7 +314,7 @@ test_fits_integer_bitpix (void)
   g_autofree char *dir = scratch_dir ();
   for (gsize i = 0; i < G_N_ELEMENTS (cases); i++)
     check_integer_case (dir, &cases[i]);
-  remove_tree (dir);
+  test_remove_tree (dir);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -370,7 +338,7 @@ read_raw_cards (const char *path)
       fits_read_record (fits, i, card, &status);
       g_ptr_array_add (cards, g_strchomp (g_strdup (card)));
     }
-  check_cfitsio (status);
+  test_check_cfitsio (status);
   close_fits_checked (fits);
   return cards;
 }
@@ -406,7 +374,7 @@ write_header_test_input (const char *path, int width, int height, const char *ob
     raw[i] = (short) g_test_rand_int_range (-1000, 1000);
   fits_write_img (fits, TSHORT, 1, (LONGLONG) width * height, raw, &status);
   fits_write_chksum (fits, &status);
-  check_cfitsio (status);
+  test_check_cfitsio (status);
   close_fits_checked (fits);
 }
 
@@ -496,7 +464,7 @@ test_fits_header_kept (void)
   g_assert_nonnull (strstr (description, "RA---TAN"));
   g_assert_nonnull (strstr (description, "short line 7"));
   g_assert_nonnull (strstr (description, "BITPIX -32"));
-  remove_tree (dir);
+  test_remove_tree (dir);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -510,7 +478,7 @@ append_float_extension (fitsfile *fits, const char *extname, const float *data, 
   fits_create_img (fits, FLOAT_IMG, 2, axes, &status);
   fits_write_key (fits, TSTRING, "EXTNAME", (void *) extname, NULL, &status);
   fits_write_img (fits, TFLOAT, 1, (LONGLONG) width * height, (void *) data, &status);
-  check_cfitsio (status);
+  test_check_cfitsio (status);
 }
 
 static void
@@ -519,7 +487,7 @@ append_table (fitsfile *fits)
   int status = 0;
   char *names[] = { "FLUX" }, *forms[] = { "1E" }, *units[] = { "" };
   fits_create_tbl (fits, BINARY_TBL, 3, 1, names, forms, units, "CATALOG", &status);
-  check_cfitsio (status);
+  test_check_cfitsio (status);
 }
 
 static void
@@ -559,7 +527,7 @@ test_fits_hdu_selection (void)
   fitsfile *fits = create_fits (path);
   int status = 0;
   fits_create_img (fits, FLOAT_IMG, 0, NULL, &status); /* empty primary */
-  check_cfitsio (status);
+  test_check_cfitsio (status);
   append_float_extension (fits, "SCI", sci->data, width, height);
   append_table (fits);
   append_float_extension (fits, "ERR", err->data, width, height);
@@ -611,7 +579,7 @@ test_fits_hdu_selection (void)
   g_assert_null (ss_fits_list_hdus (dir, &error));   /* a directory: an error, not a crash */
   g_assert_nonnull (error);
   g_clear_error (&error);
-  remove_tree (dir);
+  test_remove_tree (dir);
 }
 
 static void
@@ -621,7 +589,7 @@ test_fits_cube (void)
   g_autofree char *path = g_build_filename (dir, "cube.fits", NULL);
   int width = random_size (2, 25), height = random_size (2, 25), planes = random_size (2, 6);
   g_autoptr (SsImage) cube = random_float_image (width, height, planes);
-  write_float_fits (path, cube->data, width, height, planes);
+  test_write_fits_float (path, cube->data, width, height, planes, NULL);
   gsize n = ss_image_plane_size (cube);
 
   GError *error = NULL;
@@ -645,7 +613,7 @@ test_fits_cube (void)
   g_assert_cmpint (hdu->width, ==, width);
   g_assert_cmpint (hdu->height, ==, height);
   g_assert_cmpint (hdu->planes, ==, planes);
-  remove_tree (dir);
+  test_remove_tree (dir);
 }
 
 /* Overwrites the compressed bytes (the heap) of HDU 1 with 0xFF: Rice codes
@@ -664,7 +632,7 @@ check_damaged_tiles_refused (const char *path, const char *problem)
   fits_read_key_lnglng (fits, "NAXIS1", &row_bytes, NULL, &status);
   fits_read_key_lnglng (fits, "NAXIS2", &rows, NULL, &status);
   fits_read_key_lnglng (fits, "PCOUNT", &heap, NULL, &status);
-  check_cfitsio (status);
+  test_check_cfitsio (status);
   close_fits_checked (fits);
 
   g_autoptr (GBytes) bytes = read_bytes (path);
@@ -705,7 +673,7 @@ write_compressed_fits (const char *path, const CompressionCase *c, const int *ra
     fits_write_img (fits, TSHORT, 1, (LONGLONG) n, raw16, &status);
   else
     fits_write_img (fits, TINT, 1, (LONGLONG) n, (void *) raw, &status);
-  check_cfitsio (status);
+  test_check_cfitsio (status);
   close_fits_checked (fits);
 }
 
@@ -793,11 +761,7 @@ test_fits_tile_compressed (void)
         raw[i] = 1000 + (int) (i % 37) + g_test_rand_int_range (-500, 500);
       write_compressed_fits (path, c, raw, width, height);
 
-      GError *error = NULL;
-      g_autoptr (SsImage) image = ss_fits_read (path, NULL, &error);
-      g_assert_no_error (error);
-      g_assert_cmpint (image->width, ==, width);
-      g_assert_cmpint (image->height, ==, height);
+      g_autoptr (SsImage) image = read_fits_sized (path, width, height);
       for (gsize i = 0; i < n; i++)
         g_assert_cmpfloat (image->data[i], ==, (float) raw[i]); /* lossless */
       /* the header read is the uncompressed image's */
@@ -807,6 +771,7 @@ test_fits_tile_compressed (void)
       g_assert_true (ss_header_get_double (image->header, "BITPIX", &bitpix));
       g_assert_cmpfloat (bitpix, ==, c->bitpix);
 
+      GError *error = NULL;
       g_autofree char *description = ss_fits_describe (path, &error);
       g_assert_no_error (error);
       g_autofree char *kind = g_strdup_printf ("compressed image (%s)", c->label);
@@ -836,7 +801,7 @@ test_fits_tile_compressed (void)
     raw[i] = g_test_rand_int_range (0, 1000);
   write_compressed_fits (path, &hcompress, raw, 64, 64);
   expect_read_error (path, NULL, -1, "funpack");
-  remove_tree (dir);
+  test_remove_tree (dir);
 }
 
 /* ---- gzip-compressed files ------------------------------------------------ */
@@ -880,7 +845,7 @@ test_fits_gzip (void)
   g_autofree char *gz = g_build_filename (dir, "frame.fits.gz", NULL);
   int width = random_size (2, 90), height = random_size (2, 90), planes = random_size (1, 3);
   g_autoptr (SsImage) original = random_float_image (width, height, planes);
-  write_float_fits (plain, original->data, width, height, planes);
+  test_write_fits_float (plain, original->data, width, height, planes, NULL);
   g_autoptr (GBytes) bytes = read_bytes (plain);
   int members = g_test_rand_int_range (1, 4);
   write_gzip (gz, g_bytes_get_data (bytes, NULL), g_bytes_get_size (bytes), members);
@@ -914,7 +879,7 @@ test_fits_gzip (void)
   write_bytes (garbage, copy, length);
   expect_read_error (garbage, NULL, -1, NULL);
   g_assert_cmpint (count_temporary_copies (), ==, before);
-  remove_tree (dir);
+  test_remove_tree (dir);
 }
 
 /* A non-standard value in a card nobody parses (DSS plate headers hold
@@ -927,14 +892,14 @@ test_fits_nonstandard_card_kept (void)
   g_autofree char *path = g_build_filename (dir, "dss.fits", NULL);
   int width = random_size (2, 40), height = random_size (2, 40);
   g_autoptr (SsImage) original = random_float_image (width, height, 1);
-  write_float_fits (path, original->data, width, height, 1);
+  test_write_fits_float (path, original->data, width, height, 1, NULL);
   const char *skew = "SKEW    = -1.3869888376036E+00, -1.6912592180432E+00 /Measure of skew";
   fitsfile *fits = NULL;
   int status = 0;
   fits_open_file (&fits, path, READWRITE, &status);
   fits_write_record (fits, skew, &status);
   close_fits_checked (fits);
-  check_cfitsio (status);
+  test_check_cfitsio (status);
 
   GError *error = NULL;
   g_autoptr (SsImage) image = ss_fits_read (path, NULL, &error);
@@ -945,7 +910,7 @@ test_fits_nonstandard_card_kept (void)
   for (guint i = 0; i < image->header->cards->len; i++)
     kept |= g_str_has_prefix (g_ptr_array_index (image->header->cards, i), skew);
   g_assert_true (kept);
-  remove_tree (dir);
+  test_remove_tree (dir);
 }
 
 static void
@@ -988,23 +953,6 @@ expect_any_read_error (const char *path, const char *fragment)
   g_clear_error (&error);
 }
 
-/* A header from CARDS, padded to whole blocks, followed by DATA_BYTES zeros. */
-static void
-write_handmade_fits (const char *path, const char *const *cards, gsize data_bytes)
-{
-  GString *text = g_string_new (NULL);
-  for (gsize i = 0; cards[i]; i++)
-    g_string_append_printf (text, "%-80.80s", cards[i]);
-  g_string_append_printf (text, "%-80s", "END");
-  while (text->len % 2880)
-    g_string_append_c (text, ' ');
-  gsize header = text->len;
-  g_string_set_size (text, header + data_bytes);
-  memset (text->str + header, 0, data_bytes);
-  write_bytes (path, text->str, text->len);
-  g_string_free (text, TRUE);
-}
-
 static void
 test_fits_bad_inputs (void)
 {
@@ -1029,7 +977,7 @@ test_fits_bad_inputs (void)
   /* a valid file, then cut inside its header and inside its data */
   int width = 40, height = 30;
   g_autoptr (SsImage) image = random_float_image (width, height, 1);
-  write_float_fits (good, image->data, width, height, 1);
+  test_write_fits_float (good, image->data, width, height, 1, NULL);
   g_autoptr (GBytes) bytes = read_bytes (good);
   gsize cut = g_test_rand_int_range (100, 2800);
   write_bytes (short_header, g_bytes_get_data (bytes, NULL), cut);
@@ -1041,26 +989,20 @@ test_fits_bad_inputs (void)
   g_assert_no_error (error);
   g_assert_nonnull (strstr (description, "TRUNCATED: 1200 of 4800 data bytes present"));
 
-  const char *zero_cards[] = { "SIMPLE  =                    T", "BITPIX  =                  -32",
-                               "NAXIS   =                    2", "NAXIS1  =                    0",
-                               "NAXIS2  =                   10", NULL };
-  write_handmade_fits (zero, zero_cards, 0);
+  test_write_image_header (zero, -32, 0, 10, 0);
   expect_any_read_error (zero, "NAXIS1 = 0");
   const char *no_image[] = { "SIMPLE  =                    T", "BITPIX  =                    8",
                              "NAXIS   =                    0", NULL };
-  write_handmade_fits (nothing, no_image, 0);
+  test_write_handmade_fits (nothing, no_image, 0);
   expect_any_read_error (nothing, "NAXIS = 0");
 
   /* 100000 x 100000 float32 claimed by a 5760-byte file: refused from the
    * header alone (an allocation of 40 GB would fail or crawl first). */
-  const char *huge_cards[] = { "SIMPLE  =                    T", "BITPIX  =                  -32",
-                               "NAXIS   =                    2", "NAXIS1  =               100000",
-                               "NAXIS2  =               100000", NULL };
-  write_handmade_fits (huge, huge_cards, 2880);
+  test_write_image_header (huge, -32, 100000, 100000, 2880);
   gint64 start = g_get_monotonic_time ();
   expect_any_read_error (huge, "header says 40000000000 bytes");
   g_assert_cmpint (g_get_monotonic_time () - start, <, 2 * G_USEC_PER_SEC);
-  remove_tree (dir);
+  test_remove_tree (dir);
 }
 
 /* A header whose data ARE in the file (a sparse file) but would need more
@@ -1074,15 +1016,11 @@ test_fits_too_large_for_memory (void)
    * the available memory in bytes, i.e. twice the memory as floats. */
   guint64 available = ss_mem_available ();
   guint64 side = (guint64) sqrt ((double) available / 2.0) + 1;
-  g_autofree char *naxis1 = g_strdup_printf ("NAXIS1  = %20" G_GUINT64_FORMAT, side);
-  g_autofree char *naxis2 = g_strdup_printf ("NAXIS2  = %20" G_GUINT64_FORMAT, side);
-  const char *cards[] = { "SIMPLE  =                    T", "BITPIX  =                    8",
-                          "NAXIS   =                    2", naxis1, naxis2, NULL };
-  write_handmade_fits (path, cards, 0);
+  test_write_image_header (path, 8, side, side, 0);
   if (truncate (path, (off_t) (2880 + side * side)) != 0)
     {
       g_test_skip ("cannot make a sparse file here");
-      remove_tree (dir);
+      test_remove_tree (dir);
       return;
     }
   GError *error = NULL;
@@ -1091,7 +1029,7 @@ test_fits_too_large_for_memory (void)
   g_assert_error (error, SS_ERROR, SS_ERROR_TOO_LARGE);
   assert_error_names_file (error, path);
   g_clear_error (&error);
-  remove_tree (dir);
+  test_remove_tree (dir);
 }
 
 static void
@@ -1103,12 +1041,12 @@ test_fits_nan_only_is_not_an_io_error (void)
   g_autofree float *data = g_new (float, width * height);
   for (int i = 0; i < width * height; i++)
     data[i] = NAN;
-  write_float_fits (path, data, width, height, 1);
+  test_write_fits_float (path, data, width, height, 1, NULL);
   GError *error = NULL;
   g_autoptr (SsImage) image = ss_fits_read (path, NULL, &error);
   g_assert_no_error (error);
   g_assert_cmpuint (ss_image_count_nan (image), ==, (gsize) width * height);
-  remove_tree (dir);
+  test_remove_tree (dir);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -1174,7 +1112,7 @@ test_output_rules (void)
   assert_error_names_file (error, nowhere);
   g_clear_error (&error);
   g_assert_cmpint (count_entries (dir), ==, 4); /* in, out, link, hard: no temporaries */
-  remove_tree (dir);
+  test_remove_tree (dir);
 }
 
 static void
@@ -1189,7 +1127,7 @@ test_output_unwritable_directory (void)
       /* root ignores permissions; the write-failure test below covers
        * cleanup for root too. */
       g_test_skip ("running as root: a read-only directory is writable");
-      remove_tree (dir);
+      test_remove_tree (dir);
       return;
     }
   g_autoptr (SsImage) image = random_float_image (8, 8, 1);
@@ -1203,7 +1141,7 @@ test_output_unwritable_directory (void)
   g_assert_false (ss_png_write (image, out, &options, FALSE, NULL, &error));
   g_clear_error (&error);
   g_assert_cmpint (count_entries (locked), ==, 0);
-  remove_tree (dir);
+  test_remove_tree (dir);
 }
 
 /* A write that fails half way (file size limit, as a full disk would):
@@ -1248,7 +1186,7 @@ test_output_write_failure_cleans_up (void)
   g_assert_cmpmem (g_bytes_get_data (fits_kept, NULL), g_bytes_get_size (fits_kept), "old contents", 12);
   g_assert_cmpmem (g_bytes_get_data (png_kept, NULL), g_bytes_get_size (png_kept), "old contents", 12);
   g_assert_cmpint (count_entries (dir), ==, 2);
-  remove_tree (dir);
+  test_remove_tree (dir);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -1257,9 +1195,7 @@ test_output_write_failure_cleans_up (void)
 static SsImage *
 ramp_image (int width, int height, int planes)
 {
-  GError *error = NULL;
-  SsImage *image = ss_image_new (width, height, planes, &error);
-  g_assert_no_error (error);
+  SsImage *image = new_image (width, height, planes);
   gsize n = ss_image_plane_size (image) * planes;
   /* a shuffled ramp: every value of [0, 1] in steps, min 0 and max 1 */
   for (gsize i = 0; i < n; i++)
@@ -1314,7 +1250,7 @@ test_png_roundtrip (void)
   check_png_roundtrip (dir, 16, 1);
   check_png_roundtrip (dir, 8, 3);
   check_png_roundtrip (dir, 16, 3);
-  remove_tree (dir);
+  test_remove_tree (dir);
 }
 
 /* Writes a PNG with libpng directly: SAMPLES are the stored samples, row 0
@@ -1428,7 +1364,7 @@ test_png_read_colour_types (void)
                 g_error ("%s: pixel (%d,%d) plane %d: got %g, expected %g", c->label, x, y, p, got, expected);
             }
     }
-  remove_tree (dir);
+  test_remove_tree (dir);
 }
 
 static void
@@ -1464,7 +1400,7 @@ test_png_bad_inputs (void)
   g_assert_error (error, SS_ERROR, SS_ERROR_INVALID_ARGUMENT);
   g_clear_error (&error);
   g_assert_false (g_file_test (out, G_FILE_TEST_EXISTS));
-  remove_tree (dir);
+  test_remove_tree (dir);
 }
 
 static void
@@ -1476,7 +1412,7 @@ test_load_by_content (void)
   g_autoptr (SsImage) image = ramp_image (12, 9, 1);
   GError *error = NULL;
   g_assert_true (ss_png_write (image, png_named_fits, NULL, FALSE, NULL, &error));
-  write_float_fits (fits_named_png, image->data, 12, 9, 1);
+  test_write_fits_float (fits_named_png, image->data, 12, 9, 1, NULL);
   g_autoptr (SsImage) a = ss_image_load (png_named_fits, NULL, &error);
   g_assert_no_error (error);
   g_autoptr (SsImage) b = ss_image_load (fits_named_png, NULL, &error);
@@ -1484,7 +1420,7 @@ test_load_by_content (void)
   g_assert_null (a->header);      /* it was read as a PNG */
   g_assert_nonnull (b->header);   /* and this one as a FITS */
   g_assert_cmpmem (b->data, 12 * 9 * sizeof (float), image->data, 12 * 9 * sizeof (float));
-  remove_tree (dir);
+  test_remove_tree (dir);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -1620,6 +1556,146 @@ test_header_cards (void)
   g_assert_cmpuint (header->history->len, ==, 0);
 }
 
+/* ---- the listing of a file's HDUs (the app's HDU chooser) ------------------ */
+
+typedef struct {
+  const char *name;        /* EXTNAME, or NULL */
+  int bitpix;
+  int naxis;               /* 0: no pixels; -1: a binary table */
+  long axes[4];
+  gboolean compressed;     /* written tile-compressed (Rice) */
+} ListedHdu;
+
+/* Writes HDU (pixels: a ramp, or nothing) at the end of FITS. */
+static void
+write_listed_hdu (fitsfile *fits, const ListedHdu *hdu)
+{
+  int status = 0;
+  if (hdu->naxis < 0)
+    {
+      char *names[] = { "FLUX" }, *forms[] = { "1E" }, *units[] = { "" };
+      fits_create_tbl (fits, BINARY_TBL, 2, 1, names, forms, units, (char *) hdu->name, &status);
+      test_check_cfitsio (status);
+      return;
+    }
+  fits_set_compression_type (fits, hdu->compressed ? RICE_1 : 0, &status);
+  fits_create_img (fits, hdu->bitpix, hdu->naxis, (long *) hdu->axes, &status);
+  if (hdu->name != NULL)
+    fits_write_key (fits, TSTRING, "EXTNAME", (void *) hdu->name, NULL, &status);
+  LONGLONG n = hdu->naxis > 0 ? 1 : 0;
+  for (int i = 0; i < hdu->naxis; i++)
+    n *= hdu->axes[i];
+  if (n > 0)
+    {
+      g_autofree int *ramp = g_new (int, n);
+      for (LONGLONG i = 0; i < n; i++)
+        ramp[i] = (int) (i % 100);
+      fits_write_img (fits, TINT, 1, n, ramp, &status);
+    }
+  fits_set_compression_type (fits, 0, &status);
+  test_check_cfitsio (status);
+}
+
+static void
+test_fits_list_hdus (void)
+{
+  g_autofree char *dir = test_scratch_dir ("sharpsky-list-XXXXXX");
+  g_autofree char *path = g_build_filename (dir, "mef.fits", NULL);
+  long w = g_test_rand_int_range (2, 40), h = g_test_rand_int_range (2, 40);
+  long planes = g_test_rand_int_range (2, 7), a = g_test_rand_int_range (2, 4);
+  /* An empty primary; named images of two pixel types; a table; a cube; a
+   * nameless 4-D image; a tile-compressed image. */
+  const ListedHdu written[] = {
+    { NULL, BYTE_IMG, 0, { 0 }, FALSE },
+    { "SCI", SHORT_IMG, 2, { w, h }, FALSE },
+    { "ERR", FLOAT_IMG, 2, { w + 1, h + 2 }, FALSE },
+    { "CATALOG", 0, -1, { 0 }, FALSE },
+    { "CUBE", LONG_IMG, 3, { h, w, planes }, FALSE },
+    { NULL, DOUBLE_IMG, 4, { w, 3, planes, a }, FALSE },
+    { "RICE", LONG_IMG, 2, { 3 * w, h }, TRUE },   /* compressed: data in its own type */
+  };
+  fitsfile *fits = NULL;
+  int status = 0;
+  fits_create_diskfile (&fits, path, &status);
+  test_check_cfitsio (status);
+  for (gsize i = 0; i < G_N_ELEMENTS (written); i++)
+    write_listed_hdu (fits, &written[i]);
+  fits_close_file (fits, &status);
+  test_check_cfitsio (status);
+
+  GError *error = NULL;
+  g_autoptr (GPtrArray) hdus = ss_fits_list_hdus (path, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (hdus->len, ==, G_N_ELEMENTS (written));
+  for (guint i = 0; i < hdus->len; i++)
+    {
+      const SsFitsHdu *hdu = g_ptr_array_index (hdus, i);
+      const ListedHdu *want = &written[i];
+      g_test_message ("HDU %d %s %s %d: %" G_GINT64_FORMAT " x %" G_GINT64_FORMAT " x %"
+                      G_GINT64_FORMAT, hdu->number, hdu->name ? hdu->name : "-", hdu->kind,
+                      hdu->bitpix, hdu->width, hdu->height, hdu->planes);
+      g_assert_cmpint (hdu->number, ==, (int) i);
+      g_assert_cmpstr (hdu->name, ==, want->name);
+      g_assert_cmpint (hdu->has_image, ==, want->naxis > 0);
+      g_assert_cmpstr (hdu->kind, ==, want->naxis < 0 ? "binary table"
+                                      : want->compressed ? "compressed image" : "image");
+      if (!hdu->has_image)
+        continue;
+      g_assert_cmpint (hdu->bitpix, ==, want->bitpix);  /* ZBITPIX when compressed */
+      g_assert_cmpint (hdu->width, ==, want->axes[0]);
+      g_assert_cmpint (hdu->height, ==, want->axes[1]);
+      gint64 want_planes = 1;
+      for (int k = 2; k < want->naxis; k++)
+        want_planes *= want->axes[k];
+      g_assert_cmpint (hdu->planes, ==, want_planes);
+
+      /* What the listing says is what the reader reads at that number. */
+      g_autofree char *number = g_strdup_printf ("%d", hdu->number);
+      SsFitsReadOptions options = { number, -1 };
+      g_autoptr (SsImage) image = ss_fits_read (path, &options, &error);
+      g_assert_no_error (error);
+      g_assert_cmpint (image->width, ==, hdu->width);
+      g_assert_cmpint (image->height, ==, hdu->height);
+      g_assert_cmpint (image->planes, ==, hdu->planes);
+    }
+
+  /* The first with pixels is what the reader reads by default. */
+  g_autoptr (SsImage) first = ss_fits_read (path, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_cmpint (first->width, ==, w);
+  g_assert_cmpint (first->height, ==, h);
+
+  /* Headers only: a file whose last HDU lost its data is still listed in
+   * full, though that HDU cannot be read. */
+  gsize length = 0;
+  g_autofree char *bytes = NULL;
+  g_assert_true (g_file_get_contents (path, &bytes, &length, NULL));
+  g_autofree char *cut = g_build_filename (dir, "cut.fits", NULL);
+  const ListedHdu big = { "BIG", FLOAT_IMG, 2, { 60, 50 }, FALSE };  /* 12,000 bytes of data */
+  fits_open_diskfile (&fits, path, READWRITE, &status);
+  fits_movabs_hdu (fits, (int) G_N_ELEMENTS (written), NULL, &status);
+  write_listed_hdu (fits, &big);
+  fits_close_file (fits, &status);
+  test_check_cfitsio (status);
+  g_free (bytes);
+  g_assert_true (g_file_get_contents (path, &bytes, &length, NULL));
+  g_assert_true (g_file_set_contents (cut, bytes, (gssize) length - 2 * 2880, NULL));
+  g_autoptr (GPtrArray) listed = ss_fits_list_hdus (cut, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (listed->len, ==, G_N_ELEMENTS (written) + 1);
+  const SsFitsHdu *last = g_ptr_array_index (listed, listed->len - 1);
+  g_assert_cmpstr (last->name, ==, "BIG");
+  g_assert_true (last->has_image);
+  g_assert_cmpint (last->width, ==, 60);
+  g_assert_cmpint (last->height, ==, 50);
+  SsFitsReadOptions options = { "BIG", -1 };
+  g_assert_null (ss_fits_read (cut, &options, &error));
+  g_assert_nonnull (error);
+  g_test_message ("truncated: %s", error->message);
+  g_clear_error (&error);
+  test_remove_tree (dir);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -1645,5 +1721,6 @@ main (int argc, char **argv)
   g_test_add_func ("/io/png/bad-inputs", test_png_bad_inputs);
   g_test_add_func ("/io/load-by-content", test_load_by_content);
   g_test_add_func ("/io/stretch", test_stretch);
+  g_test_add_func ("/io/fits/list-hdus", test_fits_list_hdus);
   return g_test_run ();
 }

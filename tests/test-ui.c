@@ -1271,6 +1271,275 @@ test_psf_from_star (Fixture *f, gconstpointer data)
   g_assert_cmpfloat (diff, <, 1e-5);
 }
 
+/* Runs sharpsky-cli deblur on IN with EXTRA options (NULL-terminated) and the
+ * solve set_cli_deblur gives the app, a Gaussian PSF of FWHM and ITERATIONS;
+ * returns its output. */
+static SsImage *
+cli_deblur (const char *cli, const char *in, const char *out, double fwhm, int iterations,
+            const char *const *extra)
+{
+  char fwhm_text[G_ASCII_DTOSTR_BUF_SIZE];
+  g_ascii_formatd (fwhm_text, sizeof fwhm_text, "%.17g", fwhm);
+  g_autofree char *psf = g_strdup_printf ("--psf=gaussian:%s", fwhm_text);
+  g_autofree char *iters = g_strdup_printf ("--iters=%d", iterations);
+  g_autoptr (GPtrArray) argv = g_ptr_array_new ();
+  const char *fixed[] = { cli, "deblur", in, "-o", out, psf, "--sky=median", "--boundary=mirror",
+                          "--solver=cpadmm", "--alpha=0.002", iters, "--backend=cpu", "--quiet" };
+  for (gsize i = 0; i < G_N_ELEMENTS (fixed); i++)
+    g_ptr_array_add (argv, (gpointer) fixed[i]);
+  for (gsize i = 0; extra[i] != NULL; i++)
+    g_ptr_array_add (argv, (gpointer) extra[i]);
+  g_ptr_array_add (argv, NULL);
+  int status = 0;
+  g_autoptr (GError) error = NULL;
+  g_autofree char *cli_out = NULL, *cli_err = NULL;
+  g_assert_true (g_spawn_sync (NULL, (char **) argv->pdata, NULL, G_SPAWN_DEFAULT, NULL, NULL,
+                               &cli_out, &cli_err, &status, &error));
+  g_assert_no_error (error);
+  if (!g_spawn_check_wait_status (status, NULL))
+    g_error ("sharpsky-cli failed: %s", cli_err);
+  SsImage *image = ss_fits_read (out, NULL, &error);
+  g_assert_no_error (error);
+  return image;
+}
+
+/* A colour HDU (three planes) beside a plain one: the chooser offers the
+ * mean or one channel, and the app deblurs the channel chosen exactly as
+ * sharpsky-cli deblur --hdu RGB --plane K does. */
+static void
+test_hdu_colour_matches_cli (Fixture *f, gconstpointer data)
+{
+  if (skip_without_display ())
+    return;
+  g_autoptr (SsImage) sample = read_sample ();
+  g_autoptr (GRand) rng = g_rand_new_with_seed (f->seed);
+  int w = g_rand_int_range (rng, 48, 97), h = g_rand_int_range (rng, 40, 81);
+  gsize n = (gsize) w * h;
+  /* Three different parts of the sample, as three channels. */
+  g_autofree float *rgb = g_new (float, 3 * n);
+  for (int k = 0; k < 3; k++)
+    {
+      int x0 = g_rand_int_range (rng, 0, sample->width - w);
+      int y0 = g_rand_int_range (rng, 0, sample->height - h);
+      for (int r = 0; r < h; r++)
+        memcpy (rgb + k * n + (gsize) r * w,
+                sample->data + (gsize) (y0 + r) * sample->width + x0, (gsize) w * sizeof (float));
+    }
+  g_autofree float *sci = random_pixels (rng, 32 * 30);
+  g_autofree char *path = g_build_filename (f->dir, "colour.fits", NULL);
+  fitsfile *fits = NULL;
+  int status = 0;
+  fits_create_diskfile (&fits, path, &status);
+  fits_create_img (fits, BYTE_IMG, 0, NULL, &status);
+  write_image_hdu (fits, "SCI", 32, 30, 1, sci, &status);
+  write_image_hdu (fits, "RGB", w, h, 3, rgb, &status);
+  fits_close_file (fits, &status);
+  g_assert_cmpint (status, ==, 0);
+
+  /* Two images: the chooser opens on the first, as the CLI would read it. */
+  g_autoptr (GError) error = NULL;
+  g_assert_true (ss_window_open_path_sync (f->window, path, 30, &error));
+  g_assert_no_error (error);
+  SsHduChooser *chooser = ss_window_get_hdu_chooser (f->window);
+  g_assert_nonnull (chooser);
+  int hdu = -9, plane = -9;
+  ss_hdu_chooser_get_selection (chooser, &hdu, &plane);
+  g_assert_cmpint (hdu, ==, 1);
+  g_assert_cmpint (plane, ==, 0);
+  g_assert_false (ss_hdu_chooser_select (chooser, 1, -1));   /* no mean of one plane */
+  g_assert_false (ss_hdu_chooser_select (chooser, 2, 3));    /* no fourth channel */
+
+  /* The mean of the three channels. */
+  g_assert_true (ss_hdu_chooser_select (chooser, 2, -1));
+  ss_hdu_chooser_get_selection (chooser, &hdu, &plane);
+  g_assert_cmpint (hdu, ==, 2);
+  g_assert_cmpint (plane, ==, -1);
+  ss_hdu_chooser_accept (chooser);
+  g_assert_true (ss_window_wait_idle (f->window, 30));
+  SsFrame *frame = ss_window_get_frame (f->window, SS_VIEW_ORIGINAL);
+  g_assert_nonnull (frame);
+  g_assert_cmpint (frame->width, ==, w);
+  g_assert_cmpint (frame->height, ==, h);
+  for (gsize i = 0; i < n; i++)
+    {
+      double mean = ((double) rgb[i] + rgb[n + i] + rgb[2 * n + i]) / 3.0;
+      g_assert_cmpfloat (fabs (frame->data[i] - mean), <=, 1e-6 * (fabs (mean) + 1.0));
+    }
+
+  /* One channel, picked again with Ctrl+H's action. */
+  int channel = g_rand_int_range (rng, 0, 3);
+  double fwhm = g_rand_double_range (rng, 1.5, 3.5);
+  g_test_message ("%d×%d, channel %d, gaussian FWHM %.3f", w, h, channel, fwhm);
+  g_action_group_activate_action (G_ACTION_GROUP (f->window), "choose-hdu", NULL);
+  chooser = ss_window_get_hdu_chooser (f->window);
+  g_assert_nonnull (chooser);
+  ss_hdu_chooser_get_selection (chooser, &hdu, &plane);
+  g_assert_cmpint (hdu, ==, 2);
+  g_assert_cmpint (plane, ==, -1);
+  iterate_for (0.3);
+  save_screenshot_of (GTK_WINDOW (chooser), "hdu-chooser.png");
+  g_assert_true (ss_hdu_chooser_select (chooser, 2, channel));
+  ss_hdu_chooser_accept (chooser);
+  g_assert_true (ss_window_wait_idle (f->window, 30));
+  assert_frame_is (ss_window_get_frame (f->window, SS_VIEW_ORIGINAL), rgb + channel * n, w, h);
+
+  const char *cli = g_getenv ("SHARPSKY_CLI");
+  if (cli == NULL || !g_file_test (cli, G_FILE_TEST_IS_EXECUTABLE))
+    {
+      g_test_skip ("sharpsky-cli is not built: nothing to compare the deblur with");
+      return;
+    }
+  g_autofree char *out = g_build_filename (f->dir, "cli.fits", NULL);
+  g_autofree char *plane_option = g_strdup_printf ("--plane=%d", channel);
+  const char *extra[] = { "--hdu=RGB", plane_option, NULL };
+  g_autoptr (SsImage) expected = cli_deblur (cli, path, out, fwhm, 30, extra);
+  g_assert_cmpint (expected->planes, ==, 1);
+
+  SsSettings s;
+  ss_settings_init (&s);
+  s.acquisition.psf.kind = SS_PSF_GAUSSIAN;
+  s.acquisition.psf.fwhm = fwhm;
+  set_cli_deblur (&s, 30);
+  apply_settings (f, &s);
+  ss_window_run (f->window);
+  g_assert_true (ss_window_wait_idle (f->window, 120));
+  g_assert_null (ss_window_get_message (f->window));
+  SsFrame *recovered = ss_window_get_frame (f->window, SS_VIEW_RECOVERED);
+  g_assert_nonnull (recovered);
+  g_assert_cmpint (recovered->width, ==, expected->width);
+  g_assert_cmpint (recovered->height, ==, expected->height);
+  double diff = relative_difference (recovered, expected);
+  g_test_message ("app vs sharpsky-cli --hdu RGB --plane %d: relative difference %.3g", channel,
+                  diff);
+  g_assert_cmpfloat (diff, <, 1e-5);
+
+  /* The export names the HDU and the channel. */
+  g_autofree char *exported = g_build_filename (f->dir, "app.fits", NULL);
+  g_assert_true (ss_window_export_sync (f->window, SS_EXPORT_FITS, exported, NULL, FALSE, 30,
+                                        &error));
+  g_assert_no_error (error);
+  g_assert_true (file_contains (exported, "input = colour.fits, HDU 2 (RGB)"));
+  g_autofree char *plane_card = g_strdup_printf ("input plane: plane %d of 3", channel);
+  g_assert_true (file_contains (exported, plane_card));
+}
+
+/* Find stars says how many stars it measured: as many as the engine's
+ * search uses on the same pixels; a click measures one. */
+static void
+test_star_count_shown (Fixture *f, gconstpointer data)
+{
+  if (skip_without_display ())
+    return;
+  g_autoptr (GRand) rng = g_rand_new_with_seed (f->seed);
+  static const double grid_x[N_STARS] = { 30, 80, 130, 45, 115 };
+  static const double grid_y[N_STARS] = { 30, 30, 30, 85, 85 };
+  double xs[N_STARS], ys[N_STARS];
+  for (int k = 0; k < N_STARS; k++)
+    {
+      xs[k] = grid_x[k] + g_rand_double_range (rng, -5, 5);
+      ys[k] = grid_y[k] + g_rand_double_range (rng, -5, 5);
+    }
+  double fwhm = g_rand_double_range (rng, 2.5, 5.0);
+  g_autoptr (SsImage) image = star_field (rng, 160, 120, xs, ys, fwhm);
+  g_autofree char *in = g_build_filename (f->dir, "stars.fits", NULL);
+  g_autoptr (GError) error = NULL;
+  g_assert_true (ss_fits_write (image, in, FALSE, NULL, &error));
+  g_assert_no_error (error);
+  g_assert_true (ss_window_open_path_sync (f->window, in, 30, &error));
+  g_assert_no_error (error);
+
+  SsStarSearch search;
+  ss_star_search_init (&search);
+  search.model = SS_PSF_MODEL_MOFFAT;   /* the panel's default, as the CLI's */
+  SsPsfFit combined;
+  g_assert_true (ss_psf_find_stars (image, &search, &combined, NULL, &error));
+  g_assert_no_error (error);
+  int used = combined.iterations;
+  g_test_message ("FWHM %.3f; the engine's search combines %d stars", fwhm, used);
+  g_assert_cmpint (used, >=, 2);
+
+  g_assert_true (ss_window_find_stars_sync (f->window, 60, &error));
+  g_assert_no_error (error);
+  SsParamsPanel *panel = ss_window_get_params_panel (f->window);
+  g_autofree char *expected = g_strdup_printf ("median of %d stars", used);
+  const char *shown = ss_params_panel_get_psf_fit_text (panel);
+  g_test_message ("panel: %s", shown);
+  g_assert_nonnull (strstr (shown, expected));
+  g_assert_nonnull (strstr (ss_window_get_message (f->window), "stars"));
+
+  /* Giving the panel its own settings back keeps the count shown. */
+  SsSettings s;
+  ss_params_panel_get_settings (panel, &s);
+  apply_settings (f, &s);
+  g_assert_nonnull (strstr (ss_params_panel_get_psf_fit_text (panel), expected));
+
+  int col = (int) lround (xs[0]), row = (int) lround (ys[0]);
+  g_assert_true (ss_window_fit_star_sync (f->window, col, row, 30, &error));
+  g_assert_no_error (error);
+  g_assert_nonnull (strstr (ss_params_panel_get_psf_fit_text (panel), "one star"));
+  g_assert_true (ss_params_panel_get_psf_fit (panel, NULL));
+
+  /* Another image (here the same file again) needs its own measurement. */
+  g_assert_true (ss_window_open_path_sync (f->window, in, 30, &error));
+  g_assert_no_error (error);
+  g_assert_false (ss_params_panel_get_psf_fit (panel, NULL));
+}
+
+/* A colour PNG has no HDUs, but its channels are offered as a FITS colour
+ * image's are: the mean by default, then any one channel through Ctrl+H. */
+static void
+test_png_channels (Fixture *f, gconstpointer data)
+{
+  if (skip_without_display ())
+    return;
+  g_autoptr (GRand) rng = g_rand_new_with_seed (f->seed);
+  int w = g_rand_int_range (rng, 20, 61), h = g_rand_int_range (rng, 20, 61);
+  gsize n = (gsize) w * h;
+  g_autoptr (GError) error = NULL;
+  g_autoptr (SsImage) rgb = ss_image_new (w, h, 3, &error);
+  g_assert_no_error (error);
+  for (gsize i = 0; i < 3 * n; i++)
+    rgb->data[i] = (float) g_rand_double (rng);
+  g_autofree char *path = g_build_filename (f->dir, "colour.png", NULL);
+  SsPngWriteOptions options;
+  ss_png_write_options_init (&options);
+  options.bit_depth = 16;
+  g_assert_true (ss_png_write (rgb, path, &options, FALSE, NULL, &error));
+  g_assert_no_error (error);
+  /* The oracle: the engine's reading of the file, channel by channel. */
+  g_autoptr (SsImage) read = ss_png_read (path, &error);
+  g_assert_no_error (error);
+  g_assert_cmpint (read->planes, ==, 3);
+
+  g_assert_true (ss_window_open_path_sync (f->window, path, 30, &error));
+  g_assert_no_error (error);
+  g_assert_null (ss_window_get_hdu_chooser (f->window));   /* the mean needs no question */
+  g_assert_nonnull (strstr (ss_window_get_message (f->window), "mean of its three planes"));
+  SsFrame *frame = ss_window_get_frame (f->window, SS_VIEW_ORIGINAL);
+  g_assert_nonnull (frame);
+  for (gsize i = 0; i < n; i++)
+    {
+      double mean = ((double) read->data[i] + read->data[n + i] + read->data[2 * n + i]) / 3.0;
+      g_assert_cmpfloat (fabs (frame->data[i] - mean), <=, 1e-6);
+    }
+
+  int channel = g_rand_int_range (rng, 0, 3);
+  g_test_message ("%d×%d PNG, channel %d", w, h, channel);
+  g_action_group_activate_action (G_ACTION_GROUP (f->window), "choose-hdu", NULL);
+  SsHduChooser *chooser = ss_window_get_hdu_chooser (f->window);
+  g_assert_nonnull (chooser);
+  int hdu = -9, plane = -9;
+  ss_hdu_chooser_get_selection (chooser, &hdu, &plane);
+  g_assert_cmpint (hdu, ==, 0);
+  g_assert_cmpint (plane, ==, -1);
+  g_assert_true (ss_hdu_chooser_select (chooser, 0, channel));
+  ss_hdu_chooser_accept (chooser);
+  g_assert_true (ss_window_wait_idle (f->window, 30));
+  assert_frame_is (ss_window_get_frame (f->window, SS_VIEW_ORIGINAL), read->data + channel * n,
+                   w, h);
+  g_assert_null (ss_window_get_message (f->window));   /* a choice made is not announced */
+}
+
 int
 main (int argc, char **argv)
 {
@@ -1319,6 +1588,12 @@ main (int argc, char **argv)
   g_test_add ("/ui/psf-from-star", Fixture, NULL, fixture_setup, test_psf_from_star,
               fixture_teardown);
   g_test_add ("/ui/deblur-matches-cli", Fixture, NULL, fixture_setup, test_deblur_matches_cli,
+              fixture_teardown);
+  g_test_add ("/ui/hdu-colour-matches-cli", Fixture, NULL, fixture_setup,
+              test_hdu_colour_matches_cli, fixture_teardown);
+  g_test_add ("/ui/star-count-shown", Fixture, NULL, fixture_setup, test_star_count_shown,
+              fixture_teardown);
+  g_test_add ("/ui/png-channels", Fixture, NULL, fixture_setup, test_png_channels,
               fixture_teardown);
   int status = g_test_run ();
   g_clear_object (&app);

@@ -9,14 +9,21 @@ struct _SsHduChooser
   GPtrArray *hdus;          /* SsFitsHdu, all of the file's */
   GtkListBox *list;         /* one row per image HDU; row data: its SsFitsHdu */
   GtkWidget *plane_label;
-  GtkSpinButton *plane_spin;
-  GtkCheckButton *mean_check;
+  GtkSpinButton *plane_spin;       /* any plane of a cube */
+  GtkDropDown *colour_dropdown;     /* three planes: COLOUR_CHOICES */
 };
 
 G_DEFINE_FINAL_TYPE (SsHduChooser, ss_hdu_chooser, GTK_TYPE_WINDOW)
 
 enum { SIGNAL_CHOSEN, N_SIGNALS };
 static guint signals[N_SIGNALS];
+
+/* What a three-plane image offers, in order: the mean (plane -1), then each
+ * plane. Its planes are usually red, green and blue, but a three-band cube
+ * is not always a colour image, so the plane's number is shown too. */
+static const char *const COLOUR_CHOICES[] = {
+  "Mean of the three planes", "Red (plane 0)", "Green (plane 1)", "Blue (plane 2)", NULL
+};
 
 static const char *
 pixel_type_name (int bitpix)
@@ -37,15 +44,20 @@ char *
 ss_hdu_chooser_describe (gconstpointer data)
 {
   const SsFitsHdu *hdu = data;
+  gboolean png = g_strcmp0 (hdu->kind, SS_HDU_CHOOSER_PNG) == 0;
   GString *text = g_string_new (NULL);
-  g_string_append_printf (text, "HDU %d", hdu->number);
+  if (png)
+    g_string_append (text, "PNG");
+  else
+    g_string_append_printf (text, "HDU %d", hdu->number);
   if (hdu->name)
     g_string_append_printf (text, " · %s", hdu->name);
   g_string_append_printf (text, " · %" G_GINT64_FORMAT " × %" G_GINT64_FORMAT, hdu->width,
                           hdu->height);
   if (hdu->planes > 1)
     g_string_append_printf (text, " × %" G_GINT64_FORMAT, hdu->planes);
-  g_string_append_printf (text, " · %s", pixel_type_name (hdu->bitpix));
+  if (!png)   /* a PNG's values are read scaled to [0, 1] */
+    g_string_append_printf (text, " · %s", pixel_type_name (hdu->bitpix));
   if (g_str_has_prefix (hdu->kind, "compressed"))
     g_string_append (text, " · tile-compressed");
   return g_string_free (text, FALSE);
@@ -59,18 +71,22 @@ selected_hdu (SsHduChooser *self)
 }
 
 /* The plane controls follow the selected HDU: hidden for a plain image, a
- * spin for a cube, and the mean offered for three (colour) planes. */
+ * spin for a cube, and mean / red / green / blue for three (colour) planes. */
 static void
 update_plane_controls (SsHduChooser *self)
 {
   const SsFitsHdu *hdu = selected_hdu (self);
   gint64 planes = hdu ? hdu->planes : 1;
+  gboolean colour = planes == 3;
   gtk_widget_set_visible (self->plane_label, planes > 1);
-  gtk_widget_set_visible (GTK_WIDGET (self->plane_spin), planes > 1);
-  gtk_widget_set_visible (GTK_WIDGET (self->mean_check), planes == 3);
+  gtk_label_set_text_with_mnemonic (GTK_LABEL (self->plane_label),
+                                    colour ? "_Channel" : "_Plane (from 0)");
+  gtk_widget_set_visible (GTK_WIDGET (self->plane_spin), planes > 1 && !colour);
+  gtk_widget_set_visible (GTK_WIDGET (self->colour_dropdown), colour);
+  gtk_label_set_mnemonic_widget (GTK_LABEL (self->plane_label),
+                                 colour ? GTK_WIDGET (self->colour_dropdown)
+                                        : GTK_WIDGET (self->plane_spin));
   gtk_spin_button_set_range (self->plane_spin, 0, (double) MAX (planes - 1, 0));
-  gboolean mean = planes == 3 && gtk_check_button_get_active (self->mean_check);
-  gtk_widget_set_sensitive (GTK_WIDGET (self->plane_spin), !mean);
 }
 
 gboolean
@@ -88,9 +104,11 @@ ss_hdu_chooser_select (SsHduChooser *self, int number, int plane)
       if (plane < -1 || plane >= hdu->planes || (plane == -1 && hdu->planes != 3))
         return FALSE;
       gtk_list_box_select_row (self->list, row);
-      gtk_check_button_set_active (self->mean_check, plane == -1);
-      gtk_spin_button_set_value (self->plane_spin, MAX (plane, 0));
       update_plane_controls (self);
+      if (hdu->planes == 3)
+        gtk_drop_down_set_selected (self->colour_dropdown, (guint) (plane + 1));
+      else
+        gtk_spin_button_set_value (self->plane_spin, MAX (plane, 0));
       return TRUE;
     }
 }
@@ -103,8 +121,8 @@ ss_hdu_chooser_get_selection (SsHduChooser *self, int *hdu, int *plane)
   *hdu = selected ? selected->number : -1;
   if (selected == NULL || selected->planes == 1)
     *plane = 0;
-  else if (selected->planes == 3 && gtk_check_button_get_active (self->mean_check))
-    *plane = -1;
+  else if (selected->planes == 3)
+    *plane = (int) gtk_drop_down_get_selected (self->colour_dropdown) - 1;
   else
     *plane = gtk_spin_button_get_value_as_int (self->plane_spin);
 }
@@ -179,13 +197,13 @@ plane_row (SsHduChooser *self)
   GtkWidget *box = gtk_box_new (GTK_ORIENTATION_HORIZONTAL, 6);
   self->plane_label = gtk_label_new_with_mnemonic ("_Plane (from 0)");
   self->plane_spin = GTK_SPIN_BUTTON (gtk_spin_button_new_with_range (0, 1, 1));
-  gtk_label_set_mnemonic_widget (GTK_LABEL (self->plane_label), GTK_WIDGET (self->plane_spin));
-  self->mean_check = GTK_CHECK_BUTTON (
-      gtk_check_button_new_with_mnemonic ("_Mean of the three colour planes"));
-  g_signal_connect_swapped (self->mean_check, "toggled", G_CALLBACK (update_plane_controls), self);
+  self->colour_dropdown = GTK_DROP_DOWN (gtk_drop_down_new_from_strings (COLOUR_CHOICES));
+  gtk_widget_set_tooltip_text (GTK_WIDGET (self->colour_dropdown),
+                               "Deblur the mean of the three planes, or one of them "
+                               "(sharpsky-cli's --plane)");
   gtk_box_append (GTK_BOX (box), self->plane_label);
   gtk_box_append (GTK_BOX (box), GTK_WIDGET (self->plane_spin));
-  gtk_box_append (GTK_BOX (box), GTK_WIDGET (self->mean_check));
+  gtk_box_append (GTK_BOX (box), GTK_WIDGET (self->colour_dropdown));
   return box;
 }
 
@@ -204,7 +222,8 @@ ss_hdu_chooser_new (GtkWindow *parent, const char *path, GPtrArray *hdus, int hd
   gtk_widget_set_margin_top (box, 14);
   gtk_widget_set_margin_bottom (box, 14);
   g_autofree char *base = g_path_get_basename (path);
-  g_autofree char *intro = g_strdup_printf ("%s holds more than one image. Which one?", base);
+  g_autofree char *intro = g_strdup_printf ("Which image of %s, and which plane, to deblur?",
+                                            base);
   GtkWidget *label = gtk_label_new (intro);
   gtk_label_set_xalign (GTK_LABEL (label), 0);
   gtk_label_set_wrap (GTK_LABEL (label), TRUE);

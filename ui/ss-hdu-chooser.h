@@ -1,10 +1,11 @@
 /* ss-hdu-chooser.h: which HDU, and which plane, of a FITS file to work on.
  *
  * A small modal window listing the file's image HDUs (number, EXTNAME, size,
- * pixel type) and, for the one selected, its plane: any plane of a cube, and
- * for three planes (a colour image) also their mean. The CLI's --hdu and
- * --plane, for the app. "chosen" (hdu, plane) is emitted on Open, with plane
- * -1 meaning the mean of three colour planes; the window then closes.
+ * pixel type, tile compression) and, for the one selected, its plane: any
+ * plane of a cube, and for three planes (a colour image) their mean, red,
+ * green or blue. The CLI's --hdu and --plane, for the app. "chosen" (hdu,
+ * plane) is emitted on Open, with plane -1 meaning the mean of three colour
+ * planes; the window then closes.
  */
 #pragma once
 
@@ -14,6 +15,10 @@ G_BEGIN_DECLS
 
 #define SS_TYPE_HDU_CHOOSER (ss_hdu_chooser_get_type ())
 G_DECLARE_FINAL_TYPE (SsHduChooser, ss_hdu_chooser, SS, HDU_CHOOSER, GtkWindow)
+
+/* The kind of the one entry that stands for a PNG file (number 0): its
+ * planes are offered as a FITS image's are. */
+#define SS_HDU_CHOOSER_PNG "PNG image"
 
 /* HDUS: the file's SsFitsHdu list (ss_fits_list_hdus), kept by reference.
  * HDU and PLANE: the selection shown first. */

@@ -67,6 +67,7 @@ struct _SsParamsPanel
   char *psf_path;
   gboolean have_fit;
   SsPsfFit fit;          /* the last star measurement (have_fit) */
+  int fit_stars;         /* how many stars it measured; 0: not known */
   int image_width, image_height;
   gboolean have_roi;
   GdkRectangle roi;
@@ -417,7 +418,8 @@ ss_params_panel_get_settings (SsParamsPanel *self, SsSettings *s)
     }
 }
 
-static void show_fit (SsParamsPanel *self, const SsPsfFit *fit);
+static void show_fit (SsParamsPanel *self, const SsPsfFit *fit, int n_stars);
+static int stars_of (SsParamsPanel *self, const SsPsfFit *fit);
 
 static guint
 psf_row (SsPsfKind kind)
@@ -459,7 +461,7 @@ ss_params_panel_set_settings (SsParamsPanel *self, const SsSettings *s)
   gtk_drop_down_set_selected (self->psf_dropdown,
                               s->psf_from_fit ? PSF_ROW_MEASURED : psf_row (psf->kind));
   if (s->psf_from_fit)
-    show_fit (self, s->psf_fit.fwhm > 0 ? &s->psf_fit : NULL);
+    show_fit (self, s->psf_fit.fwhm > 0 ? &s->psf_fit : NULL, stars_of (self, &s->psf_fit));
   if (psf->size > 0)
     gtk_spin_button_set_value (self->psf_size_spin, psf->size);
   if (psf->fwhm > 0)
@@ -533,8 +535,22 @@ ss_params_panel_get_dense_hint (SsParamsPanel *self)
 
 /* ---- the PSF measured from stars ------------------------------------------ */
 
+/* How many stars FIT was measured on, when it is the measurement shown
+ * (settings given back to the panel keep the count); else 0, not known. */
+static int
+stars_of (SsParamsPanel *self, const SsPsfFit *fit)
+{
+  const SsPsfFit *shown = &self->fit;
+  gboolean same = self->have_fit && fit->model == shown->model && fit->x == shown->x
+                  && fit->y == shown->y && fit->fwhm_major == shown->fwhm_major
+                  && fit->fwhm_minor == shown->fwhm_minor && fit->angle == shown->angle;
+  return same ? self->fit_stars : 0;
+}
+
+/* FIT's description and what it was measured on: one star (the one at the
+ * centre given), or the medians over N_STARS (the centre is the brightest's). */
 static void
-show_fit (SsParamsPanel *self, const SsPsfFit *fit)
+show_fit (SsParamsPanel *self, const SsPsfFit *fit, int n_stars)
 {
   self->have_fit = fit != NULL;
   if (fit == NULL)
@@ -543,18 +559,23 @@ show_fit (SsParamsPanel *self, const SsPsfFit *fit)
       return;
     }
   self->fit = *fit;
-  g_autofree char *text = ss_psf_fit_describe (fit);
+  self->fit_stars = n_stars;
+  g_autofree char *described = ss_psf_fit_describe (fit);
+  g_autofree char *text = n_stars > 1 ? g_strdup_printf ("%s; median of %d stars", described,
+                                                         n_stars)
+                          : n_stars == 1 ? g_strdup_printf ("%s; one star", described)
+                                         : g_strdup (described);
   gtk_label_set_text (self->star_label, text);
   gtk_drop_down_set_selected (self->star_model_dropdown,
                               fit->model == SS_PSF_MODEL_MOFFAT ? 1 : 0);
 }
 
 void
-ss_params_panel_set_psf_fit (SsParamsPanel *self, const SsPsfFit *fit)
+ss_params_panel_set_psf_fit (SsParamsPanel *self, const SsPsfFit *fit, int n_stars)
 {
   g_return_if_fail (SS_IS_PARAMS_PANEL (self));
   self->updating = TRUE;
-  show_fit (self, fit);
+  show_fit (self, fit, n_stars);
   if (fit != NULL)
     gtk_drop_down_set_selected (self->psf_dropdown, PSF_ROW_MEASURED);
   self->updating = FALSE;
@@ -568,6 +589,13 @@ ss_params_panel_get_psf_fit (SsParamsPanel *self, SsPsfFit *fit)
   if (self->have_fit && fit != NULL)
     *fit = self->fit;
   return self->have_fit;
+}
+
+const char *
+ss_params_panel_get_psf_fit_text (SsParamsPanel *self)
+{
+  g_return_val_if_fail (SS_IS_PARAMS_PANEL (self), NULL);
+  return gtk_label_get_text (self->star_label);
 }
 
 SsPsfModel

@@ -36,10 +36,12 @@ void ss_params_panel_set_device_text (SsParamsPanel *self, const char *text);
 /* The hint about the dense direct solver's size limit, as shown. */
 const char *ss_params_panel_get_dense_hint (SsParamsPanel *self);
 
-/* The PSF measured from stars (NULL: none yet); setting one selects
- * "Measured from stars" as the PSF. */
-void ss_params_panel_set_psf_fit (SsParamsPanel *self, const SsPsfFit *fit);
+/* The PSF measured from N_STARS stars (0: not known; FIT NULL: none yet);
+ * setting one selects "Measured from stars" as the PSF. */
+void ss_params_panel_set_psf_fit (SsParamsPanel *self, const SsPsfFit *fit, int n_stars);
 gboolean ss_params_panel_get_psf_fit (SsParamsPanel *self, SsPsfFit *fit);
+/* The measurement as the panel shows it. */
+const char *ss_params_panel_get_psf_fit_text (SsParamsPanel *self);
 /* The profile to fit: Gaussian or Moffat. */
 SsPsfModel ss_params_panel_get_star_model (SsParamsPanel *self);
 

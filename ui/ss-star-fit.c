@@ -90,12 +90,14 @@ ss_star_fit_search_async (SsFrame *frame, SsPsfModel model, GCancellable *cancel
 }
 
 gboolean
-ss_star_fit_finish (GAsyncResult *result, SsPsfFit *fit, GError **error)
+ss_star_fit_finish (GAsyncResult *result, SsPsfFit *fit, int *n_stars, GError **error)
 {
   g_return_val_if_fail (G_IS_TASK (result), FALSE);
   if (!g_task_propagate_boolean (G_TASK (result), error))
     return FALSE;
   StarFitData *d = g_task_get_task_data (G_TASK (result));
   *fit = d->fit;
+  if (n_stars != NULL)   /* a combination's iterations are its stars (ss-psf-fit.h) */
+    *n_stars = d->search ? d->fit.iterations : 1;
   return TRUE;
 }

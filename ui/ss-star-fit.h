@@ -23,7 +23,9 @@ void ss_star_fit_at_async (SsFrame *frame, int col, int row, SsPsfModel model,
 /* Finds and fits the brightest isolated unsaturated stars of FRAME. */
 void ss_star_fit_search_async (SsFrame *frame, SsPsfModel model, GCancellable *cancellable,
                                GAsyncReadyCallback callback, gpointer user_data);
-/* The fit (for a search: the combination; FIT->iterations = stars used). */
-gboolean ss_star_fit_finish (GAsyncResult *result, SsPsfFit *fit, GError **error);
+/* The fit (for a search: the combination). N_STARS (may be NULL): how many
+ * stars it measured, 1 for a click. */
+gboolean ss_star_fit_finish (GAsyncResult *result, SsPsfFit *fit, int *n_stars,
+                             GError **error);
 
 G_END_DECLS

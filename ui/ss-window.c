@@ -875,7 +875,8 @@ typedef struct {
   int hdu;                  /* wanted: -1 = the first holding an image */
   int plane;                /* wanted: a plane, -1 = colour mean, PLANE_DEFAULT */
   gboolean chosen;          /* HDU and plane were picked by the user */
-  GPtrArray *hdus;          /* the file's HDUs (FITS), or NULL */
+  gboolean png;             /* not FITS: a PNG (or a file the loader refuses) */
+  GPtrArray *hdus;          /* the file's HDUs (FITS), a PNG as one, or NULL */
   SsFrame *frame;
   SsHeader *header;
   char *note;
@@ -895,20 +896,25 @@ load_data_free (gpointer p)
   g_free (d);
 }
 
-/* One plane to work on: the image read (one plane), or the mean of three
- * colour planes. */
+/* One plane to work on: PLANE of the image read (a FITS file is read one
+ * plane at a time, a PNG whole), or with PLANE -1 the mean of three colour
+ * planes. */
 static SsFrame *
-frame_from_image (const SsImage *image, GError **error)
+frame_from_image (const SsImage *image, int plane, GError **error)
 {
   SsFrame *frame = ss_frame_new (image->width, image->height, error);
   if (frame == NULL)
     return NULL;
   gsize n = ss_image_plane_size (image);
-  if (image->planes == 3)
+  if (image->planes == 3 && plane == -1)
     for (gsize i = 0; i < n; i++)
       frame->data[i] = (image->data[i] + image->data[n + i] + image->data[2 * n + i]) / 3.0f;
   else
-    memcpy (frame->data, image->data, n * sizeof (float));
+    {
+      /* Anything else read whole (not expected) gives its first plane. */
+      int p = plane > 0 && plane < image->planes ? plane : 0;
+      memcpy (frame->data, image->data + (gsize) p * n, n * sizeof (float));
+    }
   return frame;
 }
 
@@ -944,9 +950,15 @@ static void
 resolve_plane (LoadData *d, SsFitsReadOptions *options, char **hdu_text)
 {
   const SsFitsHdu *hdu = find_hdu (d->hdus, d->hdu);
+  if (d->png)
+    {
+      /* Read whole: resolve_png_plane takes the plane, knowing how many. */
+      options->plane = -1;
+      return;
+    }
   if (hdu == NULL)
     {
-      /* PNG (grey or colour: the mean), or an HDU the reader will refuse. */
+      /* An HDU the reader will refuse, with its own message. */
       d->plane = d->plane >= 0 ? d->plane : -1;
       options->plane = d->plane;
       return;
@@ -967,12 +979,42 @@ resolve_plane (LoadData *d, SsFitsReadOptions *options, char **hdu_text)
                                  " (Ctrl+H picks another)", d->plane, hdu->planes);
 }
 
+/* The plane of PNG IMAGE (read whole) to work on, as resolve_plane does for
+ * FITS: by default the mean of three colour planes, else the first. The PNG
+ * is listed as one image, for the chooser to offer its channels. */
+static gboolean
+resolve_png_plane (LoadData *d, const SsImage *image, GError **error)
+{
+  if (d->plane == PLANE_DEFAULT || (d->plane == -1 && image->planes != 3))
+    d->plane = image->planes == 3 ? -1 : 0;
+  if (d->plane >= image->planes)
+    {
+      g_autofree char *name = g_filename_display_name (d->path);
+      g_set_error (error, SS_ERROR, SS_ERROR_INVALID_ARGUMENT,
+                   "%s: plane %d does not exist (the PNG has %d)", name, d->plane, image->planes);
+      return FALSE;
+    }
+  SsFitsHdu *entry = g_new0 (SsFitsHdu, 1);
+  entry->kind = SS_HDU_CHOOSER_PNG;
+  entry->has_image = TRUE;
+  entry->width = image->width;
+  entry->height = image->height;
+  entry->planes = image->planes;
+  d->hdus = g_ptr_array_new_with_free_func ((GDestroyNotify) ss_fits_hdu_free);
+  g_ptr_array_add (d->hdus, entry);
+  d->hdu = 0;
+  if (image->planes == 3 && !d->chosen)
+    d->note = g_strdup ("colour image: working on the mean of its three planes "
+                        "(Ctrl+H picks one)");
+  return TRUE;
+}
+
 /* A HISTORY card saying where in the file the data came from. */
 static void
 record_source (const LoadData *d, SsHeader *header)
 {
   const SsFitsHdu *hdu = find_hdu (d->hdus, d->hdu);
-  if (hdu == NULL)
+  if (hdu == NULL || d->png)
     return;
   g_autofree char *base = g_path_get_basename (d->path);
   g_autofree char *plane = d->plane == -1 ? g_strdup (", mean of 3 colour planes")
@@ -993,7 +1035,8 @@ load_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *can
   GError *error = NULL;
   SsFitsReadOptions options = SS_FITS_READ_OPTIONS_DEFAULT;
   /* The listing reads headers only; a damaged file is reported by the read. */
-  if (is_fits_file (d->path))
+  d->png = !is_fits_file (d->path);
+  if (!d->png)
     d->hdus = ss_fits_list_hdus (d->path, NULL);
   g_autofree char *hdu_text = NULL;
   resolve_plane (d, &options, &hdu_text);
@@ -1011,7 +1054,12 @@ load_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *can
       g_task_return_new_error (task, SS_ERROR, SS_ERROR_FORMAT, "the image has no finite pixel");
       return;
     }
-  d->frame = frame_from_image (image, &error);
+  if (d->png && !resolve_png_plane (d, image, &error))
+    {
+      g_task_return_error (task, error);
+      return;
+    }
+  d->frame = frame_from_image (image, d->plane, &error);
   if (d->frame == NULL)
     {
       g_task_return_error (task, error);
@@ -1048,6 +1096,18 @@ add_to_recent (const char *path)
   gtk_recent_manager_add_full (gtk_recent_manager_get_default (), uri, &data);
 }
 
+/* A PSF measured on the image (or HDU, or plane) no longer shown is not
+ * this one's: the CLI measures it on the data it deblurs, and so does the
+ * app. A fit still running is dropped. */
+static void
+forget_star_fit (SsWindow *self)
+{
+  if (self->fit_cancellable != NULL)
+    g_cancellable_cancel (self->fit_cancellable);
+  ss_params_panel_set_psf_fit (self->panel, NULL, 0);
+  ss_image_view_set_pick_mode (self->view, FALSE);
+}
+
 static void
 take_loaded_image (SsWindow *self, LoadData *d)
 {
@@ -1070,6 +1130,7 @@ take_loaded_image (SsWindow *self, LoadData *d)
   ss_params_panel_set_roi (self->panel, NULL);
   ss_image_view_set_roi (self->view, NULL);
   ss_params_panel_set_image_size (self->panel, self->input->width, self->input->height);
+  forget_star_fit (self);
 
   g_autofree char *base = g_path_get_basename (d->path);
   g_autofree char *title = g_strdup_printf ("%s — Sharpsky", base);
@@ -1699,21 +1760,25 @@ star_fit_done (GObject *source, GAsyncResult *result, gpointer user_data)
 {
   SsWindow *self = SS_WINDOW (user_data);
   SsPsfFit fit;
+  int n_stars = 0;
   g_autoptr (GError) error = NULL;
-  gboolean ok = ss_star_fit_finish (result, &fit, &error);
+  gboolean ok = ss_star_fit_finish (result, &fit, &n_stars, &error);
   self->fitting = FALSE;
   g_clear_error (&self->fit_error);
   if (!self->disposed)
     {
       if (ok)
         {
-          ss_params_panel_set_psf_fit (self->panel, &fit);
+          ss_params_panel_set_psf_fit (self->panel, &fit, n_stars);
           ss_image_view_set_pick_mode (self->view, FALSE);
           g_autofree char *text = ss_psf_fit_describe (&fit);
-          g_autofree char *message = g_strdup_printf ("PSF measured: %s", text);
+          g_autofree char *message = n_stars > 1
+                                     ? g_strdup_printf ("PSF measured on %d stars: %s", n_stars,
+                                                        text)
+                                     : g_strdup_printf ("PSF measured: %s", text);
           show_message (self, message, FALSE);
         }
-      else
+      else if (!g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
         {
           show_error (self, "No PSF measured", error);
           self->fit_error = g_error_copy (error);

@@ -49,8 +49,9 @@ SsWindow *ss_window_new (GtkApplication *application);
 
 /* Opens PATH in the background (FITS or PNG); errors go to the banner. */
 void ss_window_open_path (SsWindow *self, const char *path);
-/* Offers the open FITS file's image HDUs and planes (it opens by itself
- * when a file has more than one image HDU, or is a cube). */
+/* Offers the open FITS file's image HDUs and planes, or a colour PNG's
+ * channels (it opens by itself when a file has more than one image HDU, or
+ * is a cube of other than three planes). */
 void ss_window_choose_hdu (SsWindow *self);
 /* The chooser while it is open, else NULL. */
 SsHduChooser *ss_window_get_hdu_chooser (SsWindow *self);
