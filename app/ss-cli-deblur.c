@@ -544,6 +544,10 @@ write_output (const DeblurInput *in, const CliOptions *o, const CliConfig *c,
   CliHistory history;
   cli_history_init (&history, "deblur");
   cli_history_add (&history, "input=%s", in->in_path);
+  /* Which image of the file: outputs of different HDUs or planes must be
+   * told apart by their headers. */
+  cli_history_add (&history, "hdu=%s plane=%s", o->hdu ? o->hdu : "first-image",
+                   o->plane ? o->plane : "all");
   if (in->recorded)
     cli_history_add_acquisition (&history, &in->acq);
   for (int p = 0; p < planes; p++)

@@ -411,6 +411,7 @@ test_round_trip (Fixture *f, gconstpointer data)
   g_assert_nonnull (strstr (header, "test stars"));
   g_assert_nonnull (strstr (header, "HISTORY sharpsky-cli"));
   g_assert_nonnull (strstr (header, "solver=cpadmm"));
+  g_assert_nonnull (strstr (header, "hdu=first-image plane=all"));   /* which image was read */
   g_assert_null (strstr (header, "SS_PSF"));    /* the result is not a measurement */
   g_autofree char *measured_header = read_fits_header (measured_path);
   g_assert_nonnull (strstr (measured_header, "SS_PSF"));
@@ -936,9 +937,10 @@ test_output_protection (Fixture *f, gconstpointer data)
 
   /* With --force the same command replaces it with a FITS file. */
   RUN_CLI_OK ("deblur", truth_path, "-o", existing, "--psf", "box:3", "--iters", "5",
-              "--force", "--quiet");
+              "--force", "--quiet", "--hdu", "0", "--plane", "0");
   g_autofree char *header = read_fits_header (existing);
   g_assert_nonnull (strstr (header, "HISTORY sharpsky-cli"));
+  g_assert_nonnull (strstr (header, "hdu=0 plane=0"));
 
   /* No output given is a usage error. */
   run = RUN_CLI ("deblur", truth_path, "--psf", "box:3");
