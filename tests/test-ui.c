@@ -956,17 +956,83 @@ test_no_gpu (Fixture *f, gconstpointer data)
 /* Deblur mode builds its problem as sharpsky-cli does (sky, mirror padding
  * to an FFT-friendly size, crop): on the same input and settings both must
  * give the same image. */
+/* sharpsky-cli, or NULL (with the test skipped) when it is not built. */
+static const char *
+cli_or_skip (void)
+{
+  const char *cli = g_getenv ("SHARPSKY_CLI");
+  if (cli != NULL && g_file_test (cli, G_FILE_TEST_IS_EXECUTABLE))
+    return cli;
+  g_test_skip ("sharpsky-cli is not built: nothing to compare the deblur with");
+  return NULL;
+}
+
+/* "--psf=gaussian:FWHM" with every digit, so the CLI and the app agree. */
+static char *
+gaussian_option (double fwhm)
+{
+  char text[G_ASCII_DTOSTR_BUF_SIZE];
+  g_ascii_formatd (text, sizeof text, "%.17g", fwhm);
+  return g_strdup_printf ("--psf=gaussian:%s", text);
+}
+
+/* Runs sharpsky-cli deblur on IN with the solve set_cli_deblur gives the
+ * app, ITERATIONS iterations and EXTRA options (NULL-terminated; the PSF
+ * among them); returns its output. */
+static SsImage *
+cli_deblur (const char *cli, const char *in, const char *out, int iterations,
+            const char *const *extra)
+{
+  g_autofree char *iters = g_strdup_printf ("--iters=%d", iterations);
+  g_autoptr (GPtrArray) argv = g_ptr_array_new ();
+  const char *fixed[] = { cli, "deblur", in, "-o", out, "--sky=median", "--boundary=mirror",
+                          "--solver=cpadmm", "--alpha=0.002", iters, "--backend=cpu", "--quiet" };
+  for (gsize i = 0; i < G_N_ELEMENTS (fixed); i++)
+    g_ptr_array_add (argv, (gpointer) fixed[i]);
+  for (gsize i = 0; extra[i] != NULL; i++)
+    g_ptr_array_add (argv, (gpointer) extra[i]);
+  g_ptr_array_add (argv, NULL);
+  int status = 0;
+  g_autoptr (GError) error = NULL;
+  g_autofree char *cli_out = NULL, *cli_err = NULL;   /* kept out of the TAP stream */
+  g_assert_true (g_spawn_sync (NULL, (char **) argv->pdata, NULL, G_SPAWN_DEFAULT, NULL, NULL,
+                               &cli_out, &cli_err, &status, &error));
+  g_assert_no_error (error);
+  if (!g_spawn_check_wait_status (status, NULL))
+    g_error ("sharpsky-cli failed: %s", cli_err);
+  SsImage *image = ss_fits_read (out, NULL, &error);
+  g_assert_no_error (error);
+  return image;
+}
+
+/* Runs the app with settings S (set_cli_deblur applied with ITERATIONS) and
+ * checks its result equals EXPECTED, the CLI's, to 1e-5 relative. */
+static void
+assert_app_matches_cli (Fixture *f, SsSettings *s, int iterations, const SsImage *expected,
+                        const char *what)
+{
+  set_cli_deblur (s, iterations);
+  apply_settings (f, s);
+  ss_window_run (f->window);
+  g_assert_true (ss_window_wait_idle (f->window, 120));
+  g_assert_null (ss_window_get_message (f->window));
+  SsFrame *recovered = ss_window_get_frame (f->window, SS_VIEW_RECOVERED);
+  g_assert_nonnull (recovered);
+  g_assert_cmpint (recovered->width, ==, expected->width);
+  g_assert_cmpint (recovered->height, ==, expected->height);
+  double diff = relative_difference (recovered, expected);
+  g_test_message ("app vs sharpsky-cli %s: relative difference %.3g", what, diff);
+  g_assert_cmpfloat (diff, <, 1e-5);
+}
+
 static void
 test_deblur_matches_cli (Fixture *f, gconstpointer data)
 {
   if (skip_without_display ())
     return;
-  const char *cli = g_getenv ("SHARPSKY_CLI");
-  if (cli == NULL || !g_file_test (cli, G_FILE_TEST_IS_EXECUTABLE))
-    {
-      g_test_skip ("sharpsky-cli is not built: nothing to compare with");
-      return;
-    }
+  const char *cli = cli_or_skip ();
+  if (cli == NULL)
+    return;
   /* A random part of the sample as the "real" blurred image. */
   g_autoptr (SsImage) image = read_sample ();
   g_autoptr (GRand) rng = g_rand_new_with_seed (f->seed);
@@ -986,40 +1052,16 @@ test_deblur_matches_cli (Fixture *f, gconstpointer data)
   double fwhm = g_rand_double_range (rng, 1.5, 4.0);
   g_test_message ("%d×%d at (%d, %d), gaussian FWHM %.3f", w, h, x0, y0, fwhm);
 
-  char fwhm_text[G_ASCII_DTOSTR_BUF_SIZE];
-  g_ascii_formatd (fwhm_text, sizeof fwhm_text, "%.17g", fwhm);
-  g_autofree char *psf = g_strdup_printf ("--psf=gaussian:%s", fwhm_text);
-  const char *argv[] = { cli, "deblur", in, "-o", out, psf, "--sky=median", "--boundary=mirror",
-                         "--solver=cpadmm", "--alpha=0.002", "--iters=40", "--backend=cpu",
-                         "--quiet", NULL };
-  int status = 0;
-  g_autofree char *cli_out = NULL, *cli_err = NULL;   /* kept out of the TAP stream */
-  g_assert_true (g_spawn_sync (NULL, (char **) argv, NULL, G_SPAWN_DEFAULT, NULL, NULL, &cli_out,
-                               &cli_err, &status, &error));
-  g_assert_no_error (error);
-  if (!g_spawn_check_wait_status (status, NULL))
-    g_error ("sharpsky-cli failed: %s", cli_err);
-  SsFitsReadOptions options = SS_FITS_READ_OPTIONS_DEFAULT;
-  g_autoptr (SsImage) expected = ss_fits_read (out, &options, &error);
-  g_assert_no_error (error);
+  g_autofree char *psf = gaussian_option (fwhm);
+  const char *extra[] = { psf, NULL };
+  g_autoptr (SsImage) expected = cli_deblur (cli, in, out, 40, extra);
 
   g_assert_true (ss_window_open_path_sync (f->window, in, 30, &error));
   SsSettings s;
   ss_settings_init (&s);
   s.acquisition.psf.kind = SS_PSF_GAUSSIAN;
   s.acquisition.psf.fwhm = fwhm;
-  set_cli_deblur (&s, 40);
-  apply_settings (f, &s);
-  ss_window_run (f->window);
-  g_assert_true (ss_window_wait_idle (f->window, 120));
-  g_assert_null (ss_window_get_message (f->window));
-  SsFrame *recovered = ss_window_get_frame (f->window, SS_VIEW_RECOVERED);
-  g_assert_nonnull (recovered);
-  g_assert_cmpint (recovered->width, ==, expected->width);
-  g_assert_cmpint (recovered->height, ==, expected->height);
-  double diff = relative_difference (recovered, expected);
-  g_test_message ("app vs sharpsky-cli: relative difference %.3g", diff);
-  g_assert_cmpfloat (diff, <, 1e-5);
+  assert_app_matches_cli (f, &s, 40, expected, "with a Gaussian PSF");
   /* The residual is plotted when there is no truth. */
   g_assert_cmpuint (ss_plot_get_n_points (ss_window_get_plot (f->window), 0), >=, 2);
   g_assert_null (ss_window_get_frame (f->window, SS_VIEW_ERROR));
@@ -1226,12 +1268,9 @@ test_psf_from_star (Fixture *f, gconstpointer data)
   g_assert_cmpfloat (fabs (found.fwhm - fwhm), <=, 0.05 * fwhm);
 
   /* The app's deblur with the star's PSF equals sharpsky-cli's --psf-from-star. */
-  const char *cli = g_getenv ("SHARPSKY_CLI");
-  if (cli == NULL || !g_file_test (cli, G_FILE_TEST_IS_EXECUTABLE))
-    {
-      g_test_skip ("sharpsky-cli is not built: nothing to compare the deblur with");
-      return;
-    }
+  const char *cli = cli_or_skip ();
+  if (cli == NULL)
+    return;
   g_assert_true (ss_window_fit_star_sync (f->window, col, row, 30, &error));
   g_assert_no_error (error);
   g_assert_true (ss_params_panel_get_psf_fit (panel, &fit));
@@ -1241,66 +1280,13 @@ test_psf_from_star (Fixture *f, gconstpointer data)
   g_autofree char *star = g_strdup_printf ("--psf-from-star=%d,%d", col, row);
   /* The panel's default profile is the CLI's: Moffat. */
   g_assert_cmpint (ss_params_panel_get_star_model (panel), ==, SS_PSF_MODEL_MOFFAT);
-  const char *argv[] = { cli, "deblur", in, "-o", out, star, "--psf-model=moffat", "--sky=median",
-                         "--boundary=mirror", "--solver=cpadmm", "--alpha=0.002", "--iters=30",
-                         "--backend=cpu", NULL };
-  int status = 0;
-  g_autofree char *cli_out = NULL, *cli_err = NULL;
-  g_assert_true (g_spawn_sync (NULL, (char **) argv, NULL, G_SPAWN_DEFAULT, NULL, NULL, &cli_out,
-                               &cli_err, &status, &error));
-  g_assert_no_error (error);
-  if (!g_spawn_check_wait_status (status, NULL))
-    g_error ("sharpsky-cli failed: %s", cli_err);
-  g_test_message ("sharpsky-cli: %s", cli_err);
-  SsFitsReadOptions options = SS_FITS_READ_OPTIONS_DEFAULT;
-  g_autoptr (SsImage) expected = ss_fits_read (out, &options, &error);
-  g_assert_no_error (error);
+  const char *extra[] = { star, "--psf-model=moffat", NULL };
+  g_autoptr (SsImage) expected = cli_deblur (cli, in, out, 30, extra);
 
   SsSettings s;
   ss_params_panel_get_settings (panel, &s);
   g_assert_true (s.psf_from_fit);
-  set_cli_deblur (&s, 30);
-  apply_settings (f, &s);
-  ss_window_run (f->window);
-  g_assert_true (ss_window_wait_idle (f->window, 120));
-  SsFrame *recovered = ss_window_get_frame (f->window, SS_VIEW_RECOVERED);
-  g_assert_nonnull (recovered);
-  g_assert_cmpint (recovered->width, ==, expected->width);
-  double diff = relative_difference (recovered, expected);
-  g_test_message ("app vs sharpsky-cli --psf-from-star: relative difference %.3g", diff);
-  g_assert_cmpfloat (diff, <, 1e-5);
-}
-
-/* Runs sharpsky-cli deblur on IN with EXTRA options (NULL-terminated) and the
- * solve set_cli_deblur gives the app, a Gaussian PSF of FWHM and ITERATIONS;
- * returns its output. */
-static SsImage *
-cli_deblur (const char *cli, const char *in, const char *out, double fwhm, int iterations,
-            const char *const *extra)
-{
-  char fwhm_text[G_ASCII_DTOSTR_BUF_SIZE];
-  g_ascii_formatd (fwhm_text, sizeof fwhm_text, "%.17g", fwhm);
-  g_autofree char *psf = g_strdup_printf ("--psf=gaussian:%s", fwhm_text);
-  g_autofree char *iters = g_strdup_printf ("--iters=%d", iterations);
-  g_autoptr (GPtrArray) argv = g_ptr_array_new ();
-  const char *fixed[] = { cli, "deblur", in, "-o", out, psf, "--sky=median", "--boundary=mirror",
-                          "--solver=cpadmm", "--alpha=0.002", iters, "--backend=cpu", "--quiet" };
-  for (gsize i = 0; i < G_N_ELEMENTS (fixed); i++)
-    g_ptr_array_add (argv, (gpointer) fixed[i]);
-  for (gsize i = 0; extra[i] != NULL; i++)
-    g_ptr_array_add (argv, (gpointer) extra[i]);
-  g_ptr_array_add (argv, NULL);
-  int status = 0;
-  g_autoptr (GError) error = NULL;
-  g_autofree char *cli_out = NULL, *cli_err = NULL;
-  g_assert_true (g_spawn_sync (NULL, (char **) argv->pdata, NULL, G_SPAWN_DEFAULT, NULL, NULL,
-                               &cli_out, &cli_err, &status, &error));
-  g_assert_no_error (error);
-  if (!g_spawn_check_wait_status (status, NULL))
-    g_error ("sharpsky-cli failed: %s", cli_err);
-  SsImage *image = ss_fits_read (out, NULL, &error);
-  g_assert_no_error (error);
-  return image;
+  assert_app_matches_cli (f, &s, 30, expected, "--psf-from-star");
 }
 
 /* A colour HDU (three planes) beside a plain one: the chooser offers the
@@ -1383,35 +1369,22 @@ test_hdu_colour_matches_cli (Fixture *f, gconstpointer data)
   g_assert_true (ss_window_wait_idle (f->window, 30));
   assert_frame_is (ss_window_get_frame (f->window, SS_VIEW_ORIGINAL), rgb + channel * n, w, h);
 
-  const char *cli = g_getenv ("SHARPSKY_CLI");
-  if (cli == NULL || !g_file_test (cli, G_FILE_TEST_IS_EXECUTABLE))
-    {
-      g_test_skip ("sharpsky-cli is not built: nothing to compare the deblur with");
-      return;
-    }
+  const char *cli = cli_or_skip ();
+  if (cli == NULL)
+    return;
   g_autofree char *out = g_build_filename (f->dir, "cli.fits", NULL);
   g_autofree char *plane_option = g_strdup_printf ("--plane=%d", channel);
-  const char *extra[] = { "--hdu=RGB", plane_option, NULL };
-  g_autoptr (SsImage) expected = cli_deblur (cli, path, out, fwhm, 30, extra);
+  g_autofree char *psf = gaussian_option (fwhm);
+  const char *extra[] = { psf, "--hdu=RGB", plane_option, NULL };
+  g_autoptr (SsImage) expected = cli_deblur (cli, path, out, 30, extra);
   g_assert_cmpint (expected->planes, ==, 1);
 
   SsSettings s;
   ss_settings_init (&s);
   s.acquisition.psf.kind = SS_PSF_GAUSSIAN;
   s.acquisition.psf.fwhm = fwhm;
-  set_cli_deblur (&s, 30);
-  apply_settings (f, &s);
-  ss_window_run (f->window);
-  g_assert_true (ss_window_wait_idle (f->window, 120));
-  g_assert_null (ss_window_get_message (f->window));
-  SsFrame *recovered = ss_window_get_frame (f->window, SS_VIEW_RECOVERED);
-  g_assert_nonnull (recovered);
-  g_assert_cmpint (recovered->width, ==, expected->width);
-  g_assert_cmpint (recovered->height, ==, expected->height);
-  double diff = relative_difference (recovered, expected);
-  g_test_message ("app vs sharpsky-cli --hdu RGB --plane %d: relative difference %.3g", channel,
-                  diff);
-  g_assert_cmpfloat (diff, <, 1e-5);
+  g_autofree char *what = g_strdup_printf ("--hdu RGB --plane %d", channel);
+  assert_app_matches_cli (f, &s, 30, expected, what);
 
   /* The export names the HDU and the channel. */
   g_autofree char *exported = g_build_filename (f->dir, "app.fits", NULL);

@@ -1789,45 +1789,41 @@ star_fit_done (GObject *source, GAsyncResult *result, gpointer user_data)
   g_object_unref (self);
 }
 
+/* Starts a star fit when an image is open and none is running: clears the
+ * message, arms a new cancellable and says STATUS. FALSE when it cannot. */
 static gboolean
-can_fit_star (SsWindow *self)
+begin_star_fit (SsWindow *self, const char *status)
 {
   if (self->input == NULL)
     {
       show_message (self, "Open an image first (Ctrl+O)", TRUE);
       return FALSE;
     }
-  return !self->fitting;
+  if (self->fitting)
+    return FALSE;
+  dismiss_message (self);
+  self->fitting = TRUE;
+  g_clear_object (&self->fit_cancellable);
+  self->fit_cancellable = g_cancellable_new ();
+  set_status (self, status);
+  update_actions (self);
+  return TRUE;
 }
 
 static void
 fit_star_at (SsWindow *self, int col, int row)
 {
-  if (!can_fit_star (self))
-    return;
-  dismiss_message (self);
-  self->fitting = TRUE;
-  g_clear_object (&self->fit_cancellable);
-  self->fit_cancellable = g_cancellable_new ();
-  set_status (self, "Fitting the star…");
-  ss_star_fit_at_async (self->input, col, row, ss_params_panel_get_star_model (self->panel),
-                        self->fit_cancellable, star_fit_done, g_object_ref (self));
-  update_actions (self);
+  if (begin_star_fit (self, "Fitting the star…"))
+    ss_star_fit_at_async (self->input, col, row, ss_params_panel_get_star_model (self->panel),
+                          self->fit_cancellable, star_fit_done, g_object_ref (self));
 }
 
 static void
 find_stars (SsWindow *self)
 {
-  if (!can_fit_star (self))
-    return;
-  dismiss_message (self);
-  self->fitting = TRUE;
-  g_clear_object (&self->fit_cancellable);
-  self->fit_cancellable = g_cancellable_new ();
-  set_status (self, "Looking for isolated stars…");
-  ss_star_fit_search_async (self->input, ss_params_panel_get_star_model (self->panel),
-                            self->fit_cancellable, star_fit_done, g_object_ref (self));
-  update_actions (self);
+  if (begin_star_fit (self, "Looking for isolated stars…"))
+    ss_star_fit_search_async (self->input, ss_params_panel_get_star_model (self->panel),
+                              self->fit_cancellable, star_fit_done, g_object_ref (self));
 }
 
 static void
