@@ -14,7 +14,7 @@
 #include <cusolverDn.h>
 
 #include "ss-cuda.h"
-#include "../ss-error.h"
+#include "ss-error.h"
 
 /* ---- context ------------------------------------------------------------ */
 

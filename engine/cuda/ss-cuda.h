@@ -8,8 +8,8 @@
  */
 #pragma once
 
-#include "../ss-solver.h"
-#include "../ss-bench.h"
+#include "ss-solver.h"
+#include "ss-bench.h"
 
 G_BEGIN_DECLS
 
