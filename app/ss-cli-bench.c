@@ -27,7 +27,8 @@ bench_params_from_options (const CliOptions *o, SsBenchParams *bp, SsBackendKind
       return CLI_EXIT_USAGE;
     }
 
-  gboolean dense = bp->solver == SS_SOLVER_DIRECT;
+  /* A dense solver's n x n system: a small default size, one solve. */
+  gboolean dense = (ss_solver_info (bp->solver)->caps & SS_SOLVER_NEEDS_REGION) != 0;
   gint64 size = dense ? 64 : 1024, width, height, iters = dense ? 1 : 50, seed = 1;
   if (o->size && !cli_parse_int ("--size", o->size, 1, 1 << 20, &size, &error))
     return cli_fail (CLI_EXIT_USAGE, NULL, error);
@@ -36,21 +37,18 @@ bench_params_from_options (const CliOptions *o, SsBenchParams *bp, SsBackendKind
     return cli_fail (CLI_EXIT_USAGE, NULL, error);
   if (o->height && !cli_parse_int ("--height", o->height, 1, 1 << 20, &height, &error))
     return cli_fail (CLI_EXIT_USAGE, NULL, error);
-  if (o->iters && !cli_parse_int ("--iters", o->iters, 1, 1000000000, &iters, &error))
+  const char *iters_text = o->param[SS_PARAM_ITERATIONS];
+  if (iters_text && !cli_parse_int ("--iters", iters_text, 1, 1000000000, &iters, &error))
     return cli_fail (CLI_EXIT_USAGE, NULL, error);
   if (o->seed && !cli_parse_int ("--seed", o->seed, 0, G_MAXUINT32, &seed, &error))
     return cli_fail (CLI_EXIT_USAGE, NULL, error);
   bp->direct_method = SS_DIRECT_INVERSE;
-  if (o->direct_method)
-    {
-      if (g_str_equal (o->direct_method, "solve"))
-        bp->direct_method = SS_DIRECT_SOLVE;
-      else if (!g_str_equal (o->direct_method, "inverse"))
-        {
-          cli_error (NULL, "--direct-method '%s': expected solve or inverse", o->direct_method);
-          return CLI_EXIT_USAGE;
-        }
-    }
+  const char *method = o->param[SS_PARAM_DIRECT_METHOD];
+  double value;
+  if (method && !ss_param_parse (ss_param_info (SS_PARAM_DIRECT_METHOD), method, &value, &error))
+    return cli_fail (CLI_EXIT_USAGE, NULL, error);
+  if (method)
+    bp->direct_method = (SsDirectMethod) value;
   if (o->boundary && !ss_boundary_from_string (o->boundary, &bp->boundary, &error))
     {
       cli_error (NULL, "--boundary '%s': %s", o->boundary, error->message);
@@ -93,9 +91,11 @@ print_bench_json (const SsBenchParams *bp, const char *backend, const SsBenchRes
   ss_json_add_number (&o, "total_seconds", r->total_seconds);
   ss_json_add_int (&o, "peak_memory_bytes", (gint64) r->peak_memory_bytes);
   ss_json_add_int (&o, "fft_work_bytes", (gint64) r->fft_work_bytes);
-  if (bp->solver == SS_SOLVER_DIRECT)
+  if (ss_solver_info (bp->solver)->phases[0] != NULL)
     {
-      ss_json_add_string (&o, "direct_method", cli_direct_method_to_string (bp->direct_method));
+      g_autofree char *method = ss_param_format (ss_param_info (SS_PARAM_DIRECT_METHOD),
+                                                 bp->direct_method);
+      ss_json_add_string (&o, "direct_method", method);
       ss_json_add_number_array (&o, "phase_seconds", r->phase_seconds, 4);
       ss_json_add_number (&o, "reference_seconds", r->reference_seconds);
       ss_json_add_number (&o, "gets_seconds",
@@ -131,12 +131,13 @@ print_bench_text (const SsBenchParams *bp, const char *backend, const SsBenchRes
     }
   printf ("peak memory      %s (%.1f floats/pixel) + FFT work areas %s\n", peak,
           pixels ? (double) r->peak_memory_bytes / (4.0 * pixels) : 0.0, work);
-  if (bp->solver == SS_SOLVER_DIRECT)
+  const char *const *phases = ss_solver_info (bp->solver)->phases;
+  if (phases[0] != NULL)
     {
-      printf ("phases           normal matrix %.4f s, Cholesky %.4f s, %s %.4f s, "
-              "apply %.4f s\n", r->phase_seconds[0], r->phase_seconds[1],
-              bp->direct_method == SS_DIRECT_INVERSE ? "GETS inverse" : "solve",
-              r->phase_seconds[2], r->phase_seconds[3]);
+      printf ("phases          ");
+      for (int i = 0; i < 4 && phases[i]; i++)
+        printf ("%s %s %.4f s", i ? "," : "", phases[i], r->phase_seconds[i]);
+      printf ("\n");
       /* The CPU compares on a separate n×n factor (triangular_n); the GPU on
        * the solve's own factor, timed as phase 2. */
       double gets = r->triangular_n > 0 ? r->gets_seconds : r->phase_seconds[2];

@@ -48,20 +48,13 @@ typedef struct {
   char *seed;
   /* scaling */
   char *sky;
-  /* solver */
+  /* solver: one option per parameter of the solver table, --NAME */
   char *solver;
-  char *alpha;
-  char *rho;
-  char *sigma;
-  char *tau;
-  char *iters;
+  char *param[SS_N_PARAMS];      /* valued parameters (real, integer, choice) */
+  gboolean flag[SS_N_PARAMS];    /* flags (boolean parameters) */
   char *report_every;
   char *backend;
-  char *direct_method;
-  gboolean nonneg;
   gboolean allow_negative;
-  gboolean backtracking;
-  gboolean continuation;
   /* real data (deblur without an acquisition record) */
   char *boundary;
   gboolean exclude_border;
@@ -164,7 +157,6 @@ gsize cli_count_finite (const float *data, gsize n);
 /* Human-readable names for settings, for HISTORY cards and summaries. */
 const char *cli_sky_mode_to_string (SsSkyMode mode);
 const char *cli_sensing_to_string (SsSensing sensing);
-const char *cli_direct_method_to_string (SsDirectMethod method);
 
 /* Subcommands (each returns the exit status). */
 int cli_simulate (int argc, char **argv);

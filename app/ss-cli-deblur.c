@@ -341,10 +341,9 @@ solve_plane (const DeblurInput *in, const CliOptions *o, const CliConfig *c, Pla
   gsize n = (gsize) w * h;
   g_autofree char *label = plane_label (in->in_path, job->plane);
 
-  if (c->alpha_auto && job->params.kind == SS_SOLVER_DIRECT && !(job->params.alpha > 0))
+  if (c->alpha_auto && !ss_solve_params_validate (&job->params, &error))
     {
-      cli_error (label, "--alpha auto gave alpha = %g; the dense direct solver needs alpha > 0",
-                 job->params.alpha);
+      cli_error (label, "--alpha auto: %s", error->message);
       return CLI_EXIT_FAILURE;
     }
   if (c->alpha_auto && !o->json)

@@ -123,12 +123,13 @@ cli_options_clear (CliOptions *o)
 {
   char **strings[] = {
     &o->output, &o->truth, &o->hdu, &o->plane, &o->stretch, &o->psf, &o->ratio, &o->sensing,
-    &o->noise, &o->seed, &o->sky, &o->solver, &o->alpha, &o->rho, &o->sigma, &o->tau, &o->iters,
-    &o->report_every, &o->backend, &o->direct_method, &o->size, &o->width, &o->height,
-    &o->boundary, &o->margin, &o->psf_from_star, &o->psf_model,
+    &o->noise, &o->seed, &o->sky, &o->solver, &o->report_every, &o->backend, &o->size,
+    &o->width, &o->height, &o->boundary, &o->margin, &o->psf_from_star, &o->psf_model,
   };
   for (gsize i = 0; i < G_N_ELEMENTS (strings); i++)
     g_clear_pointer (strings[i], g_free);
+  for (int id = 0; id < SS_N_PARAMS; id++)
+    g_clear_pointer (&o->param[id], g_free);
   g_clear_pointer (&o->positional, g_strfreev);
 }
 
@@ -137,6 +138,55 @@ cli_options_clear (CliOptions *o)
 #define FLAG_OPTION(long_name, field, text) \
   { long_name, 0, 0, G_OPTION_ARG_NONE, &o->field, text, NULL }
 #define END_OPTIONS { NULL, 0, 0, 0, NULL, NULL, NULL }
+
+/* Which solvers read a parameter, for its help: "(cpadmm)". */
+static char *
+used_by (SsParamId id)
+{
+  GString *names = g_string_new (NULL);
+  guint users = 0;
+  for (guint i = 0; i < ss_solver_count (); i++)
+    if (ss_solver_uses (ss_solver_nth (i), id))
+      {
+        g_string_append_printf (names, "%s%s", users++ ? ", " : "", ss_solver_nth (i)->name);
+      }
+  if (users == ss_solver_count ())
+    g_string_assign (names, "all solvers");
+  return g_string_free (names, FALSE);
+}
+
+/* One option per solver parameter, from the solver table. GOption keeps
+ * pointers to the names and help, so the texts live as long as the process
+ * (a command line is parsed once). */
+static void
+add_parameter_options (GOptionContext *context, CliOptions *o)
+{
+  GOptionEntry *entries = g_new0 (GOptionEntry, SS_N_PARAMS + 1);
+  for (int id = 0; id < SS_N_PARAMS; id++)
+    {
+      const SsParamInfo *info = ss_param_info ((SsParamId) id);
+      g_autofree char *users = used_by ((SsParamId) id);
+      g_autofree char *fallback = ss_param_format (info, info->default_value);
+      GOptionEntry *e = &entries[id];
+      e->long_name = info->name;
+      if (info->type == SS_PARAM_BOOL)
+        {
+          e->arg = G_OPTION_ARG_NONE;
+          e->arg_data = &o->flag[id];
+          e->description = g_strdup_printf ("%s (%s)", info->help, users);
+        }
+      else
+        {
+          e->arg = G_OPTION_ARG_STRING;
+          e->arg_data = &o->param[id];
+          e->description = g_strdup_printf ("%s%s (%s; default %s)", info->help,
+                                            info->allows_auto ? ", or auto (from the noise)" : "",
+                                            users, fallback);
+          e->arg_description = info->type == SS_PARAM_CHOICE ? "NAME" : "VALUE";
+        }
+    }
+  g_option_context_add_main_entries (context, entries, NULL);
+}
 
 static void
 add_groups (GOptionContext *context, CliGroups groups, CliOptions *o)
@@ -216,28 +266,17 @@ add_groups (GOptionContext *context, CliGroups groups, CliOptions *o)
     }
   if (groups & CLI_GROUP_SOLVER)
     {
+      g_autofree char *names = ss_solver_list_names ();
+      g_autofree char *solver_help = g_strdup_printf ("%s (default cpadmm)", names);
       const GOptionEntry entries[] = {
-        STRING_OPTION ("solver", 0, solver, "cpadmm, fista, ista, direct or direct-fft "
-                       "(default cpadmm)", "NAME"),
-        STRING_OPTION ("alpha", 0, alpha, "l1 weight (LASSO) or Tikhonov lambda (direct), >= 0, "
-                       "or auto (from the noise: estimated on a real image, the recorded noise "
-                       "of a measurement) (default 1e-3)", "A"),
-        STRING_OPTION ("rho", 0, rho, "CPADMM penalty on the data split, > 0 (default 1)", "R"),
-        STRING_OPTION ("sigma", 0, sigma, "CPADMM penalty on the l1 split, > 0 (default 1)", "S"),
-        STRING_OPTION ("tau", 0, tau, "CPADMM dual step, in (0, 1.618) (default 1)", "T"),
-        STRING_OPTION ("iters", 0, iters, "Iterations (default 300)", "N"),
+        STRING_OPTION ("solver", 0, solver, solver_help, "NAME"),
         STRING_OPTION ("report-every", 0, report_every, "Report every N iterations (default 10)",
                        "N"),
         STRING_OPTION ("backend", 0, backend, "auto, cpu or cuda (default auto)", "NAME"),
-        FLAG_OPTION ("nonneg", nonneg, "Constrain the image to x >= 0 (the default for real "
-                     "images in deblur)"),
-        STRING_OPTION ("direct-method", 0, direct_method, "Dense direct: solve (two triangular "
-                       "solves) or inverse (GETS explicit inverse) (default solve)", "M"),
-        FLAG_OPTION ("backtracking", backtracking, "FISTA/ISTA: backtracking line search"),
-        FLAG_OPTION ("continuation", continuation, "FISTA/ISTA: lambda continuation"),
         END_OPTIONS,
       };
       g_option_context_add_main_entries (context, entries, NULL);
+      add_parameter_options (context, o);
     }
   if (groups & CLI_GROUP_BENCH)
     {
@@ -248,10 +287,11 @@ add_groups (GOptionContext *context, CliGroups groups, CliOptions *o)
         STRING_OPTION ("size", 0, size, "Square image side (default 1024; 64 for direct)", "N"),
         STRING_OPTION ("width", 0, width, "Image width (overrides --size)", "W"),
         STRING_OPTION ("height", 0, height, "Image height (overrides --size)", "H"),
-        STRING_OPTION ("iters", 0, iters, "Iterations to time (default 50; 1 for direct)", "N"),
+        STRING_OPTION ("iters", 0, param[SS_PARAM_ITERATIONS],
+                       "Iterations to time (default 50; 1 for direct)", "N"),
         STRING_OPTION ("seed", 0, seed, "Seed of the random problem (default 1)", "N"),
-        STRING_OPTION ("direct-method", 0, direct_method, "Dense direct: solve or inverse "
-                       "(default inverse, to time GETS)", "M"),
+        STRING_OPTION ("direct-method", 0, param[SS_PARAM_DIRECT_METHOD],
+                       "Dense direct: solve or inverse (default inverse, to time GETS)", "M"),
         STRING_OPTION ("boundary", 0, boundary, "Pad the size as deblur pads a real image: "
                        "periodic (default, no padding), mirror or taper", "MODE"),
         STRING_OPTION ("margin", 0, margin, "Padding margin in pixels (default: the reach of "
@@ -337,12 +377,6 @@ cli_sensing_to_string (SsSensing sensing)
   return "?";
 }
 
-const char *
-cli_direct_method_to_string (SsDirectMethod method)
-{
-  return method == SS_DIRECT_INVERSE ? "inverse" : "solve";
-}
-
 void
 cli_config_clear (CliConfig *config)
 {
@@ -385,22 +419,6 @@ parse_sensing (const char *text, SsSensing *sensing, GError **error)
     {
       g_set_error (error, SS_ERROR, SS_ERROR_INVALID_ARGUMENT,
                    "--sensing '%s': expected auto, none or circulant", text);
-      return FALSE;
-    }
-  return TRUE;
-}
-
-static gboolean
-parse_direct_method (const char *text, SsDirectMethod *method, GError **error)
-{
-  if (g_str_equal (text, "solve"))
-    *method = SS_DIRECT_SOLVE;
-  else if (g_str_equal (text, "inverse"))
-    *method = SS_DIRECT_INVERSE;
-  else
-    {
-      g_set_error (error, SS_ERROR, SS_ERROR_INVALID_ARGUMENT,
-                   "--direct-method '%s': expected solve or inverse", text);
       return FALSE;
     }
   return TRUE;
@@ -545,7 +563,35 @@ acquisition_from_options (const CliOptions *o, CliGroups groups, double default_
   return TRUE;
 }
 
-/* The solver settings; each range check says which option is wrong. */
+/* One solver parameter from its option, checked against the table's range. */
+static gboolean
+param_from_option (const CliOptions *o, SsParamId id, CliConfig *c, GError **error)
+{
+  const SsParamInfo *info = ss_param_info (id);
+  SsSolveParams *p = &c->params;
+  if (info->type == SS_PARAM_BOOL)
+    {
+      if (o->flag[id])
+        ss_param_set (p, info, 1);
+      return TRUE;
+    }
+  const char *text = o->param[id];
+  if (text == NULL)
+    return TRUE;
+  /* auto is resolved once the operator and the noise are known. */
+  if (info->allows_auto && g_str_equal (text, "auto"))
+    {
+      c->alpha_auto = TRUE;
+      return TRUE;
+    }
+  double value;
+  if (!ss_param_parse (info, text, &value, error))
+    return FALSE;
+  ss_param_set (p, info, value);
+  return TRUE;
+}
+
+/* The solver settings: the solver's defaults, then what was given. */
 static gboolean
 params_from_options (const CliOptions *o, CliConfig *c, GError **error)
 {
@@ -554,79 +600,34 @@ params_from_options (const CliOptions *o, CliConfig *c, GError **error)
 
   if (o->solver && !ss_solver_kind_from_string (o->solver, &p->kind, &local))
     return option_error (error, "--solver", o->solver, local);
+  ss_solve_params_set_defaults (p, p->kind);
+  for (int id = 0; id < SS_N_PARAMS; id++)
+    if (!param_from_option (o, (SsParamId) id, c, error))
+      return FALSE;
 
-  /* auto: resolved once the operator and the noise are known; validated
-   * here with the default in its place. */
-  c->alpha_auto = o->alpha != NULL && g_str_equal (o->alpha, "auto");
-  if (o->alpha && !c->alpha_auto && !cli_parse_double ("--alpha", o->alpha, &p->alpha, error))
-    return FALSE;
-  if (p->alpha < 0.0)
-    {
-      g_set_error (error, SS_ERROR, SS_ERROR_INVALID_ARGUMENT,
-                   "--alpha %s: must be >= 0", o->alpha);
-      return FALSE;
-    }
-  if (p->kind == SS_SOLVER_DIRECT && p->alpha <= 0.0)
-    {
-      g_set_error (error, SS_ERROR, SS_ERROR_INVALID_ARGUMENT,
-                   "--alpha %s: the dense direct solver needs a Tikhonov weight > 0",
-                   o->alpha ? o->alpha : "0");
-      return FALSE;
-    }
-  if (o->rho && !cli_parse_double ("--rho", o->rho, &p->rho, error))
-    return FALSE;
-  if (!(p->rho > 0.0))
-    {
-      g_set_error (error, SS_ERROR, SS_ERROR_INVALID_ARGUMENT, "--rho %s: must be > 0", o->rho);
-      return FALSE;
-    }
-  if (o->sigma && !cli_parse_double ("--sigma", o->sigma, &p->sigma, error))
-    return FALSE;
-  if (!(p->sigma > 0.0))
-    {
-      g_set_error (error, SS_ERROR, SS_ERROR_INVALID_ARGUMENT, "--sigma %s: must be > 0",
-                   o->sigma);
-      return FALSE;
-    }
-  if (o->tau && !cli_parse_double ("--tau", o->tau, &p->tau, error))
-    return FALSE;
-  const double golden = (1.0 + sqrt (5.0)) / 2.0;
-  if (!(p->tau > 0.0 && p->tau < golden))
-    {
-      g_set_error (error, SS_ERROR, SS_ERROR_INVALID_ARGUMENT,
-                   "--tau %s: must be in (0, 1.618)", o->tau);
-      return FALSE;
-    }
-  gint64 value;
-  if (o->iters)
-    {
-      if (!cli_parse_int ("--iters", o->iters, 1, 1000000000, &value, error))
-        return FALSE;
-      p->iterations = (int) value;
-    }
   if (o->report_every)
     {
+      gint64 value;
       if (!cli_parse_int ("--report-every", o->report_every, 1, 1000000000, &value, error))
         return FALSE;
       p->report_every = (int) value;
     }
-  if (o->direct_method && !parse_direct_method (o->direct_method, &p->direct_method, error))
-    return FALSE;
-  if (o->nonneg && o->allow_negative)
+  if (o->flag[SS_PARAM_NONNEG] && o->allow_negative)
     {
       g_set_error (error, SS_ERROR, SS_ERROR_INVALID_ARGUMENT,
                    "--nonneg and --allow-negative contradict each other");
       return FALSE;
     }
-  p->nonneg = o->nonneg;
-  c->nonneg_given = o->nonneg || o->allow_negative;
-  p->backtracking = o->backtracking;
-  p->continuation = o->continuation;
+  c->nonneg_given = o->flag[SS_PARAM_NONNEG] || o->allow_negative;
 
   if (o->backend && !ss_backend_kind_from_string (o->backend, &c->backend, &local))
     return option_error (error, "--backend", o->backend, local);
 
-  if (!ss_solve_params_validate (p, &local))
+  /* With --alpha auto, the solver's rules are checked again once alpha is known. */
+  SsSolveParams check = *p;
+  if (c->alpha_auto && !(check.alpha > 0))
+    check.alpha = ss_param_info (SS_PARAM_ALPHA)->default_value;
+  if (!ss_solve_params_validate (&check, &local))
     {
       g_propagate_error (error, local);
       return FALSE;

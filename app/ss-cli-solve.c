@@ -211,27 +211,18 @@ cli_history_add_scaling (CliHistory *history, SsSkyMode mode, const SsScaling *s
   cli_history_add_double (history, "scale", scaling->scale);
 }
 
+static void
+history_add_param (const SsParamInfo *info, double value, const char *text, gpointer history)
+{
+  cli_history_add (history, "%s=%s", info->name, text);
+}
+
 void
 cli_history_add_solver (CliHistory *history, const SsSolveParams *p,
                         const SsSolveResult *result)
 {
   cli_history_add (history, "solver=%s", ss_solver_kind_to_string (p->kind));
-  cli_history_add_double (history, "alpha", p->alpha);
-  if (p->kind == SS_SOLVER_CPADMM)
-    {
-      cli_history_add_double (history, "rho", p->rho);
-      cli_history_add_double (history, "sigma", p->sigma);
-      cli_history_add_double (history, "tau", p->tau);
-    }
-  if (ss_solver_is_iterative (p->kind))
-    cli_history_add (history, "iters=%d", p->iterations);
-  cli_history_add (history, "nonneg=%s", p->nonneg ? "yes" : "no");
-  if (p->kind == SS_SOLVER_FISTA || p->kind == SS_SOLVER_ISTA)
-    cli_history_add (history, "backtracking=%s continuation=%s",
-                     p->backtracking ? "yes" : "no", p->continuation ? "yes" : "no");
-  if (p->kind == SS_SOLVER_DIRECT)
-    cli_history_add (history, "direct_method=%s",
-                     cli_direct_method_to_string (p->direct_method));
+  ss_solve_params_foreach_used (p, history_add_param, history);
   cli_history_add (history, "backend=%s device=%s", result->backend ? result->backend : "?",
                    result->device ? result->device : "?");
   cli_history_add (history, "result iterations=%d residual=%.6g objective=%.6g",
@@ -314,10 +305,8 @@ cli_solve (const CliConfig *config, const SsSolveParams *params, const CliOption
 
   /* The dense system is n x n: refuse a size that cannot fit before any
    * allocation, with the engine's message naming what would fit. */
-  if (params->kind == SS_SOLVER_DIRECT
-      && g_str_equal (ss_backend_get_name (backend), "cpu")
-      && !ss_dense_check_fits (op->width, op->height, op->m, params->direct_method,
-                               params->memory_limit, &error))
+  if (g_str_equal (ss_backend_get_name (backend), "cpu")
+      && !ss_solver_check_size (params, op->width, op->height, op->m, &error))
     return cli_fail (CLI_EXIT_FAILURE, input, error);
 
   if (!options->json && plane <= 0)
@@ -382,6 +371,31 @@ cli_summary_init (CliSummary *s, const char *command)
   s->psnr = NAN;
 }
 
+/* JSON keys are identifiers: direct-method becomes direct_method. */
+static void
+json_add_param (const SsParamInfo *info, double value, const char *text, gpointer json)
+{
+  g_autofree char *key = g_strdelimit (g_strdup (info->name), "-", '_');
+  if (info->type == SS_PARAM_REAL || info->type == SS_PARAM_INT)
+    ss_json_add_number (json, key, value);
+  else if (info->type == SS_PARAM_BOOL)
+    ss_json_add_bool (json, key, value != 0);
+  else
+    ss_json_add_string (json, key, text);
+}
+
+static void
+text_add_param (const SsParamInfo *info, double value, const char *text, gpointer string)
+{
+  if (info->type == SS_PARAM_BOOL)
+    {
+      if (value != 0)
+        g_string_append_printf (string, "  %s", info->name);
+    }
+  else
+    g_string_append_printf (string, "  %s %s", info->name, text);
+}
+
 static void
 print_summary_json (const CliSummary *s, const CliConfig *config, const SsSolveResult *result)
 {
@@ -419,15 +433,10 @@ print_summary_json (const CliSummary *s, const CliConfig *config, const SsSolveR
   ss_json_add_number (&o, "alpha", s->alpha);
   ss_json_add_bool (&o, "alpha_auto", s->alpha_auto);
   ss_json_add_number (&o, "noise_estimate", s->noise);
-  ss_json_add_number (&o, "rho", p->rho);
-  ss_json_add_number (&o, "sigma", p->sigma);
-  ss_json_add_number (&o, "tau", p->tau);
   ss_json_add_bool (&o, "nonneg", s->nonneg);
-  if (p->kind == SS_SOLVER_DIRECT)
-    {
-      ss_json_add_string (&o, "direct_method", cli_direct_method_to_string (p->direct_method));
-      ss_json_add_number_array (&o, "phase_seconds", result->phase_seconds, 4);
-    }
+  ss_solve_params_foreach_used (p, json_add_param, &o);
+  if (ss_solver_info (p->kind)->phases[0] != NULL)
+    ss_json_add_number_array (&o, "phase_seconds", result->phase_seconds, 4);
   ss_json_add_string (&o, "psf", s->psf);
   if (s->psf_fit != NULL)
     {
@@ -466,14 +475,10 @@ print_summary_text (const CliSummary *s, const CliConfig *config, const SsSolveR
     g_string_append_printf (t, "plane        %d of %d\n", s->plane, s->planes);
   else if (s->planes > 1)
     g_string_append_printf (t, "all planes   %d\n", s->planes);
-  g_string_append_printf (t, "solver       %s  alpha %g%s", ss_solver_kind_to_string (p->kind),
-                          s->alpha, s->alpha_auto ? " (auto)" : "");
-  if (p->kind == SS_SOLVER_CPADMM)
-    g_string_append_printf (t, "  rho %g  sigma %g  tau %g", p->rho, p->sigma, p->tau);
-  if (p->kind == SS_SOLVER_DIRECT)
-    g_string_append_printf (t, "  method %s", cli_direct_method_to_string (p->direct_method));
-  if (s->nonneg)
-    g_string_append (t, "  nonneg");
+  g_string_append_printf (t, "solver       %s", ss_solver_kind_to_string (p->kind));
+  ss_solve_params_foreach_used (p, text_add_param, t);
+  if (s->alpha_auto)
+    g_string_append (t, "  (alpha auto)");
   g_string_append_printf (t, "\nbackend      %s (%s)\n", result->backend, result->device);
 
   g_string_append_printf (t, "image        %d x %d, psf %s, %" G_GSIZE_FORMAT " pixels "
@@ -497,11 +502,15 @@ print_summary_text (const CliSummary *s, const CliConfig *config, const SsSolveR
     g_string_append_printf (t, " (%.1f it/s, %.3f ms/it)", result->iterations / result->seconds,
                             1e3 * result->seconds / MAX (result->iterations, 1));
   g_string_append_c (t, '\n');
-  if (p->kind == SS_SOLVER_DIRECT)
-    g_string_append_printf (t, "phases       normal matrix %.3f s, Cholesky %.3f s, %s %.3f s, "
-                            "apply %.3f s\n", result->phase_seconds[0], result->phase_seconds[1],
-                            p->direct_method == SS_DIRECT_INVERSE ? "GETS inverse" : "solve",
-                            result->phase_seconds[2], result->phase_seconds[3]);
+  const char *const *phases = ss_solver_info (p->kind)->phases;
+  if (phases[0] != NULL)
+    {
+      g_string_append (t, "phases      ");
+      for (int i = 0; i < 4 && phases[i]; i++)
+        g_string_append_printf (t, "%s %s %.3f s", i ? "," : "", phases[i],
+                                result->phase_seconds[i]);
+      g_string_append_c (t, '\n');
+    }
   if (isfinite (s->mse))
     {
       g_string_append_printf (t, "mse          %.6e (PSNR %.2f dB)", s->mse, s->psnr);
@@ -786,10 +795,11 @@ resolve_run_alpha (const CliConfig *c, const SsOperator *op, SsSolveParams *para
   if (!c->alpha_auto)
     return -1;
   params->alpha = ss_alpha_auto (c->acquisition.noise, op);
-  if (params->kind == SS_SOLVER_DIRECT && !(params->alpha > 0))
+  g_autoptr (GError) error = NULL;
+  if (!ss_solve_params_validate (params, &error))
     {
-      cli_error (NULL, "--alpha auto: the noise is 0, so alpha would be 0; the dense direct "
-                 "solver needs alpha > 0 (give --noise or --alpha)");
+      cli_error (NULL, "--alpha auto (noise %g): %s; give --noise or --alpha",
+                 c->acquisition.noise, error->message);
       return CLI_EXIT_USAGE;
     }
   return -1;

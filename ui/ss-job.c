@@ -109,19 +109,33 @@ ss_backend_kind_to_string (SsBackendKind kind)
     }
 }
 
+/* The solver's label, with the choices it was given ("Direct (dense), GETS
+ * explicit inverse"): Compare rows of one solver must be told apart. Interned,
+ * so callers need not free it. */
 const char *
 ss_solver_display_name (SsSolverKind kind, SsDirectMethod method)
 {
-  switch (kind)
+  const SsSolverInfo *info = ss_solver_info (kind);
+  if (info == NULL)
+    return "unknown";
+  SsSolveParams params;
+  ss_solve_params_set_defaults (&params, kind);
+  params.direct_method = method;
+  g_autoptr (GString) name = g_string_new (info->label);
+  for (int id = 0; id < SS_N_PARAMS; id++)
     {
-    case SS_SOLVER_CPADMM: return "CPADMM";
-    case SS_SOLVER_FISTA: return "FISTA";
-    case SS_SOLVER_ISTA: return "ISTA";
-    case SS_SOLVER_DIRECT:
-      return method == SS_DIRECT_INVERSE ? "Direct (GETS inverse)" : "Direct (Cholesky)";
-    case SS_SOLVER_DIRECT_FFT: return "Direct FFT";
-    default: return "unknown";
+      const SsParamInfo *param = ss_param_info ((SsParamId) id);
+      if (param->type == SS_PARAM_CHOICE && ss_solver_uses (info, (SsParamId) id))
+        g_string_append_printf (name, ", %s",
+                                param->choice_labels[(int) ss_param_get (&params, param)]);
     }
+  return g_intern_string (name->str);
+}
+
+static void
+history_add_param (const SsParamInfo *info, double value, const char *text, gpointer header)
+{
+  ss_header_add_history (header, "%s = %s", info->name, text);
 }
 
 void
@@ -152,24 +166,7 @@ ss_settings_add_history (const SsSettings *s, SsHeader *header)
   if (s->sky_mode == SS_SKY_VALUE)
     ss_header_add_history (header, "sky value = %.17g", s->sky_value);
   ss_header_add_history (header, "solver = %s", ss_solver_kind_to_string (p->kind));
-  ss_header_add_history (header, "alpha = %.17g", p->alpha);
-  if (p->kind == SS_SOLVER_CPADMM)
-    {
-      ss_header_add_history (header, "rho = %.17g", p->rho);
-      ss_header_add_history (header, "sigma = %.17g", p->sigma);
-      ss_header_add_history (header, "tau = %.17g", p->tau);
-    }
-  if (ss_solver_is_iterative (p->kind))
-    ss_header_add_history (header, "iterations = %d", p->iterations);
-  if (p->kind == SS_SOLVER_FISTA)
-    {
-      ss_header_add_history (header, "backtracking = %s", p->backtracking ? "yes" : "no");
-      ss_header_add_history (header, "continuation = %s", p->continuation ? "yes" : "no");
-    }
-  if (p->kind == SS_SOLVER_DIRECT)
-    ss_header_add_history (header, "direct method = %s",
-                           p->direct_method == SS_DIRECT_INVERSE ? "inverse (GETS)" : "solve");
-  ss_header_add_history (header, "nonneg = %s", p->nonneg ? "yes" : "no");
+  ss_solve_params_foreach_used (p, history_add_param, header);
   ss_header_add_history (header, "backend = %s", ss_backend_kind_to_string (s->backend));
   if (s->use_roi)
     ss_header_add_history (header, "region = %dx%d at x=%d y=%d (0-based, row 0 first)",

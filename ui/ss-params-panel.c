@@ -1,14 +1,12 @@
 /* ss-params-panel.c: the settings column (template in ss-params-panel.ui). */
 #include "ss-params-panel.h"
-#include "ss-dense.h"
+#include "ss-param-controls.h"
 
 #include <math.h>
 
 /* Positions in the drop-downs of the template. */
 enum { PSF_ROW_NONE, PSF_ROW_BOX_ROW, PSF_ROW_BOX, PSF_ROW_GAUSSIAN, PSF_ROW_MOFFAT, PSF_ROW_FILE,
        PSF_ROW_MEASURED };
-enum { SOLVER_ROW_CPADMM, SOLVER_ROW_FISTA, SOLVER_ROW_ISTA, SOLVER_ROW_CHOLESKY,
-       SOLVER_ROW_GETS, SOLVER_ROW_FFT };
 enum { BACKEND_ROW_AUTO, BACKEND_ROW_CUDA, BACKEND_ROW_CPU };
 enum { SKY_ROW_NONE, SKY_ROW_MEDIAN, SKY_ROW_CLIPPED, SKY_ROW_VALUE };
 
@@ -41,20 +39,8 @@ struct _SsParamsPanel
   GtkSpinButton *sky_value_spin;
   GtkWidget *boundary_label;
   GtkDropDown *boundary_dropdown;
-  GtkDropDown *solver_dropdown;
-  GtkWidget *alpha_label;
-  GtkSpinButton *alpha_spin;
-  GtkWidget *rho_label;
-  GtkSpinButton *rho_spin;
-  GtkWidget *sigma_label;
-  GtkSpinButton *sigma_spin;
-  GtkWidget *tau_label;
-  GtkSpinButton *tau_spin;
-  GtkWidget *iterations_label;
-  GtkSpinButton *iterations_spin;
-  GtkCheckButton *nonneg_check;
-  GtkCheckButton *backtracking_check;
-  GtkCheckButton *continuation_check;
+  GtkDropDown *solver_dropdown;      /* the solver table, in its order */
+  SsParamControls *param_controls;
   GtkDropDown *backend_dropdown;
   GtkLabel *device_label;
   GtkCheckButton *roi_check;
@@ -82,62 +68,23 @@ static guint signals[N_SIGNALS];
 enum { PROP_0, PROP_ROI_DRAWING, PROP_PICKING_STAR, N_PROPS };
 static GParamSpec *properties[N_PROPS];
 
-/* ---- logarithmic spin buttons --------------------------------------------- */
-/* The adjustment holds log10 of the value, so the arrows step by a tenth of
- * a decade; the entry shows and accepts the value itself. */
-
-static gboolean
-log_spin_output (GtkSpinButton *spin, gpointer data)
-{
-  double value = pow (10.0, gtk_adjustment_get_value (gtk_spin_button_get_adjustment (spin)));
-  char text[G_ASCII_DTOSTR_BUF_SIZE];
-  g_ascii_formatd (text, sizeof text, "%.3g", value);
-  if (g_strcmp0 (gtk_editable_get_text (GTK_EDITABLE (spin)), text) != 0)
-    gtk_editable_set_text (GTK_EDITABLE (spin), text);
-  return TRUE;
-}
-
-static int
-log_spin_input (GtkSpinButton *spin, double *new_value, gpointer data)
-{
-  const char *text = gtk_editable_get_text (GTK_EDITABLE (spin));
-  char *end = NULL;
-  double value = g_ascii_strtod (text, &end);
-  if (end == text || !isfinite (value) || value <= 0)
-    return GTK_INPUT_ERROR;
-  *new_value = log10 (value);
-  return TRUE;
-}
-
-static void
-setup_log_spin (GtkSpinButton *spin)
-{
-  gtk_spin_button_set_digits (spin, 4);
-  gtk_spin_button_set_numeric (spin, FALSE);
-  g_signal_connect (spin, "output", G_CALLBACK (log_spin_output), NULL);
-  g_signal_connect (spin, "input", G_CALLBACK (log_spin_input), NULL);
-  log_spin_output (spin, NULL);
-}
-
-static double
-log_spin_get (GtkSpinButton *spin)
-{
-  return pow (10.0, gtk_spin_button_get_value (spin));
-}
-
-static void
-log_spin_set (GtkSpinButton *spin, double value)
-{
-  if (value > 0 && isfinite (value))
-    gtk_spin_button_set_value (spin, log10 (value));
-}
-
 /* ---- the dense hint ------------------------------------------------------- */
 
-int
-ss_params_panel_dense_max_side (gsize bytes, double observed_fraction, SsDirectMethod method)
+static const SsSolverInfo *
+selected_solver (SsParamsPanel *self)
 {
-  gsize n = ss_dense_max_unknowns (bytes, observed_fraction, method);
+  const SsSolverInfo *info = ss_solver_nth (gtk_drop_down_get_selected (self->solver_dropdown));
+  return info ? info : ss_solver_nth (0);
+}
+
+int
+ss_params_panel_dense_max_side (gsize bytes, double observed_fraction,
+                                const SsSolveParams *params)
+{
+  const SsSolverInfo *info = ss_solver_info (params->kind);
+  if (info == NULL || info->max_unknowns == NULL)
+    return 0;
+  gsize n = info->max_unknowns (bytes, observed_fraction, params);
   return (int) floor (sqrt ((double) n));
 }
 
@@ -147,15 +94,22 @@ is_simulate (SsParamsPanel *self)
   return gtk_drop_down_get_selected (self->mode_dropdown) == SS_MODE_SIMULATE;
 }
 
+/* For solvers with an n x n system: how large an image or region fits. */
 static void
 update_dense_hint (SsParamsPanel *self)
 {
-  guint solver = gtk_drop_down_get_selected (self->solver_dropdown);
-  SsDirectMethod method = solver == SOLVER_ROW_GETS ? SS_DIRECT_INVERSE : SS_DIRECT_SOLVE;
+  const SsSolverInfo *info = selected_solver (self);
+  gtk_widget_set_visible (GTK_WIDGET (self->dense_label), info->max_unknowns != NULL);
+  if (info->max_unknowns == NULL)
+    return;
+  SsSolveParams params;
+  ss_solve_params_init (&params);
+  params.kind = info->kind;
+  ss_param_controls_get (self->param_controls, &params);
   double fraction = is_simulate (self) ? gtk_spin_button_get_value (self->ratio_spin) : 1.0;
   gsize available = ss_mem_available ();
-  gsize max_n = ss_dense_max_unknowns (available, fraction, method);
-  int side = ss_params_panel_dense_max_side (available, fraction, method);
+  gsize max_n = info->max_unknowns (available, fraction, &params);
+  int side = ss_params_panel_dense_max_side (available, fraction, &params);
   gboolean roi = gtk_check_button_get_active (self->roi_check) && self->have_roi;
   gsize n = roi ? (gsize) self->roi.width * self->roi.height
                 : (gsize) self->image_width * self->image_height;
@@ -163,16 +117,15 @@ update_dense_hint (SsParamsPanel *self)
   g_autofree char *text = NULL;
   gboolean too_big = n > max_n;
   if (n == 0)
-    text = g_strdup_printf ("Dense direct fits up to %" G_GSIZE_FORMAT
-                            " unknowns in %s (a %d×%d region).", max_n, mem, side, side);
+    text = g_strdup_printf ("%s fits up to %" G_GSIZE_FORMAT " unknowns in %s (a %d×%d "
+                            "region).", info->label, max_n, mem, side, side);
   else
-    text = g_strdup_printf ("Dense direct fits up to %" G_GSIZE_FORMAT
-                            " unknowns in %s (a %d×%d region); this %s has %" G_GSIZE_FORMAT
-                            "%s.", max_n, mem, side, side, roi ? "region" : "image", n,
+    text = g_strdup_printf ("%s fits up to %" G_GSIZE_FORMAT " unknowns in %s (a %d×%d "
+                            "region); this %s has %" G_GSIZE_FORMAT "%s.", info->label, max_n,
+                            mem, side, side, roi ? "region" : "image", n,
                             too_big ? ": too large, select a region" : "");
   gtk_label_set_text (self->dense_label, text);
-  gboolean dense = solver == SOLVER_ROW_CHOLESKY || solver == SOLVER_ROW_GETS;
-  if (too_big && dense)
+  if (too_big)
     gtk_widget_add_css_class (GTK_WIDGET (self->dense_label), "error");
   else
     gtk_widget_remove_css_class (GTK_WIDGET (self->dense_label), "error");
@@ -207,19 +160,7 @@ update_visibility (SsParamsPanel *self)
   show_pair (self->sky_value_label, self->sky_value_spin,
              gtk_drop_down_get_selected (self->sky_dropdown) == SKY_ROW_VALUE);
 
-  guint solver = gtk_drop_down_get_selected (self->solver_dropdown);
-  gboolean iterative = solver <= SOLVER_ROW_ISTA;
-  gboolean admm = solver == SOLVER_ROW_CPADMM;
-  gboolean fista = solver == SOLVER_ROW_FISTA;
-  show_pair (self->rho_label, self->rho_spin, admm);
-  show_pair (self->sigma_label, self->sigma_spin, admm);
-  show_pair (self->tau_label, self->tau_spin, admm);
-  show_pair (self->iterations_label, self->iterations_spin, iterative);
-  gtk_widget_set_visible (GTK_WIDGET (self->backtracking_check), fista);
-  gtk_widget_set_visible (GTK_WIDGET (self->continuation_check), fista);
-  gtk_widget_set_visible (GTK_WIDGET (self->nonneg_check), iterative);
-  gtk_label_set_text (GTK_LABEL (self->alpha_label),
-                      iterative ? "α (ℓ1 weight)" : "λ (Tikhonov)");
+  ss_param_controls_show_solver (self->param_controls, selected_solver (self)->kind);
 }
 
 static void
@@ -389,20 +330,8 @@ ss_params_panel_get_settings (SsParamsPanel *self, SsSettings *s)
                                   (guint) SS_BOUNDARY_TAPER);
 
   SsSolveParams *p = &s->params;
-  static const SsSolverKind kinds[] = { SS_SOLVER_CPADMM, SS_SOLVER_FISTA, SS_SOLVER_ISTA,
-                                        SS_SOLVER_DIRECT, SS_SOLVER_DIRECT, SS_SOLVER_DIRECT_FFT };
-  guint solver = MIN (gtk_drop_down_get_selected (self->solver_dropdown), SOLVER_ROW_FFT);
-  p->kind = kinds[solver];
-  p->direct_method = solver == SOLVER_ROW_GETS ? SS_DIRECT_INVERSE : SS_DIRECT_SOLVE;
-  p->alpha = log_spin_get (self->alpha_spin);
-  p->rho = log_spin_get (self->rho_spin);
-  p->sigma = log_spin_get (self->sigma_spin);
-  /* The log scale's top is 10^0.2041 = 1.6 < (1+sqrt 5)/2; clamp anyway. */
-  p->tau = MIN (log_spin_get (self->tau_spin), 1.6);
-  p->iterations = gtk_spin_button_get_value_as_int (self->iterations_spin);
-  p->nonneg = gtk_check_button_get_active (self->nonneg_check);
-  p->backtracking = gtk_check_button_get_active (self->backtracking_check);
-  p->continuation = gtk_check_button_get_active (self->continuation_check);
+  p->kind = selected_solver (self)->kind;
+  ss_param_controls_get (self->param_controls, p);
 
   static const SsBackendKind backends[] = { SS_BACKEND_AUTO, SS_BACKEND_CUDA, SS_BACKEND_CPU };
   s->backend = backends[MIN (gtk_drop_down_get_selected (self->backend_dropdown),
@@ -436,21 +365,6 @@ psf_row (SsPsfKind kind)
     }
 }
 
-static guint
-solver_row (const SsSolveParams *p)
-{
-  switch (p->kind)
-    {
-    case SS_SOLVER_FISTA: return SOLVER_ROW_FISTA;
-    case SS_SOLVER_ISTA: return SOLVER_ROW_ISTA;
-    case SS_SOLVER_DIRECT:
-      return p->direct_method == SS_DIRECT_INVERSE ? SOLVER_ROW_GETS : SOLVER_ROW_CHOLESKY;
-    case SS_SOLVER_DIRECT_FFT: return SOLVER_ROW_FFT;
-    case SS_SOLVER_CPADMM:
-    default: return SOLVER_ROW_CPADMM;
-    }
-}
-
 void
 ss_params_panel_set_settings (SsParamsPanel *self, const SsSettings *s)
 {
@@ -480,15 +394,10 @@ ss_params_panel_set_settings (SsParamsPanel *self, const SsSettings *s)
   gtk_drop_down_set_selected (self->boundary_dropdown, (guint) s->boundary);
 
   const SsSolveParams *p = &s->params;
-  gtk_drop_down_set_selected (self->solver_dropdown, solver_row (p));
-  log_spin_set (self->alpha_spin, p->alpha);
-  log_spin_set (self->rho_spin, p->rho);
-  log_spin_set (self->sigma_spin, p->sigma);
-  log_spin_set (self->tau_spin, p->tau);
-  gtk_spin_button_set_value (self->iterations_spin, p->iterations);
-  gtk_check_button_set_active (self->nonneg_check, p->nonneg);
-  gtk_check_button_set_active (self->backtracking_check, p->backtracking);
-  gtk_check_button_set_active (self->continuation_check, p->continuation);
+  for (guint i = 0; i < ss_solver_count (); i++)
+    if (ss_solver_nth (i)->kind == p->kind)
+      gtk_drop_down_set_selected (self->solver_dropdown, i);
+  ss_param_controls_set (self->param_controls, p);
   static const guint backend_rows[] = { [SS_BACKEND_AUTO] = BACKEND_ROW_AUTO,
                                         [SS_BACKEND_CPU] = BACKEND_ROW_CPU,
                                         [SS_BACKEND_CUDA] = BACKEND_ROW_CUDA };
@@ -671,6 +580,7 @@ ss_params_panel_class_init (SsParamsPanelClass *klass)
   object_class->get_property = ss_params_panel_get_property;
   object_class->set_property = ss_params_panel_set_property;
   object_class->finalize = ss_params_panel_finalize;
+  g_type_ensure (SS_TYPE_PARAM_CONTROLS);
 
   properties[PROP_ROI_DRAWING] = g_param_spec_boolean (
       "roi-drawing", NULL, NULL, FALSE,
@@ -715,19 +625,7 @@ ss_params_panel_class_init (SsParamsPanelClass *klass)
   CHILD (boundary_label);
   CHILD (boundary_dropdown);
   CHILD (solver_dropdown);
-  CHILD (alpha_label);
-  CHILD (alpha_spin);
-  CHILD (rho_label);
-  CHILD (rho_spin);
-  CHILD (sigma_label);
-  CHILD (sigma_spin);
-  CHILD (tau_label);
-  CHILD (tau_spin);
-  CHILD (iterations_label);
-  CHILD (iterations_spin);
-  CHILD (nonneg_check);
-  CHILD (backtracking_check);
-  CHILD (continuation_check);
+  CHILD (param_controls);
   CHILD (backend_dropdown);
   CHILD (device_label);
   CHILD (roi_check);
@@ -742,14 +640,31 @@ ss_params_panel_class_init (SsParamsPanelClass *klass)
   gtk_widget_class_bind_template_callback (widget_class, on_roi_clear_clicked);
 }
 
+/* The solver list and its tooltip, from the engine's solver table. */
+static void
+setup_solver_list (SsParamsPanel *self)
+{
+  GtkStringList *names = gtk_string_list_new (NULL);
+  GString *tip = g_string_new (NULL);
+  for (guint i = 0; i < ss_solver_count (); i++)
+    {
+      const SsSolverInfo *info = ss_solver_nth (i);
+      gtk_string_list_append (names, info->label);
+      g_string_append_printf (tip, "%s%s: %s.", i ? "\n" : "", info->label, info->help);
+    }
+  gtk_drop_down_set_model (self->solver_dropdown, G_LIST_MODEL (names));
+  g_object_unref (names);
+  gtk_widget_set_tooltip_text (GTK_WIDGET (self->solver_dropdown), tip->str);
+  g_string_free (tip, TRUE);
+}
+
 static void
 ss_params_panel_init (SsParamsPanel *self)
 {
   gtk_widget_init_template (GTK_WIDGET (self));
-  setup_log_spin (self->alpha_spin);
-  setup_log_spin (self->rho_spin);
-  setup_log_spin (self->sigma_spin);
-  setup_log_spin (self->tau_spin);
+  setup_solver_list (self);
+  g_signal_connect_swapped (self->param_controls, "changed", G_CALLBACK (on_control_changed),
+                            self);
 
   GObject *dropdowns[] = { G_OBJECT (self->mode_dropdown), G_OBJECT (self->psf_dropdown),
                            G_OBJECT (self->sky_dropdown), G_OBJECT (self->solver_dropdown),
@@ -761,13 +676,10 @@ ss_params_panel_init (SsParamsPanel *self)
   GObject *spins[] = { G_OBJECT (self->psf_size_spin), G_OBJECT (self->psf_fwhm_spin),
                        G_OBJECT (self->psf_beta_spin), G_OBJECT (self->ratio_spin),
                        G_OBJECT (self->noise_spin), G_OBJECT (self->seed_spin),
-                       G_OBJECT (self->sky_value_spin), G_OBJECT (self->alpha_spin),
-                       G_OBJECT (self->rho_spin), G_OBJECT (self->sigma_spin),
-                       G_OBJECT (self->tau_spin), G_OBJECT (self->iterations_spin) };
+                       G_OBJECT (self->sky_value_spin) };
   for (guint i = 0; i < G_N_ELEMENTS (spins); i++)
     g_signal_connect_swapped (spins[i], "value-changed", G_CALLBACK (on_control_changed), self);
-  GObject *checks[] = { G_OBJECT (self->nonneg_check), G_OBJECT (self->backtracking_check),
-                        G_OBJECT (self->continuation_check), G_OBJECT (self->roi_check) };
+  GObject *checks[] = { G_OBJECT (self->roi_check) };
   for (guint i = 0; i < G_N_ELEMENTS (checks); i++)
     g_signal_connect_swapped (checks[i], "toggled", G_CALLBACK (on_control_changed), self);
   g_signal_connect_swapped (self->roi_draw_button, "toggled", G_CALLBACK (on_roi_draw_toggled),

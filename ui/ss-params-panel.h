@@ -45,8 +45,10 @@ const char *ss_params_panel_get_psf_fit_text (SsParamsPanel *self);
 /* The profile to fit: Gaussian or Moffat. */
 SsPsfModel ss_params_panel_get_star_model (SsParamsPanel *self);
 
-/* The largest square side (pixels) whose dense direct system fits in
- * BYTES with OBSERVED_FRACTION of the pixels observed. */
-int ss_params_panel_dense_max_side (gsize bytes, double observed_fraction, SsDirectMethod method);
+/* The largest square side (pixels) whose system fits in BYTES with
+ * OBSERVED_FRACTION of the pixels observed, for a solver that needs a region
+ * (0 for the others). */
+int ss_params_panel_dense_max_side (gsize bytes, double observed_fraction,
+                                    const SsSolveParams *params);
 
 G_END_DECLS

@@ -127,6 +127,15 @@ ss_backend_solve (SsBackend *backend, const SsProblem *problem, const SsSolvePar
   if (!check_problem (problem, error) || !ss_solve_params_validate (params, error))
     return FALSE;
 #if SHARPSKY_HAVE_CUDA
+  if (backend->use_cuda && !ss_solver_has_cuda (ss_solver_info (params->kind)))
+    {
+      /* Not every solver has a GPU form yet: the CPU gives the same answer. */
+      gboolean ok = ss_cpu_solve (problem, params, report, user_data, cancellable, result, error);
+      g_free (result->warning);
+      result->warning = g_strdup_printf ("%s has no CUDA implementation; solved on the CPU",
+                                         ss_solver_kind_to_string (params->kind));
+      return ok;
+    }
   if (backend->use_cuda)
     {
       g_autoptr (GError) cuda_error = NULL;

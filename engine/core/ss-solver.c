@@ -6,86 +6,90 @@
 #include <math.h>
 #include <string.h>
 
-#define GOLDEN_RATIO 1.6180339887498949
-
 void
 ss_solve_params_init (SsSolveParams *params)
 {
   memset (params, 0, sizeof *params);
-  params->kind = SS_SOLVER_CPADMM;
-  params->alpha = 1e-3;
-  params->rho = 1.0;
-  params->sigma = 1.0;
-  params->tau = 1.0;
-  params->iterations = 300;
+  ss_solve_params_set_defaults (params, SS_SOLVER_CPADMM);
   params->report_every = 10;
-  params->direct_method = SS_DIRECT_SOLVE;
 }
 
 static gboolean
-invalid (GError **error, const char *what, double value, const char *rule)
+out_of_range (const SsParamInfo *info, double value, GError **error)
 {
-  g_set_error (error, SS_ERROR, SS_ERROR_INVALID_ARGUMENT, "%s = %g: %s", what, value, rule);
+  g_autofree char *text = ss_param_format (info, value);
+  g_autofree char *low = ss_param_format (info, info->min);
+  g_autofree char *high = ss_param_format (info, info->max);
+  if (isinf (info->max))
+    g_set_error (error, SS_ERROR, SS_ERROR_INVALID_ARGUMENT, "%s = %s: must be finite and %s %s",
+                 info->name, text, info->min_open ? ">" : ">=", low);
+  else
+    g_set_error (error, SS_ERROR, SS_ERROR_INVALID_ARGUMENT, "%s = %s: must lie in %s%s, %s%s",
+                 info->name, text, info->min_open ? "(" : "[", low, high,
+                 info->max_open ? ")" : "]");
   return FALSE;
 }
 
 gboolean
 ss_solve_params_validate (const SsSolveParams *params, GError **error)
 {
-  if (!isfinite (params->alpha) || params->alpha < 0)
-    return invalid (error, "alpha", params->alpha, "must be finite and >= 0");
-  if (!isfinite (params->rho) || params->rho <= 0)
-    return invalid (error, "rho", params->rho, "must be finite and > 0");
-  if (!isfinite (params->sigma) || params->sigma <= 0)
-    return invalid (error, "sigma", params->sigma, "must be finite and > 0");
-  if (!isfinite (params->tau) || params->tau <= 0 || params->tau >= GOLDEN_RATIO)
-    return invalid (error, "tau", params->tau, "must lie in (0, (1+sqrt 5)/2)");
-  if (ss_solver_is_iterative (params->kind) && params->iterations < 1)
-    return invalid (error, "iterations", params->iterations, "must be >= 1");
+  const SsSolverInfo *solver = ss_solver_info (params->kind);
+  if (solver == NULL)
+    {
+      g_set_error (error, SS_ERROR, SS_ERROR_INVALID_ARGUMENT, "unknown solver %d", params->kind);
+      return FALSE;
+    }
+  /* Every field is checked, used or not: a stray NaN must not ride along
+   * into a later solve with another solver. */
+  for (int id = 0; id < SS_N_PARAMS; id++)
+    {
+      const SsParamInfo *info = ss_param_info ((SsParamId) id);
+      if (info->type != SS_PARAM_REAL && info->type != SS_PARAM_INT)
+        continue;
+      if (info->id == SS_PARAM_ITERATIONS && !ss_solver_uses (solver, SS_PARAM_ITERATIONS))
+        continue;
+      double value = ss_param_get (params, info);
+      if (!ss_param_in_range (info, value))
+        return out_of_range (info, value, error);
+    }
   if (params->report_every < 1)
-    return invalid (error, "report-every", params->report_every, "must be >= 1");
+    {
+      g_set_error (error, SS_ERROR, SS_ERROR_INVALID_ARGUMENT,
+                   "report-every = %d: must be >= 1", params->report_every);
+      return FALSE;
+    }
   if (params->preview_width < 0 || params->preview_height < 0)
-    return invalid (error, "preview size", MIN (params->preview_width, params->preview_height),
-                    "must be >= 0");
-  if (params->kind == SS_SOLVER_DIRECT && params->alpha <= 0)
-    return invalid (error, "alpha", params->alpha,
-                    "the direct solver needs a positive Tikhonov weight");
-  return TRUE;
+    {
+      g_set_error (error, SS_ERROR, SS_ERROR_INVALID_ARGUMENT,
+                   "preview size = %d: must be >= 0",
+                   MIN (params->preview_width, params->preview_height));
+      return FALSE;
+    }
+  return solver->check == NULL || solver->check (params, error);
 }
-
-static const char *const solver_names[] = {
-  [SS_SOLVER_CPADMM] = "cpadmm",
-  [SS_SOLVER_FISTA] = "fista",
-  [SS_SOLVER_ISTA] = "ista",
-  [SS_SOLVER_DIRECT] = "direct",
-  [SS_SOLVER_DIRECT_FFT] = "direct-fft",
-};
 
 const char *
 ss_solver_kind_to_string (SsSolverKind kind)
 {
-  return (unsigned) kind < G_N_ELEMENTS (solver_names) ? solver_names[kind] : "unknown";
+  const SsSolverInfo *info = ss_solver_info (kind);
+  return info ? info->name : "unknown";
 }
 
 gboolean
 ss_solver_kind_from_string (const char *text, SsSolverKind *kind, GError **error)
 {
-  for (unsigned i = 0; i < G_N_ELEMENTS (solver_names); i++)
-    if (text && g_ascii_strcasecmp (text, solver_names[i]) == 0)
-      {
-        *kind = (SsSolverKind) i;
-        return TRUE;
-      }
-  g_set_error (error, SS_ERROR, SS_ERROR_INVALID_ARGUMENT,
-               "unknown solver \"%s\": expected cpadmm, fista, ista, direct or direct-fft",
-               text ? text : "");
-  return FALSE;
+  const SsSolverInfo *info = ss_solver_find (text, error);
+  if (info == NULL)
+    return FALSE;
+  *kind = info->kind;
+  return TRUE;
 }
 
 gboolean
 ss_solver_is_iterative (SsSolverKind kind)
 {
-  return kind == SS_SOLVER_CPADMM || kind == SS_SOLVER_FISTA || kind == SS_SOLVER_ISTA;
+  const SsSolverInfo *info = ss_solver_info (kind);
+  return info != NULL && (info->caps & SS_SOLVER_ITERATIVE);
 }
 
 void

@@ -12,13 +12,15 @@
 
 G_BEGIN_DECLS
 
+/* Every solver has a descriptor in the solver table (ss-solver-table.c); the
+ * kind is its index there. app/ and ui/ read the table, never the kinds. */
 typedef enum {
   SS_SOLVER_CPADMM,
   SS_SOLVER_FISTA,
   SS_SOLVER_ISTA,
   SS_SOLVER_DIRECT,       /* dense Cholesky, then solve or explicit (GETS) inverse */
   SS_SOLVER_DIRECT_FFT,   /* Fourier-diagonal Tikhonov, exact when every pixel is observed */
-  /* planned: SS_SOLVER_NIHT, SS_SOLVER_HTP, SS_SOLVER_COSAMP (seed 003) */
+  SS_N_SOLVERS
 } SsSolverKind;
 
 typedef enum {
@@ -45,6 +47,8 @@ typedef struct {
 
 /* Defaults: CPADMM, alpha 1e-3, rho 1, sigma 1, tau 1, 300 iterations, report every 10. */
 void ss_solve_params_init (SsSolveParams *params);
+/* Checks every parameter against the parameter table's ranges, then the
+ * chosen solver's own rules. */
 gboolean ss_solve_params_validate (const SsSolveParams *params, GError **error);
 const char *ss_solver_kind_to_string (SsSolverKind kind);
 gboolean ss_solver_kind_from_string (const char *text, SsSolverKind *kind, GError **error);
@@ -89,5 +93,130 @@ typedef struct {
 } SsSolveResult;
 
 void ss_solve_result_clear (SsSolveResult *result);
+
+/* ---- the solver table ---------------------------------------------------
+ *
+ * What the CLI's options, --help and validation, the app's solver list and
+ * parameter controls, Compare, the JSON summary and the FITS HISTORY know of
+ * the solvers, they read here. Adding a solver: its kind above, its CPU (and
+ * CUDA) files, one descriptor in ss-solver-table.c, its tests. */
+
+/* The parameters a solver may read from SsSolveParams. */
+typedef enum {
+  SS_PARAM_ALPHA,
+  SS_PARAM_RHO,
+  SS_PARAM_SIGMA,
+  SS_PARAM_TAU,
+  SS_PARAM_ITERATIONS,
+  SS_PARAM_NONNEG,
+  SS_PARAM_BACKTRACKING,
+  SS_PARAM_CONTINUATION,
+  SS_PARAM_DIRECT_METHOD,
+  SS_N_PARAMS
+} SsParamId;
+
+typedef enum {
+  SS_PARAM_REAL,          /* double field */
+  SS_PARAM_INT,           /* int field */
+  SS_PARAM_BOOL,          /* gboolean field: a flag on the command line */
+  SS_PARAM_CHOICE,        /* int (enum) field: one of CHOICES by name */
+} SsParamType;
+
+typedef struct {
+  SsParamId id;
+  const char *name;       /* option --NAME, JSON key, HISTORY keyword */
+  const char *label;      /* the app's label */
+  const char *help;       /* one sentence, for --help and tooltips */
+  SsParamType type;
+  double default_value;   /* unless the solver's descriptor says otherwise */
+  double min, max;        /* valid range (REAL, INT) */
+  gboolean min_open, max_open;  /* the bound itself is excluded */
+  gboolean log_scale;     /* the app steps in decades */
+  double ui_min, ui_max;  /* the app's control range, inside [min, max] */
+  gboolean allows_auto;   /* the CLI accepts "auto" (chosen from the data) */
+  const char *const *choices;        /* CHOICE: NULL-terminated names */
+  const char *const *choice_labels;  /* CHOICE: the app's labels, same order */
+  gsize offset;           /* where the value lives in SsSolveParams */
+} SsParamInfo;
+
+/* What a solver can do. */
+typedef enum {
+  SS_SOLVER_ITERATIVE     = 1 << 0,  /* iterations, live reports and preview */
+  SS_SOLVER_MASKS         = 1 << 1,  /* handles an observation mask (ratio < 1, blank pixels) */
+  SS_SOLVER_PRIOR         = 1 << 2,  /* a prior beyond pixel l1 / Tikhonov */
+  SS_SOLVER_NEEDS_REGION  = 1 << 3,  /* dense n x n: large images need a region of interest */
+} SsSolverCaps;
+
+typedef gboolean (*SsSolveFunc) (const SsProblem *problem, const SsSolveParams *params,
+                                 SsReportFunc report, gpointer user_data,
+                                 GCancellable *cancellable, SsSolveResult *result,
+                                 GError **error);
+
+/* The CUDA backend's entry for a solver (engine/cuda/ss-cuda-internal.h);
+ * opaque here. */
+typedef struct _SsCudaSolverEntry SsCudaSolverEntry;
+
+typedef struct {
+  SsParamId id;
+  double value;
+} SsParamDefault;
+
+typedef struct {
+  SsSolverKind kind;
+  const char *name;       /* --solver NAME, JSON, HISTORY */
+  const char *label;      /* the app's name */
+  const char *help;       /* one line */
+  SsSolverCaps caps;
+  guint64 params;         /* bit (1 << SsParamId) for each parameter it reads */
+  SsParamDefault defaults[4];  /* its own defaults (first n_defaults) */
+  int n_defaults;
+  const char *phases[5];  /* names of the timed phases in phase_seconds, NULL-ended */
+  SsSolveFunc cpu;
+  const SsCudaSolverEntry *cuda;   /* NULL: CPU only, or a build without CUDA */
+  /* Rules beyond the parameter ranges, or NULL. */
+  gboolean (*check) (const SsSolveParams *params, GError **error);
+  /* SS_SOLVER_NEEDS_REGION: the most unknowns that fit in BYTES, and the
+   * check made before allocating (SS_ERROR_TOO_LARGE naming what would fit). */
+  gsize (*max_unknowns) (gsize bytes, double observed_fraction, const SsSolveParams *params);
+  gboolean (*check_size) (int width, int height, gsize observed, const SsSolveParams *params,
+                          GError **error);
+} SsSolverInfo;
+
+guint ss_solver_count (void);
+/* Solvers in the order they are listed to users. */
+const SsSolverInfo *ss_solver_nth (guint index);
+const SsSolverInfo *ss_solver_info (SsSolverKind kind);
+/* By name (case-insensitive); NULL with an error listing the names. */
+const SsSolverInfo *ss_solver_find (const char *name, GError **error);
+/* "cpadmm, fista, ista, direct or direct-fft". g_free. */
+char *ss_solver_list_names (void);
+gboolean ss_solver_uses (const SsSolverInfo *info, SsParamId id);
+gboolean ss_solver_has_cuda (const SsSolverInfo *info);
+/* Before allocating: does a WIDTH x HEIGHT problem with OBSERVED pixels fit
+ * the memory of PARAMS's solver? TRUE for solvers with no such limit. */
+gboolean ss_solver_check_size (const SsSolveParams *params, int width, int height,
+                               gsize observed, GError **error);
+
+const SsParamInfo *ss_param_info (SsParamId id);
+/* The value of a parameter as a double (BOOL: 0/1, CHOICE: the index). */
+double ss_param_get (const SsSolveParams *params, const SsParamInfo *info);
+void ss_param_set (SsSolveParams *params, const SsParamInfo *info, double value);
+gboolean ss_param_in_range (const SsParamInfo *info, double value);
+/* The default of ID for the solver INFO. */
+double ss_param_default (const SsSolverInfo *info, SsParamId id);
+/* Parses TEXT ("1e-3", "yes", "inverse") into *VALUE, checking the range;
+ * errors name the option. "auto" is not handled here. */
+gboolean ss_param_parse (const SsParamInfo *info, const char *text, double *value,
+                         GError **error);
+/* The value as text: "0.001", "300", "yes", "inverse". g_free. */
+char *ss_param_format (const SsParamInfo *info, double value);
+/* Calls FUNC for each parameter PARAMS's solver reads, in table order, with
+ * its value as ss_param_format writes it: HISTORY cards, JSON and summaries. */
+typedef void (*SsParamFunc) (const SsParamInfo *info, double value, const char *text,
+                             gpointer user_data);
+void ss_solve_params_foreach_used (const SsSolveParams *params, SsParamFunc func,
+                                   gpointer user_data);
+/* Sets every parameter of PARAMS to the solver's default; keeps the rest. */
+void ss_solve_params_set_defaults (SsSolveParams *params, SsSolverKind kind);
 
 G_END_DECLS

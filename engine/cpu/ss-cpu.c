@@ -12,20 +12,8 @@ ss_cpu_solve (const SsProblem *problem, const SsSolveParams *params, SsReportFun
 {
   if (!ss_solve_params_validate (params, error))
     return FALSE;
-  switch (params->kind)
-    {
-    case SS_SOLVER_CPADMM:
-      return ss_cpu_cpadmm (problem, params, report, user_data, cancellable, result, error);
-    case SS_SOLVER_FISTA:
-    case SS_SOLVER_ISTA:
-      return ss_cpu_fista (problem, params, report, user_data, cancellable, result, error);
-    case SS_SOLVER_DIRECT_FFT:
-      return ss_cpu_direct_fft (problem, params, report, user_data, cancellable, result, error);
-    case SS_SOLVER_DIRECT:
-      return ss_cpu_direct_dense (problem, params, report, user_data, cancellable, result, error);
-    }
-  g_set_error (error, SS_ERROR, SS_ERROR_INVALID_ARGUMENT, "unknown solver %d", params->kind);
-  return FALSE;
+  return ss_solver_info (params->kind)->cpu (problem, params, report, user_data, cancellable,
+                                             result, error);
 }
 
 char *

@@ -246,6 +246,22 @@ SsCudaSolver *ss_cuda_direct_fft_new (SsCudaContext *ctx, const SsCudaProblem *p
                                       SsCudaReporter *reporter, GError **error);
 void ss_cuda_solver_free (SsCudaSolver *solver);
 
+typedef SsCudaSolver *(*SsCudaSolverNew) (SsCudaContext *ctx, const SsCudaProblem *p,
+                                          const SsSolveParams *params, SsCudaIterator *it,
+                                          SsCudaReporter *reporter, GError **error);
+typedef gboolean (*SsCudaSolveDevice) (SsCudaContext *ctx, const SsCudaProblem *p,
+                                       const SsSolveParams *params, SsReportFunc report,
+                                       gpointer user_data, GCancellable *cancellable,
+                                       double start, SsSolveResult *result, GError **error);
+
+/* A solver's CUDA entry, named by its descriptor in the solver table. An
+ * iterative solver gives CREATE and runs through ss_cuda_run_iterations (a
+ * one-shot one too, for one iteration); any other gives SOLVE. */
+struct _SsCudaSolverEntry {
+  SsCudaSolverNew create;
+  SsCudaSolveDevice solve;
+};
+
 /* Floor accounting: elementwise bytes one iteration moves (fused passes). */
 double ss_cuda_cpadmm_iteration_bytes (const SsCudaProblem *p);
 double ss_cuda_fista_iteration_bytes (const SsCudaProblem *p);

@@ -51,11 +51,11 @@ fill_result_metrics (SsSolveResult *result, const SsReport *last, int iterations
 
 static gboolean
 solve_iterative (SsCudaContext *ctx, const SsCudaProblem *p, const SsSolveParams *params,
-                 SsReportFunc report, gpointer user_data, GCancellable *cancellable,
-                 double start, SsSolveResult *result, GError **error)
+                 SsCudaSolverNew create, SsReportFunc report, gpointer user_data,
+                 GCancellable *cancellable, double start, SsSolveResult *result, GError **error)
 {
   SsSolveParams run = *params;
-  if (params->kind == SS_SOLVER_DIRECT_FFT)
+  if (!ss_solver_is_iterative (params->kind))
     {
       run.iterations = 1;
       run.report_every = 1;
@@ -65,20 +65,7 @@ solve_iterative (SsCudaContext *ctx, const SsCudaProblem *p, const SsSolveParams
   memset (&it, 0, sizeof it);
   if (!ss_cuda_reporter_init (&reporter, ctx, p, &run, error))
     return FALSE;
-  SsCudaSolver *solver = NULL;
-  switch (params->kind)
-    {
-    case SS_SOLVER_CPADMM:
-      solver = ss_cuda_cpadmm_new (ctx, p, &run, &it, &reporter, error);
-      break;
-    case SS_SOLVER_FISTA:
-    case SS_SOLVER_ISTA:
-      solver = ss_cuda_fista_new (ctx, p, &run, &it, &reporter, error);
-      break;
-    default:
-      solver = ss_cuda_direct_fft_new (ctx, p, &run, &it, &reporter, error);
-      break;
-    }
+  SsCudaSolver *solver = create (ctx, p, &run, &it, &reporter, error);
   if (solver == NULL)
     {
       ss_cuda_reporter_clear (&reporter);
@@ -177,6 +164,13 @@ ss_cuda_solve (SsCudaContext *ctx, const SsProblem *problem, const SsSolveParams
 {
   if (!ss_solve_params_validate (params, error))
     return FALSE;
+  const SsCudaSolverEntry *entry = ss_solver_info (params->kind)->cuda;
+  if (entry == NULL)
+    {
+      g_set_error (error, SS_ERROR, SS_ERROR_UNSUPPORTED, "%s has no CUDA implementation",
+                   ss_solver_kind_to_string (params->kind));
+      return FALSE;
+    }
   if (!CUDA_OK (cudaSetDevice (ctx->device)))
     return FALSE;
   double start = now_seconds ();
@@ -188,10 +182,11 @@ ss_cuda_solve (SsCudaContext *ctx, const SsProblem *problem, const SsSolveParams
   if (!ss_cuda_problem_upload (ctx, problem, &p, error))
     return FALSE;
   gboolean ok;
-  if (params->kind == SS_SOLVER_DIRECT)
-    ok = solve_dense (ctx, &p, params, report, user_data, cancellable, start, result, error);
+  if (entry->solve != NULL)
+    ok = entry->solve (ctx, &p, params, report, user_data, cancellable, start, result, error);
   else
-    ok = solve_iterative (ctx, &p, params, report, user_data, cancellable, start, result, error);
+    ok = solve_iterative (ctx, &p, params, entry->create, report, user_data, cancellable, start,
+                          result, error);
   if (result->x)
     {
       result->width = p.width;
@@ -206,3 +201,8 @@ ss_cuda_solve (SsCudaContext *ctx, const SsProblem *problem, const SsSolveParams
   ss_cuda_problem_free (ctx, &p);
   return ok;
 }
+
+const SsCudaSolverEntry ss_cuda_cpadmm_entry = { ss_cuda_cpadmm_new, NULL };
+const SsCudaSolverEntry ss_cuda_fista_entry = { ss_cuda_fista_new, NULL };
+const SsCudaSolverEntry ss_cuda_direct_fft_entry = { ss_cuda_direct_fft_new, NULL };
+const SsCudaSolverEntry ss_cuda_direct_entry = { NULL, solve_dense };

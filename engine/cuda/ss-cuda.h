@@ -33,6 +33,12 @@ gboolean ss_cuda_solve (SsCudaContext *ctx, const SsProblem *problem,
 gboolean ss_cuda_bench (SsCudaContext *ctx, const SsBenchParams *params,
                         SsBenchResult *result, GError **error);
 
+/* The solvers' entries, for their descriptors in the solver table. */
+extern const SsCudaSolverEntry ss_cuda_cpadmm_entry;
+extern const SsCudaSolverEntry ss_cuda_fista_entry;
+extern const SsCudaSolverEntry ss_cuda_direct_entry;
+extern const SsCudaSolverEntry ss_cuda_direct_fft_entry;
+
 /* Added for tests and benchmarks. */
 
 /* Iteration bodies as CUDA graphs (default on; SHARPSKY_CUDA_GRAPHS=0 turns

@@ -1,0 +1,371 @@
+/* ss-solver-table.c: the solvers and their parameters, described once.
+ *
+ * The CLI builds its options, --help and checks from these tables; the app
+ * builds its solver list, parameter controls and Compare list; JSON summaries
+ * and FITS HISTORY name what a solver used. A new solver is a new row in
+ * `solvers` (plus its kind and its files), never a change in app/ or ui/.
+ */
+#include "ss-solver.h"
+#include "ss-config.h"
+#include "ss-cpu.h"
+#include "ss-dense.h"
+#include "ss-error.h"
+
+#include <math.h>
+#include <stddef.h>
+#include <string.h>
+
+#if SHARPSKY_HAVE_CUDA
+#include "cuda/ss-cuda.h"
+#define CUDA_ENTRY(entry) (&(entry))
+#else
+#define CUDA_ENTRY(entry) NULL
+#endif
+
+#define GOLDEN_RATIO 1.6180339887498949
+#define FIELD(name) offsetof (SsSolveParams, name)
+#define USES(id) (G_GUINT64_CONSTANT (1) << (id))
+
+static const char *const direct_methods[] = { "solve", "inverse", NULL };
+static const char *const direct_method_labels[] = {
+  "Cholesky, two triangular solves", "GETS explicit inverse", NULL,
+};
+
+static const SsParamInfo params[SS_N_PARAMS] = {
+  [SS_PARAM_ALPHA] = {
+    SS_PARAM_ALPHA, "alpha", "α (λ)",
+    "Weight of the regulariser: the l1 term of the LASSO solvers, the Tikhonov term of the "
+    "direct ones. Larger: cleaner and smoother, faint detail lost; smaller: closer fit, more noise",
+    SS_PARAM_REAL, 1e-3, 0, INFINITY, FALSE, FALSE, TRUE, 1e-8, 10, TRUE,
+    .offset = FIELD (alpha) },
+  [SS_PARAM_RHO] = {
+    SS_PARAM_RHO, "rho", "ρ",
+    "ADMM penalty tying the data split v to PCx; larger trusts the data harder per iteration",
+    SS_PARAM_REAL, 1, 0, INFINITY, TRUE, FALSE, TRUE, 1e-3, 1e3, FALSE, .offset = FIELD (rho) },
+  [SS_PARAM_SIGMA] = {
+    SS_PARAM_SIGMA, "sigma", "σ",
+    "ADMM penalty tying the prior's split z to x; the shrinkage per iteration is alpha/sigma",
+    SS_PARAM_REAL, 1, 0, INFINITY, TRUE, FALSE, TRUE, 1e-3, 1e3, FALSE, .offset = FIELD (sigma) },
+  [SS_PARAM_TAU] = {
+    SS_PARAM_TAU, "tau", "τ",
+    "ADMM dual step, in (0, (1+√5)/2); up to 1.6 can speed convergence",
+    SS_PARAM_REAL, 1, 0, GOLDEN_RATIO, TRUE, TRUE, TRUE, 1e-2, 1.6, FALSE,
+    .offset = FIELD (tau) },
+  [SS_PARAM_ITERATIONS] = {
+    SS_PARAM_ITERATIONS, "iters", "Iterations",
+    "How many iterations to run (Stop in the app ends a run early and keeps its estimate)",
+    SS_PARAM_INT, 300, 1, 1e9, FALSE, FALSE, FALSE, 1, 100000, FALSE,
+    .offset = FIELD (iterations) },
+  [SS_PARAM_NONNEG] = {
+    SS_PARAM_NONNEG, "nonneg", "Non-negative",
+    "Constrain the image to x >= 0", SS_PARAM_BOOL, 0, 0, 1, .offset = FIELD (nonneg) },
+  [SS_PARAM_BACKTRACKING] = {
+    SS_PARAM_BACKTRACKING, "backtracking", "Backtracking",
+    "Backtracking line search on the step, starting at 1/L", SS_PARAM_BOOL, 0, 0, 1,
+    .offset = FIELD (backtracking) },
+  [SS_PARAM_CONTINUATION] = {
+    SS_PARAM_CONTINUATION, "continuation", "λ continuation",
+    "Continuation: lambda from max|A^T y| down to alpha", SS_PARAM_BOOL, 0, 0, 1,
+    .offset = FIELD (continuation) },
+  [SS_PARAM_DIRECT_METHOD] = {
+    SS_PARAM_DIRECT_METHOD, "direct-method", "Method",
+    "solve (two triangular solves) or inverse (explicit inverse by GETS, reusable for every "
+    "further image with the same operator)",
+    SS_PARAM_CHOICE, SS_DIRECT_SOLVE, 0, 1, .choices = direct_methods,
+    .choice_labels = direct_method_labels, .offset = FIELD (direct_method) },
+};
+
+static gboolean
+direct_needs_positive_alpha (const SsSolveParams *p, GError **error)
+{
+  if (p->alpha > 0)
+    return TRUE;
+  g_set_error (error, SS_ERROR, SS_ERROR_INVALID_ARGUMENT,
+               "alpha = %g: the dense direct solver needs a Tikhonov weight > 0", p->alpha);
+  return FALSE;
+}
+
+static gsize
+dense_max_unknowns (gsize bytes, double observed_fraction, const SsSolveParams *p)
+{
+  return ss_dense_max_unknowns (bytes, observed_fraction, p->direct_method);
+}
+
+static gboolean
+dense_check_size (int width, int height, gsize observed, const SsSolveParams *p, GError **error)
+{
+  return ss_dense_check_fits (width, height, observed, p->direct_method, p->memory_limit, error);
+}
+
+#define LASSO_COMMON (USES (SS_PARAM_ALPHA) | USES (SS_PARAM_ITERATIONS) | USES (SS_PARAM_NONNEG))
+
+/* In the order users see them. */
+static const SsSolverInfo solvers[SS_N_SOLVERS] = {
+  [SS_SOLVER_CPADMM] = {
+    .kind = SS_SOLVER_CPADMM, .name = "cpadmm", .label = "CPADMM",
+    .help = "LASSO by circulant ADMM: every inverse diagonal in Fourier space (seed 000, Alg. 3)",
+    .caps = SS_SOLVER_ITERATIVE | SS_SOLVER_MASKS,
+    .params = LASSO_COMMON | USES (SS_PARAM_RHO) | USES (SS_PARAM_SIGMA) | USES (SS_PARAM_TAU),
+    .cpu = ss_cpu_cpadmm, .cuda = CUDA_ENTRY (ss_cuda_cpadmm_entry) },
+  [SS_SOLVER_FISTA] = {
+    .kind = SS_SOLVER_FISTA, .name = "fista", .label = "FISTA",
+    .help = "LASSO by accelerated proximal gradient, step 1/max|c|² (seeds 001, 004)",
+    .caps = SS_SOLVER_ITERATIVE | SS_SOLVER_MASKS,
+    .params = LASSO_COMMON | USES (SS_PARAM_BACKTRACKING) | USES (SS_PARAM_CONTINUATION),
+    .cpu = ss_cpu_fista, .cuda = CUDA_ENTRY (ss_cuda_fista_entry) },
+  [SS_SOLVER_ISTA] = {
+    .kind = SS_SOLVER_ISTA, .name = "ista", .label = "ISTA",
+    .help = "LASSO by proximal gradient without momentum: seed 000's CPISTA",
+    .caps = SS_SOLVER_ITERATIVE | SS_SOLVER_MASKS,
+    .params = LASSO_COMMON | USES (SS_PARAM_BACKTRACKING) | USES (SS_PARAM_CONTINUATION),
+    .cpu = ss_cpu_fista, .cuda = CUDA_ENTRY (ss_cuda_fista_entry) },
+  [SS_SOLVER_DIRECT] = {
+    .kind = SS_SOLVER_DIRECT, .name = "direct", .label = "Direct (dense)",
+    .help = "Tikhonov (AᵀA + αI)x = Aᵀy with a dense Cholesky factor; solve, or invert by "
+            "GETS (seed 002); n² memory, so small images or a region",
+    .caps = SS_SOLVER_MASKS | SS_SOLVER_NEEDS_REGION,
+    .params = USES (SS_PARAM_ALPHA) | USES (SS_PARAM_DIRECT_METHOD),
+    .phases = { "normal matrix", "Cholesky", "solve or GETS inverse", "apply", NULL },
+    .cpu = ss_cpu_direct_dense, .cuda = CUDA_ENTRY (ss_cuda_direct_entry),
+    .check = direct_needs_positive_alpha, .max_unknowns = dense_max_unknowns,
+    .check_size = dense_check_size },
+  [SS_SOLVER_DIRECT_FFT] = {
+    .kind = SS_SOLVER_DIRECT_FFT, .name = "direct-fft", .label = "Direct FFT",
+    .help = "The same Tikhonov system, exact in Fourier space when every pixel is observed; "
+            "any size (the Wiener filter with a flat spectrum)",
+    .caps = 0, .params = USES (SS_PARAM_ALPHA),
+    .cpu = ss_cpu_direct_fft, .cuda = CUDA_ENTRY (ss_cuda_direct_fft_entry) },
+};
+
+guint
+ss_solver_count (void)
+{
+  return G_N_ELEMENTS (solvers);
+}
+
+const SsSolverInfo *
+ss_solver_nth (guint index)
+{
+  return index < G_N_ELEMENTS (solvers) ? &solvers[index] : NULL;
+}
+
+const SsSolverInfo *
+ss_solver_info (SsSolverKind kind)
+{
+  return (unsigned) kind < G_N_ELEMENTS (solvers) ? &solvers[kind] : NULL;
+}
+
+char *
+ss_solver_list_names (void)
+{
+  GString *text = g_string_new (NULL);
+  for (guint i = 0; i < ss_solver_count (); i++)
+    {
+      if (i > 0)
+        g_string_append (text, i + 1 == ss_solver_count () ? " or " : ", ");
+      g_string_append (text, ss_solver_nth (i)->name);
+    }
+  return g_string_free (text, FALSE);
+}
+
+const SsSolverInfo *
+ss_solver_find (const char *name, GError **error)
+{
+  for (guint i = 0; i < ss_solver_count (); i++)
+    if (name && g_ascii_strcasecmp (name, ss_solver_nth (i)->name) == 0)
+      return ss_solver_nth (i);
+  g_autofree char *names = ss_solver_list_names ();
+  g_set_error (error, SS_ERROR, SS_ERROR_INVALID_ARGUMENT, "unknown solver \"%s\": expected %s",
+               name ? name : "", names);
+  return NULL;
+}
+
+gboolean
+ss_solver_uses (const SsSolverInfo *info, SsParamId id)
+{
+  return (info->params & USES (id)) != 0;
+}
+
+gboolean
+ss_solver_has_cuda (const SsSolverInfo *info)
+{
+  return info->cuda != NULL;
+}
+
+gboolean
+ss_solver_check_size (const SsSolveParams *p, int width, int height, gsize observed,
+                      GError **error)
+{
+  const SsSolverInfo *info = ss_solver_info (p->kind);
+  return info == NULL || info->check_size == NULL
+         || info->check_size (width, height, observed, p, error);
+}
+
+const SsParamInfo *
+ss_param_info (SsParamId id)
+{
+  return (unsigned) id < G_N_ELEMENTS (params) ? &params[id] : NULL;
+}
+
+double
+ss_param_get (const SsSolveParams *p, const SsParamInfo *info)
+{
+  const char *field = (const char *) p + info->offset;
+  switch (info->type)
+    {
+    case SS_PARAM_REAL: return *(const double *) field;
+    case SS_PARAM_INT: return *(const int *) field;
+    case SS_PARAM_BOOL: return *(const gboolean *) field ? 1 : 0;
+    case SS_PARAM_CHOICE: return *(const int *) field;
+    }
+  return NAN;
+}
+
+void
+ss_param_set (SsSolveParams *p, const SsParamInfo *info, double value)
+{
+  char *field = (char *) p + info->offset;
+  switch (info->type)
+    {
+    case SS_PARAM_REAL: *(double *) field = value; break;
+    case SS_PARAM_INT: *(int *) field = (int) value; break;
+    case SS_PARAM_BOOL: *(gboolean *) field = value != 0; break;
+    case SS_PARAM_CHOICE: *(int *) field = (int) value; break;
+    }
+}
+
+double
+ss_param_default (const SsSolverInfo *info, SsParamId id)
+{
+  for (int i = 0; info && i < info->n_defaults; i++)
+    if (info->defaults[i].id == id)
+      return info->defaults[i].value;
+  return params[id].default_value;
+}
+
+void
+ss_solve_params_set_defaults (SsSolveParams *p, SsSolverKind kind)
+{
+  const SsSolverInfo *info = ss_solver_info (kind);
+  p->kind = kind;
+  for (int id = 0; id < SS_N_PARAMS; id++)
+    ss_param_set (p, &params[id], ss_param_default (info, (SsParamId) id));
+}
+
+void
+ss_solve_params_foreach_used (const SsSolveParams *p, SsParamFunc func, gpointer user_data)
+{
+  const SsSolverInfo *info = ss_solver_info (p->kind);
+  for (int id = 0; info && id < SS_N_PARAMS; id++)
+    if (ss_solver_uses (info, (SsParamId) id))
+      {
+        double value = ss_param_get (p, &params[id]);
+        g_autofree char *text = ss_param_format (&params[id], value);
+        func (&params[id], value, text, user_data);
+      }
+}
+
+gboolean
+ss_param_in_range (const SsParamInfo *info, double value)
+{
+  if (!isfinite (value))
+    return FALSE;
+  if (info->type == SS_PARAM_BOOL)
+    return TRUE;
+  if (info->type == SS_PARAM_CHOICE)
+    return value >= 0 && value < g_strv_length ((char **) info->choices);
+  gboolean above = info->min_open ? value > info->min : value >= info->min;
+  gboolean below = info->max_open ? value < info->max : value <= info->max;
+  return above && below;
+}
+
+char *
+ss_param_format (const SsParamInfo *info, double value)
+{
+  switch (info->type)
+    {
+    case SS_PARAM_BOOL:
+      return g_strdup (value != 0 ? "yes" : "no");
+    case SS_PARAM_CHOICE:
+      if (value >= 0 && value < g_strv_length ((char **) info->choices))
+        return g_strdup (info->choices[(int) value]);
+      return g_strdup_printf ("%g", value);
+    case SS_PARAM_INT:
+      return g_strdup_printf ("%.0f", value);
+    case SS_PARAM_REAL:
+    default:
+      /* Enough digits to rebuild the value from a HISTORY card. */
+      return g_strdup_printf ("%.9g", value);
+    }
+}
+
+static gboolean
+parse_choice (const SsParamInfo *info, const char *text, double *value, GError **error)
+{
+  for (int i = 0; info->choices[i]; i++)
+    if (g_ascii_strcasecmp (text, info->choices[i]) == 0)
+      {
+        *value = i;
+        return TRUE;
+      }
+  g_autofree char *names = g_strjoinv (" or ", (char **) info->choices);
+  g_set_error (error, SS_ERROR, SS_ERROR_INVALID_ARGUMENT, "--%s '%s': expected %s",
+               info->name, text, names);
+  return FALSE;
+}
+
+static gboolean
+parse_number (const SsParamInfo *info, const char *text, double *value, GError **error)
+{
+  char *end = NULL;
+  double parsed = g_ascii_strtod (text, &end);
+  if (text[0] == '\0' || end == text || *end != '\0')
+    {
+      g_set_error (error, SS_ERROR, SS_ERROR_INVALID_ARGUMENT, "--%s '%s': not a number",
+                   info->name, text);
+      return FALSE;
+    }
+  if (info->type == SS_PARAM_INT && parsed != floor (parsed))
+    {
+      g_set_error (error, SS_ERROR, SS_ERROR_INVALID_ARGUMENT, "--%s '%s': not an integer",
+                   info->name, text);
+      return FALSE;
+    }
+  if (!ss_param_in_range (info, parsed))
+    {
+      g_autofree char *low = ss_param_format (info, info->min);
+      g_autofree char *high = ss_param_format (info, info->max);
+      if (isinf (info->max))
+        g_set_error (error, SS_ERROR, SS_ERROR_INVALID_ARGUMENT, "--%s %s: must be %s %s",
+                     info->name, text, info->min_open ? ">" : ">=", low);
+      else
+        g_set_error (error, SS_ERROR, SS_ERROR_INVALID_ARGUMENT, "--%s %s: must be in %s%s, %s%s",
+                     info->name, text, info->min_open ? "(" : "[", low, high,
+                     info->max_open ? ")" : "]");
+      return FALSE;
+    }
+  *value = parsed;
+  return TRUE;
+}
+
+gboolean
+ss_param_parse (const SsParamInfo *info, const char *text, double *value, GError **error)
+{
+  if (info->type == SS_PARAM_CHOICE)
+    return parse_choice (info, text, value, error);
+  if (info->type == SS_PARAM_BOOL)
+    {
+      if (g_ascii_strcasecmp (text, "yes") == 0 || g_str_equal (text, "1"))
+        *value = 1;
+      else if (g_ascii_strcasecmp (text, "no") == 0 || g_str_equal (text, "0"))
+        *value = 0;
+      else
+        {
+          g_set_error (error, SS_ERROR, SS_ERROR_INVALID_ARGUMENT, "--%s '%s': expected yes or no",
+                       info->name, text);
+          return FALSE;
+        }
+      return TRUE;
+    }
+  return parse_number (info, text, value, error);
+}

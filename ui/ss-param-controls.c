@@ -1,0 +1,231 @@
+/* ss-param-controls.c: the solver parameters' controls, from the engine's table.
+ *
+ * Real parameters on a log scale get a spin button whose adjustment holds
+ * log10 of the value (the arrows step a tenth of a decade; the entry shows and
+ * takes the value itself); the others a plain spin button, a check button or
+ * a drop-down. Emits "changed" when the user edits any of them.
+ */
+#include "ss-param-controls.h"
+
+#include <math.h>
+
+struct _SsParamControls
+{
+  GtkGrid parent_instance;
+
+  GtkWidget *label[SS_N_PARAMS];    /* NULL for check buttons (they carry their label) */
+  GtkWidget *control[SS_N_PARAMS];
+  gboolean updating;
+};
+
+G_DEFINE_FINAL_TYPE (SsParamControls, ss_param_controls, GTK_TYPE_GRID)
+
+enum { SIGNAL_CHANGED, N_SIGNALS };
+static guint signals[N_SIGNALS];
+
+/* ---- logarithmic spin buttons --------------------------------------------- */
+
+static gboolean
+log_spin_output (GtkSpinButton *spin, gpointer data)
+{
+  double value = pow (10.0, gtk_adjustment_get_value (gtk_spin_button_get_adjustment (spin)));
+  char text[G_ASCII_DTOSTR_BUF_SIZE];
+  g_ascii_formatd (text, sizeof text, "%.3g", value);
+  if (g_strcmp0 (gtk_editable_get_text (GTK_EDITABLE (spin)), text) != 0)
+    gtk_editable_set_text (GTK_EDITABLE (spin), text);
+  return TRUE;
+}
+
+static int
+log_spin_input (GtkSpinButton *spin, double *new_value, gpointer data)
+{
+  const char *text = gtk_editable_get_text (GTK_EDITABLE (spin));
+  char *end = NULL;
+  double value = g_ascii_strtod (text, &end);
+  if (end == text || !isfinite (value) || value <= 0)
+    return GTK_INPUT_ERROR;
+  *new_value = log10 (value);
+  return TRUE;
+}
+
+static GtkWidget *
+new_log_spin (const SsParamInfo *info)
+{
+  double low = log10 (info->ui_min), high = log10 (info->ui_max);
+  GtkAdjustment *adjustment = gtk_adjustment_new (log10 (info->default_value), low, high,
+                                                  0.1, 1.0, 0.0);
+  GtkSpinButton *spin = GTK_SPIN_BUTTON (gtk_spin_button_new (adjustment, 0.1, 4));
+  gtk_spin_button_set_numeric (spin, FALSE);
+  g_signal_connect (spin, "output", G_CALLBACK (log_spin_output), NULL);
+  g_signal_connect (spin, "input", G_CALLBACK (log_spin_input), NULL);
+  return GTK_WIDGET (spin);
+}
+
+static GtkWidget *
+new_control (const SsParamInfo *info)
+{
+  switch (info->type)
+    {
+    case SS_PARAM_BOOL:
+      return gtk_check_button_new_with_label (info->label);
+    case SS_PARAM_CHOICE:
+      return gtk_drop_down_new_from_strings (info->choice_labels);
+    case SS_PARAM_INT:
+      {
+        GtkWidget *spin = gtk_spin_button_new_with_range (info->ui_min, info->ui_max, 1);
+        gtk_spin_button_set_increments (GTK_SPIN_BUTTON (spin), 10, 100);
+        return spin;
+      }
+    case SS_PARAM_REAL:
+    default:
+      if (info->log_scale)
+        return new_log_spin (info);
+      return gtk_spin_button_new_with_range (info->ui_min, info->ui_max,
+                                             (info->ui_max - info->ui_min) / 100);
+    }
+}
+
+static void
+on_edited (SsParamControls *self)
+{
+  if (!self->updating)
+    g_signal_emit (self, signals[SIGNAL_CHANGED], 0);
+}
+
+static void
+add_row (SsParamControls *self, const SsParamInfo *info, int row)
+{
+  GtkWidget *control = new_control (info);
+  g_autofree char *tip = g_strdup_printf ("%s (--%s)", info->help, info->name);
+  gtk_widget_set_tooltip_text (control, tip);
+  gtk_widget_set_hexpand (control, TRUE);
+  if (info->type == SS_PARAM_BOOL)
+    {
+      gtk_grid_attach (GTK_GRID (self), control, 0, row, 2, 1);
+      g_signal_connect_swapped (control, "toggled", G_CALLBACK (on_edited), self);
+    }
+  else
+    {
+      GtkWidget *label = gtk_label_new (info->label);
+      gtk_label_set_xalign (GTK_LABEL (label), 0);
+      gtk_label_set_mnemonic_widget (GTK_LABEL (label), control);
+      gtk_grid_attach (GTK_GRID (self), label, 0, row, 1, 1);
+      gtk_grid_attach (GTK_GRID (self), control, 1, row, 1, 1);
+      self->label[info->id] = label;
+      const char *signal = info->type == SS_PARAM_CHOICE ? "notify::selected" : "value-changed";
+      g_signal_connect_swapped (control, signal, G_CALLBACK (on_edited), self);
+    }
+  self->control[info->id] = control;
+}
+
+void
+ss_param_controls_show_solver (SsParamControls *self, SsSolverKind kind)
+{
+  const SsSolverInfo *solver = ss_solver_info (kind);
+  for (int id = 0; id < SS_N_PARAMS; id++)
+    {
+      gboolean used = solver && ss_solver_uses (solver, (SsParamId) id);
+      gtk_widget_set_visible (self->control[id], used);
+      if (self->label[id])
+        gtk_widget_set_visible (self->label[id], used);
+    }
+}
+
+static double
+control_value (SsParamControls *self, const SsParamInfo *info)
+{
+  GtkWidget *control = self->control[info->id];
+  switch (info->type)
+    {
+    case SS_PARAM_BOOL:
+      return gtk_check_button_get_active (GTK_CHECK_BUTTON (control));
+    case SS_PARAM_CHOICE:
+      return gtk_drop_down_get_selected (GTK_DROP_DOWN (control));
+    case SS_PARAM_INT:
+      return gtk_spin_button_get_value_as_int (GTK_SPIN_BUTTON (control));
+    case SS_PARAM_REAL:
+    default:
+      {
+        double value = gtk_spin_button_get_value (GTK_SPIN_BUTTON (control));
+        /* The control's range lies inside the valid one, but an open bound
+         * (tau < 1.618) must not be reached by rounding. */
+        return info->log_scale ? MIN (pow (10.0, value), info->ui_max) : value;
+      }
+    }
+}
+
+void
+ss_param_controls_get (SsParamControls *self, SsSolveParams *params)
+{
+  g_return_if_fail (SS_IS_PARAM_CONTROLS (self));
+  for (int id = 0; id < SS_N_PARAMS; id++)
+    {
+      const SsParamInfo *info = ss_param_info ((SsParamId) id);
+      ss_param_set (params, info, control_value (self, info));
+    }
+}
+
+static void
+set_control (SsParamControls *self, const SsParamInfo *info, double value)
+{
+  GtkWidget *control = self->control[info->id];
+  switch (info->type)
+    {
+    case SS_PARAM_BOOL:
+      gtk_check_button_set_active (GTK_CHECK_BUTTON (control), value != 0);
+      break;
+    case SS_PARAM_CHOICE:
+      gtk_drop_down_set_selected (GTK_DROP_DOWN (control), (guint) value);
+      break;
+    case SS_PARAM_INT:
+      gtk_spin_button_set_value (GTK_SPIN_BUTTON (control), value);
+      break;
+    case SS_PARAM_REAL:
+    default:
+      if (!info->log_scale)
+        gtk_spin_button_set_value (GTK_SPIN_BUTTON (control), value);
+      else if (value > 0 && isfinite (value))
+        gtk_spin_button_set_value (GTK_SPIN_BUTTON (control), log10 (value));
+      break;
+    }
+}
+
+void
+ss_param_controls_set (SsParamControls *self, const SsSolveParams *params)
+{
+  g_return_if_fail (SS_IS_PARAM_CONTROLS (self));
+  self->updating = TRUE;
+  for (int id = 0; id < SS_N_PARAMS; id++)
+    {
+      const SsParamInfo *info = ss_param_info ((SsParamId) id);
+      set_control (self, info, ss_param_get (params, info));
+    }
+  self->updating = FALSE;
+}
+
+SsParamControls *
+ss_param_controls_new (void)
+{
+  return g_object_new (SS_TYPE_PARAM_CONTROLS, NULL);
+}
+
+static void
+ss_param_controls_class_init (SsParamControlsClass *klass)
+{
+  signals[SIGNAL_CHANGED] = g_signal_new ("changed", G_TYPE_FROM_CLASS (klass),
+                                          G_SIGNAL_RUN_LAST, 0, NULL, NULL, NULL,
+                                          G_TYPE_NONE, 0);
+}
+
+static void
+ss_param_controls_init (SsParamControls *self)
+{
+  gtk_grid_set_column_spacing (GTK_GRID (self), 8);
+  gtk_grid_set_row_spacing (GTK_GRID (self), 4);
+  for (int id = 0; id < SS_N_PARAMS; id++)
+    add_row (self, ss_param_info ((SsParamId) id), id);
+  SsSolveParams defaults;
+  ss_solve_params_init (&defaults);
+  ss_param_controls_set (self, &defaults);
+  ss_param_controls_show_solver (self, defaults.kind);
+}

@@ -1,0 +1,23 @@
+/* ss-param-controls.h: one control per solver parameter, built from the
+ * engine's parameter table; the rows the chosen solver does not read are
+ * hidden. A new parameter appears here without a change to ui/. */
+#pragma once
+
+#include <gtk/gtk.h>
+#include "sharpsky.h"
+
+G_BEGIN_DECLS
+
+#define SS_TYPE_PARAM_CONTROLS (ss_param_controls_get_type ())
+G_DECLARE_FINAL_TYPE (SsParamControls, ss_param_controls, SS, PARAM_CONTROLS, GtkGrid)
+
+SsParamControls *ss_param_controls_new (void);
+
+/* Shows the rows KIND reads. */
+void ss_param_controls_show_solver (SsParamControls *self, SsSolverKind kind);
+/* Writes every parameter's control into PARAMS (kind untouched). */
+void ss_param_controls_get (SsParamControls *self, SsSolveParams *params);
+/* Sets every control from PARAMS, without emitting "changed". */
+void ss_param_controls_set (SsParamControls *self, const SsSolveParams *params);
+
+G_END_DECLS
