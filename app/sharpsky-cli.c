@@ -5,6 +5,7 @@
  *   sharpsky-cli run [TRUTH] [options]
  *   sharpsky-cli bench [options]
  *   sharpsky-cli info FILE
+ *   sharpsky-cli quality [--cases small] [--markdown FILE]
  *
  * Each subcommand has its own --help. Exit status: 0 success, 2 bad usage,
  * 1 failed I/O or solve (ss-cli-common.h).
@@ -26,6 +27,7 @@ static const CliCommand commands[] = {
   { "run",      cli_run,      "simulate and recover in memory, with MSE (teaching)" },
   { "bench",    cli_bench,    "time solver iterations against the measured floor" },
   { "info",     cli_info,     "describe a FITS or PNG file and the compute devices" },
+  { "quality",  cli_quality,  "score every solver against RL and Wiener on noisy simulated skies" },
 };
 
 static void
@@ -63,7 +65,7 @@ main (int argc, char **argv)
     if (g_str_equal (name, commands[i].name))
       return commands[i].run (argc - 1, argv + 1);
 
-  cli_error (NULL, "unknown command '%s' (commands: simulate, deblur, run, bench, info; "
+  cli_error (NULL, "unknown command '%s' (commands: simulate, deblur, run, bench, info, quality; "
              "see '" CLI_PROGRAM " --help')", name);
   return CLI_EXIT_USAGE;
 }

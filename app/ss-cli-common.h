@@ -164,5 +164,6 @@ int cli_deblur (int argc, char **argv);   /* ss-cli-deblur.c */
 int cli_run (int argc, char **argv);
 int cli_bench (int argc, char **argv);
 int cli_info (int argc, char **argv);
+int cli_quality (int argc, char **argv);  /* ss-cli-quality.c */
 
 G_END_DECLS

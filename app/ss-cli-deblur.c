@@ -17,36 +17,13 @@
  * removed: it is no longer a measurement) and HISTORY cards of every
  * parameter.
  */
-#include "ss-cli-solve.h"
+#include "ss-cli-deblur.h"
 
 #include <math.h>
 #include <string.h>
 
-/* One plane's problem and result. Sizes: the image is w x h; the problem
- * solved is the padded pw x ph with the image at (x0, y0). */
-typedef struct {
-  int plane;                /* -1 for a single-plane image */
-  SsScaling scaling;
-  SsSkyMode sky_mode;
-  SsOperator *op;
-  float *y;                 /* pw x ph, 0 where unobserved */
-  float *truth;             /* pw x ph, or NULL */
-  float *truth_image;       /* w x h, or NULL */
-  int pw, ph, x0, y0;
-  gsize blanks;
-  SsSolveParams params;
-  double noise;             /* scaled units, when alpha is automatic */
-  SsPsfSpec psf;            /* the blur (for a fit: its circular approximation) */
-  SsPsfFit fit;
-  gboolean fitted;
-  char *psf_text;           /* for summaries and HISTORY */
-  gsize observed;           /* the operator's m, kept after the buffers go */
-  SsSolveResult result;     /* x is freed once cropped into the output */
-  double mse, psnr, baseline;
-} PlaneJob;
-
-static void
-plane_job_init (PlaneJob *job, int plane, const CliConfig *c)
+void
+cli_plane_job_init (CliPlaneJob *job, int plane, const CliConfig *c)
 {
   memset (job, 0, sizeof *job);
   job->plane = plane;
@@ -57,7 +34,7 @@ plane_job_init (PlaneJob *job, int plane, const CliConfig *c)
 
 /* Frees the per-pixel buffers; what summaries and HISTORY need stays. */
 static void
-plane_job_release_buffers (PlaneJob *job)
+plane_job_release_buffers (CliPlaneJob *job)
 {
   if (job->op != NULL)
     job->observed = job->op->m;
@@ -68,8 +45,8 @@ plane_job_release_buffers (PlaneJob *job)
   g_clear_pointer (&job->result.x, g_free);
 }
 
-static void
-plane_job_clear (PlaneJob *job)
+void
+cli_plane_job_clear (CliPlaneJob *job)
 {
   plane_job_release_buffers (job);
   ss_psf_spec_clear (&job->psf);
@@ -77,18 +54,8 @@ plane_job_clear (PlaneJob *job)
   ss_solve_result_clear (&job->result);
 }
 
-/* What every plane shares. */
-typedef struct {
-  const char *in_path;
-  const char *truth_path;
-  SsImage *image;           /* the planes processed */
-  SsImage *truth;           /* NULL, one plane, or as many as IMAGE */
-  gboolean recorded;
-  SsAcquisition acq;        /* when recorded */
-} DeblurInput;
-
 static const float *
-truth_plane (const DeblurInput *in, int plane)
+truth_plane (const CliDeblurInput *in, int plane)
 {
   if (in->truth == NULL)
     return NULL;
@@ -105,7 +72,7 @@ plane_label (const char *path, int plane)
 /* ---- a recorded measurement --------------------------------------------- */
 
 static int
-check_recorded_options (const DeblurInput *in, const CliOptions *o, const CliConfig *c)
+check_recorded_options (const CliDeblurInput *in, const CliOptions *o, const CliConfig *c)
 {
   if (c->psf_source != CLI_PSF_SPEC)
     {
@@ -134,8 +101,8 @@ check_recorded_options (const DeblurInput *in, const CliOptions *o, const CliCon
 
 /* The operator and units come from IN's header. */
 static int
-prepare_recorded (const DeblurInput *in, const CliOptions *o, const CliConfig *c,
-                  PlaneJob *job)
+prepare_recorded (const CliDeblurInput *in, const CliOptions *o, const CliConfig *c,
+                  CliPlaneJob *job)
 {
   g_autoptr (GError) error = NULL;
   const SsImage *image = in->image;
@@ -199,7 +166,7 @@ prepare_recorded (const DeblurInput *in, const CliOptions *o, const CliConfig *c
 
 /* The PSF of plane JOB->plane: the spec given, or a fit to stars. */
 static int
-measure_psf (const DeblurInput *in, const CliOptions *o, const CliConfig *c, PlaneJob *job)
+measure_psf (const CliDeblurInput *in, const CliOptions *o, const CliConfig *c, CliPlaneJob *job)
 {
   g_autoptr (GError) error = NULL;
   int plane = MAX (job->plane, 0);
@@ -246,7 +213,7 @@ measure_psf (const DeblurInput *in, const CliOptions *o, const CliConfig *c, Pla
 
 /* Pads the scaled data (and truth) to an FFT-friendly size per --boundary. */
 static int
-pad_plane (const DeblurInput *in, const CliConfig *c, PlaneJob *job, const float *scaled,
+pad_plane (const CliDeblurInput *in, const CliConfig *c, CliPlaneJob *job, const float *scaled,
            int *margin)
 {
   g_autoptr (GError) error = NULL;
@@ -274,8 +241,8 @@ pad_plane (const DeblurInput *in, const CliConfig *c, PlaneJob *job, const float
   return -1;
 }
 
-static int
-prepare_real (const DeblurInput *in, const CliOptions *o, const CliConfig *c, PlaneJob *job)
+int
+cli_deblur_prepare_real (const CliDeblurInput *in, const CliOptions *o, const CliConfig *c, CliPlaneJob *job)
 {
   g_autoptr (GError) error = NULL;
   const SsImage *image = in->image;
@@ -333,12 +300,10 @@ prepare_real (const DeblurInput *in, const CliOptions *o, const CliConfig *c, Pl
 /* ---- solving the planes ------------------------------------------------------ */
 
 static int
-solve_plane (const DeblurInput *in, const CliOptions *o, const CliConfig *c, PlaneJob *job,
+solve_plane (const CliDeblurInput *in, const CliOptions *o, const CliConfig *c, CliPlaneJob *job,
              float *out)
 {
   g_autoptr (GError) error = NULL;
-  int w = in->image->width, h = in->image->height;
-  gsize n = (gsize) w * h;
   g_autofree char *label = plane_label (in->in_path, job->plane);
 
   if (c->alpha_auto && !ss_solve_params_validate (&job->params, &error))
@@ -350,26 +315,46 @@ solve_plane (const DeblurInput *in, const CliOptions *o, const CliConfig *c, Pla
     cli_note (o, "%s: alpha %g from noise %g (scaled units)", label, job->params.alpha,
               job->noise);
 
-  int status = cli_solve (c, &job->params, o, in->in_path, job->plane, job->op, job->y,
-                          job->truth, &job->result);
+  SsProblem problem = cli_plane_job_problem (job);
+  int status = cli_solve (c, &job->params, o, in->in_path, job->plane, &problem, &job->result);
   if (status >= 0)
     return status;
 
-  g_autofree float *x = g_new (float, n);
-  if (!ss_boundary_crop (job->result.x, job->pw, job->ph, job->x0, job->y0, w, h, x, &error))
+  if (!cli_deblur_crop_plane (in, job, job->result.x, out, &error))
     return cli_fail (CLI_EXIT_FAILURE, label, error);
+  return -1;
+}
+
+SsProblem
+cli_plane_job_problem (const CliPlaneJob *job)
+{
+  /* The sky subtracted, for solvers that model the raw counts (RL). */
+  double background = job->scaling.scale > 0 ? job->scaling.sky / job->scaling.scale : 0;
+  return (SsProblem) { .op = job->op, .y = job->y, .truth = job->truth,
+                       .background = MAX (background, 0) };
+}
+
+gboolean
+cli_deblur_crop_plane (const CliDeblurInput *in, CliPlaneJob *job, const float *solved,
+                       float *out, GError **error)
+{
+  int w = in->image->width, h = in->image->height;
+  gsize n = (gsize) w * h;
+  g_autofree float *x = g_new (float, n);
+  if (!ss_boundary_crop (solved, job->pw, job->ph, job->x0, job->y0, w, h, x, error))
+    return FALSE;
   if (job->truth_image != NULL)
     {
       job->mse = ss_mse (x, job->truth_image, n);
       job->psnr = ss_psnr_from_mse (job->mse);
     }
   ss_scaling_unapply (&job->scaling, x, out, n);
-  return -1;
+  return TRUE;
 }
 
 static void
-fill_summary (CliSummary *s, const DeblurInput *in, const CliOptions *o, const CliConfig *c,
-              const PlaneJob *job)
+fill_summary (CliSummary *s, const CliDeblurInput *in, const CliOptions *o, const CliConfig *c,
+              const CliPlaneJob *job)
 {
   cli_summary_init (s, "deblur");
   s->input = in->in_path;
@@ -421,8 +406,8 @@ accumulate_result (SsSolveResult *total, const SsSolveResult *r, int count)
 }
 
 static void
-add_plane_history (CliHistory *history, const DeblurInput *in, const CliConfig *c,
-                   const PlaneJob *job)
+add_plane_history (CliHistory *history, const CliDeblurInput *in, const CliConfig *c,
+                   const CliPlaneJob *job)
 {
   const char *prefix = job->plane >= 0 ? "plane " : "";
   g_autofree char *plane = job->plane >= 0 ? g_strdup_printf ("%d ", job->plane) : g_strdup ("");
@@ -445,7 +430,7 @@ add_plane_history (CliHistory *history, const DeblurInput *in, const CliConfig *
 
 /* Loads the truth and checks it matches IN. */
 static int
-load_truth (DeblurInput *in, const CliOptions *o)
+load_truth (CliDeblurInput *in, const CliOptions *o)
 {
   if (in->truth_path == NULL)
     return -1;
@@ -471,7 +456,7 @@ load_truth (DeblurInput *in, const CliOptions *o)
 
 /* Reads IN and decides between a recorded measurement and a real image. */
 static int
-load_input (DeblurInput *in, const CliOptions *o, const CliConfig *c)
+load_input (CliDeblurInput *in, const CliOptions *o, const CliConfig *c)
 {
   g_autoptr (GError) error = NULL;
   int status = cli_load_image (in->in_path, c, o, TRUE, &in->image);
@@ -510,8 +495,8 @@ load_input (DeblurInput *in, const CliOptions *o, const CliConfig *c)
 /* The final summary of a colour image or cube: totals over the planes. MSE
  * and alpha are plane means (the planes have equal sizes), counts are sums. */
 static void
-print_total_summary (const DeblurInput *in, const CliOptions *o, const CliConfig *c,
-                     const PlaneJob *jobs, int planes)
+print_total_summary (const CliDeblurInput *in, const CliOptions *o, const CliConfig *c,
+                     const CliPlaneJob *jobs, int planes)
 {
   SsSolveResult total = { 0 };
   CliSummary s;
@@ -537,8 +522,8 @@ print_total_summary (const DeblurInput *in, const CliOptions *o, const CliConfig
 }
 
 static int
-write_output (const DeblurInput *in, const CliOptions *o, const CliConfig *c,
-              const PlaneJob *jobs, int planes, SsImage *out, const char *const *inputs)
+write_output (const CliDeblurInput *in, const CliOptions *o, const CliConfig *c,
+              const CliPlaneJob *jobs, int planes, SsImage *out, const char *const *inputs)
 {
   CliHistory history;
   cli_history_init (&history, "deblur");
@@ -561,7 +546,7 @@ write_output (const DeblurInput *in, const CliOptions *o, const CliConfig *c,
 }
 
 static int
-deblur_planes (DeblurInput *in, const CliOptions *o, const CliConfig *c,
+deblur_planes (CliDeblurInput *in, const CliOptions *o, const CliConfig *c,
                const char *const *inputs)
 {
   g_autoptr (GError) error = NULL;
@@ -570,13 +555,13 @@ deblur_planes (DeblurInput *in, const CliOptions *o, const CliConfig *c,
   if (out == NULL)
     return cli_fail (CLI_EXIT_FAILURE, o->output, error);
 
-  PlaneJob *jobs = g_new0 (PlaneJob, planes);
+  CliPlaneJob *jobs = g_new0 (CliPlaneJob, planes);
   int status = -1;
   for (int p = 0; p < planes && status < 0; p++)
     {
-      PlaneJob *job = &jobs[p];
-      plane_job_init (job, planes > 1 ? p : -1, c);
-      status = in->recorded ? prepare_recorded (in, o, c, job) : prepare_real (in, o, c, job);
+      CliPlaneJob *job = &jobs[p];
+      cli_plane_job_init (job, planes > 1 ? p : -1, c);
+      status = in->recorded ? prepare_recorded (in, o, c, job) : cli_deblur_prepare_real (in, o, c, job);
       if (status < 0)
         status = solve_plane (in, o, c, job, ss_image_plane (out, p));
       job->psf_text = ss_psf_spec_to_string (&job->psf);
@@ -606,7 +591,7 @@ deblur_planes (DeblurInput *in, const CliOptions *o, const CliConfig *c,
       status = CLI_EXIT_OK;
     }
   for (int p = 0; p < planes; p++)
-    plane_job_clear (&jobs[p]);
+    cli_plane_job_clear (&jobs[p]);
   g_free (jobs);
   return status;
 }
@@ -620,7 +605,7 @@ deblur_with (CliOptions *o, CliConfig *c)
                  " deblur --help')");
       return CLI_EXIT_USAGE;
     }
-  DeblurInput in = { 0 };
+  CliDeblurInput in = { 0 };
   in.in_path = o->positional[0];
   in.truth_path = o->truth;
   ss_acquisition_init (&in.acq);

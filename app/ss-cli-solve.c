@@ -291,9 +291,9 @@ on_report (const SsReport *report, gpointer user_data)
 
 int
 cli_solve (const CliConfig *config, const SsSolveParams *params, const CliOptions *options,
-           const char *input, int plane, const SsOperator *op, const float *y,
-           const float *truth, SsSolveResult *result)
+           const char *input, int plane, const SsProblem *problem, SsSolveResult *result)
 {
+  const SsOperator *op = problem->op;
   g_autoptr (GError) error = NULL;
   g_autoptr (SsBackend) backend = ss_backend_new (config->backend, &error);
   if (backend == NULL)
@@ -313,12 +313,11 @@ cli_solve (const CliConfig *config, const SsSolveParams *params, const CliOption
     cli_note (options, "backend %s, device %s", ss_backend_get_name (backend),
               ss_backend_get_device (backend));
 
-  SsProblem problem = { .op = op, .y = y, .truth = truth };
   g_autoptr (GCancellable) cancellable = g_cancellable_new ();
   ReportContext context = { options, cancellable, params->iterations, plane };
 
   install_interrupt_handler ();
-  gboolean ok = ss_backend_solve (backend, &problem, params, on_report, &context,
+  gboolean ok = ss_backend_solve (backend, problem, params, on_report, &context,
                                   cancellable, result, &error);
   if (!ok)
     {
@@ -820,7 +819,8 @@ solve_and_report (const CliOptions *o, const CliConfig *c, const char *truth_pat
     return status;
 
   SsSolveResult result = { 0 };
-  status = cli_solve (c, &params, o, truth_path, -1, op, sp->y, sp->truth, &result);
+  SsProblem problem = { .op = op, .y = sp->y, .truth = sp->truth };
+  status = cli_solve (c, &params, o, truth_path, -1, &problem, &result);
 
   if (status < 0 && o->output != NULL)
     {

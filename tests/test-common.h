@@ -125,7 +125,7 @@ test_solve_params (SsSolverKind kind, double alpha, int iterations)
 static inline SsSolveResult
 test_cpu_solve (const TestProblem *p, const SsSolveParams *params)
 {
-  SsProblem problem = { p->op, p->y, p->truth };
+  SsProblem problem = { .op = p->op, .y = p->y, .truth = p->truth };
   SsSolveResult result = { 0 };
   g_autoptr (GError) error = NULL;
   g_assert_true (ss_cpu_solve (&problem, params, NULL, NULL, NULL, &result, &error));

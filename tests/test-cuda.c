@@ -48,7 +48,7 @@ cuda_teardown (CudaFixture *f, gconstpointer data)
 static SsSolveResult
 solve_gpu (SsCudaContext *ctx, const TestProblem *p, const SsSolveParams *params)
 {
-  SsProblem problem = { p->op, p->y, p->truth };
+  SsProblem problem = { .op = p->op, .y = p->y, .truth = p->truth };
   SsSolveResult result = { 0 };
   g_autoptr (GError) error = NULL;
   gboolean ok = ss_cuda_solve (ctx, &problem, params, NULL, NULL, NULL, &result, &error);
@@ -241,7 +241,7 @@ test_reports_match_cpu (CudaFixture *f, gconstpointer data)
       params.report_every = 7;
       params.preview_width = 17;
       params.preview_height = 13;
-      SsProblem problem = { p.op, p.y, p.truth };
+      SsProblem problem = { .op = p.op, .y = p.y, .truth = p.truth };
       ReportLog cpu_log, gpu_log;
       report_log_init (&cpu_log);
       report_log_init (&gpu_log);
@@ -297,7 +297,7 @@ test_cancellation (CudaFixture *f, gconstpointer data)
     {
       SsSolveParams params = test_solve_params (kinds[k], 1e-3, 1000000);
       params.report_every = 10;
-      SsProblem problem = { p.op, p.y, p.truth };
+      SsProblem problem = { .op = p.op, .y = p.y, .truth = p.truth };
       g_autoptr (GCancellable) cancellable = g_cancellable_new ();
       ReportLog log;
       report_log_init (&log);
@@ -396,7 +396,7 @@ test_direct_fft_refuses_mask (CudaFixture *f, gconstpointer data)
   TestProblem p;
   test_problem_init (&p, f->rng, 32, 32, "box:5", 0.5, 0.01);
   SsSolveParams params = test_solve_params (SS_SOLVER_DIRECT_FFT, 1e-2, 1);
-  SsProblem problem = { p.op, p.y, p.truth };
+  SsProblem problem = { .op = p.op, .y = p.y, .truth = p.truth };
   SsSolveResult result = { 0 };
   g_autoptr (GError) error = NULL;
   g_assert_false (ss_cuda_solve (f->ctx, &problem, &params, NULL, NULL, NULL, &result, &error));
@@ -420,7 +420,7 @@ test_dense_too_large (CudaFixture *f, gconstpointer data)
       test_problem_init (&p, f->rng, cases[c].side, cases[c].side, "box:5", 1.0, 0.01);
       SsSolveParams params = test_solve_params (SS_SOLVER_DIRECT, 1e-2, 1);
       params.memory_limit = cases[c].limit;
-      SsProblem problem = { p.op, p.y, p.truth };
+      SsProblem problem = { .op = p.op, .y = p.y, .truth = p.truth };
       SsSolveResult result = { 0 };
       g_autoptr (GError) error = NULL;
       gsize free_before = 0, free_after = 0;
@@ -517,7 +517,7 @@ test_bad_input (CudaFixture *f, gconstpointer data)
     return;
   TestProblem p;
   test_problem_init (&p, f->rng, 32, 32, "box:5", 0.5, 0.01);
-  SsProblem problem = { p.op, p.y, p.truth };
+  SsProblem problem = { .op = p.op, .y = p.y, .truth = p.truth };
   SsSolveResult result = { 0 };
   SsSolveParams params = test_solve_params (SS_SOLVER_CPADMM, 1e-3, 10);
   params.rho = -1;
@@ -525,7 +525,7 @@ test_bad_input (CudaFixture *f, gconstpointer data)
   g_assert_false (ss_cuda_solve (f->ctx, &problem, &params, NULL, NULL, NULL, &result, &error));
   g_assert_error (error, SS_ERROR, SS_ERROR_INVALID_ARGUMENT);
   g_clear_error (&error);
-  SsProblem empty = { NULL, NULL, NULL };
+  SsProblem empty = { .op = NULL };
   params.rho = 1;
   g_assert_false (ss_cuda_solve (f->ctx, &empty, &params, NULL, NULL, NULL, &result, &error));
   g_assert_error (error, SS_ERROR, SS_ERROR_INVALID_ARGUMENT);

@@ -1,0 +1,224 @@
+/* ss-cpu-rl.c: Richardson–Lucy and RL-TV on the CPU (the reference).
+ *
+ *   z ← z ⊙ Cᵀ(P y' ⊘ (Cz + β)) ⊘ Cᵀ(P1) ⊘ (1 − λ div(∇z/|∇z|))
+ *
+ * on the data as measured, y' = (y + b)₊, with the background β, and
+ * x = z + β − b (ss-rl.h: the engine's data are sky-subtracted); P is the
+ * observation mask: unobserved and blank pixels take no part in the
+ * ratio, and Cᵀ(P1) normalises by how much of each pixel's light is
+ * observed. A pixel that reaches no observed pixel keeps its value. The TV
+ * term (Dey et al. 2006) uses forward differences for ∇ and backward ones for
+ * div, wrapped periodically like the operators. Two FFT pairs an iteration,
+ * one more at each report point (the metrics need Cx of the new estimate).
+ * The discrepancy rule is checked at report points only, as on the GPU,
+ * where checking means a reduction and a wait.
+ */
+#include "ss-cpu-private.h"
+#include "ss-error.h"
+#include "ss-rl.h"
+
+#include <math.h>
+#include <string.h>
+
+typedef struct {
+  gsize n;
+  const SsOperator *op;
+  const SsFft *fft;
+  SsRlSetup setup;
+  float *x, *next, *real, *spectrum;   /* x holds z */
+  float *weight;    /* Cᵀ(P1): 1/it, 0 where a pixel sees no observation */
+} RlState;
+
+static gboolean
+state_alloc (RlState *s, SsMemCounter *mem, GError **error)
+{
+  gsize bytes = s->n * sizeof (float);
+  gsize spec = ss_fft_spectrum_floats (s->op->width, s->op->height) * sizeof (float);
+  return (s->x = ss_mem_alloc (mem, bytes, error)) && (s->next = ss_mem_alloc (mem, bytes, error))
+         && (s->real = ss_mem_alloc (mem, bytes, error))
+         && (s->weight = ss_mem_alloc (mem, bytes, error))
+         && (s->spectrum = ss_mem_alloc (mem, spec, error));
+}
+
+static void
+state_free (RlState *s, SsMemCounter *mem)
+{
+  ss_mem_free (mem, s->x, 0);
+  ss_mem_free (mem, s->next, 0);
+  ss_mem_free (mem, s->real, 0);
+  ss_mem_free (mem, s->weight, 0);
+  ss_mem_free (mem, s->spectrum, 0);
+}
+
+/* weight = 1 / Cᵀ(P1), or 0 where Cᵀ(P1) is below 1e-6 of its top. */
+static void
+compute_weight (RlState *s)
+{
+  const guint8 *mask = s->op->mask;
+  for (gsize i = 0; i < s->n; i++)
+    s->real[i] = (mask == NULL || mask[i]) ? 1.0f : 0.0f;
+  ss_cpu_circulant (s->fft, s->op, s->real, s->real, s->spectrum, s->weight, TRUE);
+  float top = 0;
+  for (gsize i = 0; i < s->n; i++)
+    top = fmaxf (top, s->weight[i]);
+  for (gsize i = 0; i < s->n; i++)
+    s->weight[i] = s->weight[i] > 1e-6f * top ? 1.0f / s->weight[i] : 0.0f;
+}
+
+/* real = P(y + b)₊ ⊘ (C z + β), 0 off the mask. */
+static void
+data_ratio (RlState *s, const float *y)
+{
+  ss_cpu_circulant (s->fft, s->op, s->x, s->real, s->spectrum, s->real, FALSE);
+  const guint8 *mask = s->op->mask;
+  const float b = (float) s->setup.offset, beta = (float) s->setup.background;
+  float *r = s->real;
+#pragma omp parallel for simd schedule(static) if (s->n > SS_PARALLEL_MIN)
+  for (gsize i = 0; i < s->n; i++)
+    {
+      float observed = (mask == NULL || mask[i]) ? fmaxf (y[i] + b, 0.0f) : 0.0f;
+      r[i] = observed / fmaxf (r[i] + beta, 1e-30f);
+    }
+}
+
+/* ∇x/|∇x| at (i, j), forward differences with periodic wrap. */
+static inline void
+unit_gradient (const float *x, int w, int h, int i, int j, float *gx, float *gy)
+{
+  gsize p = (gsize) j * w + i;
+  float dx = x[(gsize) j * w + (i + 1 == w ? 0 : i + 1)] - x[p];
+  float dy = x[(gsize) (j + 1 == h ? 0 : j + 1) * w + i] - x[p];
+  float norm = sqrtf (dx * dx + dy * dy + SS_RL_TV_EPSILON * SS_RL_TV_EPSILON);
+  *gx = dx / norm;
+  *gy = dy / norm;
+}
+
+/* 1 / (1 − λ div(∇x/|∇x|)) at (i, j), the divergence by backward differences. */
+static inline float
+tv_factor (const float *x, int w, int h, int i, int j, float lambda)
+{
+  float gx, gy, lx, ly, ux, uy;
+  unit_gradient (x, w, h, i, j, &gx, &gy);
+  unit_gradient (x, w, h, i == 0 ? w - 1 : i - 1, j, &lx, &ly);
+  unit_gradient (x, w, h, i, j == 0 ? h - 1 : j - 1, &ux, &uy);
+  float divergence = (gx - lx) + (gy - uy);
+  return 1.0f / fmaxf (1.0f - lambda * divergence, SS_RL_TV_FLOOR);
+}
+
+/* next = x ⊙ (Cᵀ ratio) ⊙ weight (⊙ TV factor); x where weight is 0. */
+static void
+multiplicative_step (RlState *s, float lambda)
+{
+  float *back = s->next;
+  ss_cpu_circulant (s->fft, s->op, s->real, s->real, s->spectrum, back, TRUE);
+  const float *x = s->x, *weight = s->weight;
+  const int w = s->op->width, h = s->op->height;
+#pragma omp parallel for schedule(static) if (s->n > SS_PARALLEL_MIN)
+  for (int j = 0; j < h; j++)
+    for (int i = 0; i < w; i++)
+      {
+        gsize p = (gsize) j * w + i;
+        float step = weight[p] > 0 ? back[p] * weight[p] : 1.0f;
+        if (lambda > 0)
+          step *= tv_factor (x, w, h, i, j, lambda);
+        back[p] = x[p] * step;
+      }
+}
+
+/* Swaps in the new estimate; ||next − x||² and ||next||² when MEASURE. */
+static void
+accept_step (RlState *s, gboolean measure, double *change2, double *norm2)
+{
+  double c2 = 0, x2 = 0;
+  if (measure)
+    for (gsize i = 0; i < s->n; i++)
+      {
+        double d = (double) s->next[i] - s->x[i];
+        c2 += d * d;
+        x2 += (double) s->next[i] * s->next[i];
+      }
+  float *old = s->x;
+  s->x = s->next;
+  s->next = old;
+  *change2 = c2;
+  *norm2 = x2;
+}
+
+/* The estimate in the engine's units, x = z + β − b, in s->next (free
+ * between iterations). */
+static const float *
+export_estimate (RlState *s)
+{
+  const float shift = (float) (s->setup.background - s->setup.offset);
+  for (gsize i = 0; i < s->n; i++)
+    s->next[i] = s->x[i] + shift;
+  return s->next;
+}
+
+/* ||P C x − y||²/m for X, leaving P C x in s->real for the reporter. */
+static double
+residual (RlState *s, const float *x, const float *y)
+{
+  ss_cpu_circulant (s->fft, s->op, x, s->real, s->spectrum, s->real, FALSE);
+  const guint8 *mask = s->op->mask;
+  double sum = 0;
+  for (gsize i = 0; i < s->n; i++)
+    if (mask == NULL || mask[i])
+      {
+        double d = (double) s->real[i] - y[i];
+        sum += d * d;
+      }
+    else
+      s->real[i] = 0.0f;
+  return sum / (double) s->op->m;
+}
+
+gboolean
+ss_cpu_rl (const SsProblem *problem, const SsSolveParams *params, SsReportFunc report,
+           gpointer user_data, GCancellable *cancellable, SsSolveResult *result, GError **error)
+{
+  RlState s = { 0 };
+  s.op = problem->op;
+  s.n = (gsize) s.op->width * s.op->height;
+  if (!ss_rl_setup (problem, params, &s.setup, error))
+    return FALSE;
+  if (!(s.fft = ss_fft_get (s.op->width, s.op->height, 1, error)))
+    return FALSE;
+  SsMemCounter mem = { 0 };
+  SsCpuReporter reporter;
+  ss_cpu_reporter_init (&reporter, problem, params, report, user_data, cancellable);
+  gboolean ok = state_alloc (&s, &mem, error);
+  if (ok)
+    {
+      compute_weight (&s);
+      for (gsize i = 0; i < s.n; i++)
+        s.x[i] = (float) s.setup.start;
+    }
+
+  int iteration = 0;
+  gboolean stop = FALSE;
+  while (ok && !stop && iteration < params->iterations)
+    {
+      data_ratio (&s, problem->y);
+      multiplicative_step (&s, (float) params->tv);
+      iteration++;
+      gboolean measure = ss_cpu_is_report_point (params, iteration);
+      double change2, norm2;
+      accept_step (&s, measure, &change2, &norm2);
+      if (!measure)
+        continue;
+      const float *x = export_estimate (&s);
+      stop = residual (&s, x, problem->y) <= s.setup.stop_level;
+      double rel = norm2 > 0 ? sqrt (change2 / norm2) : 0.0;
+      gboolean final = stop || iteration == params->iterations;
+      ok = ss_cpu_reporter_emit (&reporter, iteration, x, s.real, rel, final, error);
+    }
+  if (s.x)
+    {
+      mem.peak += s.op->mask ? s.n : 0;
+      ss_cpu_finish_result (result, &reporter, export_estimate (&s), iteration, &mem);
+    }
+  state_free (&s, &mem);
+  ss_cpu_reporter_clear (&reporter);
+  return ok;
+}

@@ -1,0 +1,56 @@
+/* ss-rl.h: what both Richardson–Lucy backends (ss-cpu-rl.c, ss-cuda-rl.cu)
+ * take from the data before iterating, computed once on the host.
+ *
+ * The engine's data are sky-subtracted and scaled, so y is about 0 on the
+ * background and negative where the noise dips: the ratio y ⊘ Cx of RL is
+ * undefined there. RL therefore runs on the data as measured, y' = y + b
+ * with b the sky the caller subtracted (SsProblem.background), raised where
+ * needed so that y' >= 0 (then clamped at 0 for the one lowest pixel), plus
+ * 1e-6 of the data's top so b > 0 even on data that are positive already,
+ * with the Poisson model of a known background β (Snyder et al. 1993):
+ *
+ *   y' ≈ C z + β,   z >= 0,   and the engine's x = z + β − b.
+ *
+ * β is where positivity bites: z >= 0 says no pixel of the scene is darker
+ * than β. β = b (the sky median) is right for a dark sky with sparse sources
+ * and wrong for a frame the Sun fills, whose median is far above its darkest
+ * parts; β = 0 imposes nothing. So β is measured: the darkest value of the
+ * data smoothed by CᵀC, which on noiseless data is at most the scene's
+ * darkest pixel (CᵀC averages), and on a star field is the sky.
+ *
+ * The discrepancy rule: on raw counts the noise variance of a pixel grows
+ * with its level, var ≈ g·y'; the noise s measured on the data (ss-noise.h,
+ * a robust estimate dominated by the typical pixel, whose level is the median
+ * of y') gives g ≈ s²/median(y'), so the mean variance over the observed
+ * pixels is s²·mean(y')/median(y'). Without a known background (the data's
+ * level is then arbitrary) the level is s². RL stops at the first report
+ * point where ||PCx − y||²/m is below it.
+ */
+#pragma once
+
+#include "ss-solver.h"
+
+G_BEGIN_DECLS
+
+typedef struct {
+  double offset;          /* b, scaled units */
+  double background;      /* β, 0 <= β <= b */
+  double start;           /* the flat first estimate of z: mean of y' − β over observed pixels */
+  double stop_level;      /* residual ||PCx − y||²/m at which the discrepancy rule stops;
+                             -1 when the rule is off */
+  double noise;           /* the noise estimated from y (scaled units), NAN when not needed */
+} SsRlSetup;
+
+/* Checks that C is a blur (its kernel non-negative, up to float rounding:
+ * RL's multiplicative step needs it; a random sensing matrix is not one),
+ * then fills SETUP from the observations. */
+gboolean ss_rl_setup (const SsProblem *problem, const SsSolveParams *params, SsRlSetup *setup,
+                      GError **error);
+
+/* The TV factor's denominator is clamped at this, so that a too-large tv
+ * slows RL-TV down instead of flipping signs (Dey et al. need 1 − λ div > 0). */
+#define SS_RL_TV_FLOOR 0.1f
+/* |∇x| is regularised as sqrt(|∇x|² + eps²), in scaled units. */
+#define SS_RL_TV_EPSILON 1e-4f
+
+G_END_DECLS
