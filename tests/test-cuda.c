@@ -161,6 +161,77 @@ test_fista_matches_cpu (CudaFixture *f, gconstpointer data)
   compare_iterative (f, cases, G_N_ELEMENTS (cases));
 }
 
+/* A blur problem for Richardson–Lucy: no sensing (RL needs a non-negative
+ * kernel), RATIO of the pixels observed (a mask without sensing), noise
+ * 0.01 on a sparse truth, the sky BACKGROUND subtracted. */
+static void
+rl_problem_init (TestProblem *p, GRand *rng, int width, int height, const char *psf,
+                 double ratio)
+{
+  memset (p, 0, sizeof *p);
+  p->width = width;
+  p->height = height;
+  p->n = (gsize) width * height;
+  ss_acquisition_init (&p->acq);
+  g_assert_true (ss_psf_spec_parse (psf, &p->acq.psf, NULL));
+  p->acq.ratio = ratio;
+  p->acq.sensing = SS_SENSING_NONE;
+  p->acq.noise = 0.01;
+  p->acq.seed = g_rand_int (rng);
+  g_autoptr (GError) error = NULL;
+  p->op = ss_operator_new (&p->acq, width, height, &error);
+  g_assert_no_error (error);
+  p->truth = test_sparse_image (rng, width, height, 0.1);
+  p->y = ss_simulate (p->op, &p->acq, p->truth, &error);
+  g_assert_no_error (error);
+}
+
+/* RL and RL-TV, masked or not, with the discrepancy rule or without: the GPU
+ * stops at the same report and agrees with the CPU within 1e-4. */
+static void
+test_rl_matches_cpu (CudaFixture *f, gconstpointer data)
+{
+  if (f->ctx == NULL)
+    return;
+  static const struct {
+    int width, height;
+    const char *psf;
+    double ratio, tv, background;
+    SsRlStop stop;
+  } cases[] = {
+    { 64, 48, "gaussian:2", 1.0, 0, 0, SS_RL_STOP_NONE },
+    { 35, 27, "moffat:3,2.5", 0.7, 0, 0.2, SS_RL_STOP_NONE },
+    { 64, 64, "gaussian:2.5", 1.0, 0.004, 0.1, SS_RL_STOP_NONE },
+    { 96, 64, "gaussian:3", 1.0, 0, 0.3, SS_RL_STOP_DISCREPANCY },
+  };
+  for (gsize i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      TestProblem p;
+      rl_problem_init (&p, f->rng, cases[i].width, cases[i].height, cases[i].psf,
+                       cases[i].ratio);
+      SsSolveParams params = test_solve_params (SS_SOLVER_RL, 0, 60);
+      ss_solve_params_set_defaults (&params, SS_SOLVER_RL);
+      params.iterations = 60;
+      params.report_every = 5;
+      params.tv = cases[i].tv;
+      params.rl_stop = cases[i].stop;
+      SsProblem problem = { .op = p.op, .y = p.y, .truth = p.truth,
+                            .background = cases[i].background };
+      SsSolveResult cpu = { 0 }, gpu = { 0 };
+      g_autoptr (GError) error = NULL;
+      g_assert_true (ss_cpu_solve (&problem, &params, NULL, NULL, NULL, &cpu, &error));
+      g_assert_true (ss_cuda_solve (f->ctx, &problem, &params, NULL, NULL, NULL, &gpu, &error));
+      g_assert_no_error (error);
+      g_test_message ("rl %d×%d %s ratio %.1f tv %g stop %d: %d iterations",
+                      cases[i].width, cases[i].height, cases[i].psf, cases[i].ratio,
+                      cases[i].tv, cases[i].stop, cpu.iterations);
+      assert_results_agree (&gpu, &cpu, p.n, 1e-4);
+      ss_solve_result_clear (&cpu);
+      ss_solve_result_clear (&gpu);
+      test_problem_clear (&p);
+    }
+}
+
 /* Graphs change how work is launched, never what it computes. */
 static void
 test_graphs_change_nothing (CudaFixture *f, gconstpointer data)
@@ -667,6 +738,7 @@ main (int argc, char **argv)
   g_test_init (&argc, &argv, NULL);
   ADD ("/cuda/cpadmm/matches-cpu", test_cpadmm_matches_cpu);
   ADD ("/cuda/fista/matches-cpu", test_fista_matches_cpu);
+  ADD ("/cuda/rl/matches-cpu", test_rl_matches_cpu);
   ADD ("/cuda/graphs-change-nothing", test_graphs_change_nothing);
   ADD ("/cuda/reports-and-preview-match-cpu", test_reports_match_cpu);
   ADD ("/cuda/cancellation", test_cancellation);

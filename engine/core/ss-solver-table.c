@@ -159,7 +159,7 @@ static const SsSolverInfo solvers[SS_N_SOLVERS] = {
     .caps = SS_SOLVER_ITERATIVE | SS_SOLVER_MASKS,
     .params = USES (SS_PARAM_ITERATIONS) | USES (SS_PARAM_TV) | USES (SS_PARAM_RL_STOP),
     .defaults = { { SS_PARAM_ITERATIONS, 200 } }, .n_defaults = 1,
-    .cpu = ss_cpu_rl, .cuda = NULL },
+    .cpu = ss_cpu_rl, .cuda = CUDA_ENTRY (ss_cuda_rl_entry) },
 };
 
 guint

@@ -26,7 +26,7 @@ typedef struct {
   const SsFft *fft;
   SsRlSetup setup;
   float *x, *next, *real, *spectrum;   /* x holds z */
-  float *weight;    /* Cᵀ(P1): 1/it, 0 where a pixel sees no observation */
+  float *weight;    /* ss_rl_weight (g_free) */
 } RlState;
 
 static gboolean
@@ -36,7 +36,7 @@ state_alloc (RlState *s, SsMemCounter *mem, GError **error)
   gsize spec = ss_fft_spectrum_floats (s->op->width, s->op->height) * sizeof (float);
   return (s->x = ss_mem_alloc (mem, bytes, error)) && (s->next = ss_mem_alloc (mem, bytes, error))
          && (s->real = ss_mem_alloc (mem, bytes, error))
-         && (s->weight = ss_mem_alloc (mem, bytes, error))
+         && (s->weight = ss_rl_weight (s->op, error))
          && (s->spectrum = ss_mem_alloc (mem, spec, error));
 }
 
@@ -46,23 +46,8 @@ state_free (RlState *s, SsMemCounter *mem)
   ss_mem_free (mem, s->x, 0);
   ss_mem_free (mem, s->next, 0);
   ss_mem_free (mem, s->real, 0);
-  ss_mem_free (mem, s->weight, 0);
+  g_free (s->weight);
   ss_mem_free (mem, s->spectrum, 0);
-}
-
-/* weight = 1 / Cᵀ(P1), or 0 where Cᵀ(P1) is below 1e-6 of its top. */
-static void
-compute_weight (RlState *s)
-{
-  const guint8 *mask = s->op->mask;
-  for (gsize i = 0; i < s->n; i++)
-    s->real[i] = (mask == NULL || mask[i]) ? 1.0f : 0.0f;
-  ss_cpu_circulant (s->fft, s->op, s->real, s->real, s->spectrum, s->weight, TRUE);
-  float top = 0;
-  for (gsize i = 0; i < s->n; i++)
-    top = fmaxf (top, s->weight[i]);
-  for (gsize i = 0; i < s->n; i++)
-    s->weight[i] = s->weight[i] > 1e-6f * top ? 1.0f / s->weight[i] : 0.0f;
 }
 
 /* real = P(y + b)₊ ⊘ (C z + β), 0 off the mask. */
@@ -125,23 +110,30 @@ multiplicative_step (RlState *s, float lambda)
       }
 }
 
-/* Swaps in the new estimate; ||next − x||² and ||next||² when MEASURE. */
-static void
-accept_step (RlState *s, gboolean measure, double *change2, double *norm2)
+/* Swaps in the new estimate; returns ||z_new − z||² when MEASURE. */
+static double
+accept_step (RlState *s, gboolean measure)
 {
-  double c2 = 0, x2 = 0;
+  double c2 = 0;
   if (measure)
     for (gsize i = 0; i < s->n; i++)
       {
         double d = (double) s->next[i] - s->x[i];
         c2 += d * d;
-        x2 += (double) s->next[i] * s->next[i];
       }
   float *old = s->x;
   s->x = s->next;
   s->next = old;
-  *change2 = c2;
-  *norm2 = x2;
+  return c2;
+}
+
+static double
+squared_norm (const float *x, gsize n)
+{
+  double sum = 0;
+  for (gsize i = 0; i < n; i++)
+    sum += (double) x[i] * x[i];
+  return sum;
 }
 
 /* The estimate in the engine's units, x = z + β − b, in s->next (free
@@ -173,9 +165,11 @@ residual (RlState *s, const float *x, const float *y)
   return sum / (double) s->op->m;
 }
 
-gboolean
-ss_cpu_rl (const SsProblem *problem, const SsSolveParams *params, SsReportFunc report,
-           gpointer user_data, GCancellable *cancellable, SsSolveResult *result, GError **error)
+/* The run from the flat start, or from START (engine units) when given. */
+static gboolean
+rl_run (const SsProblem *problem, const SsSolveParams *params, const float *start,
+        SsReportFunc report, gpointer user_data, GCancellable *cancellable,
+        SsSolveResult *result, GError **error)
 {
   RlState s = { 0 };
   s.op = problem->op;
@@ -188,12 +182,10 @@ ss_cpu_rl (const SsProblem *problem, const SsSolveParams *params, SsReportFunc r
   SsCpuReporter reporter;
   ss_cpu_reporter_init (&reporter, problem, params, report, user_data, cancellable);
   gboolean ok = state_alloc (&s, &mem, error);
-  if (ok)
-    {
-      compute_weight (&s);
-      for (gsize i = 0; i < s.n; i++)
-        s.x[i] = (float) s.setup.start;
-    }
+  /* z = x + b − β */
+  const float to_z = (float) (s.setup.offset - s.setup.background);
+  for (gsize i = 0; ok && i < s.n; i++)
+    s.x[i] = start ? fmaxf (start[i] + to_z, 0.0f) : (float) s.setup.start;
 
   int iteration = 0;
   gboolean stop = FALSE;
@@ -203,11 +195,13 @@ ss_cpu_rl (const SsProblem *problem, const SsSolveParams *params, SsReportFunc r
       multiplicative_step (&s, (float) params->tv);
       iteration++;
       gboolean measure = ss_cpu_is_report_point (params, iteration);
-      double change2, norm2;
-      accept_step (&s, measure, &change2, &norm2);
+      double change2 = accept_step (&s, measure);
       if (!measure)
         continue;
+      /* The change relative to the estimate in the engine's units, as the
+       * CUDA reporter measures it. */
       const float *x = export_estimate (&s);
+      double norm2 = squared_norm (x, s.n);
       stop = residual (&s, x, problem->y) <= s.setup.stop_level;
       double rel = norm2 > 0 ? sqrt (change2 / norm2) : 0.0;
       gboolean final = stop || iteration == params->iterations;
@@ -215,10 +209,24 @@ ss_cpu_rl (const SsProblem *problem, const SsSolveParams *params, SsReportFunc r
     }
   if (s.x)
     {
-      mem.peak += s.op->mask ? s.n : 0;
+      mem.peak += s.n * sizeof (float) + (s.op->mask ? s.n : 0);   /* weight, mask */
       ss_cpu_finish_result (result, &reporter, export_estimate (&s), iteration, &mem);
     }
   state_free (&s, &mem);
   ss_cpu_reporter_clear (&reporter);
   return ok;
+}
+
+gboolean
+ss_cpu_rl (const SsProblem *problem, const SsSolveParams *params, SsReportFunc report,
+           gpointer user_data, GCancellable *cancellable, SsSolveResult *result, GError **error)
+{
+  return rl_run (problem, params, NULL, report, user_data, cancellable, result, error);
+}
+
+gboolean
+ss_cpu_rl_from (const SsProblem *problem, const SsSolveParams *params, const float *start,
+                SsSolveResult *result, GError **error)
+{
+  return rl_run (problem, params, start, NULL, NULL, NULL, result, error);
 }

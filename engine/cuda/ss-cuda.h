@@ -38,6 +38,7 @@ extern const SsCudaSolverEntry ss_cuda_cpadmm_entry;
 extern const SsCudaSolverEntry ss_cuda_fista_entry;
 extern const SsCudaSolverEntry ss_cuda_direct_entry;
 extern const SsCudaSolverEntry ss_cuda_direct_fft_entry;
+extern const SsCudaSolverEntry ss_cuda_rl_entry;
 
 /* Added for tests and benchmarks. */
 

@@ -63,6 +63,24 @@ darkest_smoothed_level (const SsOperator *op, const float *y, double offset, dou
   return TRUE;
 }
 
+float *
+ss_rl_weight (const SsOperator *op, GError **error)
+{
+  gsize n = (gsize) op->width * op->height;
+  g_autofree float *ones = g_new (float, n);
+  g_autofree float *weight = g_new (float, n);
+  for (gsize i = 0; i < n; i++)
+    ones[i] = (op->mask == NULL || op->mask[i]) ? 1.0f : 0.0f;
+  if (!ss_operator_apply_adjoint (op, ones, weight, error))
+    return NULL;
+  float top = 0;
+  for (gsize i = 0; i < n; i++)
+    top = fmaxf (top, weight[i]);
+  for (gsize i = 0; i < n; i++)
+    weight[i] = weight[i] > 1e-6f * top ? 1.0f / weight[i] : 0.0f;
+  return g_steal_pointer (&weight);
+}
+
 gboolean
 ss_rl_setup (const SsProblem *problem, const SsSolveParams *params, SsRlSetup *setup,
              GError **error)

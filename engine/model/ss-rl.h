@@ -47,6 +47,11 @@ typedef struct {
 gboolean ss_rl_setup (const SsProblem *problem, const SsSolveParams *params, SsRlSetup *setup,
                       GError **error);
 
+/* 1 / Cᵀ(P1), n floats (g_free), or 0 where Cᵀ(P1) is below 1e-6 of its top:
+ * RL's normaliser; a pixel whose light reaches no observed pixel keeps its
+ * value. */
+float *ss_rl_weight (const SsOperator *op, GError **error);
+
 /* The TV factor's denominator is clamped at this, so that a too-large tv
  * slows RL-TV down instead of flipping signs (Dey et al. need 1 − λ div > 0). */
 #define SS_RL_TV_FLOOR 0.1f
