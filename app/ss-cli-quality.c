@@ -88,6 +88,8 @@ typedef struct {
   char *markdown;
   char *mosaics;
   char *write_cases;
+  char *trace;          /* --trace: CSV of the best-iteration runs' curves */
+  FILE *trace_file;
   char *backend;
   char *data_dir;
   gboolean no_siril;
@@ -311,6 +313,8 @@ typedef struct {
   float *best;          /* NULL until the first report */
   double best_psnr;
   int best_iteration;
+  FILE *trace;          /* or NULL */
+  const char *method;
 } BestTracker;
 
 static void
@@ -323,6 +327,9 @@ track_best (const SsReport *report, gpointer user_data)
   if (!cli_deblur_crop_plane (t->in, t->job, report->preview, t->scratch, NULL))
     return;
   double psnr = ss_psnr_affine (t->scratch, t->data->truth->data, n);
+  if (t->trace)
+    fprintf (t->trace, "%s,\"%s\",%d,%.4f,%.6g,%.6g\n", t->data->spec->name, t->method,
+             report->iteration, psnr, report->residual, report->rel_change);
   if (t->best == NULL || psnr > t->best_psnr)
     {
       if (t->best == NULL)
@@ -432,7 +439,8 @@ run_best_iteration (const QualityOptions *q, const CaseData *data, SsBackend *ba
   MethodRow *row = NULL;
   const SsSolverInfo *rl = ss_solver_info (SS_SOLVER_RL);
   gsize n = (gsize) data->spec->size * data->spec->size;
-  BestTracker tracker = { .data = data, .scratch = g_new (float, n) };
+  BestTracker tracker = { .data = data, .scratch = g_new (float, n), .trace = q->trace_file,
+                          .method = method };
   if (prepare (q, data, rl, extra, G_N_ELEMENTS (extra), &p, &error))
     {
       p.job.params.report_every = 2;
@@ -491,7 +499,7 @@ run_best_wiener (const QualityOptions *q, const CaseData *data, SsBackend *backe
   gsize n = (gsize) data->spec->size * data->spec->size;
   g_autofree float *x = g_new (float, n);
   double seconds = NAN, best = -INFINITY, best_log = -3;
-  for (double l = -7; l <= 0.01; l += 0.5)
+  for (double l = -7; l <= 2.01; l += 0.5)
     {
       double psnr = wiener_at (&p, backend, l, x, &seconds, data);
       if (psnr > best)
@@ -699,6 +707,7 @@ print_json_row (const CaseData *data, const char *method, double psnr, double ss
   fflush (stdout);
 }
 
+/* MOSAIC is the link: relative to the markdown file's folder. */
 static void
 append_markdown_case (GString *md, const CaseData *data, double blurred_psnr,
                       double blurred_ssim, GPtrArray *rows, const char *mosaic)
@@ -723,11 +732,20 @@ append_markdown_case (GString *md, const CaseData *data, double blurred_psnr,
                               r->note ? r->note : "");
     }
   if (mosaic)
-    {
-      g_autofree char *base = g_path_get_basename (mosaic);
-      g_string_append_printf (md, "\n![%s: truth, blurred, then each method in the table's "
-                              "order, left to right, top to bottom](%s)\n", s->name, base);
-    }
+    g_string_append_printf (md, "\n![%s: truth, blurred, then each method in the table's "
+                            "order, left to right, top to bottom](%s)\n", s->name, mosaic);
+}
+
+/* PATH as seen from the folder of FILE: the folder's prefix removed when
+ * PATH lies inside it, else PATH made absolute. */
+static char *
+relative_link (const char *file, const char *path)
+{
+  g_autoptr (GFile) markdown = g_file_new_for_path (file);
+  g_autoptr (GFile) folder = g_file_get_parent (markdown);
+  g_autoptr (GFile) target = g_file_new_for_path (path);
+  char *relative = folder ? g_file_get_relative_path (folder, target) : NULL;
+  return relative ? relative : g_file_get_path (target);
 }
 
 /* The summary matrix: one line per case, one column per method. */
@@ -789,7 +807,9 @@ run_methods (const QualityOptions *q, const CaseData *data, SsBackend *backend,
         g_printerr ("%s: %s\n", data->spec->name, solver->name);
       g_ptr_array_add (rows, run_as_user (q, data, solver, backend));
     }
-  int long_run = data->spec->size > 256 ? 300 : 200;
+  /* Long enough that the best iteration is inside the run on every case
+   * (it was at most 300 when this was written); the small cases stay cheap. */
+  int long_run = data->spec->size > 256 ? 500 : 200;
   if (method_selected (q, "rl-best"))
     g_ptr_array_add (rows, run_best_iteration (q, data, backend, "rl (best, truth)", "0",
                                                long_run));
@@ -804,7 +824,7 @@ run_methods (const QualityOptions *q, const CaseData *data, SsBackend *backend,
 }
 
 static int
-run_quality (const QualityOptions *q)
+run_quality (QualityOptions *q)
 {
   g_autoptr (GError) error = NULL;
   SsBackendKind kind = SS_BACKEND_AUTO;
@@ -814,6 +834,11 @@ run_quality (const QualityOptions *q)
   if (backend == NULL)
     return cli_fail (CLI_EXIT_FAILURE, NULL, error);
   g_autofree char *siril = q->no_siril ? NULL : find_siril ();
+  if (q->trace && !(q->trace_file = fopen (q->trace, "w")))
+    {
+      cli_error (q->trace, "cannot write: %s", g_strerror (errno));
+      return CLI_EXIT_FAILURE;
+    }
   g_autofree char *mosaics = q->mosaics ? g_strdup (q->mosaics)
                              : q->markdown ? g_path_get_dirname (q->markdown) : NULL;
   if (mosaics && g_mkdir_with_parents (mosaics, 0755) != 0)
@@ -866,7 +891,8 @@ run_quality (const QualityOptions *q)
         }
       else
         print_text_case (&data, bp, bs, rows);
-      append_markdown_case (md, &data, bp, bs, rows, mosaic);
+      g_autofree char *link = mosaic && q->markdown ? relative_link (q->markdown, mosaic) : NULL;
+      append_markdown_case (md, &data, bp, bs, rows, link);
       g_ptr_array_add (all_rows, rows);
       g_ptr_array_add (names, (gpointer) cases[i].name);
       g_array_append_val (blurred_psnr, bp);
@@ -914,6 +940,9 @@ quality_options_clear (QualityOptions *q)
   g_free (q->markdown);
   g_free (q->mosaics);
   g_free (q->write_cases);
+  g_free (q->trace);
+  if (q->trace_file)
+    fclose (q->trace_file);
   g_free (q->backend);
   g_free (q->data_dir);
 }
@@ -938,6 +967,9 @@ cli_quality (int argc, char **argv)
       "Write a PNG mosaic per case (truth | blurred | each method) into DIR", "DIR" },
     { "write-cases", 0, 0, G_OPTION_ARG_FILENAME, &q.write_cases,
       "Write DIR/CASE/{truth,blurred,psf}.fits for other tools", "DIR" },
+    { "trace", 0, 0, G_OPTION_ARG_FILENAME, &q.trace,
+      "Write the best-iteration runs' curves to FILE as CSV: case, method, iteration, PSNR, "
+      "SSIM-free residual and relative change at every scored report", "FILE" },
     { "backend", 0, 0, G_OPTION_ARG_STRING, &q.backend, "auto, cpu or cuda", "NAME" },
     { "data", 0, 0, G_OPTION_ARG_FILENAME, &q.data_dir,
       "Where the bundled images are (default: the installed or source data/)", "DIR" },

@@ -126,7 +126,8 @@ ss_rl_setup (const SsProblem *problem, const SsSolveParams *params, SsRlSetup *s
       double variance = setup->noise * setup->noise;
       double median = ss_median (observed, n) + setup->offset;
       if (isfinite (variance))
-        setup->stop_level = background > 0 && median > 0 ? variance * mean / median : variance;
+        setup->stop_level = SS_RL_DISCREPANCY_FACTOR
+                            * (background > 0 && median > 0 ? variance * mean / median : variance);
     }
   return TRUE;
 }
