@@ -36,6 +36,16 @@ static const char *const rl_stop_labels[] = {
   "Run every iteration", "When the residual reaches the noise", NULL,
 };
 
+static const char *const priors[] = { "tv", "starlet", "tv+starlet", NULL };
+static const char *const prior_labels[] = {
+  "Total variation", "Starlet ℓ1, per-scale noise weights", "TV and starlet", NULL,
+};
+
+static const char *const data_terms[] = { "wls", "ls", NULL };
+static const char *const data_term_labels[] = {
+  "Weighted by the Poisson + read noise variance", "Plain least squares", NULL,
+};
+
 static const SsParamInfo params[SS_N_PARAMS] = {
   [SS_PARAM_ALPHA] = {
     SS_PARAM_ALPHA, "alpha", "α (λ)",
@@ -90,6 +100,18 @@ static const SsParamInfo params[SS_N_PARAMS] = {
     "'none' runs every iteration",
     SS_PARAM_CHOICE, SS_RL_STOP_DISCREPANCY, 0, 1, .choices = rl_stops,
     .choice_labels = rl_stop_labels, .offset = FIELD (rl_stop) },
+  [SS_PARAM_PRIOR] = {
+    SS_PARAM_PRIOR, "prior", "Prior",
+    "tv (isotropic total variation), starlet (l1 on the starlet wavelet scales, each weighted "
+    "by the noise it carries) or tv+starlet",
+    SS_PARAM_CHOICE, SS_PRIOR_STARLET, 0, 2, .choices = priors, .choice_labels = prior_labels,
+    .offset = FIELD (prior) },
+  [SS_PARAM_DATA_TERM] = {
+    SS_PARAM_DATA_TERM, "data-term", "Data term",
+    "wls weights each pixel by the inverse of its Poisson + read noise variance estimated from "
+    "the data; ls is plain least squares",
+    SS_PARAM_CHOICE, SS_DATA_WLS, 0, 1, .choices = data_terms,
+    .choice_labels = data_term_labels, .offset = FIELD (data_term) },
 };
 
 static gboolean
@@ -160,6 +182,15 @@ static const SsSolverInfo solvers[SS_N_SOLVERS] = {
     .params = USES (SS_PARAM_ITERATIONS) | USES (SS_PARAM_TV) | USES (SS_PARAM_RL_STOP),
     .defaults = { { SS_PARAM_ITERATIONS, 200 } }, .n_defaults = 1,
     .cpu = ss_cpu_rl, .cuda = CUDA_ENTRY (ss_cuda_rl_entry) },
+  [SS_SOLVER_ADMM_PRIOR] = {
+    .kind = SS_SOLVER_ADMM_PRIOR, .name = "admm", .label = "ADMM (TV / starlet)",
+    .help = "Circulant ADMM with an analysis prior (TV, starlet ℓ1), positivity and a "
+            "noise-weighted data term; every inverse diagonal in Fourier space",
+    .caps = SS_SOLVER_ITERATIVE | SS_SOLVER_MASKS | SS_SOLVER_PRIOR,
+    .params = LASSO_COMMON | USES (SS_PARAM_RHO) | USES (SS_PARAM_SIGMA) | USES (SS_PARAM_TAU)
+              | USES (SS_PARAM_PRIOR) | USES (SS_PARAM_DATA_TERM),
+    .defaults = { { SS_PARAM_ITERATIONS, 200 }, { SS_PARAM_NONNEG, 1 } }, .n_defaults = 2,
+    .cpu = ss_cpu_admm_prior, .cuda = NULL },
 };
 
 guint

@@ -21,6 +21,7 @@ typedef enum {
   SS_SOLVER_DIRECT,       /* dense Cholesky, then solve or explicit (GETS) inverse */
   SS_SOLVER_DIRECT_FFT,   /* Fourier-diagonal Tikhonov, exact when every pixel is observed */
   SS_SOLVER_RL,           /* Richardson–Lucy, optionally with TV (RL-TV) */
+  SS_SOLVER_ADMM_PRIOR,   /* circulant ADMM with TV / starlet priors and a weighted data term */
   SS_N_SOLVERS
 } SsSolverKind;
 
@@ -34,6 +35,19 @@ typedef enum {
   SS_RL_STOP_NONE,        /* run every iteration */
   SS_RL_STOP_DISCREPANCY, /* at the first report point where ||P C x - y||²/m <= noise² */
 } SsRlStop;
+
+/* The analysis prior of the ADMM-prior solver. */
+typedef enum {
+  SS_PRIOR_TV,            /* isotropic total variation */
+  SS_PRIOR_STARLET,       /* l1 on the starlet scales, weighted by each scale's noise */
+  SS_PRIOR_TV_STARLET,    /* both, with the same alpha */
+} SsPrior;
+
+/* Its data term. */
+typedef enum {
+  SS_DATA_WLS,            /* least squares weighted by 1 / (Poisson + read) variance */
+  SS_DATA_LS,             /* plain least squares */
+} SsDataTerm;
 
 typedef struct {
   SsSolverKind kind;
@@ -49,6 +63,8 @@ typedef struct {
   SsDirectMethod direct_method;
   double tv;              /* RL-TV weight lambda (0: plain Richardson–Lucy); >= 0 */
   SsRlStop rl_stop;       /* Richardson–Lucy's stopping rule */
+  SsPrior prior;          /* ADMM-prior: the prior */
+  SsDataTerm data_term;   /* ADMM-prior: the data term */
   int preview_width;      /* 0: no preview in reports */
   int preview_height;
   gsize memory_limit;     /* bytes the dense direct path may use; 0 = what the machine has */
@@ -126,6 +142,8 @@ typedef enum {
   SS_PARAM_DIRECT_METHOD,
   SS_PARAM_TV,
   SS_PARAM_RL_STOP,
+  SS_PARAM_PRIOR,
+  SS_PARAM_DATA_TERM,
   SS_N_PARAMS
 } SsParamId;
 
