@@ -150,7 +150,8 @@ prepare_recorded (const CliDeblurInput *in, const CliOptions *o, const CliConfig
     {
       /* The measurement's noise is recorded: no need to estimate it. */
       job->noise = in->acq.noise;
-      job->params.alpha = ss_alpha_auto (in->acq.noise, job->op);
+      job->params.alpha = ss_alpha_auto (in->acq.noise, job->op)
+                          * ss_solver_alpha_auto_scale (&job->params);
     }
   const float *t = truth_plane (in, 0);
   if (t != NULL)
@@ -294,6 +295,8 @@ cli_deblur_prepare_real (const CliDeblurInput *in, const CliOptions *o, const Cl
       cli_error (label, "--alpha auto: %s", error->message);
       return CLI_EXIT_FAILURE;
     }
+  if (c->alpha_auto)
+    job->params.alpha *= ss_solver_alpha_auto_scale (&job->params);
   return -1;
 }
 

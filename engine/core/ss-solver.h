@@ -65,6 +65,7 @@ typedef struct {
   SsRlStop rl_stop;       /* Richardson–Lucy's stopping rule */
   SsPrior prior;          /* ADMM-prior: the prior */
   SsDataTerm data_term;   /* ADMM-prior: the data term */
+  int reweight;           /* ADMM-prior: reweighted-l1 stages (0: plain l1) */
   int preview_width;      /* 0: no preview in reports */
   int preview_height;
   gsize memory_limit;     /* bytes the dense direct path may use; 0 = what the machine has */
@@ -144,6 +145,7 @@ typedef enum {
   SS_PARAM_RL_STOP,
   SS_PARAM_PRIOR,
   SS_PARAM_DATA_TERM,
+  SS_PARAM_REWEIGHT,
   SS_N_PARAMS
 } SsParamId;
 
@@ -203,6 +205,9 @@ typedef struct {
   SsParamDefault defaults[4];  /* its own defaults (first n_defaults) */
   int n_defaults;
   const char *phases[5];  /* names of the timed phases in phase_seconds, NULL-ended */
+  /* --alpha auto multiplies the noise rule (ss_alpha_auto) by this; 0 means 1.
+   * A prior's best weight is in its own units. */
+  double alpha_auto_scale;
   SsSolveFunc cpu;
   const SsCudaSolverEntry *cuda;   /* NULL: CPU only, or a build without CUDA */
   /* Rules beyond the parameter ranges, or NULL. */
@@ -224,6 +229,8 @@ const SsSolverInfo *ss_solver_find (const char *name, GError **error);
 char *ss_solver_list_names (void);
 gboolean ss_solver_uses (const SsSolverInfo *info, SsParamId id);
 gboolean ss_solver_has_cuda (const SsSolverInfo *info);
+/* The factor --alpha auto applies for PARAMS's solver (1 unless its descriptor says). */
+double ss_solver_alpha_auto_scale (const SsSolveParams *params);
 /* Before allocating: does a WIDTH x HEIGHT problem with OBSERVED pixels fit
  * the memory of PARAMS's solver? TRUE for solvers with no such limit. */
 gboolean ss_solver_check_size (const SsSolveParams *params, int width, int height,

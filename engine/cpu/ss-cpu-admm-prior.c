@@ -22,6 +22,7 @@
  */
 #include "ss-cpu-private.h"
 #include "ss-error.h"
+#include "ss-noise.h"
 #include "ss-rl.h"
 #include "ss-scaling.h"
 #include "ss-starlet.h"
@@ -44,6 +45,8 @@ typedef struct {
   int splits;
   SplitKind kind[MAX_SPLITS];
   float threshold[MAX_SPLITS];  /* λ_k / σ */
+  float scale[MAX_SPLITS];      /* the noise each split's coefficients carry (reweighting) */
+  float *reweight;        /* splits × n per-coefficient factors on the thresholds, 1 at start */
   float *filters;         /* splits half-spectra (complex) */
   float *denominator;     /* ρ|c^|² + σ Σ |w^_k|², count floats */
   float *weight;          /* ω, n floats */
@@ -56,11 +59,13 @@ typedef struct {
 /* Adds a split with the complex filter SPEC (or a real one, REAL, or the
  * identity when both are NULL). */
 static void
-add_split (PriorState *s, SplitKind kind, float threshold, const float *spec, const float *real)
+add_split (PriorState *s, SplitKind kind, float threshold, float noise, const float *spec,
+           const float *real)
 {
   int k = s->splits++;
   s->kind[k] = kind;
   s->threshold[k] = threshold;
+  s->scale[k] = noise;
   float *f = s->filters + (gsize) k * 2 * s->count;
   for (gsize i = 0; i < s->count; i++)
     {
@@ -70,10 +75,14 @@ add_split (PriorState *s, SplitKind kind, float threshold, const float *spec, co
 }
 
 /* The splits of PARAMS's prior, thresholds λ_k/σ: TV weight α; starlet
- * scale j weight α‖ψ_j‖/‖ψ_1‖, so each scale is thresholded in proportion
- * to the noise it carries. */
+ * scale j weight α‖ψ_1‖/‖ψ_j‖, i.e. α on the coefficients normalised by the
+ * noise each scale carries, so the coarse scales, where the blur leaves the
+ * signal and the noise is small, are held hardest. Measured on quality's
+ * small cases (ρ = σ = 0.03, ls, best α each): weights ∝ ‖ψ_j‖ gave
+ * 30.30 / 49.52 / 33.13 dB (HDF / stars / Sun), flat 30.25 / 50.19 / 33.12,
+ * ∝ 1/‖ψ_j‖ 29.31 / 53.06 / 33.08. */
 static void
-build_splits (PriorState *s, const SsOperator *op, const SsSolveParams *p)
+build_splits (PriorState *s, const SsOperator *op, const SsSolveParams *p, double noise)
 {
   float t = (float) (p->alpha / p->sigma);
   gboolean tv = p->prior == SS_PRIOR_TV || p->prior == SS_PRIOR_TV_STARLET;
@@ -81,8 +90,8 @@ build_splits (PriorState *s, const SsOperator *op, const SsSolveParams *p)
   if (tv)
     {
       g_autofree float *d = ss_tv_spectra (op->width, op->height);
-      add_split (s, SPLIT_TV_X, t, d, NULL);
-      add_split (s, SPLIT_TV_Y, t, d + 2 * s->count, NULL);
+      add_split (s, SPLIT_TV_X, t, (float) (noise * G_SQRT2), d, NULL);
+      add_split (s, SPLIT_TV_Y, t, (float) (noise * G_SQRT2), d + 2 * s->count, NULL);
     }
   if (starlet)
     {
@@ -90,11 +99,11 @@ build_splits (PriorState *s, const SsOperator *op, const SsSolveParams *p)
       double norms[SS_STARLET_SCALES];
       ss_starlet_noise_norms (w, op->width, op->height, SS_STARLET_SCALES, norms);
       for (int j = 0; j < SS_STARLET_SCALES; j++)
-        add_split (s, SPLIT_SOFT, (float) (t * norms[j] / norms[0]), NULL,
-                   w + (gsize) j * s->count);
+        add_split (s, SPLIT_SOFT, (float) (t * norms[0] / norms[j]), (float) (noise * norms[j]),
+                   NULL, w + (gsize) j * s->count);
     }
   if (p->nonneg)
-    add_split (s, SPLIT_POSITIVE, 0, NULL, NULL);
+    add_split (s, SPLIT_POSITIVE, 0, 0, NULL, NULL);
 }
 
 static void
@@ -156,8 +165,11 @@ state_alloc (PriorState *s, const SsProblem *problem, const SsSolveParams *p, Ss
         && (s->nu = ss_mem_alloc (mem, MAX_SPLITS * real, error))
         && (s->mu = ss_mem_alloc (mem, real, error))
         && (s->x = ss_mem_alloc (mem, real, error))
-        && (s->x_previous = ss_mem_alloc (mem, real, error))))
+        && (s->x_previous = ss_mem_alloc (mem, real, error))
+        && (s->reweight = ss_mem_alloc (mem, MAX_SPLITS * real, error))))
     return FALSE;
+  for (gsize i = 0; i < MAX_SPLITS * s->n; i++)
+    s->reweight[i] = 1.0f;
   /* The engine's x has the sky subtracted: a frame the Sun fills has a median
    * far above its dark parts, so x >= 0 would clip them. */
   s->floor = (float) -MAX (problem->background, 0.0);
@@ -166,7 +178,7 @@ state_alloc (PriorState *s, const SsProblem *problem, const SsSolveParams *p, Ss
   SsRlSetup rl;
   if (ss_rl_setup (problem, p, &rl, NULL))
     s->floor = (float) (rl.background - rl.offset);
-  build_splits (s, op, p);
+  build_splits (s, op, p, ss_noise_estimate (problem->y, op->width, op->height));
   fill_denominator (s, op->chat, (float) p->rho, (float) p->sigma);
   fill_weights (s, problem, p);
   /* Every split and dual starts at zero, and so does every FFT input. */
@@ -182,7 +194,7 @@ static void
 state_free (PriorState *s, SsMemCounter *mem)
 {
   float *buffers[] = { s->filters, s->denominator, s->weight, s->in, s->spectrum, s->out,
-                       s->z, s->nu, s->mu, s->x, s->x_previous };
+                       s->z, s->nu, s->mu, s->x, s->x_previous, s->reweight };
   for (guint i = 0; i < G_N_ELEMENTS (buffers); i++)
     ss_mem_free (mem, buffers[i], 0);
 }
@@ -255,6 +267,7 @@ prior_pass (PriorState *s, float tau)
       const float *a = s->out + (gsize) (k + 1) * n;
       float *z = s->z + (gsize) k * n, *nu = s->nu + (gsize) k * n;
       float *next = s->in + (gsize) (k + 1) * n;
+      const float *r = s->reweight + (gsize) k * n;
       const float t = s->threshold[k];
       const SplitKind kind = s->kind[k];
       if (kind == SPLIT_TV_Y)
@@ -267,7 +280,7 @@ prior_pass (PriorState *s, float tau)
           for (gsize i = 0; i < n; i++)
             {
               float gx = a[i] + nu[i], gy = ay[i] + nuy[i];
-              ss_tv_shrink_pair (&gx, &gy, t);
+              ss_tv_shrink_pair (&gx, &gy, t * r[i]);
               nu[i] += tau * (a[i] - gx);
               nuy[i] += tau * (ay[i] - gy);
               z[i] = gx;
@@ -283,10 +296,34 @@ prior_pass (PriorState *s, float tau)
       for (gsize i = 0; i < n; i++)
         {
           float b = a[i] + nu[i];
-          float zi = positive ? fmaxf (b, floor) : ss_soft_threshold (b, t, FALSE);
+          float zi = positive ? fmaxf (b, floor) : ss_soft_threshold (b, t * r[i], FALSE);
           nu[i] += tau * (a[i] - zi);
           z[i] = zi;
           next[i] = zi - nu[i];
+        }
+    }
+}
+
+/* Reweighted ℓ1 (Candès, Wakin & Boyd): each coefficient's threshold is
+ * scaled by ε/(ε + |z|), with ε the noise the split's coefficients carry, so
+ * coefficients well above the noise (bright sources) are barely shrunk while
+ * the noise still is: the textbook ℓ1's loss on bright, resolved sources. */
+static void
+update_reweights (PriorState *s)
+{
+  const gsize n = s->n;
+  for (int k = 0; k < s->splits; k++)
+    {
+      if (s->kind[k] == SPLIT_POSITIVE || s->kind[k] == SPLIT_TV_Y || !(s->scale[k] > 0))
+        continue;
+      const float eps = s->scale[k];
+      const float *z = s->z + (gsize) k * n;
+      float *r = s->reweight + (gsize) k * n;
+      const gboolean grouped = s->kind[k] == SPLIT_TV_X;
+      for (gsize i = 0; i < n; i++)
+        {
+          float size = grouped ? hypotf (z[i], z[i + n]) : fabsf (z[i]);
+          r[i] = eps / (eps + size);
         }
     }
 }
@@ -339,6 +376,11 @@ ss_cpu_admm_prior (const SsProblem *problem, const SsSolveParams *params, SsRepo
         ok = report_point (&reporter, &s, fft1, kept, iteration, error);
       data_pass (&s, problem->y, rho, tau);
       prior_pass (&s, tau);
+      /* The reweighting stages split the run evenly. */
+      int stage_length = params->iterations / (params->reweight + 1);
+      if (params->reweight > 0 && stage_length > 0 && iteration % stage_length == 0
+          && iteration / stage_length <= params->reweight)
+        update_reweights (&s);
     }
   /* A cancelled run keeps the estimate of its last report point, as CPADMM does. */
   if (s.x && reporter.last.iteration > 0)
