@@ -125,6 +125,7 @@ typedef struct {
   double sky_value;
   gboolean sky_given;
   SsSolveParams params;
+  SsSolveParams real_params;   /* deblur of a real image: params on that default solver */
   SsBackendKind backend;
   SsFitsReadOptions read;
   gboolean plane_given;

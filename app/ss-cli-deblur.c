@@ -248,6 +248,8 @@ cli_deblur_prepare_real (const CliDeblurInput *in, const CliOptions *o, const Cl
   g_autoptr (GError) error = NULL;
   const SsImage *image = in->image;
   int w = image->width, h = image->height;
+  /* A real image runs deblur's default for real data unless --solver says. */
+  job->params = c->real_params;
   gsize n = ss_image_plane_size (image);
   const float *data = ss_image_plane ((SsImage *) image, MAX (job->plane, 0));
   g_autofree char *label = plane_label (in->in_path, job->plane);
@@ -287,7 +289,7 @@ cli_deblur_prepare_real (const CliDeblurInput *in, const CliOptions *o, const Cl
   cli_replace_nan_with_zero (job->y, (gsize) job->pw * job->ph);
 
   /* Real data are light: x >= 0 unless --allow-negative (issue 5). */
-  job->params.nonneg = c->nonneg_given ? c->params.nonneg : TRUE;
+  job->params.nonneg = c->nonneg_given ? c->real_params.nonneg : TRUE;
   if (c->alpha_auto
       && !ss_alpha_auto_from_data (data, w, h, job->scaling.scale, job->op,
                                    &job->params.alpha, &job->noise, &error))

@@ -229,6 +229,9 @@ const SsSolverInfo *ss_solver_find (const char *name, GError **error);
 char *ss_solver_list_names (void);
 gboolean ss_solver_uses (const SsSolverInfo *info, SsParamId id);
 gboolean ss_solver_has_cuda (const SsSolverInfo *info);
+/* The solver deblur uses on a real image when no --solver is given: the
+ * best on `sharpsky-cli quality` without the truth (see the table). */
+SsSolverKind ss_solver_default_for_real_data (void);
 /* The factor --alpha auto applies for PARAMS's solver (1 unless its descriptor says). */
 double ss_solver_alpha_auto_scale (const SsSolveParams *params);
 /* Before allocating: does a WIDTH x HEIGHT problem with OBSERVED pixels fit
