@@ -22,6 +22,16 @@ random_image (GRand *rng, int width, int height)
   return x;
 }
 
+/* A random W x H image X and its direct starlet transform COEF (J + 1 planes). */
+static void
+random_starlet (GRand *rng, int w, int h, float **x, float **coef)
+{
+  gsize n = (gsize) w * h;
+  *x = random_image (rng, w, h);
+  *coef = g_new (float, (SS_STARLET_SCALES + 1) * n);
+  ss_starlet_transform (*x, w, h, SS_STARLET_SCALES, *coef);
+}
+
 /* Σ scales + coarse = x to 1e-5, on a square, an odd rectangle and a row. */
 static void
 test_starlet_reconstruction (void)
@@ -32,9 +42,8 @@ test_starlet_reconstruction (void)
     {
       int w = sizes[s][0], h = sizes[s][1];
       gsize n = (gsize) w * h;
-      g_autofree float *x = random_image (rng, w, h);
-      g_autofree float *out = g_new (float, (SS_STARLET_SCALES + 1) * n);
-      ss_starlet_transform (x, w, h, SS_STARLET_SCALES, out);
+      g_autofree float *x = NULL, *out = NULL;
+      random_starlet (rng, w, h, &x, &out);
       double worst = 0;
       for (gsize i = 0; i < n; i++)
         {
@@ -56,9 +65,8 @@ test_starlet_spectra_match_direct (void)
   g_autoptr (GRand) rng = test_rng ();
   int w = 40, h = 36;
   gsize n = (gsize) w * h;
-  g_autofree float *x = random_image (rng, w, h);
-  g_autofree float *direct = g_new (float, (SS_STARLET_SCALES + 1) * n);
-  ss_starlet_transform (x, w, h, SS_STARLET_SCALES, direct);
+  g_autofree float *x = NULL, *direct = NULL;
+  random_starlet (rng, w, h, &x, &direct);
   g_autofree float *spectra = ss_starlet_spectra (w, h, SS_STARLET_SCALES);
   g_autoptr (GError) error = NULL;
   SsFft *fft = ss_fft_get (w, h, 1, &error);
@@ -133,9 +141,8 @@ test_starlet_prox_oracle (void)
   g_autoptr (GRand) rng = test_rng ();
   int w = 24, h = 20;
   gsize n = (gsize) w * h;
-  g_autofree float *x = random_image (rng, w, h);
-  g_autofree float *coef = g_new (float, (SS_STARLET_SCALES + 1) * n);
-  ss_starlet_transform (x, w, h, SS_STARLET_SCALES, coef);
+  g_autofree float *x = NULL, *coef = NULL;
+  random_starlet (rng, w, h, &x, &coef);
   g_autofree float *spectra = ss_starlet_spectra (w, h, SS_STARLET_SCALES);
   double norms[SS_STARLET_SCALES];
   ss_starlet_noise_norms (spectra, w, h, SS_STARLET_SCALES, norms);

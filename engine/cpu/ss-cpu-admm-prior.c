@@ -343,9 +343,7 @@ report_point (SsCpuReporter *reporter, PriorState *s, const SsFft *fft1, float *
       norm2 += (double) s->x[i] * s->x[i];
     }
   memcpy (s->x_previous, s->x, s->n * sizeof (float));
-  double rel = norm2 > 0 ? sqrt (change2 / norm2) : 0.0;
-  gboolean final = iteration == reporter->params->iterations;
-  return ss_cpu_reporter_emit (reporter, iteration, s->x, s->out, rel, final, error);
+  return ss_cpu_report_iterate (reporter, iteration, s->x, s->out, change2, norm2, error);
 }
 
 gboolean
