@@ -158,7 +158,7 @@ test_small_suite (Fixture *f, gconstpointer data)
       g_assert_cmpfloat (best->psnr, >, blurred->psnr + 0.3);
       g_assert_cmpfloat (rl->psnr, >, best->psnr - 4);
       /* What deblur runs on a real image with --alpha auto and no --solver
-       * never returns an image worse than its input (admm: 1.7-6 dB above
+       * never returns an image worse than its input (admm: 2.2-6 dB above
        * it when this was written). */
       const char *fallback = ss_solver_info (ss_solver_default_for_real_data ())->name;
       const Row *chosen = find_row (rows, name, fallback);
