@@ -198,7 +198,7 @@ static const SsSolverInfo solvers[SS_N_SOLVERS] = {
               | USES (SS_PARAM_PRIOR) | USES (SS_PARAM_DATA_TERM) | USES (SS_PARAM_REWEIGHT),
     /* ρ = σ = 0.03 converge in 200 iterations on scaled data, where 1 had not
      * (quality's small stars: 42.5 dB at 1, 47.4 at 0.03, 45.5 at 0.1). */
-    .defaults = { { SS_PARAM_ITERATIONS, 200 }, { SS_PARAM_NONNEG, 1 }, { SS_PARAM_RHO, 0.03 },
+    .defaults = { { SS_PARAM_ITERATIONS, 1000 }, { SS_PARAM_NONNEG, 1 }, { SS_PARAM_RHO, 0.03 },
                   { SS_PARAM_SIGMA, 0.03 } }, .n_defaults = 4,
     /* The LASSO rule gave 0.0027-0.0087 on quality's small cases; TV +
      * starlet's best α was about 0.0006 (HDF), 0.002 (stars), 0.0003-0.0006
@@ -261,7 +261,7 @@ ss_solver_default_for_real_data (void)
 {
   /* Measured with --alpha auto (no truth) on quality's small cases, PSNR
    * HDF / stars / Sun: cpadmm 28.62 / 45.04 / 29.98 (below the input, 29.39
-   * and 31.98, on two); admm (tv+starlet) 31.79 / 47.88 / 34.23; rl with the
+   * and 31.98, on two); admm (tv+starlet) 31.48 / 49.19 / 34.25; rl with the
    * discrepancy stop 32.75 / 47.67 / 33.51. */
   return SS_SOLVER_ADMM_PRIOR;
 }

@@ -47,6 +47,12 @@ typedef enum {
  * best on the Sun and 1.5 dB above it on the stars. */
 #define TV_BESIDE_STARLET 0.5f
 
+/* Converged: the estimate moved less than this, relative, per iteration
+ * (averaged over a report interval). Bright star fields need ~800
+ * iterations (quality's stars-bright: 52.07 dB at 200, 58.92 at 800), extended
+ * sources stop far earlier. */
+#define CONVERGED_CHANGE 1e-5
+
 typedef struct {
   gsize n, count;         /* pixels, half-spectrum entries */
   int splits;
@@ -339,10 +345,11 @@ update_reweights (PriorState *s)
 }
 
 /* x from the kept x^/n, the relative change since the last report point, and
- * the report (Cx is the batch's first output, the same x). */
+ * the report (Cx is the batch's first output, the same x). *CONVERGED when
+ * the change per iteration fell below CONVERGED_CHANGE. */
 static gboolean
 report_point (SsCpuReporter *reporter, PriorState *s, const SsFft *fft1, float *kept,
-              int iteration, GError **error)
+              int iteration, gboolean *converged, GError **error)
 {
   ss_fft_inverse (fft1, kept, s->x);
   double change2 = 0, norm2 = 0;
@@ -353,7 +360,10 @@ report_point (SsCpuReporter *reporter, PriorState *s, const SsFft *fft1, float *
       norm2 += (double) s->x[i] * s->x[i];
     }
   memcpy (s->x_previous, s->x, s->n * sizeof (float));
-  return ss_cpu_report_iterate (reporter, iteration, s->x, s->out, change2, norm2, error);
+  int interval = MIN (iteration, reporter->params->report_every);
+  *converged = iteration > interval && norm2 > 0
+               && sqrt (change2 / norm2) < CONVERGED_CHANGE * interval;
+  return ss_cpu_report_iterate (reporter, iteration, s->x, s->out, change2, norm2, *converged, error);
 }
 
 gboolean
@@ -381,7 +391,12 @@ ss_cpu_admm_prior (const SsProblem *problem, const SsSolveParams *params, SsRepo
       spectral_pass (&s, op->chat, rho, sigma, measure ? kept : NULL);
       ss_fft_inverse (batch, s.spectrum, s.out);
       if (measure)
-        ok = report_point (&reporter, &s, fft1, kept, iteration, error);
+        {
+          gboolean converged = FALSE;
+          ok = report_point (&reporter, &s, fft1, kept, iteration, &converged, error);
+          if (ok && converged)
+            break;
+        }
       data_pass (&s, problem->y, rho, tau);
       prior_pass (&s, tau);
       /* The reweighting stages split the run evenly. */

@@ -204,7 +204,7 @@ report_point (SsCpuReporter *reporter, FistaState *s, int iteration, double chan
               double norm2, GError **error)
 {
   ss_cpu_circulant (s->fft, s->op, s->x, s->real, s->spectrum, s->real, FALSE);
-  return ss_cpu_report_iterate (reporter, iteration, s->x, s->real, change2, norm2, error);
+  return ss_cpu_report_iterate (reporter, iteration, s->x, s->real, change2, norm2, FALSE, error);
 }
 
 gboolean

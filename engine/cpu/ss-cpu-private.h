@@ -45,13 +45,13 @@ gboolean ss_cpu_reporter_emit (SsCpuReporter *reporter, int iteration, const flo
 
 /* The report of an iterate whose squared change since the last one is
  * CHANGE2 and squared norm NORM2 (relative change sqrt(CHANGE2/NORM2));
- * final at the last iteration. */
+ * final at the last iteration, or when the solver STOPs early. */
 static inline gboolean
 ss_cpu_report_iterate (SsCpuReporter *reporter, int iteration, const float *x, const float *cx,
-                       double change2, double norm2, GError **error)
+                       double change2, double norm2, gboolean stop, GError **error)
 {
   double rel = norm2 > 0 ? sqrt (change2 / norm2) : 0.0;
-  gboolean final = iteration == reporter->params->iterations;
+  gboolean final = stop || iteration == reporter->params->iterations;
   return ss_cpu_reporter_emit (reporter, iteration, x, cx, rel, final, error);
 }
 
