@@ -266,8 +266,10 @@ add_groups (GOptionContext *context, CliGroups groups, CliOptions *o)
     }
   if (groups & CLI_GROUP_SOLVER)
     {
+      /* GOption keeps the pointer: interned, it lives as long as the process. */
       g_autofree char *names = ss_solver_list_names ();
-      g_autofree char *solver_help = g_strdup_printf ("%s (default cpadmm)", names);
+      g_autofree char *text = g_strdup_printf ("%s (default cpadmm)", names);
+      const char *solver_help = g_intern_string (text);
       const GOptionEntry entries[] = {
         STRING_OPTION ("solver", 0, solver, solver_help, "NAME"),
         STRING_OPTION ("report-every", 0, report_every, "Report every N iterations (default 10)",

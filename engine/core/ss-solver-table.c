@@ -48,7 +48,7 @@ static const SsParamInfo params[SS_N_PARAMS] = {
     SS_PARAM_REAL, 1, 0, INFINITY, TRUE, FALSE, TRUE, 1e-3, 1e3, FALSE, .offset = FIELD (sigma) },
   [SS_PARAM_TAU] = {
     SS_PARAM_TAU, "tau", "τ",
-    "ADMM dual step, in (0, (1+√5)/2); up to 1.6 can speed convergence",
+    "ADMM dual step, in (0, (1+sqrt 5)/2); up to 1.6 can speed convergence",
     SS_PARAM_REAL, 1, 0, GOLDEN_RATIO, TRUE, TRUE, TRUE, 1e-2, 1.6, FALSE,
     .offset = FIELD (tau) },
   [SS_PARAM_ITERATIONS] = {
