@@ -167,6 +167,9 @@ ss_settings_add_history (const SsSettings *s, SsHeader *header)
     ss_header_add_history (header, "sky value = %.17g", s->sky_value);
   ss_header_add_history (header, "solver = %s", ss_solver_kind_to_string (p->kind));
   ss_solve_params_foreach_used (p, history_add_param, header);
+  if (s->auto_params & (G_GUINT64_CONSTANT (1) << SS_PARAM_ALPHA))
+    ss_header_add_history (header, "alpha chosen from the noise %.6g (scaled units)",
+                           s->noise_estimate);
   ss_header_add_history (header, "backend = %s", ss_backend_kind_to_string (s->backend));
   if (s->use_roi)
     ss_header_add_history (header, "region = %dx%d at x=%d y=%d (0-based, row 0 first)",
@@ -265,6 +268,26 @@ build_deblur (SsJob *job, GError **error)
   return TRUE;
 }
 
+/* alpha from the noise, as sharpsky-cli's --alpha auto: the simulation's
+ * own noise, or the noise estimated on the image. */
+static gboolean
+resolve_auto_params (SsJob *job, GError **error)
+{
+  SsSettings *s = &job->settings;
+  if (!(s->auto_params & (G_GUINT64_CONSTANT (1) << SS_PARAM_ALPHA)))
+    return TRUE;
+  if (s->mode == SS_MODE_SIMULATE)
+    {
+      s->noise_estimate = s->acquisition.noise;
+      s->params.alpha = ss_alpha_auto (s->acquisition.noise, job->op);
+    }
+  else if (!ss_alpha_auto_from_data (job->original->data, job->width, job->height,
+                                     job->scaling.scale, job->op, &s->params.alpha,
+                                     &s->noise_estimate, error))
+    return FALSE;
+  return ss_solve_params_validate (&s->params, error);
+}
+
 static gboolean
 build_measured_frame (SsJob *job, GError **error)
 {
@@ -307,7 +330,7 @@ ss_job_build (SsFrame *input, const SsHeader *header, const char *source_path,
 
   gboolean ok = settings->mode == SS_MODE_SIMULATE ? build_simulation (job, error)
                                                    : build_deblur (job, error);
-  if (!ok || !build_measured_frame (job, error))
+  if (!ok || !resolve_auto_params (job, error) || !build_measured_frame (job, error))
     return NULL;
   return g_steal_pointer (&job);
 }

@@ -43,6 +43,11 @@ typedef struct {
   double sky_value;
   SsBoundary boundary;        /* deblur mode: padding of the edges (CLI default mirror) */
   SsSolveParams params;
+  /* Parameters chosen from the data when the job is built (bit 1 << SsParamId;
+   * only alpha so far: from the estimated noise, or the simulation's), as
+   * sharpsky-cli's --alpha auto. */
+  guint64 auto_params;
+  double noise_estimate;      /* scaled units; set by the job when alpha is auto */
   SsBackendKind backend;
   gboolean use_roi;
   int roi_x, roi_y, roi_width, roi_height; /* full-image pixels; roi_y = first (bottom) row */

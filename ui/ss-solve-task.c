@@ -232,7 +232,7 @@ solve_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *ca
   g_mutex_unlock (&self->lock);
 
   SsJob *job = self->job;
-  SsSolveParams params = self->settings.params;
+  SsSolveParams params = job->settings.params;   /* alpha resolved when auto */
   self->report_every = ss_solve_task_choose_report_every (
       ss_job_solve_pixels (job), params.kind, ss_backend_get_name (backend), params.iterations);
   params.report_every = self->report_every;
@@ -355,10 +355,13 @@ ss_solve_task_run_finish (SsSolveTask *self, GAsyncResult *result, GError **erro
   return g_task_propagate_boolean (G_TASK (result), error);
 }
 
+/* Once the problem is built, the job's copy: it holds the values chosen from
+ * the data (alpha auto), which HISTORY and the status line must show. */
 const SsSettings *
 ss_solve_task_get_settings (SsSolveTask *self)
 {
-  return &self->settings;
+  SsJob *job = ss_solve_task_get_job (self);
+  return job ? &job->settings : &self->settings;
 }
 
 SsJob *
