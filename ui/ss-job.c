@@ -44,6 +44,16 @@ ss_settings_copy (const SsSettings *src, SsSettings *dst)
   ss_psf_spec_copy (&src->acquisition.psf, &dst->acquisition.psf);
 }
 
+void
+ss_settings_take_resolved (SsSettings *settings, const SsSettings *resolved)
+{
+  if (settings->auto_params & (G_GUINT64_CONSTANT (1) << SS_PARAM_ALPHA))
+    {
+      settings->params.alpha = resolved->params.alpha;
+      settings->noise_estimate = resolved->noise_estimate;
+    }
+}
+
 /* Whether two fits describe the same profile (what the operator uses). */
 static gboolean
 same_profile (const SsPsfFit *a, const SsPsfFit *b)
@@ -63,7 +73,7 @@ ss_settings_same_problem (const SsSettings *a, const SsSettings *b)
     return FALSE;
   if (a->mode != b->mode || g_strcmp0 (psf_a, psf_b) != 0 || a->sky_mode != b->sky_mode
       || (a->sky_mode == SS_SKY_VALUE && a->sky_value != b->sky_value)
-      || a->use_roi != b->use_roi
+      || a->use_roi != b->use_roi || a->auto_params != b->auto_params
       || (a->mode == SS_MODE_DEBLUR && a->boundary != b->boundary))
     return FALSE;
   if (a->use_roi && (a->roi_x != b->roi_x || a->roi_y != b->roi_y

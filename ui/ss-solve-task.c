@@ -232,7 +232,13 @@ solve_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *ca
   g_mutex_unlock (&self->lock);
 
   SsJob *job = self->job;
-  SsSolveParams params = job->settings.params;   /* alpha resolved when auto */
+  /* A job serves every solver of a comparison: its settings give the values
+   * chosen from the data, the task's the solver. */
+  SsSettings run;
+  ss_settings_copy (&self->settings, &run);
+  ss_settings_take_resolved (&run, &job->settings);
+  SsSolveParams params = run.params;
+  ss_settings_clear (&run);
   self->report_every = ss_solve_task_choose_report_every (
       ss_job_solve_pixels (job), params.kind, ss_backend_get_name (backend), params.iterations);
   params.report_every = self->report_every;
@@ -355,13 +361,19 @@ ss_solve_task_run_finish (SsSolveTask *self, GAsyncResult *result, GError **erro
   return g_task_propagate_boolean (G_TASK (result), error);
 }
 
-/* Once the problem is built, the job's copy: it holds the values chosen from
- * the data (alpha auto), which HISTORY and the status line must show. */
 const SsSettings *
 ss_solve_task_get_settings (SsSolveTask *self)
 {
+  return &self->settings;
+}
+
+void
+ss_solve_task_get_run_settings (SsSolveTask *self, SsSettings *settings)
+{
+  ss_settings_copy (&self->settings, settings);
   SsJob *job = ss_solve_task_get_job (self);
-  return job ? &job->settings : &self->settings;
+  if (job != NULL)
+    ss_settings_take_resolved (settings, &job->settings);
 }
 
 SsJob *
