@@ -202,6 +202,9 @@ const SsParamInfo *ss_param_info (SsParamId id);
 double ss_param_get (const SsSolveParams *params, const SsParamInfo *info);
 void ss_param_set (SsSolveParams *params, const SsParamInfo *info, double value);
 gboolean ss_param_in_range (const SsParamInfo *info, double value);
+/* "NAME TEXT: must lie in [min, max]" (or "be >= min"); always FALSE. */
+gboolean ss_param_range_error (const SsParamInfo *info, const char *name, const char *text,
+                               GError **error);
 /* The default of ID for the solver INFO. */
 double ss_param_default (const SsSolverInfo *info, SsParamId id);
 /* Parses TEXT ("1e-3", "yes", "inverse") into *VALUE, checking the range;
