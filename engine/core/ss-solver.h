@@ -78,6 +78,8 @@ typedef struct {
 
 /* Runs on the solver's thread; a UI hands the data to its main loop itself. */
 typedef void (*SsReportFunc) (const SsReport *report, gpointer user_data);
+/* A report on problem INDEX of a batch (ss_backend_solve_batch). */
+typedef void (*SsBatchReportFunc) (int index, const SsReport *report, gpointer user_data);
 
 typedef struct {
   float *x;               /* n floats, scaled units (g_free) */

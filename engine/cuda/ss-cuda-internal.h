@@ -206,6 +206,11 @@ typedef struct {
   cudaGraphExec_t graphs[SS_CUDA_GRAPH_CHUNK + 1];
 } SsCudaIterator;
 
+/* Enqueues COUNT plain iterations (flags 0), as graphs when the context and
+ * the iterator allow; no host synchronisation. */
+gboolean ss_cuda_iterator_enqueue_plain (SsCudaContext *ctx, SsCudaIterator *it, int count,
+                                         GError **error);
+
 /* Destroys the iterator's graphs (before its solver is freed). */
 void ss_cuda_iterator_clear (SsCudaIterator *it);
 

@@ -30,6 +30,15 @@ gboolean ss_cuda_solve (SsCudaContext *ctx, const SsProblem *problem,
                         gpointer user_data, GCancellable *cancellable,
                         SsSolveResult *result, GError **error);
 
+/* Same contract as ss_backend_solve_batch on one device (ss-cuda-batch.cu):
+ * CPADMM problems sharing one operator go through the batched iteration, in
+ * as many sub-batches as the free memory needs; the rest one by one. */
+gboolean ss_cuda_solve_batch (SsCudaContext *ctx, const SsProblem *problems, int count,
+                              const double *alphas, const SsSolveParams *params,
+                              SsBatchReportFunc report, gpointer user_data,
+                              GCancellable *cancellable, SsSolveResult *results,
+                              GError **error);
+
 gboolean ss_cuda_bench (SsCudaContext *ctx, const SsBenchParams *params,
                         SsBenchResult *result, GError **error);
 
