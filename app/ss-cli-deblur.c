@@ -611,17 +611,12 @@ deblur_planes (DeblurInput *in, const CliOptions *o, const CliConfig *c,
   return status;
 }
 
+/* Deblurs IN_PATH into o->output. */
 static int
-deblur_with (CliOptions *o, CliConfig *c)
+deblur_one (CliOptions *o, CliConfig *c, const char *in_path)
 {
-  if (o->positional == NULL || g_strv_length (o->positional) != 1)
-    {
-      cli_error (NULL, "deblur: expected one input image (see '" CLI_PROGRAM
-                 " deblur --help')");
-      return CLI_EXIT_USAGE;
-    }
   DeblurInput in = { 0 };
-  in.in_path = o->positional[0];
+  in.in_path = in_path;
   in.truth_path = o->truth;
   ss_acquisition_init (&in.acq);
 
@@ -639,14 +634,28 @@ deblur_with (CliOptions *o, CliConfig *c)
   return status;
 }
 
+static int
+deblur_with (CliOptions *o, CliConfig *c)
+{
+  if (o->output_dir != NULL)
+    return cli_deblur_many (o, c, deblur_one);
+  if (o->positional == NULL || g_strv_length (o->positional) != 1)
+    {
+      cli_error (NULL, "deblur: expected one input image with -o, or several with --output-dir "
+                 "(see '" CLI_PROGRAM " deblur --help')");
+      return CLI_EXIT_USAGE;
+    }
+  return deblur_one (o, c, o->positional[0]);
+}
+
 int
 cli_deblur (int argc, char **argv)
 {
   CliOptions o = { 0 };
   const CliGroups groups = CLI_GROUP_OUTPUT | CLI_GROUP_INPUT | CLI_GROUP_TRUTH | CLI_GROUP_SKY
-                           | CLI_GROUP_SOLVER | CLI_GROUP_PRINT;
+                           | CLI_GROUP_SOLVER | CLI_GROUP_PRINT | CLI_GROUP_MANY;
   int status = cli_parse_command_line (
-    "deblur", "IN -o OUT",
+    "deblur", "IN -o OUT | IN... --output-dir DIR",
     "Recovers an image from IN: a measurement written by 'simulate' or a real blurred image.",
     "When IN's header records an acquisition (SS_PSF ...), the operator and the scaling\n"
     "are rebuilt from it; a --psf that differs from the record is refused.\n"
@@ -657,7 +666,11 @@ cli_deblur (int argc, char **argv)
     "x >= 0 unless --allow-negative; every plane of a colour image or cube is processed\n"
     "in turn unless --plane picks one. --alpha auto derives alpha from the noise.\n"
     "OUT holds x * scale + sky as float32 FITS with IN's header and HISTORY cards\n"
-    "(or a PNG when its name ends in .png).",
+    "(or a PNG when its name ends in .png).\n"
+    "With --output-dir DIR, every input IN is deblurred into DIR/NAME.fits, NAME being\n"
+    "IN's name without its directory and .fits/.fit/.fts/.png/.gz/.fz suffixes; each input\n"
+    "succeeds or fails on its own. Exit status: 0 when every input was deblurred, 1 when\n"
+    "any failed, 2 for a bad command line (nothing is done).",
     groups, argc, argv, &o);
   CliConfig c = { 0 };
   if (status < 0)

@@ -51,6 +51,12 @@ install_interrupt_handler (void)
   sigaction (SIGINT, &action, NULL);
 }
 
+gboolean
+cli_was_interrupted (void)
+{
+  return interrupted != 0;
+}
+
 /* ---- small helpers ----------------------------------------------------- */
 
 gboolean
@@ -295,13 +301,9 @@ cli_solve (const CliConfig *config, const SsSolveParams *params, const CliOption
            const float *truth, SsSolveResult *result)
 {
   g_autoptr (GError) error = NULL;
-  g_autoptr (SsBackend) backend = ss_backend_new (config->backend, &error);
+  g_autoptr (SsBackend) backend = cli_backend_new (config, options);
   if (backend == NULL)
-    {
-      cli_error (NULL, "--backend %s: %s", options->backend ? options->backend : "auto",
-                 error->message);
-      return CLI_EXIT_FAILURE;
-    }
+    return CLI_EXIT_FAILURE;
 
   /* The dense system is n x n: refuse a size that cannot fit before any
    * allocation, with the engine's message naming what would fit. */

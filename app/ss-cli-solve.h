@@ -47,6 +47,9 @@ int cli_solve (const CliConfig *config, const SsSolveParams *params, const CliOp
                const char *input, int plane, const SsOperator *op, const float *y,
                const float *truth, SsSolveResult *result);
 
+/* TRUE once Ctrl-C has cancelled a solve: a run over many inputs stops. */
+gboolean cli_was_interrupted (void);
+
 /* Writes IMAGE (header ready) as FITS, or as PNG when PATH ends in .png. */
 int cli_write_image (const char *path, const CliOptions *options, const CliConfig *config,
                      const SsImage *image, const char *const *inputs);

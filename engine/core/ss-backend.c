@@ -162,7 +162,7 @@ ss_backend_parse_devices (const char *text, int **devices, int *count, GError **
       if (!g_ascii_string_to_unsigned (g_strstrip (parts[i]), 10, 0, 1023, &value, NULL))
         {
           g_set_error (error, SS_ERROR, SS_ERROR_INVALID_ARGUMENT,
-                       "devices \"%s\": expected all or device numbers such as 0,1", text);
+                       "\"%s\": expected all or device numbers such as 0,1", text);
           return FALSE;
         }
       list[i] = (int) value;
@@ -173,13 +173,13 @@ ss_backend_parse_devices (const char *text, int **devices, int *count, GError **
     if (sorted[i] == sorted[i - 1])
       {
         g_set_error (error, SS_ERROR, SS_ERROR_INVALID_ARGUMENT,
-                     "devices \"%s\": device %d is listed twice", text, sorted[i]);
+                     "\"%s\": device %d is listed twice", text, sorted[i]);
         return FALSE;
       }
   if (n == 0)
     {
       g_set_error (error, SS_ERROR, SS_ERROR_INVALID_ARGUMENT,
-                   "devices \"\": expected all or device numbers such as 0,1");
+                   "\"\": expected all or device numbers such as 0,1");
       return FALSE;
     }
   *devices = g_steal_pointer (&list);
