@@ -5,7 +5,7 @@
  * B CPADMM problems of one size with one c^ (the planes of a cube, the
  * channels of a colour image, frames with one PSF) run as ONE iteration:
  *   real = [w_0 .. w_B-1 | q_0 .. q_B-1]  --R2C, batch 2B-->  spec
- *   spectral kernel over B half-spectra (c^ read once per frequency and problem)
+ *   spectral kernel over B half-spectra (c^ read once per frequency for all B)
  *   spec  --C2R, batch 2B-->  real = [x_0 .. x_B-1 | u_0 .. u_B-1]
  *   pixel kernel over B·n pixels (grid.y = the problem: its own threshold,
  *   mask and data, its own change accumulator)
@@ -13,10 +13,9 @@
  * shared through ss-cuda-cpadmm.cuh), so a problem's answer does not depend
  * on the company it is solved in, up to cuFFT's batched rounding.
  *
- * Small problems leave a GPU mostly idle: a 1024² CPADMM iteration is bound
- * by launch latency, and a batch of 100 fills the device for the same number
- * of launches. Reports (metrics through the single-problem reporter, one per
- * problem) come every params->report_every iterations; the host waits at
+ * Small problems leave a GPU partly idle: a 1024² pair of transforms costs
+ * 27 µs alone and 34 µs for two, so a batch of 100 pays the fixed part once.
+ * Reports come every params->report_every iterations; the host waits at
  * each, which costs little next to B problems' iterations.
  *
  * When B problems do not fit the free memory, they run as several
@@ -51,15 +50,22 @@ typedef struct {
 
 /* ---- kernels ------------------------------------------------------------------ */
 
-/* grid.y: the problem. S0 holds the B spectra of w, S1 the B spectra of z - nu. */
+/* S0 holds the COUNT spectra of w, S1 the COUNT spectra of z - nu. A thread
+ * takes one frequency of every problem, so c^ is read once for all of them
+ * (a fifth of the kernel's bytes saved at large COUNT); consecutive threads
+ * still touch consecutive values of each spectrum. */
 __global__ void
 batch_spectral_kernel (float2 *__restrict__ s0, float2 *__restrict__ s1,
-                       const float2 *__restrict__ chat, size_t spec, CpadmmConstants k)
+                       const float2 *__restrict__ chat, size_t spec, int count,
+                       CpadmmConstants k)
 {
-  size_t offset = (size_t) blockIdx.y * spec;
   for (size_t i = blockIdx.x * (size_t) blockDim.x + threadIdx.x; i < spec;
        i += (size_t) gridDim.x * blockDim.x)
-    cpadmm_spectral_at (s0[offset + i], s1[offset + i], chat[i], k);
+    {
+      float2 c = chat[i];
+      for (int b = 0; b < count; b++)
+        cpadmm_spectral_at (s0[b * spec + i], s1[b * spec + i], c, k);
+    }
 }
 
 template <bool MASK, unsigned FLAGS>
@@ -138,8 +144,9 @@ batch_stage (gpointer solver, int stage, unsigned flags, GError **error)
     case 0:
       return CUFFT_OK (cufftExecR2C (s->r2c, s->real, (cufftComplex *) s->spec_buf));
     case 1:
-      batch_spectral_kernel<<<batch_grid (s, s->spec), SS_CUDA_THREADS, 0, ctx->stream>>> (
-        s->spec_buf, s->spec_buf + (size_t) s->count * s->spec, s->chat, s->spec, s->k);
+      batch_spectral_kernel<<<ss_cuda_blocks (ctx, s->spec), SS_CUDA_THREADS, 0, ctx->stream>>> (
+        s->spec_buf, s->spec_buf + (size_t) s->count * s->spec, s->chat, s->spec, s->count,
+        s->k);
       return LAUNCH_OK ("batch_spectral_kernel");
     case 2:
       return CUFFT_OK (cufftExecC2R (s->c2r, (cufftComplex *) s->spec_buf, s->real));
@@ -394,6 +401,23 @@ typedef struct {
   double start;
 } BatchRun;
 
+/* C x of every estimate at once: a batched R2C of z into the first half of
+ * the spectra (free between iterations), the product with c^, a batched C2R
+ * into the second half (COUNT images fit there: a half-spectrum holds more
+ * bytes than an image), where every reporter reads its slice. */
+static gboolean
+enqueue_batched_cx (Batch *s, GError **error)
+{
+  cufftHandle r2c, c2r;
+  float *cx = s->reporters[0].real;
+  return ss_cuda_plan (s->ctx, s->width, s->height, s->count, CUFFT_R2C, &r2c, error)
+         && ss_cuda_plan (s->ctx, s->width, s->height, s->count, CUFFT_C2R, &c2r, error)
+         && CUFFT_OK (cufftExecR2C (r2c, s->z, (cufftComplex *) s->spec_buf))
+         && ss_cuda_spectrum_multiply (s->ctx, s->spec_buf, s->chat, s->spec, s->count, FALSE,
+                                       (float) (1.0 / (double) s->n), error)
+         && CUFFT_OK (cufftExecC2R (c2r, (cufftComplex *) s->spec_buf, cx));
+}
+
 /* Enqueues every problem's report work, copies the accumulators and hands
  * each problem's report over. LAST (COUNT reports) keeps the metrics. */
 static gboolean
@@ -401,8 +425,12 @@ report_all (Batch *s, const BatchRun *run, int iteration, gboolean final, double
             SsReport *last, GError **error)
 {
   SsCudaContext *ctx = s->ctx;
+  if (!enqueue_batched_cx (s, error))
+    return FALSE;
+  const float *cx = s->reporters[0].real;
   for (int b = 0; b < s->count; b++)
-    if (!ss_cuda_reporter_enqueue (&s->reporters[b], s->z + (size_t) b * s->n, error))
+    if (!ss_cuda_reporter_enqueue_metrics (&s->reporters[b], s->z + (size_t) b * s->n,
+                                           cx + (size_t) b * s->n, error))
       return FALSE;
   if (!CUDA_OK (cudaMemcpyAsync (host, s->acc, s->count * SS_ACC_COUNT * sizeof (double),
                                  cudaMemcpyDeviceToHost, ctx->stream))

@@ -175,6 +175,10 @@ void ss_cuda_reporter_clear (SsCudaReporter *r);
 gboolean ss_cuda_reporter_reset (SsCudaReporter *r, GError **error);
 /* Enqueues C x, the metric reductions and the preview of the estimate X. */
 gboolean ss_cuda_reporter_enqueue (SsCudaReporter *r, const float *x, GError **error);
+/* The reductions and the preview alone, with CX = C x already computed
+ * (a batch transforms all its estimates at once). */
+gboolean ss_cuda_reporter_enqueue_metrics (SsCudaReporter *r, const float *x, const float *cx,
+                                           GError **error);
 /* Turns a copied block into a report. */
 void ss_cuda_reporter_fill (const SsCudaReporter *r, const void *host_block, SsReport *report);
 
