@@ -12,10 +12,10 @@
 # Each file succeeds or fails on its own; a failed file is named on one line
 # in the task's log (sbatch --output) and makes the task exit 1, so the job
 # array's state shows it. Nothing is retried: --no-requeue below, and a
-# broken input fails the same way every time. Re-running the same array
-# after fixing inputs redoes only what is missing if --force is not given
-# (existing outputs are refused, on one line each: remove them or add
-# --force). The CLI is $SHARPSKY_CLI, or sharpsky-cli on PATH.
+# broken input fails the same way every time; after fixing inputs, submit
+# the failed ones again in a new list. With --gres=gpu:1 each task sees its
+# GPU as device 0, the CLI's default. The CLI is $SHARPSKY_CLI, or
+# sharpsky-cli on PATH.
 #
 #SBATCH --job-name=sharpsky-deblur
 #SBATCH --no-requeue
