@@ -23,6 +23,21 @@ now_seconds (void)
 
 /* ---- checks --------------------------------------------------------------------- */
 
+gboolean
+ss_problems_share_operator (const SsProblem *problems, int count)
+{
+  const SsOperator *a = problems[0].op;
+  gsize spec_bytes = (gsize) a->height * a->spec_width * 2 * sizeof (float);
+  for (int i = 1; i < count; i++)
+    {
+      const SsOperator *o = problems[i].op;
+      if (o != a && (o->width != a->width || o->height != a->height
+                     || memcmp (o->chat, a->chat, spec_bytes) != 0))
+        return FALSE;
+    }
+  return TRUE;
+}
+
 static gboolean
 check_batch (const SsProblem *problems, int count, const double *alphas,
              const SsSolveParams *params, GError **error)
@@ -92,10 +107,25 @@ forward_single_report (const SsReport *report, gpointer user_data)
   forward_batch_report (share->index, report, user_data);
 }
 
-/* ---- one by one (the CPU, and the reference) ---------------------------------------- */
+/* ---- one by one (the CPU, the reference; and other solvers on a device) ------------ */
+
+/* Solves one problem on TARGET (a backend or a device's context). */
+typedef gboolean (*SolveOneFunc) (gpointer target, const SsProblem *problem,
+                                  const SsSolveParams *params, SsReportFunc report,
+                                  gpointer user_data, GCancellable *cancellable,
+                                  SsSolveResult *result, GError **error);
 
 static gboolean
-solve_one_by_one (SsBackend *backend, const SsProblem *problems, int count,
+solve_on_backend (gpointer target, const SsProblem *problem, const SsSolveParams *params,
+                  SsReportFunc report, gpointer user_data, GCancellable *cancellable,
+                  SsSolveResult *result, GError **error)
+{
+  return ss_backend_solve (target, problem, params, report, user_data, cancellable, result,
+                           error);
+}
+
+static gboolean
+solve_one_by_one (SolveOneFunc solve, gpointer target, const SsProblem *problems, int count,
                   const double *alphas, const SsSolveParams *params, SharedReport *shared,
                   int offset, GCancellable *cancellable, SsSolveResult *results, GError **error)
 {
@@ -104,9 +134,9 @@ solve_one_by_one (SsBackend *backend, const SsProblem *problems, int count,
       SsSolveParams own = *params;
       own.alpha = alphas ? alphas[i] : params->alpha;
       ShareReport share = { shared, offset, i };
-      if (!ss_backend_solve (backend, &problems[i], &own,
-                             shared->report ? forward_single_report : NULL, &share, cancellable,
-                             &results[i], error))
+      ss_solve_result_clear (&results[i]);
+      if (!solve (target, &problems[i], &own, shared->report ? forward_single_report : NULL,
+                  &share, cancellable, &results[i], error))
         return FALSE;
     }
   return TRUE;
@@ -130,13 +160,42 @@ typedef struct {
 } DeviceShare;
 
 static gboolean
+solve_on_context (gpointer target, const SsProblem *problem, const SsSolveParams *params,
+                  SsReportFunc report, gpointer user_data, GCancellable *cancellable,
+                  SsSolveResult *result, GError **error)
+{
+  return ss_cuda_solve (target, problem, params, report, user_data, cancellable, result, error);
+}
+
+static gboolean
+solve_on_cpu (gpointer target, const SsProblem *problem, const SsSolveParams *params,
+              SsReportFunc report, gpointer user_data, GCancellable *cancellable,
+              SsSolveResult *result, GError **error)
+{
+  return ss_cpu_solve (problem, params, report, user_data, cancellable, result, error);
+}
+
+/* CPADMM problems sharing one operator as batches; anything else one by
+ * one on the device. */
+static gboolean
+solve_share_on_context (DeviceShare *share, GError **error)
+{
+  SharedReport *shared = share->report.shared;
+  if (share->params->kind == SS_SOLVER_CPADMM
+      && ss_problems_share_operator (share->problems, share->count))
+    return ss_cuda_solve_batch (share->ctx, share->problems, share->count, share->alphas,
+                                share->params, shared->report ? forward_batch_report : NULL,
+                                &share->report, share->cancellable, share->results, error);
+  return solve_one_by_one (solve_on_context, share->ctx, share->problems, share->count,
+                           share->alphas, share->params, shared, share->report.offset,
+                           share->cancellable, share->results, error);
+}
+
+static gboolean
 solve_share_on_device (DeviceShare *share)
 {
   g_autoptr (GError) cuda_error = NULL;
-  SharedReport *shared = share->report.shared;
-  if (ss_cuda_solve_batch (share->ctx, share->problems, share->count, share->alphas,
-                           share->params, shared->report ? forward_batch_report : NULL,
-                           &share->report, share->cancellable, share->results, &cuda_error))
+  if (solve_share_on_context (share, &cuda_error))
     return TRUE;
   /* As for one solve: auto means "fastest that works", so a device too
    * small for even one problem hands its share to the CPU. */
@@ -149,19 +208,13 @@ solve_share_on_device (DeviceShare *share)
       return FALSE;
     }
   g_warning ("%s; solved on the CPU instead", cuda_error->message);
+  if (!solve_one_by_one (solve_on_cpu, NULL, share->problems, share->count, share->alphas,
+                         share->params, share->report.shared, share->report.offset,
+                         share->cancellable, share->results, &share->error))
+    return FALSE;
   for (int i = 0; i < share->count; i++)
-    {
-      SsSolveParams own = *share->params;
-      own.alpha = share->alphas ? share->alphas[i] : own.alpha;
-      ShareReport one = { shared, share->report.offset, i };
-      ss_solve_result_clear (&share->results[i]);
-      if (!ss_cpu_solve (&share->problems[i], &own,
-                         shared->report ? forward_single_report : NULL, &one, share->cancellable,
-                         &share->results[i], &share->error))
-        return FALSE;
-      share->results[i].warning = g_strdup_printf ("%s; solved on the CPU instead",
-                                                   cuda_error->message);
-    }
+    share->results[i].warning = g_strdup_printf ("%s; solved on the CPU instead",
+                                                 cuda_error->message);
   return TRUE;
 }
 
@@ -240,8 +293,8 @@ solve_batch_on (SsBackend *backend, int devices, const SsProblem *problems, int 
                            cancellable, results, error);
   else
 #endif
-    ok = solve_one_by_one (backend, problems, count, alphas, params, &shared, 0, cancellable,
-                           results, error);
+    ok = solve_one_by_one (solve_on_backend, backend, problems, count, alphas, params, &shared,
+                           0, cancellable, results, error);
   g_mutex_clear (&shared.lock);
   return ok;
 }

@@ -61,6 +61,10 @@ typedef struct {
   const float *truth;     /* optional (NULL): MSE/PSNR are reported against it */
 } SsProblem;
 
+/* Do COUNT problems have one size and one c^ (masks and data may differ)?
+ * Such problems can be solved as one batch. */
+gboolean ss_problems_share_operator (const SsProblem *problems, int count);
+
 typedef struct {
   int iteration;          /* iterations done */
   double elapsed;         /* seconds since the solve started */

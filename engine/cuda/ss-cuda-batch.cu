@@ -112,22 +112,10 @@ launch_batch_pixel (Batch *s, unsigned flags)
 {
   dim3 grid = batch_grid (s, s->n);
   cudaStream_t st = s->ctx->stream;
-  switch (flags)
-    {
-    case 0:
-      batch_pixel_kernel<MASK, 0><<<grid, SS_CUDA_THREADS, 0, st>>> (
-        s->real, s->nu, s->mu, s->z, s->y, s->mask, s->n, s->count, s->thresh, s->k, s->acc);
-      break;
-    case SS_ITER_WRITE_ESTIMATE:
-      batch_pixel_kernel<MASK, SS_ITER_WRITE_ESTIMATE><<<grid, SS_CUDA_THREADS, 0, st>>> (
-        s->real, s->nu, s->mu, s->z, s->y, s->mask, s->n, s->count, s->thresh, s->k, s->acc);
-      break;
-    default:
-      batch_pixel_kernel<MASK, SS_ITER_WRITE_ESTIMATE | SS_ITER_DELTA>
-        <<<grid, SS_CUDA_THREADS, 0, st>>> (s->real, s->nu, s->mu, s->z, s->y, s->mask, s->n,
-                                            s->count, s->thresh, s->k, s->acc);
-      break;
-    }
+  cpadmm_with_flags (flags, [&] (auto f) {
+    batch_pixel_kernel<MASK, decltype (f)::value><<<grid, SS_CUDA_THREADS, 0, st>>> (
+      s->real, s->nu, s->mu, s->z, s->y, s->mask, s->n, s->count, s->thresh, s->k, s->acc);
+  });
 }
 
 static const char *const batch_stage_names[] = {
@@ -600,57 +588,6 @@ sub_batch_size (SsCudaContext *ctx, const SsProblem *problems, int count)
   return MAX (size, 1);
 }
 
-/* Do all problems share one operator (c^ and size)? */
-static gboolean
-share_operator (const SsProblem *problems, int count)
-{
-  const SsOperator *a = problems[0].op;
-  size_t spec_bytes = (size_t) a->height * a->spec_width * 2 * sizeof (float);
-  for (int b = 1; b < count; b++)
-    {
-      const SsOperator *o = problems[b].op;
-      if (o == a)
-        continue;
-      if (o->width != a->width || o->height != a->height
-          || memcmp (o->chat, a->chat, spec_bytes) != 0)
-        return FALSE;
-    }
-  return TRUE;
-}
-
-typedef struct {
-  SsBatchReportFunc report;
-  gpointer user_data;
-  int index;
-} OneReport;
-
-static void
-forward_one_report (const SsReport *report, gpointer user_data)
-{
-  OneReport *one = (OneReport *) user_data;
-  one->report (one->index, report, one->user_data);
-}
-
-/* Solvers other than CPADMM, or problems with different operators: one
- * after another on this device. */
-static gboolean
-solve_one_by_one (SsCudaContext *ctx, const SsProblem *problems, int count,
-                  const double *alphas, const SsSolveParams *params, SsBatchReportFunc report,
-                  gpointer user_data, GCancellable *cancellable, SsSolveResult *results,
-                  GError **error)
-{
-  for (int b = 0; b < count; b++)
-    {
-      SsSolveParams pb = *params;
-      pb.alpha = alphas ? alphas[b] : params->alpha;
-      OneReport one = { report, user_data, b };
-      if (!ss_cuda_solve (ctx, &problems[b], &pb, report ? forward_one_report : NULL, &one,
-                          cancellable, &results[b], error))
-        return FALSE;
-    }
-  return TRUE;
-}
-
 gboolean
 ss_cuda_solve_batch (SsCudaContext *ctx, const SsProblem *problems, int count,
                      const double *alphas, const SsSolveParams *params,
@@ -668,9 +605,12 @@ ss_cuda_solve_batch (SsCudaContext *ctx, const SsProblem *problems, int count,
                      "problem %d of the batch is incomplete (operator or data missing)", b);
         return FALSE;
       }
-  if (params->kind != SS_SOLVER_CPADMM || !share_operator (problems, count))
-    return solve_one_by_one (ctx, problems, count, alphas, params, report, user_data,
-                             cancellable, results, error);
+  if (params->kind != SS_SOLVER_CPADMM || !ss_problems_share_operator (problems, count))
+    {
+      g_set_error (error, SS_ERROR, SS_ERROR_UNSUPPORTED,
+                   "the device batches only CPADMM problems that share one operator");
+      return FALSE;
+    }
 
   ss_cuda_plans_prepare (ctx, problems[0].op->width, problems[0].op->height);
   BatchRun run = { report, user_data, 0, cancellable, 0.0 };

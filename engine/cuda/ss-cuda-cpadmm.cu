@@ -77,22 +77,10 @@ launch_pixel (Cpadmm *s, unsigned flags, unsigned blocks)
   cudaStream_t st = s->base.ctx->stream;
   float *xw = s->real, *uq = s->real + p->n;
   double *acc = s->reporter->block;
-  switch (flags)
-    {
-    case 0:
-      cpadmm_pixel_kernel<MASK, 0><<<blocks, SS_CUDA_THREADS, 0, st>>> (
-        xw, uq, s->nu, s->mu, s->z, p->y, p->mask, p->n, s->k, acc);
-      break;
-    case SS_ITER_WRITE_ESTIMATE:
-      cpadmm_pixel_kernel<MASK, SS_ITER_WRITE_ESTIMATE><<<blocks, SS_CUDA_THREADS, 0, st>>> (
-        xw, uq, s->nu, s->mu, s->z, p->y, p->mask, p->n, s->k, acc);
-      break;
-    default:
-      cpadmm_pixel_kernel<MASK, SS_ITER_WRITE_ESTIMATE | SS_ITER_DELTA>
-        <<<blocks, SS_CUDA_THREADS, 0, st>>> (xw, uq, s->nu, s->mu, s->z, p->y, p->mask, p->n,
-                                              s->k, acc);
-      break;
-    }
+  cpadmm_with_flags (flags, [&] (auto f) {
+    cpadmm_pixel_kernel<MASK, decltype (f)::value><<<blocks, SS_CUDA_THREADS, 0, st>>> (
+      xw, uq, s->nu, s->mu, s->z, p->y, p->mask, p->n, s->k, acc);
+  });
 }
 
 static const char *const cpadmm_stage_names[] = {

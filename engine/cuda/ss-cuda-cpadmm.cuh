@@ -6,6 +6,8 @@
 #include "ss-cuda-device.cuh"
 #include "ss-cuda-internal.h"
 
+#include <type_traits>
+
 typedef struct {
   float rho, sigma, thresh, tau, d_obs, d_off, inv_n;
   bool nonneg;
@@ -62,4 +64,26 @@ cpadmm_constants (const SsSolveParams *params, size_t n)
   k.inv_n = (float) (1.0 / (double) n);
   k.nonneg = params->nonneg != FALSE;
   return k;
+}
+
+/* Calls LAUNCH with the iteration's flags as a compile-time constant
+ * (std::integral_constant), so that each pixel kernel is compiled for the
+ * three flag sets an iteration uses: plain, writing the estimate, and
+ * writing it with its change. */
+template <typename Launch>
+static inline void
+cpadmm_with_flags (unsigned flags, Launch launch)
+{
+  switch (flags)
+    {
+    case 0:
+      launch (std::integral_constant<unsigned, 0> ());
+      break;
+    case SS_ITER_WRITE_ESTIMATE:
+      launch (std::integral_constant<unsigned, SS_ITER_WRITE_ESTIMATE> ());
+      break;
+    default:
+      launch (std::integral_constant<unsigned, SS_ITER_WRITE_ESTIMATE | SS_ITER_DELTA> ());
+      break;
+    }
 }
