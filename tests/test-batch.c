@@ -189,6 +189,26 @@ test_batch_refuses_mixed_sizes (void)
   test_problem_clear (&b);
 }
 
+/* What may be batched on a GPU: one size and one c^, whatever the masks. */
+static void
+test_share_operator (void)
+{
+  g_autoptr (GRand) rng = test_rng ();
+  g_autoptr (GError) error = NULL;
+  TestProblem a, b;
+  test_problem_init (&a, rng, 30, 20, "box:3", 0.5, 0);
+  test_problem_init (&b, rng, 30, 20, "box:3", 0.5, 0);   /* another sensing seed */
+  SsOperator *same_chat = ss_operator_new_from_parts (30, 20, a.op->chat, NULL, &error);
+  g_assert_no_error (error);
+  SsProblem problems[3] = { { a.op, a.y, NULL }, { same_chat, a.y, NULL }, { a.op, b.y, NULL } };
+  g_assert_true (ss_problems_share_operator (problems, 3));
+  problems[2].op = b.op;
+  g_assert_false (ss_problems_share_operator (problems, 3));
+  ss_operator_free (same_chat);
+  test_problem_clear (&a);
+  test_problem_clear (&b);
+}
+
 static void
 test_parse_devices (void)
 {
@@ -271,6 +291,7 @@ main (int argc, char **argv)
   g_test_add_func ("/batch/cpadmm-matches-separate", test_cpadmm_batch_matches_separate);
   g_test_add_func ("/batch/fista-matches-separate", test_fista_batch_matches_separate);
   g_test_add_func ("/batch/refuses-mixed-sizes", test_batch_refuses_mixed_sizes);
+  g_test_add_func ("/batch/share-operator", test_share_operator);
   g_test_add_func ("/batch/parse-devices", test_parse_devices);
   g_test_add_func ("/batch/backend-devices", test_backend_devices);
   g_test_add_func ("/batch/bench-cpu", test_batch_bench_cpu);

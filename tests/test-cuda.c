@@ -671,6 +671,45 @@ test_backend_batch_on_device_list (CudaFixture *f, gconstpointer data)
     }
 }
 
+static void
+cancel_at_first_report (int index, const SsReport *report, gpointer user_data)
+{
+  g_cancellable_cancel (user_data);
+}
+
+/* A cancelled batch stops at the report point, fails with CANCELLED and
+ * still hands every problem's estimate back. */
+static void
+test_batch_cancellation (CudaFixture *f, gconstpointer data)
+{
+  if (f->ctx == NULL)
+    return;
+  enum { COUNT = 3 };
+  TestProblem p;
+  test_problem_init (&p, f->rng, 64, 64, "box:5", 0.5, 0.01);
+  SsProblem problems[COUNT];
+  for (int b = 0; b < COUNT; b++)
+    problems[b] = (SsProblem) { p.op, p.y, p.truth };
+  SsSolveParams params = test_solve_params (SS_SOLVER_CPADMM, 1e-3, 100);
+  params.report_every = 10;
+  g_autoptr (GCancellable) cancellable = g_cancellable_new ();
+  g_autoptr (GError) error = NULL;
+  SsSolveResult results[COUNT] = { { 0 } };
+  g_assert_false (ss_cuda_solve_batch (f->ctx, problems, COUNT, NULL, &params,
+                                       cancel_at_first_report, cancellable, cancellable, results,
+                                       &error));
+  g_assert_error (error, G_IO_ERROR, G_IO_ERROR_CANCELLED);
+  for (int b = 0; b < COUNT; b++)
+    {
+      g_assert_nonnull (results[b].x);
+      g_assert_cmpint (results[b].iterations, ==, 10);
+      /* Identical problems, the same partial answers. */
+      g_assert_cmpfloat (test_rel_diff (results[b].x, results[0].x, p.n), <, 1e-6);
+      ss_solve_result_clear (&results[b]);
+    }
+  test_problem_clear (&p);
+}
+
 /* The batch bench runs and reports its three times (the speed-up is the
  * lead's measurement, not a test: no wall-clock bounds here). */
 static void
@@ -837,6 +876,7 @@ main (int argc, char **argv)
   ADD ("/cuda/bad-input", test_bad_input);
   ADD ("/cuda/batch/matches-cpu", test_batch_matches_cpu);
   ADD ("/cuda/batch/backend-device-list", test_backend_batch_on_device_list);
+  ADD ("/cuda/batch/cancellation", test_batch_cancellation);
   ADD ("/cuda/batch/bench-runs", test_batch_bench_runs);
 #if SHARPSKY_HAVE_CUDA
   /* A developer's table of timings, not a test: `SHARPSKY_CUDA_BENCH=it,gets,direct
