@@ -705,8 +705,9 @@ test_batch_cancellation (CudaFixture *f, gconstpointer data)
       g_assert_cmpint (results[b].iterations, ==, 10);
       /* Identical problems, the same partial answers. */
       g_assert_cmpfloat (test_rel_diff (results[b].x, results[0].x, p.n), <, 1e-6);
-      ss_solve_result_clear (&results[b]);
     }
+  for (int b = 0; b < COUNT; b++)
+    ss_solve_result_clear (&results[b]);
   test_problem_clear (&p);
 }
 
