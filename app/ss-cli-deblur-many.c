@@ -7,6 +7,11 @@
  * failed. Output files are written through a temporary file and renamed, so
  * a failed or interrupted input leaves nothing behind.
  *
+ * With several CUDA devices (--devices all|0,1,...) one worker thread per
+ * device takes every k-th input, so the devices deblur at once; the engine
+ * is thread-safe (FFTW plans under a lock, cfitsio reentrant) and each
+ * worker's solves open their own device context.
+ *
  * What would make the whole run wrong is refused before any work (exit 2):
  * -o with --output-dir, --truth (it belongs to one input), two inputs whose
  * outputs would have the same name, an output that would be an input.
@@ -132,21 +137,66 @@ plan_outputs (const CliOptions *o, char **outputs)
   return -1;
 }
 
-static void
-report_totals (const CliOptions *o, guint count, GPtrArray *failed)
+/* Prints the totals; returns the number of failed inputs. */
+static guint
+report_totals (const CliOptions *o, char **inputs, const gboolean *failed, guint count)
 {
-  if (failed->len == 0)
-    {
-      cli_note (o, "deblurred %u of %u inputs into %s", count, count, o->output_dir);
-      return;
-    }
   GString *names = g_string_new (NULL);
-  for (guint i = 0; i < failed->len; i++)
-    g_string_append_printf (names, "%s%s", i ? ", " : "", (const char *) failed->pdata[i]);
-  /* Always printed (even with --quiet): a batch log must show what failed. */
-  cli_error (NULL, "deblurred %u of %u inputs into %s; failed: %s", count - failed->len, count,
-             o->output_dir, names->str);
+  guint failures = 0;
+  for (guint i = 0; i < count; i++)
+    if (failed[i])
+      g_string_append_printf (names, "%s%s", failures++ ? ", " : "", inputs[i]);
+  if (failures == 0)
+    cli_note (o, "deblurred %u of %u inputs into %s", count, count, o->output_dir);
+  else
+    /* Always printed (even with --quiet): a batch log must show what failed. */
+    cli_error (NULL, "deblurred %u of %u inputs into %s; failed: %s", count - failures, count,
+               o->output_dir, names->str);
   g_string_free (names, TRUE);
+  return failures;
+}
+
+/* The inputs FIRST, FIRST + STEP, ... deblurred with OPTIONS and CONFIG
+ * (private shallow copies: each worker points options.output at its own
+ * output, and its config at its own device). */
+typedef struct {
+  CliOptions options;
+  CliConfig config;
+  int device;
+  char **outputs;
+  guint count, first, step;
+  CliDeblurOne deblur_one;
+  gboolean *failed;          /* per input; each worker writes its own entries */
+} DeblurShare;
+
+static gpointer
+deblur_share (gpointer data)
+{
+  DeblurShare *share = data;
+  char **inputs = share->options.positional;
+  for (guint i = share->first; i < share->count; i += share->step)
+    {
+      if (cli_was_interrupted ())
+        {
+          cli_error (inputs[i], "not deblurred: interrupted");
+          share->failed[i] = TRUE;
+          continue;
+        }
+      share->options.output = share->outputs[i];
+      int status = share->deblur_one (&share->options, &share->config, inputs[i]);
+      share->failed[i] = status != -1 && status != CLI_EXIT_OK;
+    }
+  return NULL;
+}
+
+/* CUDA devices to spread the inputs over: 1 unless --devices lists several
+ * and the backend got them (a CPU backend has one). */
+static int
+count_devices (const CliConfig *c, const CliOptions *o, gboolean *usable)
+{
+  g_autoptr (SsBackend) backend = cli_backend_new (c, o);
+  *usable = backend != NULL;
+  return backend ? ss_backend_get_device_count (backend) : 0;
 }
 
 int
@@ -160,23 +210,45 @@ cli_deblur_many (CliOptions *o, CliConfig *c, CliDeblurOne deblur_one)
   if ((status = plan_outputs (o, outputs)) >= 0
       || (status = prepare_output_dir (o->output_dir)) >= 0)
     return status;
+  /* A backend that cannot start fails every input alike: say it once. */
+  gboolean usable = FALSE;
+  int devices = count_devices (c, o, &usable);
+  if (!usable)
+    return CLI_EXIT_FAILURE;
 
-  g_autoptr (GPtrArray) failed = g_ptr_array_new ();
-  for (guint i = 0; i < count; i++)
+  /* Several devices: one worker thread per device, taking every
+   * devices-th input, each solving on its own device (contexts are never
+   * shared). One device: the inputs in order, on this thread. */
+  guint workers = (guint) MAX (1, MIN ((guint) devices, count));
+  g_autofree gboolean *failed = g_new0 (gboolean, count);
+  g_autofree DeblurShare *shares = g_new0 (DeblurShare, workers);
+  g_autofree GThread **threads = g_new0 (GThread *, workers);
+  for (guint w = 0; w < workers; w++)
     {
-      if (cli_was_interrupted ())
+      DeblurShare *share = &shares[w];
+      share->options = *o;
+      share->config = *c;
+      if (workers > 1)
         {
-          cli_error (o->positional[i], "not deblurred: interrupted");
-          g_ptr_array_add (failed, o->positional[i]);
-          continue;
+          share->device = c->devices[w];
+          share->config.devices = &share->device;
+          share->config.n_devices = 1;
         }
-      /* deblur_one writes to o->output: point it at this input's output. */
-      o->output = outputs[i];
-      int one = deblur_one (o, c, o->positional[i]);
-      o->output = NULL;
-      if (one != -1 && one != CLI_EXIT_OK)
-        g_ptr_array_add (failed, o->positional[i]);
+      share->outputs = outputs;
+      share->count = count;
+      share->first = w;
+      share->step = workers;
+      share->deblur_one = deblur_one;
+      share->failed = failed;
     }
-  report_totals (o, count, failed);
-  return failed->len == 0 ? CLI_EXIT_OK : CLI_EXIT_FAILURE;
+  if (workers == 1)
+    deblur_share (&shares[0]);
+  else
+    for (guint w = 0; w < workers; w++)
+      threads[w] = g_thread_new ("sharpsky-deblur", deblur_share, &shares[w]);
+  for (guint w = 0; w < workers; w++)
+    if (threads[w])
+      g_thread_join (threads[w]);
+  guint failures = report_totals (o, o->positional, failed, count);
+  return failures == 0 ? CLI_EXIT_OK : CLI_EXIT_FAILURE;
 }

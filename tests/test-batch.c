@@ -228,7 +228,13 @@ test_parse_devices (void)
   g_assert_true ((count == 0) == (devices == NULL));
   g_free (devices);
 
-  const char *bad[] = { "", "1,1", "x", "0,-1", "2,", "1.5" };
+  /* A repeated device is two contexts on it (the several-device path on one GPU). */
+  g_assert_true (ss_backend_parse_devices ("0,0", &devices, &count, &error));
+  g_assert_cmpint (count, ==, 2);
+  g_assert_cmpint (devices[0] + devices[1], ==, 0);
+  g_free (devices);
+
+  const char *bad[] = { "", "x", "0,-1", "2,", "1.5", "all,0" };
   for (gsize i = 0; i < G_N_ELEMENTS (bad); i++)
     {
       g_assert_false (ss_backend_parse_devices (bad[i], &devices, &count, &error));

@@ -211,6 +211,56 @@ test_many_refusals (Fixture *f, gconstpointer data)
   g_assert_true (g_file_test (made, G_FILE_TEST_EXISTS));
 }
 
+/* ---- several devices ------------------------------------------------------------ */
+
+/* Is a CUDA device usable by this build? (`info` lists "cuda 0: NAME ...".) */
+static gboolean
+cli_has_cuda_device (const Fixture *f)
+{
+  g_autofree char *probe = temp_path (f, "probe.fits");
+  g_autofree float *pixels = g_new0 (float, 4);
+  test_write_fits_float (probe, pixels, 2, 2, 1, "probe");
+  CliRun run = RUN_CLI ("info", probe);
+  gboolean found = run.out && strstr (run.out, "\ncuda 0: ")
+                   && !strstr (run.out, "cuda 0: unusable");
+  cli_run_clear (&run);
+  return found;
+}
+
+/* --devices 0,0: two workers (one thread each) on one GPU, the path that
+ * spreads inputs over several GPUs; every output as the single CPU run's
+ * within float32 rounding, the broken input alone failing. */
+static void
+test_many_on_two_contexts (Fixture *f, gconstpointer data)
+{
+  if (!cli_has_cuda_device (f))
+    {
+      g_test_skip ("no CUDA device (the several-device path needs one)");
+      return;
+    }
+  enum { COUNT = 5, BROKEN = 3 };
+  g_auto (GStrv) inputs = write_inputs (f, COUNT, BROKEN);
+  g_autofree char *out = temp_path (f, "out");
+  CliRun run = RUN_CLI ("deblur", inputs[0], inputs[1], inputs[2], inputs[3], inputs[4],
+                        "--output-dir", out, "--psf", "gaussian:2", "--iters", "30",
+                        "--backend", "cuda", "--devices", "0,0", "--quiet");
+  g_assert_cmpint (run.status, ==, 1);
+  g_assert_cmpint (count_lines_with (run.err, inputs[BROKEN]), ==, 2);
+  cli_run_clear (&run);
+  g_assert_cmpuint (count_files (out), ==, COUNT - 1);
+  for (int i = 0; i < COUNT; i++)
+    {
+      if (i == BROKEN)
+        continue;
+      g_autofree char *output = output_of (out, inputs[i]);
+      g_autofree char *single = single_run (f, inputs[i]);
+      long w, h;
+      g_autofree float *a = read_fits_float (output, &w, &h, NULL);
+      g_autofree float *b = read_fits_float (single, &w, &h, NULL);
+      g_assert_cmpfloat (test_rel_diff (a, b, (gsize) w * h), <, 1e-4);
+    }
+}
+
 /* ---- the planes of a cube, solved as one batch ----------------------------------- */
 
 /* With CPADMM and a backend that may be a GPU, deblur solves a cube's planes
@@ -540,6 +590,7 @@ main (int argc, char **argv)
   ADD ("many/force", test_many_force);
   ADD ("many/refusals", test_many_refusals);
   ADD ("many/cube-batch-equals-planes", test_cube_batch_equals_planes);
+  ADD ("many/two-contexts-on-one-gpu", test_many_on_two_contexts);
   ADD ("recipes/parallel", test_parallel_recipe);
   ADD ("recipes/slurm-job-array", test_slurm_job_array);
   return g_test_run ();

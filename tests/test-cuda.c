@@ -613,9 +613,9 @@ count_batch_report (int index, const SsReport *report, gpointer user_data)
     finals[index]++;
 }
 
-/* Through the backend on a device list of one (the multi-device path with
- * one share): the batch equals separate solves on the same device, and every
- * problem gets its final report. Problems with different operators take the
+/* Through the backend on every device plus device 0 again (the
+ * several-device path, one thread per context): the batch equals separate
+ * solves on the first device, and every problem gets its final report. Problems with different operators take the
  * one-by-one path on the device, with the same answers. */
 static void
 test_backend_batch_on_device_list (CudaFixture *f, gconstpointer data)
@@ -623,10 +623,15 @@ test_backend_batch_on_device_list (CudaFixture *f, gconstpointer data)
   if (f->ctx == NULL)
     return;
   g_autoptr (GError) error = NULL;
-  g_autofree int *devices = NULL;
+  g_autofree int *all = NULL;
   int count = 0;
-  g_assert_true (ss_backend_parse_devices ("all", &devices, &count, &error));
+  g_assert_true (ss_backend_parse_devices ("all", &all, &count, &error));
   g_assert_cmpint (count, >=, 1);
+  /* Every device, and device 0 once more: two contexts at least, so the
+   * shares run on two host threads even on a one-GPU machine. */
+  g_autofree int *devices = g_new (int, count + 1);
+  memcpy (devices, all, count * sizeof (int));
+  devices[count++] = 0;
   g_autoptr (SsBackend) backend = ss_backend_new_with_devices (SS_BACKEND_CUDA, devices, count,
                                                                &error);
   g_assert_no_error (error);

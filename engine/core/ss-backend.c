@@ -5,7 +5,6 @@
 #include "ss-error.h"
 #include "ss-fft.h"
 
-#include <stdlib.h>
 
 gboolean
 ss_backend_kind_from_string (const char *text, SsBackendKind *kind, GError **error)
@@ -131,13 +130,6 @@ ss_backend_get_device_count (const SsBackend *backend)
   return 1;
 }
 
-static int
-compare_ints (const void *a, const void *b)
-{
-  int x = *(const int *) a, y = *(const int *) b;
-  return (x > y) - (x < y);
-}
-
 gboolean
 ss_backend_parse_devices (const char *text, int **devices, int *count, GError **error)
 {
@@ -167,15 +159,6 @@ ss_backend_parse_devices (const char *text, int **devices, int *count, GError **
         }
       list[i] = (int) value;
     }
-  g_autofree int *sorted = g_memdup2 (list, sizeof (int) * MAX (n, 1));
-  qsort (sorted, n, sizeof (int), compare_ints);
-  for (int i = 1; i < n; i++)
-    if (sorted[i] == sorted[i - 1])
-      {
-        g_set_error (error, SS_ERROR, SS_ERROR_INVALID_ARGUMENT,
-                     "\"%s\": device %d is listed twice", text, sorted[i]);
-        return FALSE;
-      }
   if (n == 0)
     {
       g_set_error (error, SS_ERROR, SS_ERROR_INVALID_ARGUMENT,

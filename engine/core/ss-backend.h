@@ -32,7 +32,9 @@ SsBackend *ss_backend_new_with_devices (SsBackendKind kind, const int *devices, 
                                         GError **error);
 /* "all" (every CUDA device; none without CUDA), "0" or "0,2,3" into a
  * g_free'd array of *COUNT indices (NULL with *COUNT 0 for "all" without
- * devices). Fails on anything else, duplicates included. */
+ * devices). A device listed twice gets two contexts, each with its own
+ * stream and host thread: "0,0" runs the several-device path on one GPU
+ * (tests, and overlapping one frame's transfers with another's solve). */
 gboolean ss_backend_parse_devices (const char *text, int **devices, int *count, GError **error);
 /* CUDA devices in use (1 for the CPU). */
 int ss_backend_get_device_count (const SsBackend *backend);
