@@ -359,18 +359,20 @@ batch_new (SsCudaContext *ctx, const SsProblem *problems, int count, const doubl
     && (s->z = (float *) batch_alloc (s, cn * sizeof (float), what, error))
     && (s->acc = (double *) batch_alloc (s, count * SS_ACC_COUNT * sizeof (double), what,
                                          error));
-  if (ok)
-    {
-      make_views (s, problems, alphas, params);
-      ok = upload_problems (s, problems, error) && upload_thresholds (s, error)
-           && zero_state (s, error);
-    }
   if (!ok)
     {
       batch_free (s);
       return NULL;
     }
+  make_views (s, problems, alphas, params);
   return s;
+}
+
+static gboolean
+batch_upload (Batch *s, const SsProblem *problems, GError **error)
+{
+  return upload_problems (s, problems, error) && upload_thresholds (s, error)
+         && zero_state (s, error);
 }
 
 /* ---- the run ------------------------------------------------------------------ */
@@ -386,7 +388,7 @@ typedef struct {
   gpointer user_data;
   int first_index;            /* the batch's first problem in the caller's numbering */
   GCancellable *cancellable;
-  double start;
+  double start;               /* the sub-batch's start: set-up, reports and results */
 } BatchRun;
 
 /* C x of every estimate at once: a batched R2C of z into the first half of
@@ -525,17 +527,17 @@ fill_results (const Batch *s, const SsReport *last, int iterations, double secon
     }
 }
 
-/* One sub-batch that fits: set up, iterate, copy the estimates out. */
+/* One sub-batch, allocated: upload, iterate, copy the estimates out, free. */
 static gboolean
-solve_sub_batch (SsCudaContext *ctx, const SsProblem *problems, int count, const double *alphas,
-                 const SsSolveParams *params, BatchRun *run, SsSolveResult *results,
-                 GError **error)
+solve_sub_batch (Batch *s, const SsProblem *problems, const SsSolveParams *params,
+                 BatchRun *run, SsSolveResult *results, GError **error)
 {
-  double start = now_seconds ();
-  ss_cuda_reset_peak (ctx);
-  Batch *s = batch_new (ctx, problems, count, alphas, params, error);
-  if (s == NULL)
-    return FALSE;
+  int count = s->count;
+  if (!batch_upload (s, problems, error))
+    {
+      batch_free (s);
+      return FALSE;
+    }
   SsCudaIterator it;
   memset (&it, 0, sizeof it);
   it.solver = s;
@@ -548,11 +550,10 @@ solve_sub_batch (SsCudaContext *ctx, const SsProblem *problems, int count, const
   g_autofree SsReport *last = g_new0 (SsReport, count);
   int done = 0;
   gboolean cancelled = FALSE;
-  run->start = start;
   gboolean ok = run_batch (s, &it, params, run, last, &done, &cancelled, error)
                 && download_estimates (s, results, error);
   if (ok)
-    fill_results (s, last, done, now_seconds () - start, results);
+    fill_results (s, last, done, now_seconds () - run->start, results);
   if (ok && cancelled)
     {
       g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_CANCELLED, "the solve was cancelled");
@@ -561,6 +562,15 @@ solve_sub_batch (SsCudaContext *ctx, const SsProblem *problems, int count, const
   ss_cuda_iterator_clear (&it);
   batch_free (s);
   return ok;
+}
+
+/* One lock per device index (a few more devices than a host holds share
+ * the last), held while a sub-batch is sized and allocated. */
+static GMutex *
+device_setup_lock (int device)
+{
+  static GMutex locks[16];
+  return &locks[CLAMP (device, 0, (int) G_N_ELEMENTS (locks) - 1)];
 }
 
 /* The largest sub-batch that fits the free memory now (at least 1, at most
@@ -614,12 +624,22 @@ ss_cuda_solve_batch (SsCudaContext *ctx, const SsProblem *problems, int count,
 
   ss_cuda_plans_prepare (ctx, problems[0].op->width, problems[0].op->height);
   BatchRun run = { report, user_data, 0, cancellable, 0.0 };
+  GMutex *lock = device_setup_lock (ctx->device);
   for (int first = 0; first < count;)
     {
+      /* Sizing and allocating under the device's lock: contexts sharing a
+       * device (--devices 0,0, or two apps' threads) see each other's
+       * buffers in the free memory they size from. */
+      run.start = now_seconds ();
+      g_mutex_lock (lock);
       int size = MIN (sub_batch_size (ctx, problems + first, count - first), count - first);
+      ss_cuda_reset_peak (ctx);
+      Batch *s = batch_new (ctx, problems + first, size, alphas ? alphas + first : NULL, params,
+                            error);
+      g_mutex_unlock (lock);
       run.first_index = first;
-      if (!solve_sub_batch (ctx, problems + first, size, alphas ? alphas + first : NULL, params,
-                            &run, results + first, error))
+      if (s == NULL || !solve_sub_batch (s, problems + first, params, &run, results + first,
+                                         error))
         return FALSE;
       first += size;
     }
