@@ -178,6 +178,11 @@ test_batch_refuses_mixed_sizes (void)
   g_assert_null (results[1].x);
   g_clear_error (&error);
 
+  /* An empty batch is no work, and no error. */
+  g_assert_true (ss_backend_solve_batch (backend, NULL, 0, NULL, &params, NULL, NULL, NULL, NULL,
+                                         &error));
+  g_assert_no_error (error);
+
   /* A weight out of range is named before any work. */
   problems[1] = problems[0];
   double alphas[2] = { 1e-3, -1 };

@@ -26,6 +26,8 @@ now_seconds (void)
 gboolean
 ss_problems_share_operator (const SsProblem *problems, int count)
 {
+  if (count <= 0)
+    return TRUE;
   const SsOperator *a = problems[0].op;
   gsize spec_bytes = (gsize) a->height * a->spec_width * 2 * sizeof (float);
   for (int i = 1; i < count; i++)
@@ -281,6 +283,8 @@ solve_batch_on (SsBackend *backend, int devices, const SsProblem *problems, int 
 {
   if (!check_batch (problems, count, alphas, params, error))
     return FALSE;
+  if (count == 0)
+    return TRUE;
   for (int i = 0; i < count; i++)
     ss_solve_result_clear (&results[i]);
   SharedReport shared = { .report = report, .user_data = user_data };
