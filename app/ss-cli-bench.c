@@ -171,6 +171,13 @@ print_batch_json (const SsBatchBenchResult *r, const char *backend)
   ss_json_add_number (&o, "separate_seconds", r->separate_seconds);
   ss_json_add_number (&o, "batch_speedup", r->batch_speedup);
   ss_json_add_number (&o, "device_scaling", r->device_scaling);
+  /* Per frame and iteration, set-up and transfers included: comparable
+   * with a single solve's seconds_per_iteration. */
+  double frame_iterations = (double) r->count * r->iterations;
+  ss_json_add_number (&o, "batch_seconds_per_frame_iteration",
+                      r->batch_seconds / frame_iterations);
+  ss_json_add_number (&o, "separate_seconds_per_frame_iteration",
+                      r->separate_seconds / frame_iterations);
   g_autofree char *text = ss_json_end (&o);
   printf ("%s\n", text);
 }
@@ -191,6 +198,10 @@ print_batch_text (const SsBatchBenchResult *r, const char *backend)
   printf ("separate solves  %.3f s (%.2f frames/s) on the first device\n", r->separate_seconds,
           frames / r->separate_seconds);
   printf ("ratio            %.2f (separate over batch, one device)\n", r->batch_speedup);
+  double frame_iterations = (double) r->count * r->iterations;
+  printf ("per frame and iteration  batch %.4f ms, separate %.4f ms (set-up and transfers "
+          "included)\n", 1e3 * r->batch_seconds / frame_iterations,
+          1e3 * r->separate_seconds / frame_iterations);
 }
 
 /* --batch N: checked before the backend starts. */
