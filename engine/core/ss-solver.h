@@ -61,6 +61,10 @@ typedef struct {
   const float *truth;     /* optional (NULL): MSE/PSNR are reported against it */
 } SsProblem;
 
+/* Do COUNT problems have one size and one c^ (masks and data may differ)?
+ * Such problems can be solved as one batch. */
+gboolean ss_problems_share_operator (const SsProblem *problems, int count);
+
 typedef struct {
   int iteration;          /* iterations done */
   double elapsed;         /* seconds since the solve started */
@@ -78,6 +82,8 @@ typedef struct {
 
 /* Runs on the solver's thread; a UI hands the data to its main loop itself. */
 typedef void (*SsReportFunc) (const SsReport *report, gpointer user_data);
+/* A report on problem INDEX of a batch (ss_backend_solve_batch). */
+typedef void (*SsBatchReportFunc) (int index, const SsReport *report, gpointer user_data);
 
 typedef struct {
   float *x;               /* n floats, scaled units (g_free) */
