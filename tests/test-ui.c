@@ -667,8 +667,10 @@ test_compare (Fixture *f, gconstpointer data)
   apply_settings (f, &s);
 
   SsSolverKind kinds[] = { SS_SOLVER_CPADMM, SS_SOLVER_DIRECT_FFT, SS_SOLVER_DIRECT };
-  SsDirectMethod methods[] = { SS_DIRECT_SOLVE, SS_DIRECT_SOLVE, SS_DIRECT_SOLVE };
-  ss_window_compare (f->window, kinds, methods, G_N_ELEMENTS (kinds));
+  SsSolveParams choices[G_N_ELEMENTS (kinds)];
+  for (guint i = 0; i < G_N_ELEMENTS (kinds); i++)
+    ss_solve_params_set_defaults (&choices[i], kinds[i]);   /* direct: the Cholesky solve */
+  ss_window_compare (f->window, choices, G_N_ELEMENTS (kinds));
   g_assert_true (ss_window_wait_idle (f->window, 300));
   g_assert_null (ss_window_get_message (f->window));
 

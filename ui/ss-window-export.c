@@ -94,16 +94,6 @@ export_done (GObject *source, GAsyncResult *result, gpointer user_data)
     ss_window_update_actions (self);
 }
 
-/* The solver's name in the CLI's words ("cpadmm", "direct-fft", ...), for
- * CSV files that scripts read. */
-static char *
-solver_csv_name (const SsSolveParams *p)
-{
-  if (p->kind == SS_SOLVER_DIRECT && p->direct_method == SS_DIRECT_INVERSE)
-    return g_strdup ("direct-gets");
-  return g_strdup (ss_solver_kind_to_string (p->kind));
-}
-
 /* The curves of the last run or of every solver of the comparison. */
 static void
 collect_curves (SsWindow *self, GPtrArray *names, GPtrArray *points)
@@ -117,7 +107,7 @@ collect_curves (SsWindow *self, GPtrArray *names, GPtrArray *points)
           SsSolveTask *task = g_object_get_data (G_OBJECT (e), "ss-task");
           if (task == NULL || ss_compare_entry_get_points (e) == NULL)
             continue;
-          g_ptr_array_add (names, solver_csv_name (&ss_solve_task_get_settings (task)->params));
+          g_ptr_array_add (names, ss_solve_params_name (&ss_solve_task_get_settings (task)->params));
           g_ptr_array_add (points, g_array_ref (ss_compare_entry_get_points (e)));
         }
       return;
@@ -125,7 +115,7 @@ collect_curves (SsWindow *self, GPtrArray *names, GPtrArray *points)
   SsSolveTask *task = self->task ? self->task : self->result_task;
   if (task != NULL)
     {
-      g_ptr_array_add (names, solver_csv_name (&ss_solve_task_get_settings (task)->params));
+      g_ptr_array_add (names, ss_solve_params_name (&ss_solve_task_get_settings (task)->params));
       g_ptr_array_add (points, g_array_ref (ss_solve_task_get_points (task)));
     }
 }

@@ -30,11 +30,6 @@ G_BEGIN_DECLS
 #define RECENT_MAX 8
 #define APP_NAME "Sharpsky"
 
-typedef struct {
-  SsSolverKind kind;
-  SsDirectMethod method;
-} CompareItem;
-
 struct _SsWindow
 {
   GtkApplicationWindow parent_instance;
@@ -42,8 +37,7 @@ struct _SsWindow
   /* Template children. */
   GMenu *main_menu;
   GMenu *recent_menu;
-  GtkCheckButton *compare_cpadmm, *compare_fista, *compare_ista;
-  GtkCheckButton *compare_cholesky, *compare_gets, *compare_fft;
+  GtkBox *compare_list;       /* a check button per solver variant, from the solver table */
   GtkMenuButton *compare_button;
   GtkWidget *banner_box;
   GtkImage *banner_icon;
@@ -92,7 +86,7 @@ struct _SsWindow
 
   /* A comparison: what is left to run, and the row being filled. */
   gboolean comparing;
-  GArray *compare_queue;
+  GArray *compare_queue;    /* SsSolveParams: the kind and choices of each run left */
   SsCompareEntry *compare_entry;
   SsSettings compare_settings;
 
@@ -133,6 +127,7 @@ GAction *ss_window_win_action (SsWindow *self, const char *name);
 /* ss-window-actions.c */
 void ss_window_on_fullscreened (SsWindow *self);
 void ss_window_update_actions (SsWindow *self);
+void ss_window_fill_compare_list (SsWindow *self);
 /* Adds the window's actions (win.*) to SELF. */
 void ss_window_add_actions (SsWindow *self);
 

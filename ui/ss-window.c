@@ -376,12 +376,7 @@ ss_window_class_init (SsWindowClass *klass)
 #define CHILD(name) gtk_widget_class_bind_template_child (widget_class, SsWindow, name)
   CHILD (main_menu);
   CHILD (recent_menu);
-  CHILD (compare_cpadmm);
-  CHILD (compare_fista);
-  CHILD (compare_ista);
-  CHILD (compare_cholesky);
-  CHILD (compare_gets);
-  CHILD (compare_fft);
+  CHILD (compare_list);
   CHILD (compare_button);
   CHILD (banner_box);
   CHILD (banner_icon);
@@ -445,9 +440,10 @@ static void
 ss_window_init (SsWindow *self)
 {
   gtk_widget_init_template (GTK_WIDGET (self));
-  self->compare_queue = g_array_new (FALSE, FALSE, sizeof (CompareItem));
+  self->compare_queue = g_array_new (FALSE, FALSE, sizeof (SsSolveParams));
   ss_settings_init (&self->compare_settings);
   ss_window_add_actions (self);
+  ss_window_fill_compare_list (self);
   setup_display_controls (self);
   setup_recent (self);
   setup_drop_target (self);

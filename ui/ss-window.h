@@ -60,9 +60,9 @@ char *ss_window_find_sample (void);
 
 void ss_window_run (SsWindow *self);
 void ss_window_stop (SsWindow *self);
-/* Runs the solvers KINDS[i] with METHODS[i] (for the dense one) one after another. */
-void ss_window_compare (SsWindow *self, const SsSolverKind *kinds, const SsDirectMethod *methods,
-                        guint n);
+/* Runs the solvers of CHOICES[i] (their kind and the choices they read; every
+ * other setting from the panel) one after another. */
+void ss_window_compare (SsWindow *self, const SsSolveParams *choices, guint n);
 
 void ss_window_set_view (SsWindow *self, SsViewKind view);
 /* The frame a view shows now (live preview while running), or NULL. */
