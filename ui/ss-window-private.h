@@ -92,6 +92,7 @@ struct _SsWindow
 
   /* A star being fitted for the PSF. */
   gboolean fitting;
+  gboolean fit_quiet;       /* the search started by opening a file: no banner */
   GError *fit_error;
   GCancellable *fit_cancellable;
 
@@ -159,6 +160,7 @@ void ss_window_action_export (GSimpleAction *action, GVariant *param, gpointer d
 void ss_window_action_find_stars (GSimpleAction *action, GVariant *param, gpointer data);
 void ss_window_action_pick_star (GSimpleAction *action, GVariant *param, gpointer data);
 void ss_window_find_stars (SsWindow *self);
+void ss_window_find_stars_quietly (SsWindow *self);
 void ss_window_forget_star_fit (SsWindow *self);
 void ss_window_on_pixel_picked (SsImageView *view, int col, int row, SsWindow *self);
 

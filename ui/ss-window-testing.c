@@ -19,10 +19,11 @@ iterate_until (gboolean (*done) (SsWindow *), SsWindow *self, double timeout)
   return TRUE;
 }
 
+/* Opening a real image starts a star search: a file is open once it ends. */
 static gboolean
 is_not_loading (SsWindow *self)
 {
-  return !self->loading;
+  return !self->loading && !self->fitting;
 }
 
 static gboolean
