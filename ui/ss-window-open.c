@@ -347,7 +347,8 @@ static gboolean
 offers_a_choice (SsWindow *self)
 {
   const SsFitsHdu *hdu = find_hdu (self->hdus, self->hdu);
-  return ss_window_count_images (self->hdus) > 1 || (hdu != NULL && hdu->planes > 1 && hdu->planes != 3);
+  return ss_window_count_images (self->hdus) > 1
+         || (hdu != NULL && hdu->planes > 1 && hdu->planes != 3);
 }
 
 static void

@@ -229,7 +229,8 @@ on_solve_done (GObject *source, GAsyncResult *result, gpointer user_data)
   const SsSolveResult *r = ss_solve_task_get_result (task);
   const SsSolveParams *params = &ss_solve_task_get_settings (task)->params;
   if (!ok && !cancelled)
-    ss_window_show_error (self, ss_solver_display_name (params->kind, params->direct_method), error);
+    ss_window_show_error (self, ss_solver_display_name (params->kind, params->direct_method),
+                          error);
   else if (r->warning)
     ss_window_show_message (self, r->warning, FALSE);
 
@@ -292,8 +293,8 @@ validate_settings (SsWindow *self, const SsSettings *settings)
 {
   if (settings->psf_from_fit && !(settings->psf_fit.fwhm > 0))
     {
-      ss_window_show_message (self, "Cannot run: measure the PSF first (Pick a star, Ctrl+K, or Find "
-                    "stars, Ctrl+Shift+K)", TRUE);
+      ss_window_show_message (self, "Cannot run: measure the PSF first (Pick a star, Ctrl+K, "
+                              "or Find stars, Ctrl+Shift+K)", TRUE);
       return FALSE;
     }
   g_autoptr (GError) error = NULL;

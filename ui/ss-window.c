@@ -158,7 +158,8 @@ ss_window_refresh_view (SsWindow *self)
                         && (self->view_kind != SS_VIEW_ORIGINAL
                             || self->split_kind != SS_VIEW_ORIGINAL);
   SsFrame *primary = ss_window_frame_for (self, self->view_kind, job_region);
-  SsFrame *secondary = self->split ? ss_window_frame_for (self, self->split_kind, job_region) : NULL;
+  SsFrame *secondary = self->split ? ss_window_frame_for (self, self->split_kind, job_region)
+                                   : NULL;
   if (primary == NULL)
     secondary = NULL;
   ss_image_view_set_placeholder (self->view, placeholder_for (self, self->view_kind));
@@ -461,9 +462,11 @@ ss_window_init (SsWindow *self)
   g_object_bind_property (self->panel, "picking-star", self->view, "pick-mode",
                           G_BINDING_BIDIRECTIONAL | G_BINDING_SYNC_CREATE);
   g_signal_connect (self->view, "pixel-picked", G_CALLBACK (ss_window_on_pixel_picked), self);
-  g_signal_connect_swapped (self->view, "notify::pick-mode", G_CALLBACK (ss_window_update_actions), self);
+  g_signal_connect_swapped (self->view, "notify::pick-mode", G_CALLBACK (ss_window_update_actions),
+                            self);
   g_signal_connect (self->table, "selected", G_CALLBACK (ss_window_on_table_selected), self);
-  g_signal_connect_swapped (self, "notify::fullscreened", G_CALLBACK (ss_window_on_fullscreened), self);
+  g_signal_connect_swapped (self, "notify::fullscreened", G_CALLBACK (ss_window_on_fullscreened),
+                            self);
 
   self->status_tick_id = g_timeout_add (500, ss_window_on_status_tick, self);
 
