@@ -47,20 +47,6 @@ update_final_status (SsWindow *self, SsSolveTask *task, gboolean ok, gboolean ca
   ss_window_set_status (self, text);
 }
 
-void
-ss_window_update_idle_status (SsWindow *self)
-{
-  if (self->input == NULL)
-    {
-      ss_window_set_status (self, self->loading ? "Loading…" : "No image");
-      return;
-    }
-  g_autofree char *base = self->path ? g_path_get_basename (self->path) : g_strdup ("image");
-  g_autofree char *text = g_strdup_printf ("%s · %d×%d · ready", base, self->input->width,
-                                           self->input->height);
-  ss_window_set_status (self, text);
-}
-
 /* ---- solving -------------------------------------------------------------- */
 
 void

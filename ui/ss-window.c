@@ -47,6 +47,20 @@ ss_window_set_status (SsWindow *self, const char *text)
     gtk_label_set_text (self->status_label, text);
 }
 
+void
+ss_window_update_idle_status (SsWindow *self)
+{
+  if (self->input == NULL)
+    {
+      ss_window_set_status (self, self->loading ? "Loading…" : "No image");
+      return;
+    }
+  g_autofree char *base = self->path ? g_path_get_basename (self->path) : g_strdup ("image");
+  g_autofree char *text = g_strdup_printf ("%s · %d×%d · ready", base, self->input->width,
+                                           self->input->height);
+  ss_window_set_status (self, text);
+}
+
 /* ---- the message banner --------------------------------------------------- */
 
 void
@@ -174,13 +188,6 @@ ss_window_set_view (SsWindow *self, SsViewKind view)
   g_return_if_fail (SS_IS_WINDOW (self));
   g_action_group_change_action_state (G_ACTION_GROUP (self), "view",
                                       g_variant_new_string (ss_window_view_names[view]));
-}
-
-SsFrame *
-ss_window_get_frame (SsWindow *self, SsViewKind view)
-{
-  g_return_val_if_fail (SS_IS_WINDOW (self), NULL);
-  return ss_window_frame_for (self, view, FALSE);
 }
 
 void
