@@ -1,5 +1,8 @@
 /* ss-window-export.c: exporting FITS, PNG and the curves as CSV. */
 #include "ss-window-private.h"
+#include "ss-export.h"
+
+#include <string.h>
 
 /* ---- exporting ------------------------------------------------------------ */
 

@@ -1,6 +1,11 @@
 /* ss-window-solve.c: Run, Stop and Compare, and the status line of a run. */
 #include "ss-window-private.h"
 
+#include <math.h>
+
+/* A stop the engine has not honoured after this long detaches the worker. */
+#define STOP_DETACH_MS 400
+
 static void compare_next (SsWindow *self);
 
 /* ---- status line ---------------------------------------------------------- */

@@ -2,6 +2,10 @@
  * and messages. The other ss-window-*.c files hold its other seams. */
 #include "ss-window-private.h"
 
+#include <math.h>
+#include <string.h>
+#include <unistd.h>
+
 G_DEFINE_FINAL_TYPE (SsWindow, ss_window, GTK_TYPE_APPLICATION_WINDOW)
 
 const char *const ss_window_view_names[SS_WINDOW_N_VIEWS] = {
