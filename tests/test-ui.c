@@ -1186,6 +1186,11 @@ test_hdu_chooser (Fixture *f, gconstpointer data)
   g_assert_no_error (error);
   g_assert_true (file_contains (out, "input = mef.fits, HDU 2 (ERR)"));
   g_assert_true (file_contains (out, "EXTNAME = 'ERR"));
+
+  /* An export leaves the file's HDUs offered (it once dropped them). */
+  ss_window_choose_hdu (f->window);
+  g_assert_nonnull (ss_window_get_hdu_chooser (f->window));
+  gtk_window_destroy (GTK_WINDOW (ss_window_get_hdu_chooser (f->window)));
   g_free (m.sci);
   g_free (m.err);
   g_free (m.cube);

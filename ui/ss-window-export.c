@@ -1,5 +1,8 @@
 /* ss-window-export.c: exporting FITS, PNG and the curves as CSV. */
 #include "ss-window-private.h"
+#include "ss-export.h"
+
+#include <string.h>
 
 /* ---- exporting ------------------------------------------------------------ */
 
@@ -77,9 +80,6 @@ export_done (GObject *source, GAsyncResult *result, gpointer user_data)
   g_autoptr (GError) error = NULL;
   self->exporting = FALSE;
   g_clear_error (&self->export_error);
-  g_clear_error (&self->fit_error);
-  g_clear_object (&self->fit_cancellable);
-  g_clear_pointer (&self->hdus, g_ptr_array_unref);
   if (!g_task_propagate_boolean (G_TASK (result), &error))
     {
       ss_window_show_file_error (self, "export", d->path, error);
@@ -169,7 +169,8 @@ ss_window_export (SsWindow *self, SsExportFormat format, const char *path,
       collect_curves (self, d->names, d->points);
       if (d->points->len == 0)
         {
-          ss_window_show_message (self, "No convergence curve to export yet: run a solver first", TRUE);
+          ss_window_show_message (self, "No convergence curve to export yet: run a solver first",
+                                  TRUE);
           g_set_error (&self->export_error, SS_ERROR, SS_ERROR_INVALID_ARGUMENT, "no curve");
           export_data_free (d);
           return;
@@ -249,7 +250,8 @@ suggested_name (SsWindow *self, SsExportFormat format)
   char *dot = strrchr (base, '.');
   if (dot && dot != base)
     *dot = '\0';
-  const char *what = format == SS_EXPORT_CSV ? "convergence" : ss_window_view_names[self->view_kind];
+  const char *what = format == SS_EXPORT_CSV ? "convergence"
+                                             : ss_window_view_names[self->view_kind];
   const char *ext = format == SS_EXPORT_PNG ? "png" : format == SS_EXPORT_CSV ? "csv" : "fits";
   return g_strdup_printf ("%s-%s.%s", base, what, ext);
 }
@@ -264,9 +266,10 @@ ss_window_action_export (GSimpleAction *action, GVariant *param, gpointer data)
       titles[format], GTK_WINDOW (self), GTK_FILE_CHOOSER_ACTION_SAVE, "_Export", "_Cancel");
   GtkFileChooser *chooser = GTK_FILE_CHOOSER (dialog);
   ss_window_add_filter (chooser, format == SS_EXPORT_PNG ? "PNG images"
-                       : format == SS_EXPORT_CSV ? "CSV tables" : "FITS images",
-              format == SS_EXPORT_PNG ? ss_window_png_patterns
-              : format == SS_EXPORT_CSV ? ss_window_csv_patterns : ss_window_fits_patterns);
+                                 : format == SS_EXPORT_CSV ? "CSV tables" : "FITS images",
+                        format == SS_EXPORT_PNG ? ss_window_png_patterns
+                        : format == SS_EXPORT_CSV ? ss_window_csv_patterns
+                                                  : ss_window_fits_patterns);
   if (format == SS_EXPORT_PNG)
     {
       static const char *depth_ids[] = { "8", "16", NULL };

@@ -1,6 +1,15 @@
 /* ss-window-open.c: opening files: reading in a worker, the HDU and plane
  * chooser, recent files, dropped files and the bundled sample. */
 #include "ss-window-private.h"
+#include "ss-config.h"
+#include "ss-gunzip.h"
+
+#include <math.h>
+#include <string.h>
+
+#define SAMPLE_NAME "hubble_deep_field.fits"
+#define RECENT_MAX 8
+#define APP_NAME "Sharpsky"
 
 static gboolean offers_a_choice (SsWindow *self);
 
@@ -391,7 +400,8 @@ static gboolean
 offers_a_choice (SsWindow *self)
 {
   const SsFitsHdu *hdu = find_hdu (self->hdus, self->hdu);
-  return ss_window_count_images (self->hdus) > 1 || (hdu != NULL && hdu->planes > 1 && hdu->planes != 3);
+  return ss_window_count_images (self->hdus) > 1
+         || (hdu != NULL && hdu->planes > 1 && hdu->planes != 3);
 }
 
 static void

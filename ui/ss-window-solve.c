@@ -1,6 +1,11 @@
 /* ss-window-solve.c: Run, Stop and Compare, and the status line of a run. */
 #include "ss-window-private.h"
 
+#include <math.h>
+
+/* A stop the engine has not honoured after this long detaches the worker. */
+#define STOP_DETACH_MS 400
+
 static void compare_next (SsWindow *self);
 
 /* ---- status line ---------------------------------------------------------- */
@@ -44,20 +49,6 @@ update_final_status (SsWindow *self, SsSolveTask *task, gboolean ok, gboolean ca
                             cancelled ? "Stopped" : ok ? "Done" : "Failed", r->iterations,
                             r->seconds, rate, metric, r->backend ? r->backend : "?",
                             r->device ? r->device : "?", mem);
-  ss_window_set_status (self, text);
-}
-
-void
-ss_window_update_idle_status (SsWindow *self)
-{
-  if (self->input == NULL)
-    {
-      ss_window_set_status (self, self->loading ? "Loading…" : "No image");
-      return;
-    }
-  g_autofree char *base = self->path ? g_path_get_basename (self->path) : g_strdup ("image");
-  g_autofree char *text = g_strdup_printf ("%s · %d×%d · ready", base, self->input->width,
-                                           self->input->height);
   ss_window_set_status (self, text);
 }
 
@@ -293,8 +284,8 @@ validate_settings (SsWindow *self, const SsSettings *settings)
 {
   if (settings->psf_from_fit && !(settings->psf_fit.fwhm > 0))
     {
-      ss_window_show_message (self, "Cannot run: measure the PSF first (Pick a star, Ctrl+K, or Find "
-                    "stars, Ctrl+Shift+K)", TRUE);
+      ss_window_show_message (self, "Cannot run: measure the PSF first (Pick a star, Ctrl+K, "
+                              "or Find stars, Ctrl+Shift+K)", TRUE);
       return FALSE;
     }
   g_autoptr (GError) error = NULL;

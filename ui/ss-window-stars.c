@@ -1,5 +1,6 @@
 /* ss-window-stars.c: the PSF measured from a picked star or found stars. */
 #include "ss-window-private.h"
+#include "ss-star-fit.h"
 
 /* A PSF measured on the image (or HDU, or plane) no longer shown is not
  * this one's: the CLI measures it on the data it deblurs, and so does the

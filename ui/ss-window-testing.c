@@ -201,6 +201,13 @@ ss_window_get_iteration (SsWindow *self)
   return self->iteration;
 }
 
+SsFrame *
+ss_window_get_frame (SsWindow *self, SsViewKind view)
+{
+  g_return_val_if_fail (SS_IS_WINDOW (self), NULL);
+  return ss_window_frame_for (self, view, FALSE);
+}
+
 SsHduChooser *
 ss_window_get_hdu_chooser (SsWindow *self)
 {
