@@ -27,7 +27,7 @@ ss_cpu_direct_fft (const SsProblem *problem, const SsSolveParams *params, SsRepo
       g_set_error (error, SS_ERROR, SS_ERROR_INVALID_ARGUMENT, "the operator is zero");
       return FALSE;
     }
-  SsFft *fft = ss_fft_get (op->width, op->height, 1, error);
+  SsFft *fft = ss_fft_get_once (op->width, op->height, error);
   if (fft == NULL)
     return FALSE;
   SsMemCounter mem = { 0 };

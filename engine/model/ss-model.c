@@ -115,7 +115,7 @@ update_lipschitz (SsOperator *op)
 static float *
 forward_transform (const float *image, int width, int height, GError **error)
 {
-  SsFft *fft = ss_fft_get (width, height, 1, error);
+  SsFft *fft = ss_fft_get_once (width, height, error);
   if (fft == NULL)
     return NULL;
   gsize n = (gsize) width * height;
@@ -221,12 +221,17 @@ ss_operator_new (const SsAcquisition *acq, int width, int height, GError **error
 }
 
 SsOperator *
-ss_operator_new_blur (const SsPsfSpec *psf, const float *observed, int width, int height,
-                      GError **error)
+ss_operator_new_from_kernel (const float *kernel, const float *observed, int width, int height,
+                             GError **error)
 {
   g_autoptr (SsOperator) op = operator_alloc (width, height, error);
-  if (op == NULL || !set_blur_spectrum (op, psf, error))
+  if (op == NULL)
     return NULL;
+  float *bhat = forward_transform (kernel, width, height, error);
+  if (bhat == NULL)
+    return NULL;
+  memcpy (op->chat, bhat, ss_fft_spectrum_floats (width, height) * sizeof (float));
+  ss_mem_free (NULL, bhat, 0);
   gsize n = (gsize) width * height;
   if (observed)
     {
@@ -249,6 +254,18 @@ ss_operator_new_blur (const SsPsfSpec *psf, const float *observed, int width, in
     }
   update_lipschitz (op);
   return g_steal_pointer (&op);
+}
+
+SsOperator *
+ss_operator_new_blur (const SsPsfSpec *psf, const float *observed, int width, int height,
+                      GError **error)
+{
+  if (width <= 0 || height <= 0)
+    return operator_alloc (width, height, error);
+  g_autoptr (SsImage) kernel = ss_psf_render (psf, width, height, error);
+  if (kernel == NULL)
+    return NULL;
+  return ss_operator_new_from_kernel (kernel->data, observed, width, height, error);
 }
 
 SsOperator *
@@ -281,7 +298,7 @@ static gboolean
 circulant_product (const SsOperator *op, const float *in, float *out, gboolean adjoint,
                    GError **error)
 {
-  SsFft *fft = ss_fft_get (op->width, op->height, 1, error);
+  SsFft *fft = ss_fft_get_once (op->width, op->height, error);
   if (fft == NULL)
     return FALSE;
   gsize n = (gsize) op->width * op->height;
