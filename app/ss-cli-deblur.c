@@ -85,6 +85,7 @@ typedef struct {
   SsImage *truth;           /* NULL, one plane, or as many as IMAGE */
   gboolean recorded;
   SsAcquisition acq;        /* when recorded */
+  CliPhases phases;         /* where the time went, over every plane */
 } DeblurInput;
 
 static const float *
@@ -333,7 +334,7 @@ prepare_real (const DeblurInput *in, const CliOptions *o, const CliConfig *c, Pl
 /* ---- solving the planes ------------------------------------------------------ */
 
 static int
-solve_plane (const DeblurInput *in, const CliOptions *o, const CliConfig *c, PlaneJob *job,
+solve_plane (DeblurInput *in, const CliOptions *o, const CliConfig *c, PlaneJob *job,
              float *out)
 {
   g_autoptr (GError) error = NULL;
@@ -353,6 +354,7 @@ solve_plane (const DeblurInput *in, const CliOptions *o, const CliConfig *c, Pla
 
   int status = cli_solve (c, &job->params, o, in->in_path, job->plane, job->op, job->y,
                           job->truth, &job->result);
+  cli_phases_lap (&in->phases, &in->phases.solve);
   if (status >= 0)
     return status;
 
@@ -365,6 +367,8 @@ solve_plane (const DeblurInput *in, const CliOptions *o, const CliConfig *c, Pla
       job->psnr = ss_psnr_from_mse (job->mse);
     }
   ss_scaling_unapply (&job->scaling, x, out, n);
+  /* Cropping and units back are the output's preparation. */
+  cli_phases_lap (&in->phases, &in->phases.write);
   return -1;
 }
 
@@ -533,6 +537,7 @@ print_total_summary (const DeblurInput *in, const CliOptions *o, const CliConfig
       s.observed += jobs[p].observed;
     }
   s.psnr = ss_psnr_from_mse (s.mse);
+  s.phases = &in->phases;
   cli_print_summary (&s, o, c, &total);
   ss_solve_result_clear (&total);
 }
@@ -578,6 +583,7 @@ deblur_planes (DeblurInput *in, const CliOptions *o, const CliConfig *c,
       PlaneJob *job = &jobs[p];
       plane_job_init (job, planes > 1 ? p : -1, c);
       status = in->recorded ? prepare_recorded (in, o, c, job) : prepare_real (in, o, c, job);
+      cli_phases_lap (&in->phases, &in->phases.prepare);
       if (status < 0)
         status = solve_plane (in, o, c, job, ss_image_plane (out, p));
       job->psf_text = ss_psf_spec_to_string (&job->psf);
@@ -594,12 +600,15 @@ deblur_planes (DeblurInput *in, const CliOptions *o, const CliConfig *c,
 
   if (status < 0)
     status = write_output (in, o, c, jobs, planes, out, inputs);
+  cli_phases_lap (&in->phases, &in->phases.write);
+  cli_phases_finish (&in->phases);
   if (status < 0)
     {
       if (planes == 1)
         {
           CliSummary s;
           fill_summary (&s, in, o, c, &jobs[0]);
+          s.phases = &in->phases;
           cli_print_summary (&s, o, c, &jobs[0].result);
         }
       else
@@ -622,6 +631,7 @@ deblur_with (CliOptions *o, CliConfig *c)
       return CLI_EXIT_USAGE;
     }
   DeblurInput in = { 0 };
+  cli_phases_start (&in.phases);
   in.in_path = o->positional[0];
   in.truth_path = o->truth;
   ss_acquisition_init (&in.acq);
@@ -631,6 +641,7 @@ deblur_with (CliOptions *o, CliConfig *c)
   int status = cli_check_output (o->output, o->force, inputs);
   if (status < 0)
     status = load_input (&in, o, c);
+  cli_phases_lap (&in.phases, &in.phases.read);
   if (status < 0)
     status = deblur_planes (&in, o, c, inputs);
 
