@@ -23,6 +23,11 @@
 /* Below this many values one thread is quicker than waking a team. */
 #define PARALLEL_MIN 65536
 
+/* The operands are never NaN here: plain comparisons, which inline and
+ * vectorise where fminf/fmaxf became library calls. */
+#define LESSER(a, b) ((a) < (b) ? (a) : (b))
+#define GREATER(a, b) ((a) > (b) ? (a) : (b))
+
 void
 ss_select_view_init (SsSelectView *view)
 {
@@ -62,8 +67,8 @@ first_range (const float *data, gsize n, const SsSelectView *view, Range *range)
       float v;
       if (view_value (view, data[i], &v))
         {
-          lo = fminf (lo, v);
-          hi = fmaxf (hi, v);
+          lo = LESSER (lo, v);
+          hi = GREATER (hi, v);
           count++;
         }
     }
@@ -96,8 +101,8 @@ histogram_merge (Histogram *into, const Histogram *from)
   for (int b = 0; b < BINS; b++)
     {
       into->count[b] += from->count[b];
-      into->min[b] = fminf (into->min[b], from->min[b]);
-      into->max[b] = fmaxf (into->max[b], from->max[b]);
+      into->min[b] = LESSER (into->min[b], from->min[b]);
+      into->max[b] = GREATER (into->max[b], from->max[b]);
     }
 }
 
@@ -122,8 +127,8 @@ histogram_pass (const float *data, gsize n, const SsSelectView *view, const Rang
           continue;
         int b = (int) MIN ((v - lo) * scale, BINS - 1.0);
         h->count[b]++;
-        h->min[b] = fminf (h->min[b], v);
-        h->max[b] = fmaxf (h->max[b], v);
+        h->min[b] = LESSER (h->min[b], v);
+        h->max[b] = GREATER (h->max[b], v);
       }
   }
   histogram_reset (total);
@@ -216,19 +221,20 @@ smallest_above (const float *data, gsize n, const SsSelectView *view, float abov
     {
       float v;
       if (view_value (view, data[i], &v) && v > above)
-        best = fminf (best, v);
+        best = LESSER (best, v);
     }
   return isfinite (best) ? best : NAN;
 }
 
-/* Rank K, and when NEXT is not NULL rank K + 1 too (NAN if there is none). */
+/* Rank K of the candidates in RANGE (from first_range), and when NEXT is
+ * not NULL rank K + 1 too (NAN if there is none). */
 static double
-select_ranks (const float *data, gsize n, const SsSelectView *view, gsize k, double *next)
+select_ranks (const float *data, gsize n, const SsSelectView *view, Range range, gsize k,
+              double *next)
 {
   if (next)
     *next = NAN;
-  Range range;
-  if (data == NULL || !first_range (data, n, view, &range) || k >= range.inside)
+  if (k >= range.inside)
     return NAN;
   Histogram *total = NULL;
   for (int level = 0; level < MAX_LEVELS && range.lo < range.hi
@@ -263,7 +269,7 @@ select_ranks (const float *data, gsize n, const SsSelectView *view, gsize k, dou
           /* Quickselect left every value after LOCAL at or above it. */
           float smallest = values[local + 1];
           for (gsize i = local + 2; i < range.inside; i++)
-            smallest = fminf (smallest, values[i]);
+            smallest = LESSER (smallest, values[i]);
           *next = smallest;
         }
       else
@@ -283,18 +289,22 @@ ss_select_count (const float *data, gsize n, const SsSelectView *view)
 double
 ss_select_kth (const float *data, gsize n, const SsSelectView *view, gsize k)
 {
-  return select_ranks (data, n, view, k, NULL);
+  Range range;
+  if (data == NULL || !first_range (data, n, view, &range))
+    return NAN;
+  return select_ranks (data, n, view, range, k, NULL);
 }
 
 double
 ss_select_median (const float *data, gsize n, const SsSelectView *view)
 {
-  gsize count = ss_select_count (data, n, view);
-  if (count == 0)
+  Range range;
+  if (data == NULL || !first_range (data, n, view, &range))
     return NAN;
+  gsize count = range.inside;
   if (count % 2)
-    return select_ranks (data, n, view, count / 2, NULL);
+    return select_ranks (data, n, view, range, count / 2, NULL);
   double upper = NAN;
-  double lower = select_ranks (data, n, view, count / 2 - 1, &upper);
+  double lower = select_ranks (data, n, view, range, count / 2 - 1, &upper);
   return 0.5 * (lower + upper);
 }
