@@ -72,6 +72,7 @@ typedef struct {
   char *size;
   char *width;
   char *height;
+  gboolean whole;
   /* positional arguments (G_OPTION_REMAINING) */
   char **positional;
 } CliOptions;
@@ -171,6 +172,7 @@ int cli_simulate (int argc, char **argv);
 int cli_deblur (int argc, char **argv);   /* ss-cli-deblur.c */
 int cli_run (int argc, char **argv);
 int cli_bench (int argc, char **argv);
+int cli_bench_whole (const CliOptions *options);   /* ss-cli-bench-whole.c: bench --whole */
 int cli_info (int argc, char **argv);
 
 G_END_DECLS

@@ -256,6 +256,8 @@ add_groups (GOptionContext *context, CliGroups groups, CliOptions *o)
                        "periodic (default, no padding), mirror or taper", "MODE"),
         STRING_OPTION ("margin", 0, margin, "Padding margin in pixels (default: the reach of "
                        "the bench's PSF)", "N"),
+        FLAG_OPTION ("whole", whole, "Time the whole deblur path on a synthetic uint16 frame "
+                     "of --width x --height, file to file"),
         END_OPTIONS,
       };
       g_option_context_add_main_entries (context, entries, NULL);
