@@ -47,6 +47,12 @@ ss_fft_threads (void)
   return fft_thread_count;
 }
 
+gboolean
+ss_fft_is_aligned (const float *data)
+{
+  return fftwf_alignment_of ((float *) data) == 0;
+}
+
 gsize
 ss_fft_spectrum_floats (int width, int height)
 {

@@ -32,6 +32,10 @@ void ss_fft_forward (const SsFft *fft, float *real_in, float *complex_out);
 /* Destroys COMPLEX_IN (FFTW's multi-dimensional c2r does). */
 void ss_fft_inverse (const SsFft *fft, float *complex_in, float *real_out);
 
+/* Whether DATA has the alignment the plans were made for (ss_mem_alloc's):
+ * only such arrays may be given to ss_fft_forward and ss_fft_inverse. */
+gboolean ss_fft_is_aligned (const float *data);
+
 int ss_fft_threads (void);
 gsize ss_fft_spectrum_floats (int width, int height); /* 2 * height * (width/2+1) */
 

@@ -146,15 +146,27 @@ check_support (int support_w, int support_h, int width, int height, const char *
   return TRUE;
 }
 
+/* Divides by the sum so the PSF sums to 1. Only the rows and columns within
+ * REACH of (0,0) (wrapped) can be non-zero; the others are skipped, which
+ * leaves the sum bit for bit what a full pass gives (adding 0 changes no
+ * double) and spares two passes over a 27-megapixel image. REACH < 0: all. */
 static void
-normalise (SsImage *psf)
+normalise (SsImage *psf, int reach)
 {
-  gsize n = ss_image_plane_size (psf);
+  int w = psf->width, h = psf->height;
   double sum = 0;
-  for (gsize i = 0; i < n; i++)
-    sum += psf->data[i];
-  for (gsize i = 0; i < n; i++)
-    psf->data[i] = (float) (psf->data[i] / sum);
+  for (int row = 0; row < h; row++)
+    if (reach < 0 || abs (wrapped_offset (row, h)) <= reach)
+      for (int col = 0; col < w; col++)
+        if (reach < 0 || abs (wrapped_offset (col, w)) <= reach)
+          sum += psf->data[(gsize) row * w + col];
+  for (int row = 0; row < h; row++)
+    if (reach < 0 || abs (wrapped_offset (row, h)) <= reach)
+      for (int col = 0; col < w; col++)
+        {
+          float *v = &psf->data[(gsize) row * w + col];
+          *v = (float) (*v / sum);
+        }
 }
 
 /* Places a centred box of bw×bh taps; the centre of an even size is tap size/2. */
@@ -179,6 +191,8 @@ render_radial (SsImage *psf, double (*profile) (double r2, const SsPsfSpec *), c
   for (int row = 0; row < psf->height; row++)
     {
       int dy = wrapped_offset (row, psf->height);
+      if (abs (dy) > radius)
+        continue;
       for (int col = 0; col < psf->width; col++)
         {
           int dx = wrapped_offset (col, psf->width);
@@ -230,20 +244,24 @@ ss_psf_render (const SsPsfSpec *spec, int width, int height, GError **error)
   g_autoptr (SsImage) psf = ss_image_new (width, height, 1, error);
   if (psf == NULL)
     return NULL;
+  int reach = -1;   /* rows and columns beyond it (wrapped) stay 0 */
   switch (spec->kind)
     {
     case SS_PSF_NONE:
       psf->data[0] = 1.0f;
+      reach = 0;
       break;
     case SS_PSF_BOX_ROW:
       if (!check_support (spec->size, 1, width, height, "box", error))
         return NULL;
       render_box (psf, spec->size, 1);
+      reach = spec->size / 2 + 1;
       break;
     case SS_PSF_BOX:
       if (!check_support (spec->size, spec->size, width, height, "box2d", error))
         return NULL;
       render_box (psf, spec->size, spec->size);
+      reach = spec->size / 2 + 1;
       break;
     case SS_PSF_GAUSSIAN:
       {
@@ -253,6 +271,7 @@ ss_psf_render (const SsPsfSpec *spec, int width, int height, GError **error)
         if (!check_support (support, support, width, height, "gaussian", error))
           return NULL;
         render_radial (psf, gaussian_profile, spec, radius);
+        reach = (int) ceil (radius);
         break;
       }
     case SS_PSF_MOFFAT:
@@ -264,12 +283,13 @@ ss_psf_render (const SsPsfSpec *spec, int width, int height, GError **error)
         if (!check_support (support, support, width, height, "moffat", error))
           return NULL;
         render_radial (psf, moffat_profile, spec, radius);
+        reach = (int) ceil (radius);
         break;
       }
     case SS_PSF_FILE:
       g_assert_not_reached ();
     }
-  normalise (psf);
+  normalise (psf, reach);
   return g_steal_pointer (&psf);
 }
 
