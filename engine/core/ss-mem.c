@@ -2,7 +2,7 @@
 #include "ss-mem.h"
 #include "ss-error.h"
 
-#include <fftw3.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -22,9 +22,12 @@ zero_in_parallel (char *ptr, gsize bytes)
 gpointer
 ss_mem_alloc (SsMemCounter *counter, gsize bytes, GError **error)
 {
-  /* fftwf_malloc gives the alignment FFTW's SIMD plans need, so any buffer
-   * from here can be handed to a cached plan. */
-  gpointer ptr = bytes ? fftwf_malloc (bytes) : NULL;
+  /* 64 bytes is at least the alignment FFTW's SIMD plans need, so any
+   * buffer from here can be handed to a cached plan; posix_memalign's
+   * memory is the system allocator's, which g_free frees too. */
+  gpointer ptr = NULL;
+  if (bytes && posix_memalign (&ptr, SS_MEM_ALIGNMENT, bytes) != 0)
+    ptr = NULL;
   if (bytes && ptr == NULL)
     {
       g_autofree char *text = ss_format_bytes (bytes);
@@ -47,7 +50,7 @@ ss_mem_free (SsMemCounter *counter, gpointer ptr, gsize bytes)
 {
   if (ptr == NULL)
     return;
-  fftwf_free (ptr);
+  free (ptr);
   if (counter)
     counter->current -= MIN (bytes, counter->current);
 }

@@ -170,7 +170,7 @@ ss_cpu_cpadmm (const SsProblem *problem, const SsSolveParams *params, SsReportFu
     {
       mem.peak += ss_fft_spectrum_floats (op->width, op->height) * sizeof (float)
                   + (op->mask ? s.n : 0);
-      ss_cpu_finish_result (result, &reporter, s.z, iteration, &mem);
+      ss_cpu_finish_result (result, &reporter, &s.z, iteration, &mem);
     }
   state_free (&s, &mem);
   ss_cpu_reporter_clear (&reporter);

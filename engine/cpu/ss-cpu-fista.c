@@ -271,7 +271,7 @@ ss_cpu_fista (const SsProblem *problem, const SsSolveParams *params, SsReportFun
   if (s.x)
     {
       mem.peak += s.spec_floats * sizeof (float) + (op->mask ? s.n : 0);
-      ss_cpu_finish_result (result, &reporter, s.x, iteration, &mem);
+      ss_cpu_finish_result (result, &reporter, &s.x, iteration, &mem);
     }
   state_free (&s, &mem);
   ss_cpu_reporter_clear (&reporter);

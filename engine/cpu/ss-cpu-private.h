@@ -48,9 +48,10 @@ gboolean ss_cpu_reporter_emit (SsCpuReporter *reporter, int iteration, const flo
 void ss_cpu_circulant (const SsFft *fft, const SsOperator *op, const float *in, float *real,
                        float *spectrum, float *out, gboolean adjoint);
 
-/* Fills the common fields of RESULT from the last report and copies X. */
+/* Fills the common fields of RESULT from the last report and hands it *X
+ * (from ss_mem_alloc; *X becomes NULL, so the solver's clean-up skips it). */
 void ss_cpu_finish_result (SsSolveResult *result, const SsCpuReporter *reporter,
-                           const float *x, int iterations, const SsMemCounter *memory);
+                           float **x, int iterations, const SsMemCounter *memory);
 
 /* soft(a, t) = sign(a) max(|a| - t, 0); with non-negativity max(a - t, 0).
  * Written as max(a - t, 0) + k min(a + t, 0) with k = 0 or 1, which has no

@@ -111,12 +111,13 @@ ss_cpu_circulant (const SsFft *fft, const SsOperator *op, const float *in, float
 }
 
 void
-ss_cpu_finish_result (SsSolveResult *result, const SsCpuReporter *reporter, const float *x,
+ss_cpu_finish_result (SsSolveResult *result, const SsCpuReporter *reporter, float **x,
                       int iterations, const SsMemCounter *memory)
 {
   const SsOperator *op = reporter->problem->op;
-  gsize n = (gsize) op->width * op->height;
-  result->x = g_memdup2 (x, n * sizeof (float));
+  /* Handed on, not copied: a copy of a 27-megapixel estimate took 0.3 s. */
+  g_free (result->x);
+  result->x = g_steal_pointer (x);
   result->width = op->width;
   result->height = op->height;
   result->iterations = iterations;
