@@ -25,6 +25,8 @@
 #define DEFAULT_WIDTH 6248
 #define DEFAULT_HEIGHT 4176
 #define REPEATS 2
+/* The PSF reaches 20 pixels from its centre: smaller frames cannot hold it. */
+#define MIN_SIDE 64
 
 typedef struct {
   int width, height;
@@ -58,13 +60,13 @@ whole_params_from_options (const CliOptions *o, WholeParams *p)
 {
   g_autoptr (GError) error = NULL;
   gint64 width = DEFAULT_WIDTH, height = DEFAULT_HEIGHT, seed = 1, iters = 0;
-  if (o->size && !cli_parse_int ("--size", o->size, 16, 1 << 16, &width, &error))
+  if (o->size && !cli_parse_int ("--size", o->size, MIN_SIDE, 1 << 16, &width, &error))
     return cli_fail (CLI_EXIT_USAGE, NULL, error);
   if (o->size)
     height = width;
-  if (o->width && !cli_parse_int ("--width", o->width, 16, 1 << 16, &width, &error))
+  if (o->width && !cli_parse_int ("--width", o->width, MIN_SIDE, 1 << 16, &width, &error))
     return cli_fail (CLI_EXIT_USAGE, NULL, error);
-  if (o->height && !cli_parse_int ("--height", o->height, 16, 1 << 16, &height, &error))
+  if (o->height && !cli_parse_int ("--height", o->height, MIN_SIDE, 1 << 16, &height, &error))
     return cli_fail (CLI_EXIT_USAGE, NULL, error);
   if (o->seed && !cli_parse_int ("--seed", o->seed, 0, G_MAXUINT32, &seed, &error))
     return cli_fail (CLI_EXIT_USAGE, NULL, error);
@@ -201,7 +203,7 @@ run_deblur (const char *exe, const char *dir, const char *frame, const WholePara
     return FALSE;
   if (!g_spawn_check_wait_status (wait_status, NULL))
     {
-      g_set_error (error, SS_ERROR, SS_ERROR_IO, "deblur with %d iterations failed: %s",
+      g_set_error (error, SS_ERROR, SS_ERROR_IO, "deblur (--iters %d) failed: %s",
                    iterations, err && *err ? g_strstrip (err) : "no message");
       return FALSE;
     }

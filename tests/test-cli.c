@@ -1182,7 +1182,7 @@ test_bench_whole (Fixture *f, gconstpointer data)
 {
   if (!cli_available ())
     return;
-  int width = g_test_rand_int_range (40, 90), height = g_test_rand_int_range (30, 70);
+  int width = g_test_rand_int_range (64, 100), height = g_test_rand_int_range (64, 90);
   g_autofree char *w = g_strdup_printf ("%d", width), *h = g_strdup_printf ("%d", height);
   CliRun run = RUN_CLI ("bench", "--whole", "--width", w, "--height", h, "--iters", "5",
                         "--backend", "cpu", "--json");
@@ -1214,6 +1214,9 @@ test_bench_whole (Fixture *f, gconstpointer data)
   CliRun refused = RUN_CLI ("bench", "--whole", "--boundary", "mirror");
   assert_refused (&refused, 2, "--boundary");
   cli_run_clear (&refused);
+  CliRun small = RUN_CLI ("bench", "--whole", "--width", "63");
+  assert_refused (&small, 2, "--width");
+  cli_run_clear (&small);
 }
 
 int
