@@ -291,9 +291,11 @@ prepare_real (const DeblurInput *in, const CliOptions *o, const CliConfig *c, Pl
 
   g_autofree float *scaled = g_new (float, n);
   ss_scaling_apply (&job->scaling, data, scaled, n, FALSE);
-  job->blanks = 0;
+  gsize blanks = 0;
+#pragma omp parallel for reduction(+ : blanks) schedule(static) if (n > SS_PARALLEL_PIXELS)
   for (gsize i = 0; i < n; i++)
-    job->blanks += isnan (scaled[i]) ? 1 : 0;
+    blanks += isnan (scaled[i]) ? 1 : 0;
+  job->blanks = blanks;
   if (job->blanks > 0)
     cli_note (o, "%s: %" G_GSIZE_FORMAT " blank (NaN) pixels left out of the data term and "
               "filled in the result", label, job->blanks);

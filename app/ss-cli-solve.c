@@ -88,6 +88,7 @@ gsize
 cli_replace_nan_with_zero (float *data, gsize n)
 {
   gsize count = 0;
+#pragma omp parallel for reduction(+ : count) schedule(static) if (n > SS_PARALLEL_PIXELS)
   for (gsize i = 0; i < n; i++)
     if (isnan (data[i]))
       {

@@ -2,6 +2,7 @@
  * What the modes mean and how the border enters the data term: ss-boundary.h. */
 #include "ss-boundary.h"
 #include "ss-error.h"
+#include "ss-mem.h"
 
 #include <math.h>
 #include <string.h>
@@ -213,15 +214,22 @@ ss_boundary_pad (const float *in, int w, int h, SsBoundary mode, int margin,
 
   /* Centred: the left (top) border gets the smaller half. */
   int left = (width - w) / 2, top = (height - h) / 2;
+  /* Rows, then columns, are independent: spread over the cores. */
+  gboolean parallel = count > SS_PARALLEL_PIXELS;
+#pragma omp parallel for schedule(static) if (parallel)
   for (int y = 0; y < h; y++)
-    memcpy (padded + (gsize) (y + top) * width + left, in + (gsize) y * w, w * sizeof (float));
-  if (width > w)
-    for (int y = 0; y < h; y++)
-      pad_line (padded + (gsize) (y + top) * width, 1, width, left, w, mode);
+    {
+      memcpy (padded + (gsize) (y + top) * width + left, in + (gsize) y * w, w * sizeof (float));
+      if (width > w)
+        pad_line (padded + (gsize) (y + top) * width, 1, width, left, w, mode);
+    }
   /* Then every column, borders included, so the corners blend both ways. */
   if (height > h)
-    for (int x = 0; x < width; x++)
-      pad_line (padded + x, width, height, top, h, mode);
+    {
+#pragma omp parallel for schedule(static) if (parallel)
+      for (int x = 0; x < width; x++)
+        pad_line (padded + x, width, height, top, h, mode);
+    }
 
   *out = padded;
   *pw = width;
@@ -251,6 +259,7 @@ ss_boundary_crop (const float *in, int pw, int ph, int x0, int y0, int w, int h,
                    "cannot crop %d×%d at (%d, %d) from a %d×%d image", w, h, x0, y0, pw, ph);
       return FALSE;
     }
+#pragma omp parallel for schedule(static) if ((gsize) w * h > SS_PARALLEL_PIXELS)
   for (int y = 0; y < h; y++)
     memcpy (out + (gsize) y * w, in + (gsize) (y + y0) * pw + x0, w * sizeof (float));
   return TRUE;

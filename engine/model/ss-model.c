@@ -103,6 +103,7 @@ update_lipschitz (SsOperator *op)
 {
   gsize count = (gsize) op->height * op->spec_width;
   double best = 0;
+#pragma omp parallel for reduction(max : best) schedule(static) if (count > SS_PARALLEL_PIXELS)
   for (gsize k = 0; k < count; k++)
     {
       double re = op->chat[2 * k], im = op->chat[2 * k + 1];
@@ -241,6 +242,7 @@ ss_operator_new_from_kernel (const float *kernel, const float *observed, int wid
   if (observed)
     {
       gsize finite = 0;
+#pragma omp parallel for reduction(+ : finite) schedule(static) if (n > SS_PARALLEL_PIXELS)
       for (gsize i = 0; i < n; i++)
         finite += isfinite (observed[i]) ? 1 : 0;
       if (finite == 0)
@@ -252,6 +254,7 @@ ss_operator_new_from_kernel (const float *kernel, const float *observed, int wid
       if (finite < n)
         {
           op->mask = g_new (guint8, n);
+#pragma omp parallel for schedule(static) if (n > SS_PARALLEL_PIXELS)
           for (gsize i = 0; i < n; i++)
             op->mask[i] = isfinite (observed[i]) ? 1 : 0;
         }

@@ -2,6 +2,7 @@
  * The derivation of the constants is in ss-noise.h. */
 #include "ss-noise.h"
 #include "ss-error.h"
+#include "ss-mem.h"
 #include "ss-scaling.h"
 
 #include <math.h>
@@ -131,6 +132,8 @@ full_spectrum_energy (const SsOperator *op)
 {
   int sw = op->spec_width;
   double total = 0.0;
+#pragma omp parallel for reduction(+ : total) schedule(static) \
+  if ((gsize) op->height * sw > SS_PARALLEL_PIXELS)
   for (int y = 0; y < op->height; y++)
     for (int x = 0; x < sw; x++)
       {

@@ -1,6 +1,7 @@
 /* ss-scaling.c: sky level and scale between input units and [0, 1]. */
 #include "ss-scaling.h"
 #include "ss-error.h"
+#include "ss-mem.h"
 #include "ss-select.h"
 
 #include <math.h>
@@ -84,6 +85,8 @@ ss_scaling_estimate (const float *data, gsize n, SsSkyMode mode, double sky_valu
     }
   double top = -INFINITY;
   gsize finite = 0;
+#pragma omp parallel for reduction(max : top) reduction(+ : finite) schedule(static) \
+  if (n > SS_PARALLEL_PIXELS)
   for (gsize i = 0; i < n; i++)
     if (isfinite (data[i]))
       {
@@ -118,6 +121,7 @@ ss_scaling_apply (const SsScaling *scaling, const float *in, float *out, gsize n
                   gboolean clamp_negative)
 {
   double inv = 1.0 / scaling->scale;
+#pragma omp parallel for schedule(static) if (n > SS_PARALLEL_PIXELS)
   for (gsize i = 0; i < n; i++)
     {
       float v = (float) ((in[i] - scaling->sky) * inv);
@@ -128,6 +132,7 @@ ss_scaling_apply (const SsScaling *scaling, const float *in, float *out, gsize n
 void
 ss_scaling_unapply (const SsScaling *scaling, const float *in, float *out, gsize n)
 {
+#pragma omp parallel for schedule(static) if (n > SS_PARALLEL_PIXELS)
   for (gsize i = 0; i < n; i++)
     out[i] = (float) (in[i] * scaling->scale + scaling->sky);
 }
