@@ -86,6 +86,17 @@ wrapped_distance (int i, int n)
 int
 ss_boundary_margin_for_psf (const SsPsfSpec *spec, int width, int height, GError **error)
 {
+  /* Only pixels within the PSF's reach of (0,0) are non-zero: a canvas of
+   * 2 reach + 3 holds them at the same wrapped distances and sums them in the
+   * same order, so the margin is the one the full image gives, without
+   * rendering (and reading) 26 megapixels of zeros. A PSF that does not fit
+   * is rendered at full size, to be refused as before. */
+  int psf_reach = ss_psf_reach (spec);
+  if (psf_reach >= 0 && 2 * psf_reach + 1 <= width && 2 * psf_reach + 1 <= height)
+    {
+      width = MIN (width, 2 * psf_reach + 3);
+      height = MIN (height, 2 * psf_reach + 3);
+    }
   g_autoptr (SsImage) psf = ss_psf_render (spec, width, height, error);
   if (psf == NULL)
     return -1;

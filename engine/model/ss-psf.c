@@ -224,6 +224,35 @@ moffat_profile (double r2, const SsPsfSpec *spec)
   return pow (1.0 + r2 / (a * a), -spec->beta);
 }
 
+/* The radius a radial profile is rendered to. */
+static double
+radial_radius (const SsPsfSpec *spec)
+{
+  if (spec->kind == SS_PSF_GAUSSIAN)
+    return 4.0 * spec->fwhm / FWHM_PER_SIGMA;   /* all but 3e-4 of the flux */
+  /* Moffat: out to where the profile falls to 1e-4 of its peak. */
+  return moffat_alpha (spec) * sqrt (pow (1e4, 1.0 / spec->beta) - 1.0);
+}
+
+int
+ss_psf_reach (const SsPsfSpec *spec)
+{
+  switch (spec->kind)
+    {
+    case SS_PSF_NONE:
+      return 0;
+    case SS_PSF_BOX_ROW:
+    case SS_PSF_BOX:
+      return spec->size / 2 + 1;
+    case SS_PSF_GAUSSIAN:
+    case SS_PSF_MOFFAT:
+      return (int) ceil (radial_radius (spec));
+    case SS_PSF_FILE:
+      break;
+    }
+  return -1;
+}
+
 static SsImage *
 render_file (const SsPsfSpec *spec, int width, int height, GError **error)
 {
@@ -244,52 +273,38 @@ ss_psf_render (const SsPsfSpec *spec, int width, int height, GError **error)
   g_autoptr (SsImage) psf = ss_image_new (width, height, 1, error);
   if (psf == NULL)
     return NULL;
-  int reach = -1;   /* rows and columns beyond it (wrapped) stay 0 */
   switch (spec->kind)
     {
     case SS_PSF_NONE:
       psf->data[0] = 1.0f;
-      reach = 0;
       break;
     case SS_PSF_BOX_ROW:
       if (!check_support (spec->size, 1, width, height, "box", error))
         return NULL;
       render_box (psf, spec->size, 1);
-      reach = spec->size / 2 + 1;
       break;
     case SS_PSF_BOX:
       if (!check_support (spec->size, spec->size, width, height, "box2d", error))
         return NULL;
       render_box (psf, spec->size, spec->size);
-      reach = spec->size / 2 + 1;
       break;
     case SS_PSF_GAUSSIAN:
-      {
-        /* 4 sigma holds all but 3e-4 of the flux. */
-        double radius = 4.0 * spec->fwhm / FWHM_PER_SIGMA;
-        int support = 2 * (int) ceil (radius) + 1;
-        if (!check_support (support, support, width, height, "gaussian", error))
-          return NULL;
-        render_radial (psf, gaussian_profile, spec, radius);
-        reach = (int) ceil (radius);
-        break;
-      }
     case SS_PSF_MOFFAT:
       {
-        /* Out to where the profile falls to 1e-4 of its peak. */
-        double a = moffat_alpha (spec);
-        double radius = a * sqrt (pow (1e4, 1.0 / spec->beta) - 1.0);
-        int support = 2 * (int) ceil (radius) + 1;
-        if (!check_support (support, support, width, height, "moffat", error))
+        int support = 2 * ss_psf_reach (spec) + 1;
+        gboolean gaussian = spec->kind == SS_PSF_GAUSSIAN;
+        if (!check_support (support, support, width, height, gaussian ? "gaussian" : "moffat",
+                            error))
           return NULL;
-        render_radial (psf, moffat_profile, spec, radius);
-        reach = (int) ceil (radius);
+        render_radial (psf, gaussian ? gaussian_profile : moffat_profile, spec,
+                       radial_radius (spec));
         break;
       }
     case SS_PSF_FILE:
       g_assert_not_reached ();
     }
-  normalise (psf, reach);
+  /* Rows and columns beyond the reach (wrapped) stay 0. */
+  normalise (psf, ss_psf_reach (spec));
   return g_steal_pointer (&psf);
 }
 
