@@ -44,7 +44,8 @@ gboolean ss_cpu_reporter_emit (SsCpuReporter *reporter, int iteration, const flo
                                GError **error);
 
 /* OUT = C IN (or C^T IN when ADJOINT), no mask, using the caller's scratch
- * (REAL: n floats, SPECTRUM: ss_fft_spectrum_floats floats). FFT is a batch-1 plan. */
+ * (REAL: n floats, used only when IN is not aligned for FFTW; SPECTRUM:
+ * ss_fft_spectrum_floats floats). FFT is a batch-1 plan. IN is not changed. */
 void ss_cpu_circulant (const SsFft *fft, const SsOperator *op, const float *in, float *real,
                        float *spectrum, float *out, gboolean adjoint);
 
