@@ -564,6 +564,38 @@ test_planning_counted (CudaFixture *f, gconstpointer data)
   test_problem_clear (&p);
 }
 
+/* The app makes a backend per solve: the second backend takes the first one's
+ * context, so solving again at the same size plans nothing and gives the
+ * same result. */
+static void
+test_backend_reuses_plans (CudaFixture *f, gconstpointer data)
+{
+  if (f->ctx == NULL)
+    return;
+  int width = 2 * g_rand_int_range (f->rng, 150, 190), height = width - 10;
+  TestProblem p;
+  test_problem_init (&p, f->rng, width, height, "moffat:3,2.5", 1.0, 0.01);
+  SsProblem problem = { p.op, p.y, p.truth };
+  SsSolveParams params = test_solve_params (SS_SOLVER_CPADMM, 1e-3, 20);
+  SsSolveResult first = { 0 }, second = { 0 };
+  g_autoptr (GError) error = NULL;
+  SsBackend *backend = ss_backend_new (SS_BACKEND_CUDA, &error);
+  g_assert_no_error (error);
+  g_assert_true (ss_backend_solve (backend, &problem, &params, NULL, NULL, NULL, &first, &error));
+  ss_backend_free (backend);
+  double before = ss_planning_seconds ();
+  backend = ss_backend_new (SS_BACKEND_CUDA, &error);
+  g_assert_no_error (error);
+  g_assert_true (ss_backend_solve (backend, &problem, &params, NULL, NULL, NULL, &second,
+                                   &error));
+  ss_backend_free (backend);
+  g_assert_cmpfloat (ss_planning_seconds (), ==, before);
+  g_assert_cmpfloat (test_rel_diff (second.x, first.x, (gsize) width * height), <, 1e-6);
+  ss_solve_result_clear (&first);
+  ss_solve_result_clear (&second);
+  test_problem_clear (&p);
+}
+
 /* ---- benchmark table (only with SHARPSKY_CUDA_BENCH set; not a test) -------- */
 
 static void
@@ -705,6 +737,7 @@ main (int argc, char **argv)
   ADD ("/cuda/gets/inverse", test_gets_inverse);
   ADD ("/cuda/bad-input", test_bad_input);
   ADD ("/cuda/planning-counted", test_planning_counted);
+  ADD ("/cuda/backend-reuses-plans", test_backend_reuses_plans);
 #if SHARPSKY_HAVE_CUDA
   /* A developer's table of timings, not a test: `SHARPSKY_CUDA_BENCH=it,gets,direct
    * test-cuda -p /cuda/bench` (it: iterative solvers, gets: triangular inverses,

@@ -38,6 +38,33 @@ ss_backend_kind_from_string (const char *text, SsBackendKind *kind, GError **err
 }
 
 #if SHARPSKY_HAVE_CUDA
+/* The contexts of the backends freed so far, kept for the next ones: a
+ * context (driver start, stream, library handles) and its cuFFT plans cost
+ * tenths of a second that the app, which makes a backend per solve, would
+ * otherwise pay at every solve. A pool, not one shared context, so that two
+ * backends alive at once never share a stream. */
+static GMutex context_pool_lock;
+static GSList *context_pool;
+
+static SsCudaContext *
+take_pooled_context (void)
+{
+  g_mutex_lock (&context_pool_lock);
+  SsCudaContext *ctx = context_pool ? context_pool->data : NULL;
+  if (ctx)
+    context_pool = g_slist_delete_link (context_pool, context_pool);
+  g_mutex_unlock (&context_pool_lock);
+  return ctx;
+}
+
+static void
+pool_context (SsCudaContext *ctx)
+{
+  g_mutex_lock (&context_pool_lock);
+  context_pool = g_slist_prepend (context_pool, ctx);
+  g_mutex_unlock (&context_pool_lock);
+}
+
 static gboolean
 open_cuda (SsBackend *backend, GError **error)
 {
@@ -46,7 +73,9 @@ open_cuda (SsBackend *backend, GError **error)
       g_set_error (error, SS_ERROR, SS_ERROR_NO_DEVICE, "no CUDA device is present");
       return FALSE;
     }
-  backend->cuda = ss_cuda_context_new (0, error);
+  backend->cuda = take_pooled_context ();
+  if (backend->cuda == NULL)
+    backend->cuda = ss_cuda_context_new (0, error);
   if (backend->cuda == NULL)
     return FALSE;
   backend->use_cuda = TRUE;
@@ -90,7 +119,7 @@ ss_backend_free (SsBackend *backend)
     return;
 #if SHARPSKY_HAVE_CUDA
   if (backend->cuda)
-    ss_cuda_context_free (backend->cuda);
+    pool_context (backend->cuda);
 #endif
   g_free (backend->device);
   g_free (backend);

@@ -21,7 +21,8 @@ typedef struct _SsBackend SsBackend;
 gboolean ss_backend_kind_from_string (const char *text, SsBackendKind *kind, GError **error);
 
 /* AUTO never fails; CUDA fails with SS_ERROR_NO_DEVICE when the build lacks
- * CUDA or no device is usable. */
+ * CUDA or no device is usable. A freed backend's CUDA context (with its
+ * cuFFT plans) is kept for the next backend of the process. */
 SsBackend *ss_backend_new (SsBackendKind kind, GError **error);
 void ss_backend_free (SsBackend *backend);
 const char *ss_backend_get_name (const SsBackend *backend);    /* "cpu" / "cuda" */
