@@ -70,7 +70,8 @@ robust_sigma (const float *values, gsize count)
   /* E|X| = sigma sqrt(2/pi) for a centred Gaussian. */
   double sum_abs = 0.0;
   gsize finite = 0;
-#pragma omp parallel for reduction(+ : sum_abs, finite) schedule(static) if (count > 65536)
+  /* One thread: a parallel sum would differ in its last bits from run to
+   * run, and so would alpha. A rare path (quantised, nearly noiseless data). */
   for (gsize i = 0; i < count; i++)
     if (isfinite (values[i]))
       {
@@ -131,17 +132,27 @@ static double
 full_spectrum_energy (const SsOperator *op)
 {
   int sw = op->spec_width;
-  double total = 0.0;
-#pragma omp parallel for reduction(+ : total) schedule(static) \
-  if ((gsize) op->height * sw > SS_PARALLEL_PIXELS)
+  /* Rows summed in parallel, then the row sums in order: the same total on
+   * any number of threads (a reduction clause adds in arrival order, and
+   * alpha auto, hence the result, would change in its last bits). */
+  double *rows = g_new (double, op->height);
+#pragma omp parallel for schedule(static) if ((gsize) op->height * sw > SS_PARALLEL_PIXELS)
   for (int y = 0; y < op->height; y++)
-    for (int x = 0; x < sw; x++)
-      {
-        const float *c = op->chat + 2 * ((gsize) y * sw + x);
-        double p = (double) c[0] * c[0] + (double) c[1] * c[1];
-        gboolean self_mirrored = x == 0 || (op->width % 2 == 0 && x == op->width / 2);
-        total += self_mirrored ? p : 2.0 * p;
-      }
+    {
+      double row = 0.0;
+      for (int x = 0; x < sw; x++)
+        {
+          const float *c = op->chat + 2 * ((gsize) y * sw + x);
+          double p = (double) c[0] * c[0] + (double) c[1] * c[1];
+          gboolean self_mirrored = x == 0 || (op->width % 2 == 0 && x == op->width / 2);
+          row += self_mirrored ? p : 2.0 * p;
+        }
+      rows[y] = row;
+    }
+  double total = 0.0;
+  for (int y = 0; y < op->height; y++)
+    total += rows[y];
+  g_free (rows);
   return total;
 }
 
