@@ -115,10 +115,13 @@ histogram_pass (const float *data, gsize n, const SsSelectView *view, const Rang
   const double lo = range->lo, scale = BINS / ((double) range->hi - lo);
   int threads = n > PARALLEL_MIN ? omp_get_max_threads () : 1;
   Histogram *parts = g_new (Histogram, threads);
+  /* Reset here, not in the team: a team may start with fewer threads than
+   * asked (OMP_THREAD_LIMIT), and every part is merged. */
+  for (int t = 0; t < threads; t++)
+    histogram_reset (&parts[t]);
 #pragma omp parallel num_threads(threads)
   {
     Histogram *h = &parts[omp_get_thread_num ()];
-    histogram_reset (h);
 #pragma omp for schedule(static)
     for (gsize i = 0; i < n; i++)
       {
