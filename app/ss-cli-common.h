@@ -69,6 +69,7 @@ typedef struct {
   char *size;
   char *width;
   char *height;
+  gboolean whole;
   /* positional arguments (G_OPTION_REMAINING) */
   char **positional;
 } CliOptions;
@@ -178,6 +179,7 @@ typedef int (*CliDeblurOne) (CliOptions *options, CliConfig *config, const char 
 int cli_deblur_many (CliOptions *options, CliConfig *config, CliDeblurOne deblur_one);
 int cli_run (int argc, char **argv);
 int cli_bench (int argc, char **argv);
+int cli_bench_whole (const CliOptions *options);   /* ss-cli-bench-whole.c: bench --whole */
 int cli_info (int argc, char **argv);
 
 G_END_DECLS

@@ -85,6 +85,7 @@ typedef struct {
   SsImage *truth;           /* NULL, one plane, or as many as IMAGE */
   gboolean recorded;
   SsAcquisition acq;        /* when recorded */
+  CliPhases phases;         /* where the time went, over every plane */
 } DeblurInput;
 
 static const float *
@@ -290,9 +291,11 @@ prepare_real (const DeblurInput *in, const CliOptions *o, const CliConfig *c, Pl
 
   g_autofree float *scaled = g_new (float, n);
   ss_scaling_apply (&job->scaling, data, scaled, n, FALSE);
-  job->blanks = 0;
+  gsize blanks = 0;
+#pragma omp parallel for reduction(+ : blanks) schedule(static) if (n > SS_PARALLEL_PIXELS)
   for (gsize i = 0; i < n; i++)
-    job->blanks += isnan (scaled[i]) ? 1 : 0;
+    blanks += isnan (scaled[i]) ? 1 : 0;
+  job->blanks = blanks;
   if (job->blanks > 0)
     cli_note (o, "%s: %" G_GSIZE_FORMAT " blank (NaN) pixels left out of the data term and "
               "filled in the result", label, job->blanks);
@@ -581,6 +584,7 @@ print_total_summary (const DeblurInput *in, const CliOptions *o, const CliConfig
       s.observed += jobs[p].observed;
     }
   s.psnr = ss_psnr_from_mse (s.mse);
+  s.phases = &in->phases;
   cli_print_summary (&s, o, c, &total);
   ss_solve_result_clear (&total);
 }
@@ -606,7 +610,7 @@ planes_per_batch (const DeblurInput *in, const CliConfig *c)
  * and releases planes FIRST .. FIRST + COUNT - 1; each plane's summary
  * follows when the image has several. */
 static int
-deblur_plane_group (const DeblurInput *in, const CliOptions *o, const CliConfig *c,
+deblur_plane_group (DeblurInput *in, const CliOptions *o, const CliConfig *c,
                     PlaneJob *jobs, int first, int count, SsImage *out)
 {
   int planes = in->image->planes, status = -1, prepared = 0;
@@ -616,6 +620,7 @@ deblur_plane_group (const DeblurInput *in, const CliOptions *o, const CliConfig 
       plane_job_init (job, planes > 1 ? first + prepared : -1, c);
       status = in->recorded ? prepare_recorded (in, o, c, job) : prepare_real (in, o, c, job);
     }
+  cli_phases_lap (&in->phases, &in->phases.prepare);
   gboolean one_size = TRUE;
   for (int i = 1; i < count; i++)
     one_size &= jobs[first + i].pw == jobs[first].pw && jobs[first + i].ph == jobs[first].ph;
@@ -623,6 +628,8 @@ deblur_plane_group (const DeblurInput *in, const CliOptions *o, const CliConfig 
     status = solve_planes_together (in, o, c, jobs + first, count, out);
   for (int i = 0; i < count && status < 0 && !(count > 1 && one_size); i++)
     status = solve_plane (in, o, c, &jobs[first + i], ss_image_plane (out, first + i));
+  /* Cropping and units back count with the solve. */
+  cli_phases_lap (&in->phases, &in->phases.solve);
   for (int i = 0; i < prepared; i++)
     {
       PlaneJob *job = &jobs[first + i];
@@ -681,12 +688,15 @@ deblur_planes (DeblurInput *in, const CliOptions *o, const CliConfig *c,
 
   if (status < 0)
     status = write_output (in, o, c, jobs, planes, out, inputs);
+  cli_phases_lap (&in->phases, &in->phases.write);
+  cli_phases_finish (&in->phases);
   if (status < 0)
     {
       if (planes == 1)
         {
           CliSummary s;
           fill_summary (&s, in, o, c, &jobs[0]);
+          s.phases = &in->phases;
           cli_print_summary (&s, o, c, &jobs[0].result);
         }
       else
@@ -704,6 +714,7 @@ static int
 deblur_one (CliOptions *o, CliConfig *c, const char *in_path)
 {
   DeblurInput in = { 0 };
+  cli_phases_start (&in.phases);
   in.in_path = in_path;
   in.truth_path = o->truth;
   ss_acquisition_init (&in.acq);
@@ -713,6 +724,7 @@ deblur_one (CliOptions *o, CliConfig *c, const char *in_path)
   int status = cli_check_output (o->output, o->force, inputs);
   if (status < 0)
     status = load_input (&in, o, c);
+  cli_phases_lap (&in.phases, &in.phases.read);
   if (status < 0)
     status = deblur_planes (&in, o, c, inputs);
 

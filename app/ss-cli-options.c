@@ -315,6 +315,8 @@ add_groups (GOptionContext *context, CliGroups groups, CliOptions *o)
                        "N"),
         STRING_OPTION ("devices", 0, devices, "CUDA devices: all or numbers such as 0,1 "
                        "(default 0); a batch is spread over them", "LIST"),
+        FLAG_OPTION ("whole", whole, "Time the whole deblur path on a synthetic uint16 frame "
+                     "of --width x --height, file to file"),
         END_OPTIONS,
       };
       g_option_context_add_main_entries (context, entries, NULL);

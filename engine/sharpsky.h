@@ -19,3 +19,4 @@
 #include "ss-boundary.h"
 #include "ss-psf-fit.h"
 #include "ss-noise.h"
+#include "ss-synth.h"

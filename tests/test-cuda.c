@@ -535,6 +535,66 @@ test_bad_input (CudaFixture *f, gconstpointer data)
   test_problem_clear (&p);
 }
 
+/* cuFFT planning is timed into ss_planning_seconds, which deblur reports as
+ * its "plan" phase (issue 11): a solve at a size this context never planned
+ * adds to it, and agrees with the CPU on the same fresh problem. */
+static void
+test_planning_counted (CudaFixture *f, gconstpointer data)
+{
+  if (f->ctx == NULL)
+    return;
+  /* Sides from a range no other test uses: plans this context has not made. */
+  int width = 2 * g_rand_int_range (f->rng, 100, 140), height = width + 6;
+  TestProblem p;
+  test_problem_init (&p, f->rng, width, height, "gaussian:2", 1.0, 0.01);
+  SsProblem problem = { p.op, p.y, p.truth };
+  SsSolveParams params = test_solve_params (SS_SOLVER_CPADMM, 1e-3, 20);
+  SsSolveResult gpu = { 0 }, cpu = { 0 };
+  g_autoptr (GError) error = NULL;
+  double before = ss_planning_seconds ();
+  g_assert_true (ss_cuda_solve (f->ctx, &problem, &params, NULL, NULL, NULL, &gpu, &error));
+  g_assert_no_error (error);
+  double planned = ss_planning_seconds () - before;
+  g_test_message ("cuFFT planning at %d x %d: %.4f s", width, height, planned);
+  g_assert_cmpfloat (planned, >, 0);
+  g_assert_true (ss_cpu_solve (&problem, &params, NULL, NULL, NULL, &cpu, &error));
+  g_assert_cmpfloat (test_rel_diff (gpu.x, cpu.x, (gsize) width * height), <, 1e-4);
+  ss_solve_result_clear (&gpu);
+  ss_solve_result_clear (&cpu);
+  test_problem_clear (&p);
+}
+
+/* The app makes a backend per solve: the second backend takes the first one's
+ * context, so solving again at the same size plans nothing and gives the
+ * same result. */
+static void
+test_backend_reuses_plans (CudaFixture *f, gconstpointer data)
+{
+  if (f->ctx == NULL)
+    return;
+  int width = 2 * g_rand_int_range (f->rng, 150, 190), height = width - 10;
+  TestProblem p;
+  test_problem_init (&p, f->rng, width, height, "moffat:3,2.5", 1.0, 0.01);
+  SsProblem problem = { p.op, p.y, p.truth };
+  SsSolveParams params = test_solve_params (SS_SOLVER_CPADMM, 1e-3, 20);
+  SsSolveResult first = { 0 }, second = { 0 };
+  g_autoptr (GError) error = NULL;
+  SsBackend *backend = ss_backend_new (SS_BACKEND_CUDA, &error);
+  g_assert_no_error (error);
+  g_assert_true (ss_backend_solve (backend, &problem, &params, NULL, NULL, NULL, &first, &error));
+  ss_backend_free (backend);
+  double before = ss_planning_seconds ();
+  backend = ss_backend_new (SS_BACKEND_CUDA, &error);
+  g_assert_no_error (error);
+  g_assert_true (ss_backend_solve (backend, &problem, &params, NULL, NULL, NULL, &second,
+                                   &error));
+  ss_backend_free (backend);
+  g_assert_cmpfloat (ss_planning_seconds (), ==, before);
+  g_assert_cmpfloat (test_rel_diff (second.x, first.x, (gsize) width * height), <, 1e-6);
+  ss_solve_result_clear (&first);
+  ss_solve_result_clear (&second);
+  test_problem_clear (&p);
+}
 
 /* ---- batches: many problems sharing one operator ------------------------------- */
 
@@ -885,6 +945,8 @@ main (int argc, char **argv)
   ADD ("/cuda/batch/backend-device-list", test_backend_batch_on_device_list);
   ADD ("/cuda/batch/cancellation", test_batch_cancellation);
   ADD ("/cuda/batch/bench-runs", test_batch_bench_runs);
+  ADD ("/cuda/planning-counted", test_planning_counted);
+  ADD ("/cuda/backend-reuses-plans", test_backend_reuses_plans);
 #if SHARPSKY_HAVE_CUDA
   /* A developer's table of timings, not a test: `SHARPSKY_CUDA_BENCH=it,gets,direct
    * test-cuda -p /cuda/bench` (it: iterative solvers, gets: triangular inverses,

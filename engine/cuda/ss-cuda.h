@@ -21,6 +21,7 @@ int ss_cuda_device_count (void);
 SsCudaContext *ss_cuda_context_new (int device, GError **error);
 void ss_cuda_context_free (SsCudaContext *ctx);
 const char *ss_cuda_context_get_device_name (const SsCudaContext *ctx);
+int ss_cuda_context_get_device (const SsCudaContext *ctx);
 /* Free and total device memory now, bytes. */
 void ss_cuda_context_get_memory (SsCudaContext *ctx, gsize *free_bytes, gsize *total_bytes);
 
