@@ -19,3 +19,5 @@
 #include "ss-boundary.h"
 #include "ss-psf-fit.h"
 #include "ss-noise.h"
+#include "ss-linop.h"
+#include "ss-cs.h"

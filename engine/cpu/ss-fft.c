@@ -27,6 +27,7 @@ static GHashTable *plan_cache;  /* "w:h:b" -> SsFft* */
 static int fft_thread_count;
 
 static void ensure_fftw_initialised (void);
+static unsigned planner_flags (void);
 
 int
 ss_fft_threads (void)
@@ -41,6 +42,25 @@ gsize
 ss_fft_spectrum_floats (int width, int height)
 {
   return 2 * (gsize) height * (gsize) (width / 2 + 1);
+}
+
+void
+ss_fft_plan_lock (void)
+{
+  g_mutex_lock (&plan_lock);
+  ensure_fftw_initialised ();
+}
+
+void
+ss_fft_plan_unlock (void)
+{
+  g_mutex_unlock (&plan_lock);
+}
+
+unsigned
+ss_fft_planner_flags (void)
+{
+  return planner_flags ();
 }
 
 static void
