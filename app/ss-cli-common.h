@@ -178,6 +178,7 @@ typedef int (*CliDeblurOne) (CliOptions *options, CliConfig *config, const char 
 int cli_deblur_many (CliOptions *options, CliConfig *config, CliDeblurOne deblur_one);
 int cli_run (int argc, char **argv);
 int cli_bench (int argc, char **argv);
+int cli_cs (int argc, char **argv);       /* ss-cli-cs.c */
 int cli_info (int argc, char **argv);
 
 G_END_DECLS

@@ -21,3 +21,4 @@
 #include "ss-noise.h"
 #include "ss-linop.h"
 #include "ss-cs.h"
+#include "ss-cs-bench.h"
