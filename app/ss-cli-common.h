@@ -96,6 +96,11 @@ int cli_parse_command_line (const char *command, const char *parameters, const c
                             const char *description, CliGroups groups,
                             int argc, char **argv, CliOptions *options);
 
+/* Parses ARGV (ARGV[0] is the subcommand name) with CONTEXT, on a copy:
+ * GOption edits the vector it is given. */
+gboolean cli_option_context_parse (GOptionContext *context, int argc, char **argv,
+                                   GError **error);
+
 /* Messages: one line on stderr, "sharpsky-cli: " first. FILE (may be NULL) is
  * put before the message unless the message already names it. */
 void cli_error (const char *file, const char *format, ...) G_GNUC_PRINTF (2, 3);
@@ -180,6 +185,7 @@ int cli_deblur_many (CliOptions *options, CliConfig *config, CliDeblurOne deblur
 int cli_run (int argc, char **argv);
 int cli_bench (int argc, char **argv);
 int cli_bench_whole (const CliOptions *options);   /* ss-cli-bench-whole.c: bench --whole */
+int cli_cs (int argc, char **argv);       /* ss-cli-cs.c */
 int cli_info (int argc, char **argv);
 
 G_END_DECLS

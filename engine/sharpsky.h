@@ -20,3 +20,6 @@
 #include "ss-psf-fit.h"
 #include "ss-noise.h"
 #include "ss-synth.h"
+#include "ss-linop.h"
+#include "ss-cs.h"
+#include "ss-cs-bench.h"
