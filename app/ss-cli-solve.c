@@ -51,6 +51,12 @@ install_interrupt_handler (void)
   sigaction (SIGINT, &action, NULL);
 }
 
+gboolean
+cli_was_interrupted (void)
+{
+  return interrupted != 0;
+}
+
 /* ---- small helpers ----------------------------------------------------- */
 
 gboolean
@@ -289,36 +295,38 @@ on_report (const SsReport *report, gpointer user_data)
     print_report_text (report, context->iterations, context->plane);
 }
 
-int
-cli_solve (const CliConfig *config, const SsSolveParams *params, const CliOptions *options,
-           const char *input, int plane, const SsProblem *problem, SsSolveResult *result)
+/* The backend of a solve, its checks and its note; NULL after a message. */
+static SsBackend *
+open_solve_backend (const CliConfig *config, const SsSolveParams *params,
+                    const CliOptions *options, const char *input, int plane,
+                    const SsOperator *op)
 {
-  const SsOperator *op = problem->op;
   g_autoptr (GError) error = NULL;
-  g_autoptr (SsBackend) backend = ss_backend_new (config->backend, &error);
+  g_autoptr (SsBackend) backend = cli_backend_new (config, options);
   if (backend == NULL)
-    {
-      cli_error (NULL, "--backend %s: %s", options->backend ? options->backend : "auto",
-                 error->message);
-      return CLI_EXIT_FAILURE;
-    }
+    return NULL;
 
   /* The dense system is n x n: refuse a size that cannot fit before any
    * allocation, with the engine's message naming what would fit. */
   if (g_str_equal (ss_backend_get_name (backend), "cpu")
       && !ss_solver_check_size (params, op->width, op->height, op->m, &error))
-    return cli_fail (CLI_EXIT_FAILURE, input, error);
+    {
+      cli_fail (CLI_EXIT_FAILURE, input, error);
+      return NULL;
+    }
 
   if (!options->json && plane <= 0)
     cli_note (options, "backend %s, device %s", ss_backend_get_name (backend),
               ss_backend_get_device (backend));
-
-  g_autoptr (GCancellable) cancellable = g_cancellable_new ();
-  ReportContext context = { options, cancellable, params->iterations, plane };
-
   install_interrupt_handler ();
-  gboolean ok = ss_backend_solve (backend, problem, params, on_report, &context,
-                                  cancellable, result, &error);
+  return g_steal_pointer (&backend);
+}
+
+/* After the engine returned: -1, or the status after the message. */
+static int
+finish_solve (gboolean ok, const GError *error, const CliOptions *options, const char *input,
+              const SsSolveResult *result)
+{
   if (!ok)
     {
       if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
@@ -332,6 +340,55 @@ cli_solve (const CliConfig *config, const SsSolveParams *params, const CliOption
   if (result->warning != NULL)
     cli_note (options, "warning: %s", result->warning);
   return -1;
+}
+
+int
+cli_solve (const CliConfig *config, const SsSolveParams *params, const CliOptions *options,
+           const char *input, int plane, const SsProblem *problem, SsSolveResult *result)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (SsBackend) backend = open_solve_backend (config, params, options, input, plane,
+                                                      problem->op);
+  if (backend == NULL)
+    return CLI_EXIT_FAILURE;
+  g_autoptr (GCancellable) cancellable = g_cancellable_new ();
+  ReportContext context = { options, cancellable, params->iterations, plane };
+  gboolean ok = ss_backend_solve (backend, problem, params, on_report, &context,
+                                  cancellable, result, &error);
+  return finish_solve (ok, error, options, input, result);
+}
+
+typedef struct {
+  ReportContext context;
+  const int *planes;
+} BatchReportContext;
+
+static void
+on_batch_report (int index, const SsReport *report, gpointer user_data)
+{
+  BatchReportContext *batch = user_data;
+  ReportContext one = batch->context;
+  one.plane = batch->planes[index];
+  on_report (report, &one);
+}
+
+int
+cli_solve_batch (const CliConfig *config, const SsSolveParams *params,
+                 const CliOptions *options, const char *input, const int *planes,
+                 const SsProblem *problems, const double *alphas, int count,
+                 SsSolveResult *results)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (SsBackend) backend = open_solve_backend (config, params, options, input, planes[0],
+                                                      problems[0].op);
+  if (backend == NULL)
+    return CLI_EXIT_FAILURE;
+  g_autoptr (GCancellable) cancellable = g_cancellable_new ();
+  BatchReportContext batch = { { options, cancellable, params->iterations, -1 }, planes };
+  gboolean ok = ss_backend_solve_batch (backend, problems, count, alphas, params,
+                                        on_batch_report, &batch, cancellable, results, &error);
+  /* A failed batch names the first problem's iterations (they run together). */
+  return finish_solve (ok, error, options, input, &results[0]);
 }
 
 int

@@ -47,6 +47,17 @@ void cli_history_clear (CliHistory *history);
 int cli_solve (const CliConfig *config, const SsSolveParams *params, const CliOptions *options,
                const char *input, int plane, const SsProblem *problem, SsSolveResult *result);
 
+/* Solves COUNT problems of one size together (ss_backend_solve_batch), each
+ * with its weight ALPHAS[i]; progress lines and JSON reports name PLANES[i].
+ * Returns -1 on success or the exit status. */
+int cli_solve_batch (const CliConfig *config, const SsSolveParams *params,
+                     const CliOptions *options, const char *input, const int *planes,
+                     const SsProblem *problems, const double *alphas, int count,
+                     SsSolveResult *results);
+
+/* TRUE once Ctrl-C has cancelled a solve: a run over many inputs stops. */
+gboolean cli_was_interrupted (void);
+
 /* Writes IMAGE (header ready) as FITS, or as PNG when PATH ends in .png. */
 int cli_write_image (const char *path, const CliOptions *options, const CliConfig *config,
                      const SsImage *image, const char *const *inputs);

@@ -161,31 +161,6 @@ test_fista_matches_cpu (CudaFixture *f, gconstpointer data)
   compare_iterative (f, cases, G_N_ELEMENTS (cases));
 }
 
-/* A blur problem for Richardson–Lucy: no sensing (RL needs a non-negative
- * kernel), RATIO of the pixels observed (a mask without sensing), noise
- * 0.01 on a sparse truth, the sky BACKGROUND subtracted. */
-static void
-rl_problem_init (TestProblem *p, GRand *rng, int width, int height, const char *psf,
-                 double ratio)
-{
-  memset (p, 0, sizeof *p);
-  p->width = width;
-  p->height = height;
-  p->n = (gsize) width * height;
-  ss_acquisition_init (&p->acq);
-  g_assert_true (ss_psf_spec_parse (psf, &p->acq.psf, NULL));
-  p->acq.ratio = ratio;
-  p->acq.sensing = SS_SENSING_NONE;
-  p->acq.noise = 0.01;
-  p->acq.seed = g_rand_int (rng);
-  g_autoptr (GError) error = NULL;
-  p->op = ss_operator_new (&p->acq, width, height, &error);
-  g_assert_no_error (error);
-  p->truth = test_sparse_image (rng, width, height, 0.1);
-  p->y = ss_simulate (p->op, &p->acq, p->truth, &error);
-  g_assert_no_error (error);
-}
-
 /* RL and RL-TV, masked or not, with the discrepancy rule or without: the GPU
  * stops at the same report and agrees with the CPU within 1e-4. */
 static void
@@ -207,8 +182,9 @@ test_rl_matches_cpu (CudaFixture *f, gconstpointer data)
   for (gsize i = 0; i < G_N_ELEMENTS (cases); i++)
     {
       TestProblem p;
-      rl_problem_init (&p, f->rng, cases[i].width, cases[i].height, cases[i].psf,
-                       cases[i].ratio);
+      /* No sensing: RL needs a blur; a mask when the ratio is below 1. */
+      test_problem_init_sensing (&p, f->rng, cases[i].width, cases[i].height, cases[i].psf,
+                                 cases[i].ratio, 0.01, SS_SENSING_NONE);
       SsSolveParams params = test_solve_params (SS_SOLVER_RL, 0, 60);
       ss_solve_params_set_defaults (&params, SS_SOLVER_RL);
       params.iterations = 60;
@@ -607,6 +583,212 @@ test_bad_input (CudaFixture *f, gconstpointer data)
 }
 
 
+/* ---- batches: many problems sharing one operator ------------------------------- */
+
+/* Five problems with one c^ and three kinds of mask (the acquisition's, an
+ * other random one, none), each with its own data, weight and (but one)
+ * truth: the batched iteration on the device against separate CPU solves. */
+static void
+test_batch_matches_cpu (CudaFixture *f, gconstpointer data)
+{
+  if (f->ctx == NULL)
+    return;
+  enum { COUNT = 5 };
+  TestProblem base;
+  test_problem_init (&base, f->rng, 96, 70, "box:5", 0.5, 0.01);
+  g_autofree guint8 *other_mask = g_new (guint8, base.n);
+  for (gsize i = 0; i < base.n; i++)
+    other_mask[i] = g_rand_double (f->rng) < 0.7;
+  g_autoptr (GError) error = NULL;
+  SsOperator *other = ss_operator_new_from_parts (base.width, base.height, base.op->chat,
+                                                  other_mask, &error);
+  g_assert_no_error (error);
+  SsOperator *unmasked = ss_operator_new_from_parts (base.width, base.height, base.op->chat,
+                                                     NULL, &error);
+  g_assert_no_error (error);
+  const SsOperator *ops[COUNT] = { base.op, other, unmasked, base.op, other };
+  float *truths[COUNT], *ys[COUNT];
+  SsProblem problems[COUNT];
+  double alphas[COUNT];
+  for (int b = 0; b < COUNT; b++)
+    {
+      truths[b] = test_sparse_image (f->rng, base.width, base.height, 0.1);
+      ys[b] = ss_simulate (ops[b], &base.acq, truths[b], &error);
+      g_assert_no_error (error);
+      problems[b] = (SsProblem) { .op = ops[b], .y = ys[b],
+                                  .truth = b == 2 ? NULL : truths[b] };
+      alphas[b] = g_rand_double_range (f->rng, 5e-4, 5e-3);
+    }
+  SsSolveParams params = test_solve_params (SS_SOLVER_CPADMM, 1e-3, 60);
+  params.report_every = 25;
+  params.rho = 0.5 + g_rand_double (f->rng);
+  params.nonneg = g_rand_boolean (f->rng);
+  SsSolveResult gpu[COUNT] = { { 0 } };
+  g_assert_true (ss_cuda_solve_batch (f->ctx, problems, COUNT, alphas, &params, NULL, NULL, NULL,
+                                      gpu, &error));
+  g_assert_no_error (error);
+  for (int b = 0; b < COUNT; b++)
+    {
+      SsSolveParams own = params;
+      own.alpha = alphas[b];
+      SsSolveResult cpu = { 0 };
+      g_assert_true (ss_cpu_solve (&problems[b], &own, NULL, NULL, NULL, &cpu, &error));
+      g_assert_no_error (error);
+      g_test_message ("problem %d", b);
+      if (b == 2)
+        g_assert_true (isnan (gpu[b].mse) && isnan (cpu.mse));
+      else
+        assert_results_agree (&gpu[b], &cpu, base.n, 1e-4);
+      g_assert_cmpfloat (test_rel_diff (gpu[b].x, cpu.x, base.n), <, 1e-4);
+      g_assert_cmpfloat (rel (gpu[b].objective, cpu.objective), <, 1e-4);
+      g_assert_cmpfloat (fabs (gpu[b].rel_change - cpu.rel_change), <,
+                         1e-3 * cpu.rel_change + 1e-6);
+      ss_solve_result_clear (&cpu);
+      ss_solve_result_clear (&gpu[b]);
+      g_free (truths[b]);
+      g_free (ys[b]);
+    }
+  ss_operator_free (other);
+  ss_operator_free (unmasked);
+  test_problem_clear (&base);
+}
+
+static void
+count_batch_report (int index, const SsReport *report, gpointer user_data)
+{
+  int *finals = user_data;
+  if (report->final)
+    finals[index]++;
+}
+
+/* Through the backend on every device plus device 0 again (the
+ * several-device path, one thread per context): the batch equals separate
+ * solves on the first device, and every problem gets its final report. Problems with different operators take the
+ * one-by-one path on the device, with the same answers. */
+static void
+test_backend_batch_on_device_list (CudaFixture *f, gconstpointer data)
+{
+  if (f->ctx == NULL)
+    return;
+  g_autoptr (GError) error = NULL;
+  g_autofree int *all = NULL;
+  int count = 0;
+  g_assert_true (ss_backend_parse_devices ("all", &all, &count, &error));
+  g_assert_cmpint (count, >=, 1);
+  /* Every device, and device 0 once more: two contexts at least, so the
+   * shares run on two host threads even on a one-GPU machine. */
+  g_autofree int *devices = g_new (int, count + 1);
+  memcpy (devices, all, count * sizeof (int));
+  devices[count++] = 0;
+  g_autoptr (SsBackend) backend = ss_backend_new_with_devices (SS_BACKEND_CUDA, devices, count,
+                                                               &error);
+  g_assert_no_error (error);
+  g_assert_cmpint (ss_backend_get_device_count (backend), ==, count);
+  enum { FRAMES = 7 };
+  TestProblem p[FRAMES];
+  SsProblem problems[FRAMES];
+  for (int b = 0; b < FRAMES; b++)
+    {
+      test_problem_init (&p[b], f->rng, 64, 48, "gaussian:2", 1.0, 0.01);
+      /* Frames 0-4 share frame 0's operator; 5 and 6 bring their own. */
+      problems[b] = (SsProblem) { .op = b < 5 ? p[0].op : p[b].op, .truth = p[b].truth };
+      float *y = ss_simulate (problems[b].op, &p[b].acq, p[b].truth, &error);
+      g_assert_no_error (error);
+      g_free (p[b].y);
+      p[b].y = y;
+      problems[b].y = y;
+    }
+  SsSolveParams params = test_solve_params (SS_SOLVER_CPADMM, 2e-3, 40);
+  int finals[FRAMES] = { 0 };
+  SsSolveResult batch[FRAMES] = { { 0 } };
+  for (int split = 0; split < 2; split++)
+    {
+      int size = split ? FRAMES : 5;
+      g_assert_true (ss_backend_solve_batch (backend, problems, size, NULL, &params,
+                                             count_batch_report, finals, NULL, batch, &error));
+      g_assert_no_error (error);
+      for (int b = 0; b < size; b++)
+        {
+          SsSolveResult single = { 0 };
+          g_assert_true (ss_backend_solve (backend, &problems[b], &params, NULL, NULL, NULL,
+                                           &single, &error));
+          g_assert_no_error (error);
+          assert_results_agree (&batch[b], &single, p[b].n, 1e-4);
+          ss_solve_result_clear (&single);
+          ss_solve_result_clear (&batch[b]);
+        }
+    }
+  for (int b = 0; b < FRAMES; b++)
+    {
+      g_assert_cmpint (finals[b], ==, b < 5 ? 2 : 1);
+      test_problem_clear (&p[b]);
+    }
+}
+
+static void
+cancel_at_first_report (int index, const SsReport *report, gpointer user_data)
+{
+  g_cancellable_cancel (user_data);
+}
+
+/* A cancelled batch stops at the report point, fails with CANCELLED and
+ * still hands every problem's estimate back. */
+static void
+test_batch_cancellation (CudaFixture *f, gconstpointer data)
+{
+  if (f->ctx == NULL)
+    return;
+  enum { COUNT = 3 };
+  TestProblem p;
+  test_problem_init (&p, f->rng, 64, 64, "box:5", 0.5, 0.01);
+  SsProblem problems[COUNT];
+  for (int b = 0; b < COUNT; b++)
+    problems[b] = (SsProblem) { .op = p.op, .y = p.y, .truth = p.truth };
+  SsSolveParams params = test_solve_params (SS_SOLVER_CPADMM, 1e-3, 100);
+  params.report_every = 10;
+  g_autoptr (GCancellable) cancellable = g_cancellable_new ();
+  g_autoptr (GError) error = NULL;
+  SsSolveResult results[COUNT] = { { 0 } };
+  g_assert_false (ss_cuda_solve_batch (f->ctx, problems, COUNT, NULL, &params,
+                                       cancel_at_first_report, cancellable, cancellable, results,
+                                       &error));
+  g_assert_error (error, G_IO_ERROR, G_IO_ERROR_CANCELLED);
+  for (int b = 0; b < COUNT; b++)
+    {
+      g_assert_nonnull (results[b].x);
+      g_assert_cmpint (results[b].iterations, ==, 10);
+      /* Identical problems, the same partial answers. */
+      g_assert_cmpfloat (test_rel_diff (results[b].x, results[0].x, p.n), <, 1e-6);
+    }
+  for (int b = 0; b < COUNT; b++)
+    ss_solve_result_clear (&results[b]);
+  test_problem_clear (&p);
+}
+
+/* The batch bench runs and reports its three times (the speed-up is the
+ * lead's measurement, not a test: no wall-clock bounds here). */
+static void
+test_batch_bench_runs (CudaFixture *f, gconstpointer data)
+{
+  if (f->ctx == NULL)
+    return;
+  g_autoptr (GError) error = NULL;
+  g_autoptr (SsBackend) backend = ss_backend_new (SS_BACKEND_CUDA, &error);
+  g_assert_no_error (error);
+  SsBenchParams params;
+  ss_bench_params_init (&params);
+  params.width = params.height = 128;
+  params.iterations = 10;
+  SsBatchBenchResult result;
+  g_assert_true (ss_backend_bench_batch (backend, &params, 6, &result, &error));
+  g_assert_no_error (error);
+  g_test_message ("batch %.4f s, separate %.4f s, speed-up %.2f", result.batch_seconds,
+                  result.separate_seconds, result.batch_speedup);
+  g_assert_cmpfloat (result.batch_seconds, >, 0);
+  g_assert_cmpfloat (result.separate_seconds, >, 0);
+  ss_batch_bench_result_clear (&result);
+}
+
 /* ---- benchmark table (only with SHARPSKY_CUDA_BENCH set; not a test) -------- */
 
 static void
@@ -748,6 +930,10 @@ main (int argc, char **argv)
   ADD ("/cuda/direct/too-large", test_dense_too_large);
   ADD ("/cuda/gets/inverse", test_gets_inverse);
   ADD ("/cuda/bad-input", test_bad_input);
+  ADD ("/cuda/batch/matches-cpu", test_batch_matches_cpu);
+  ADD ("/cuda/batch/backend-device-list", test_backend_batch_on_device_list);
+  ADD ("/cuda/batch/cancellation", test_batch_cancellation);
+  ADD ("/cuda/batch/bench-runs", test_batch_bench_runs);
 #if SHARPSKY_HAVE_CUDA
   /* A developer's table of timings, not a test: `SHARPSKY_CUDA_BENCH=it,gets,direct
    * test-cuda -p /cuda/bench` (it: iterative solvers, gets: triangular inverses,

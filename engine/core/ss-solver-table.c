@@ -53,7 +53,7 @@ static const SsParamInfo params[SS_N_PARAMS] = {
     SS_PARAM_REAL, 1, 0, INFINITY, TRUE, FALSE, TRUE, 1e-3, 1e3, FALSE, .offset = FIELD (sigma) },
   [SS_PARAM_TAU] = {
     SS_PARAM_TAU, "tau", "τ",
-    "ADMM dual step, in (0, (1+√5)/2); up to 1.6 can speed convergence",
+    "ADMM dual step, in (0, (1+sqrt 5)/2); up to 1.6 can speed convergence",
     SS_PARAM_REAL, 1, 0, GOLDEN_RATIO, TRUE, TRUE, TRUE, 1e-2, 1.6, FALSE,
     .offset = FIELD (tau) },
   [SS_PARAM_ITERATIONS] = {
@@ -324,6 +324,21 @@ ss_param_format (const SsParamInfo *info, double value)
     }
 }
 
+gboolean
+ss_param_range_error (const SsParamInfo *info, const char *name, const char *text,
+                      GError **error)
+{
+  g_autofree char *low = ss_param_format (info, info->min);
+  g_autofree char *high = ss_param_format (info, info->max);
+  if (isinf (info->max))
+    g_set_error (error, SS_ERROR, SS_ERROR_INVALID_ARGUMENT, "%s %s: must be finite and %s %s",
+                 name, text, info->min_open ? ">" : ">=", low);
+  else
+    g_set_error (error, SS_ERROR, SS_ERROR_INVALID_ARGUMENT, "%s %s: must lie in %s%s, %s%s",
+                 name, text, info->min_open ? "(" : "[", low, high, info->max_open ? ")" : "]");
+  return FALSE;
+}
+
 static gboolean
 parse_choice (const SsParamInfo *info, const char *text, double *value, GError **error)
 {
@@ -358,16 +373,8 @@ parse_number (const SsParamInfo *info, const char *text, double *value, GError *
     }
   if (!ss_param_in_range (info, parsed))
     {
-      g_autofree char *low = ss_param_format (info, info->min);
-      g_autofree char *high = ss_param_format (info, info->max);
-      if (isinf (info->max))
-        g_set_error (error, SS_ERROR, SS_ERROR_INVALID_ARGUMENT, "--%s %s: must be %s %s",
-                     info->name, text, info->min_open ? ">" : ">=", low);
-      else
-        g_set_error (error, SS_ERROR, SS_ERROR_INVALID_ARGUMENT, "--%s %s: must be in %s%s, %s%s",
-                     info->name, text, info->min_open ? "(" : "[", low, high,
-                     info->max_open ? ")" : "]");
-      return FALSE;
+      g_autofree char *name = g_strconcat ("--", info->name, NULL);
+      return ss_param_range_error (info, name, text, error);
     }
   *value = parsed;
   return TRUE;

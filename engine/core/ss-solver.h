@@ -73,6 +73,10 @@ typedef struct {
                              photon counts Richardson–Lucy models */
 } SsProblem;
 
+/* Do COUNT problems have one size and one c^ (masks and data may differ)?
+ * Such problems can be solved as one batch. */
+gboolean ss_problems_share_operator (const SsProblem *problems, int count);
+
 typedef struct {
   int iteration;          /* iterations done */
   double elapsed;         /* seconds since the solve started */
@@ -90,6 +94,8 @@ typedef struct {
 
 /* Runs on the solver's thread; a UI hands the data to its main loop itself. */
 typedef void (*SsReportFunc) (const SsReport *report, gpointer user_data);
+/* A report on problem INDEX of a batch (ss_backend_solve_batch). */
+typedef void (*SsBatchReportFunc) (int index, const SsReport *report, gpointer user_data);
 
 typedef struct {
   float *x;               /* n floats, scaled units (g_free) */
@@ -216,6 +222,9 @@ const SsParamInfo *ss_param_info (SsParamId id);
 double ss_param_get (const SsSolveParams *params, const SsParamInfo *info);
 void ss_param_set (SsSolveParams *params, const SsParamInfo *info, double value);
 gboolean ss_param_in_range (const SsParamInfo *info, double value);
+/* "NAME TEXT: must lie in [min, max]" (or "be >= min"); always FALSE. */
+gboolean ss_param_range_error (const SsParamInfo *info, const char *name, const char *text,
+                               GError **error);
 /* The default of ID for the solver INFO. */
 double ss_param_default (const SsSolverInfo *info, SsParamId id);
 /* Parses TEXT ("1e-3", "yes", "inverse") into *VALUE, checking the range;

@@ -176,6 +176,10 @@ void ss_cuda_reporter_clear (SsCudaReporter *r);
 gboolean ss_cuda_reporter_reset (SsCudaReporter *r, GError **error);
 /* Enqueues C x, the metric reductions and the preview of the estimate X. */
 gboolean ss_cuda_reporter_enqueue (SsCudaReporter *r, const float *x, GError **error);
+/* The reductions and the preview alone, with CX = C x already computed
+ * (a batch transforms all its estimates at once). */
+gboolean ss_cuda_reporter_enqueue_metrics (SsCudaReporter *r, const float *x, const float *cx,
+                                           GError **error);
 /* Turns a copied block into a report. */
 void ss_cuda_reporter_fill (const SsCudaReporter *r, const void *host_block, SsReport *report);
 
@@ -212,6 +216,11 @@ typedef struct {
    * use and kept for the solver's life (they hold its buffer addresses). */
   cudaGraphExec_t graphs[SS_CUDA_GRAPH_CHUNK + 1];
 } SsCudaIterator;
+
+/* Enqueues COUNT plain iterations (flags 0), as graphs when the context and
+ * the iterator allow; no host synchronisation. */
+gboolean ss_cuda_iterator_enqueue_plain (SsCudaContext *ctx, SsCudaIterator *it, int count,
+                                         GError **error);
 
 /* Destroys the iterator's graphs (before its solver is freed). */
 void ss_cuda_iterator_clear (SsCudaIterator *it);

@@ -30,6 +30,16 @@ gboolean ss_cuda_solve (SsCudaContext *ctx, const SsProblem *problem,
                         gpointer user_data, GCancellable *cancellable,
                         SsSolveResult *result, GError **error);
 
+/* Same contract as ss_backend_solve_batch on one device (ss-cuda-batch.cu),
+ * for CPADMM problems sharing one operator (ss_problems_share_operator;
+ * anything else fails with SS_ERROR_UNSUPPORTED): one batched iteration, in
+ * as many sub-batches as the free memory needs. */
+gboolean ss_cuda_solve_batch (SsCudaContext *ctx, const SsProblem *problems, int count,
+                              const double *alphas, const SsSolveParams *params,
+                              SsBatchReportFunc report, gpointer user_data,
+                              GCancellable *cancellable, SsSolveResult *results,
+                              GError **error);
+
 gboolean ss_cuda_bench (SsCudaContext *ctx, const SsBenchParams *params,
                         SsBenchResult *result, GError **error);
 
