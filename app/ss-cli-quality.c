@@ -749,6 +749,13 @@ append_markdown_case (GString *md, const CaseData *data, double blurred_psnr,
     {
       const MethodRow *r = rows->pdata[i];
       const char *bold = r->psnr == top ? "**" : "";
+      if (!isfinite (r->psnr))
+        {
+          /* A method that could not run: say why, no numbers. */
+          g_string_append_printf (md, "| %s | — | — | — | — | %s |\n", r->method,
+                                  r->note ? r->note : "");
+          continue;
+        }
       g_string_append_printf (md, "| %s | %s%.2f%s | %.4f | %.3f | %d | %s |\n", r->method, bold,
                               r->psnr, bold, r->ssim, r->seconds, r->iterations,
                               r->note ? r->note : "");
@@ -788,7 +795,13 @@ append_markdown_summary (GString *md, GPtrArray *all_rows, GPtrArray *names,
       GPtrArray *rows = all_rows->pdata[c];
       g_string_append_printf (md, "| %s | %.2f |", (char *) names->pdata[c], blurred[c]);
       for (guint i = 0; i < rows->len; i++)
-        g_string_append_printf (md, " %.2f |", ((MethodRow *) rows->pdata[i])->psnr);
+        {
+          double psnr = ((MethodRow *) rows->pdata[i])->psnr;
+          if (isfinite (psnr))
+            g_string_append_printf (md, " %.2f |", psnr);
+          else
+            g_string_append (md, " — |");
+        }
       g_string_append_c (md, '\n');
     }
 }

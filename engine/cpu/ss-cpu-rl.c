@@ -127,18 +127,7 @@ export_estimate (RlState *s)
 static double
 residual (RlState *s, const float *x, const float *y)
 {
-  ss_cpu_circulant (s->fft, s->op, x, s->real, s->spectrum, s->real, FALSE);
-  const guint8 *mask = s->op->mask;
-  double sum = 0;
-  for (gsize i = 0; i < s->n; i++)
-    if (mask == NULL || mask[i])
-      {
-        double d = (double) s->real[i] - y[i];
-        sum += d * d;
-      }
-    else
-      s->real[i] = 0.0f;
-  return sum / (double) s->op->m;
+  return ss_cpu_masked_misfit (s->fft, s->op, x, y, s->real, s->spectrum) / (double) s->op->m;
 }
 
 /* The run from the flat start, or from START (engine units) when given. */
