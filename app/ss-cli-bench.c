@@ -215,9 +215,10 @@ batch_count_from_options (const CliOptions *o, const SsBenchParams *bp, int *cou
     return -1;
   if (!cli_parse_int ("--batch", o->batch, 1, 100000, &value, &error))
     return cli_fail (CLI_EXIT_USAGE, NULL, error);
-  if (bp->solver != SS_SOLVER_CPADMM || bp->boundary != SS_BOUNDARY_PERIODIC)
+  if (!(ss_solver_info (bp->solver)->caps & SS_SOLVER_BATCHES)
+      || bp->boundary != SS_BOUNDARY_PERIODIC)
     {
-      cli_error (NULL, "--batch times CPADMM on periodic frames: omit --solver and --boundary");
+      cli_error (NULL, "--batch times a solver that batches (cpadmm) on periodic frames");
       return CLI_EXIT_USAGE;
     }
   *count = (int) value;

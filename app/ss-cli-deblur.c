@@ -579,7 +579,8 @@ static int
 planes_per_batch (const CliDeblurInput *in, const CliConfig *c)
 {
   int planes = in->image->planes;
-  if (planes < 2 || c->params.kind != SS_SOLVER_CPADMM || c->backend == SS_BACKEND_CPU)
+  if (planes < 2 || !(ss_solver_info (c->params.kind)->caps & SS_SOLVER_BATCHES)
+      || c->backend == SS_BACKEND_CPU)
     return 1;
   double plane_bytes = 24.0 * 1.5 * (double) in->image->width * (double) in->image->height;
   double fit = 4.0 * 1073741824.0 / plane_bytes;

@@ -843,6 +843,36 @@ test_info (Fixture *f, gconstpointer data)
   cli_run_clear (&run);
 }
 
+/* The solver options come from the engine's tables: --help names every
+ * solver and offers every parameter, and a parameter out of its range is
+ * refused with the table's rule. */
+static void
+test_solver_table_options (void)
+{
+  if (!cli_available ())
+    return;
+  CliRun run = RUN_CLI ("deblur", "--help");
+  g_assert_cmpint (run.status, ==, 0);
+  for (guint i = 0; i < ss_solver_count (); i++)
+    g_assert_nonnull (strstr (run.out, ss_solver_nth (i)->name));
+  for (int id = 0; id < SS_N_PARAMS; id++)
+    {
+      g_autofree char *option = g_strdup_printf ("--%s", ss_param_info ((SsParamId) id)->name);
+      g_assert_nonnull (strstr (run.out, option));
+    }
+  cli_run_clear (&run);
+
+  run = RUN_CLI ("run", "--solver", "cpadmm", "--tau", "1.7", "--iters", "1");
+  assert_refused (&run, 2, "--tau 1.7");
+  cli_run_clear (&run);
+  run = RUN_CLI ("run", "--solver", "direct", "--direct-method", "sideways");
+  assert_refused (&run, 2, "--direct-method");
+  cli_run_clear (&run);
+  run = RUN_CLI ("run", "--solver", "nonesuch");
+  assert_refused (&run, 2, "--solver");
+  cli_run_clear (&run);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -865,5 +895,6 @@ main (int argc, char **argv)
   ADD ("info", test_info);
   ADD ("json-escaping", test_json_escaping);
   g_test_add_func ("/cli/usage", test_usage);
+  g_test_add_func ("/cli/solver-table-options", test_solver_table_options);
   return g_test_run ();
 }

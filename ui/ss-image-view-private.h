@@ -1,21 +1,11 @@
 /* ss-image-view-private.h: what the image view's files share: its state, and
- * the rendering entry points (ss-image-view-render.c) the widget calls. */
+ * the rendering entry points (ss-image-view-render.c) the widget calls. What
+ * one file alone uses (its constants, its includes) stays in that file. */
 #pragma once
 
 #include "ss-image-view.h"
-#include "ss-thread.h"
-
-#include <math.h>
 
 G_BEGIN_DECLS
-
-#define ZOOM_STEP 1.25
-#define ZOOM_MIN (1.0 / 64.0)
-#define ZOOM_MAX 64.0
-#define SPLIT_GRAB_PIXELS 6.0
-/* Display surfaces larger than this on a side are box-reduced: cairo's limit
- * is 32767 and a screen never needs more detail than this at "fit". */
-#define MAX_SURFACE_SIDE 8192
 
 typedef enum {
   DRAG_NONE,
@@ -24,9 +14,6 @@ typedef enum {
   DRAG_ROI,
   DRAG_PICK,   /* pick mode: a click (not a drag) picks a pixel */
 } DragKind;
-
-/* A press and release this close (widget pixels) is a click, not a pan. */
-#define CLICK_SLOP 4.0
 
 struct _SsImageView
 {
@@ -77,6 +64,9 @@ struct _SsImageView
   GCancellable *cancellable;
 };
 
+/* Stretches the frames again (new frames or display), or only reduces the
+ * pictures to a new zoom, in the worker; at most one job runs at a time and
+ * a request while one runs is done when it ends. */
 void ss_image_view_request_render (SsImageView *self);
 void ss_image_view_request_rescale (SsImageView *self);
 

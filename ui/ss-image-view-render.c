@@ -2,6 +2,13 @@
  * mapped in a worker (a small thread pool), reduced to the zoom there too, so
  * the main loop only paints finished surfaces. */
 #include "ss-image-view-private.h"
+#include "ss-thread.h"
+
+#include <math.h>
+
+/* Display surfaces larger than this on a side are box-reduced: cairo's limit
+ * is 32767 and a screen never needs more detail than this at "fit". */
+#define MAX_SURFACE_SIDE 8192
 
 typedef struct {
   SsFrame *frames[2];

@@ -1,6 +1,15 @@
 /* ss-image-view.c: the image canvas (cairo), with zoom, pan, split and region. */
 #include "ss-image-view-private.h"
 
+#include <math.h>
+
+#define ZOOM_STEP 1.25
+#define ZOOM_MIN (1.0 / 64.0)
+#define ZOOM_MAX 64.0
+#define SPLIT_GRAB_PIXELS 6.0
+/* A press and release this close (widget pixels) is a click, not a pan. */
+#define CLICK_SLOP 4.0
+
 G_DEFINE_FINAL_TYPE (SsImageView, ss_image_view, GTK_TYPE_WIDGET)
 
 enum {

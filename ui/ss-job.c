@@ -119,29 +119,6 @@ ss_backend_kind_to_string (SsBackendKind kind)
     }
 }
 
-/* The solver's label, with the choices it was given ("Direct (dense), GETS
- * explicit inverse"): Compare rows of one solver must be told apart. Interned,
- * so callers need not free it. */
-const char *
-ss_solver_display_name (SsSolverKind kind, SsDirectMethod method)
-{
-  const SsSolverInfo *info = ss_solver_info (kind);
-  if (info == NULL)
-    return "unknown";
-  SsSolveParams params;
-  ss_solve_params_set_defaults (&params, kind);
-  params.direct_method = method;
-  g_autoptr (GString) name = g_string_new (info->label);
-  for (int id = 0; id < SS_N_PARAMS; id++)
-    {
-      const SsParamInfo *param = ss_param_info ((SsParamId) id);
-      if (param->type == SS_PARAM_CHOICE && ss_solver_uses (info, (SsParamId) id))
-        g_string_append_printf (name, ", %s",
-                                param->choice_labels[(int) ss_param_get (&params, param)]);
-    }
-  return g_intern_string (name->str);
-}
-
 static void
 history_add_param (const SsParamInfo *info, double value, const char *text, gpointer header)
 {

@@ -67,7 +67,6 @@ const char *ss_mode_to_string (SsMode mode);
 const char *ss_sky_mode_to_string (SsSkyMode mode);
 const char *ss_backend_kind_to_string (SsBackendKind kind);
 /* "CPADMM", "Direct (Cholesky)", ...: names for people. */
-const char *ss_solver_display_name (SsSolverKind kind, SsDirectMethod method);
 
 typedef struct {
   SsSettings settings;

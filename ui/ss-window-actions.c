@@ -41,34 +41,41 @@ action_stop (GSimpleAction *action, GVariant *param, gpointer data)
   ss_window_stop (self);
 }
 
+/* Compare lists every way to run every solver of the table; each check
+ * button carries its solver's kind and choices. */
+void
+ss_window_fill_compare_list (SsWindow *self)
+{
+  for (guint i = 0; i < ss_solver_count (); i++)
+    {
+      const SsSolverInfo *info = ss_solver_nth (i);
+      for (guint v = 0; v < ss_solver_n_variants (info); v++)
+        {
+          SsSolveParams *choice = g_new (SsSolveParams, 1);
+          ss_solve_params_set_defaults (choice, info->kind);
+          ss_solver_apply_variant (info, v, choice);
+          g_autofree char *label = ss_solve_params_label (choice);
+          GtkWidget *check = gtk_check_button_new_with_label (label);
+          gtk_widget_set_tooltip_text (check, info->help);
+          gtk_check_button_set_active (GTK_CHECK_BUTTON (check),
+                                       info->compare_by_default && v == 0);
+          g_object_set_data_full (G_OBJECT (check), "choice", choice, g_free);
+          gtk_box_append (self->compare_list, check);
+        }
+    }
+}
+
 static void
 action_compare (GSimpleAction *action, GVariant *param, gpointer data)
 {
   SsWindow *self = data;
-  struct {
-    GtkCheckButton *check;
-    SsSolverKind kind;
-    SsDirectMethod method;
-  } choices[] = {
-    { self->compare_cpadmm, SS_SOLVER_CPADMM, SS_DIRECT_SOLVE },
-    { self->compare_fista, SS_SOLVER_FISTA, SS_DIRECT_SOLVE },
-    { self->compare_ista, SS_SOLVER_ISTA, SS_DIRECT_SOLVE },
-    { self->compare_cholesky, SS_SOLVER_DIRECT, SS_DIRECT_SOLVE },
-    { self->compare_gets, SS_SOLVER_DIRECT, SS_DIRECT_INVERSE },
-    { self->compare_fft, SS_SOLVER_DIRECT_FFT, SS_DIRECT_SOLVE },
-  };
-  SsSolverKind kinds[G_N_ELEMENTS (choices)];
-  SsDirectMethod methods[G_N_ELEMENTS (choices)];
-  guint n = 0;
-  for (guint i = 0; i < G_N_ELEMENTS (choices); i++)
-    if (gtk_check_button_get_active (choices[i].check))
-      {
-        kinds[n] = choices[i].kind;
-        methods[n] = choices[i].method;
-        n++;
-      }
+  g_autoptr (GArray) choices = g_array_new (FALSE, FALSE, sizeof (SsSolveParams));
+  for (GtkWidget *child = gtk_widget_get_first_child (GTK_WIDGET (self->compare_list));
+       child != NULL; child = gtk_widget_get_next_sibling (child))
+    if (gtk_check_button_get_active (GTK_CHECK_BUTTON (child)))
+      g_array_append_vals (choices, g_object_get_data (G_OBJECT (child), "choice"), 1);
   gtk_menu_button_popdown (self->compare_button);
-  ss_window_compare (self, kinds, methods, n);
+  ss_window_compare (self, (const SsSolveParams *) choices->data, choices->len);
 }
 
 static void

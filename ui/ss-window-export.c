@@ -1,5 +1,8 @@
 /* ss-window-export.c: exporting FITS, PNG and the curves as CSV. */
 #include "ss-window-private.h"
+#include "ss-export.h"
+
+#include <string.h>
 
 /* ---- exporting ------------------------------------------------------------ */
 
@@ -77,9 +80,6 @@ export_done (GObject *source, GAsyncResult *result, gpointer user_data)
   g_autoptr (GError) error = NULL;
   self->exporting = FALSE;
   g_clear_error (&self->export_error);
-  g_clear_error (&self->fit_error);
-  g_clear_object (&self->fit_cancellable);
-  g_clear_pointer (&self->hdus, g_ptr_array_unref);
   if (!g_task_propagate_boolean (G_TASK (result), &error))
     {
       ss_window_show_file_error (self, "export", d->path, error);
@@ -92,16 +92,6 @@ export_done (GObject *source, GAsyncResult *result, gpointer user_data)
     }
   if (!self->disposed)
     ss_window_update_actions (self);
-}
-
-/* The solver's name in the CLI's words ("cpadmm", "direct-fft", ...), for
- * CSV files that scripts read. */
-static char *
-solver_csv_name (const SsSolveParams *p)
-{
-  if (p->kind == SS_SOLVER_DIRECT && p->direct_method == SS_DIRECT_INVERSE)
-    return g_strdup ("direct-gets");
-  return g_strdup (ss_solver_kind_to_string (p->kind));
 }
 
 /* The curves of the last run or of every solver of the comparison. */
@@ -117,7 +107,7 @@ collect_curves (SsWindow *self, GPtrArray *names, GPtrArray *points)
           SsSolveTask *task = g_object_get_data (G_OBJECT (e), "ss-task");
           if (task == NULL || ss_compare_entry_get_points (e) == NULL)
             continue;
-          g_ptr_array_add (names, solver_csv_name (&ss_solve_task_get_settings (task)->params));
+          g_ptr_array_add (names, ss_solve_params_name (&ss_solve_task_get_settings (task)->params));
           g_ptr_array_add (points, g_array_ref (ss_compare_entry_get_points (e)));
         }
       return;
@@ -125,7 +115,7 @@ collect_curves (SsWindow *self, GPtrArray *names, GPtrArray *points)
   SsSolveTask *task = self->task ? self->task : self->result_task;
   if (task != NULL)
     {
-      g_ptr_array_add (names, solver_csv_name (&ss_solve_task_get_settings (task)->params));
+      g_ptr_array_add (names, ss_solve_params_name (&ss_solve_task_get_settings (task)->params));
       g_ptr_array_add (points, g_array_ref (ss_solve_task_get_points (task)));
     }
 }
@@ -179,7 +169,8 @@ ss_window_export (SsWindow *self, SsExportFormat format, const char *path,
       collect_curves (self, d->names, d->points);
       if (d->points->len == 0)
         {
-          ss_window_show_message (self, "No convergence curve to export yet: run a solver first", TRUE);
+          ss_window_show_message (self, "No convergence curve to export yet: run a solver first",
+                                  TRUE);
           g_set_error (&self->export_error, SS_ERROR, SS_ERROR_INVALID_ARGUMENT, "no curve");
           export_data_free (d);
           return;
@@ -259,7 +250,8 @@ suggested_name (SsWindow *self, SsExportFormat format)
   char *dot = strrchr (base, '.');
   if (dot && dot != base)
     *dot = '\0';
-  const char *what = format == SS_EXPORT_CSV ? "convergence" : ss_window_view_names[self->view_kind];
+  const char *what = format == SS_EXPORT_CSV ? "convergence"
+                                             : ss_window_view_names[self->view_kind];
   const char *ext = format == SS_EXPORT_PNG ? "png" : format == SS_EXPORT_CSV ? "csv" : "fits";
   return g_strdup_printf ("%s-%s.%s", base, what, ext);
 }
@@ -274,9 +266,10 @@ ss_window_action_export (GSimpleAction *action, GVariant *param, gpointer data)
       titles[format], GTK_WINDOW (self), GTK_FILE_CHOOSER_ACTION_SAVE, "_Export", "_Cancel");
   GtkFileChooser *chooser = GTK_FILE_CHOOSER (dialog);
   ss_window_add_filter (chooser, format == SS_EXPORT_PNG ? "PNG images"
-                       : format == SS_EXPORT_CSV ? "CSV tables" : "FITS images",
-              format == SS_EXPORT_PNG ? ss_window_png_patterns
-              : format == SS_EXPORT_CSV ? ss_window_csv_patterns : ss_window_fits_patterns);
+                                 : format == SS_EXPORT_CSV ? "CSV tables" : "FITS images",
+                        format == SS_EXPORT_PNG ? ss_window_png_patterns
+                        : format == SS_EXPORT_CSV ? ss_window_csv_patterns
+                                                  : ss_window_fits_patterns);
   if (format == SS_EXPORT_PNG)
     {
       static const char *depth_ids[] = { "8", "16", NULL };

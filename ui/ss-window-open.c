@@ -1,6 +1,15 @@
 /* ss-window-open.c: opening files: reading in a worker, the HDU and plane
  * chooser, recent files, dropped files and the bundled sample. */
 #include "ss-window-private.h"
+#include "ss-config.h"
+#include "ss-gunzip.h"
+
+#include <math.h>
+#include <string.h>
+
+#define SAMPLE_NAME "hubble_deep_field.fits"
+#define RECENT_MAX 8
+#define APP_NAME "Sharpsky"
 
 static gboolean offers_a_choice (SsWindow *self);
 
@@ -235,6 +244,49 @@ add_to_recent (const char *path)
   gtk_recent_manager_add_full (gtk_recent_manager_get_default (), uri, &data);
 }
 
+/* The bundled sample opens on the teaching demo (seed 000's experiment);
+ * any other file is a real image, or a measurement whose header records how
+ * it was simulated: it opens on deblurring it as it is, with sharpsky-cli
+ * deblur's defaults (sky median, mirror edges, x >= 0, alpha from the noise)
+ * and the PSF the record names or, as --psf auto, measured on its stars. The
+ * solver and the other choices the user made are kept. */
+static void
+apply_defaults_for_file (SsWindow *self, const char *base)
+{
+  SsSettings s;
+  ss_params_panel_get_settings (self->panel, &s);
+  if (g_str_equal (base, SAMPLE_NAME))
+    {
+      SsSettings demo;
+      ss_settings_init (&demo);
+      demo.params = s.params;
+      demo.backend = s.backend;
+      ss_params_panel_set_settings (self->panel, &demo);
+      ss_settings_clear (&demo);
+      ss_settings_clear (&s);
+      return;
+    }
+  SsAcquisition recorded;
+  ss_acquisition_init (&recorded);
+  gboolean found = FALSE;
+  gboolean simulated = self->header != NULL
+                       && ss_acquisition_from_header (self->header, &recorded, &found, NULL)
+                       && found;
+  s.mode = SS_MODE_DEBLUR;
+  s.sky_mode = SS_SKY_MEDIAN;
+  s.boundary = SS_BOUNDARY_MIRROR;
+  s.params.nonneg = TRUE;
+  s.auto_params |= G_GUINT64_CONSTANT (1) << SS_PARAM_ALPHA;
+  s.psf_from_fit = !simulated;
+  if (simulated)
+    ss_psf_spec_copy (&recorded.psf, &s.acquisition.psf);
+  ss_params_panel_set_settings (self->panel, &s);
+  ss_settings_clear (&s);
+  ss_acquisition_clear (&recorded);
+  if (!simulated)
+    ss_window_find_stars_quietly (self);
+}
+
 static void
 take_loaded_image (SsWindow *self, LoadData *d)
 {
@@ -270,6 +322,7 @@ take_loaded_image (SsWindow *self, LoadData *d)
   ss_window_refresh_view (self);
   ss_image_view_zoom_fit (self->view);
   ss_window_update_idle_status (self);
+  apply_defaults_for_file (self, base);
 }
 
 static void
@@ -347,7 +400,8 @@ static gboolean
 offers_a_choice (SsWindow *self)
 {
   const SsFitsHdu *hdu = find_hdu (self->hdus, self->hdu);
-  return ss_window_count_images (self->hdus) > 1 || (hdu != NULL && hdu->planes > 1 && hdu->planes != 3);
+  return ss_window_count_images (self->hdus) > 1
+         || (hdu != NULL && hdu->planes > 1 && hdu->planes != 3);
 }
 
 static void

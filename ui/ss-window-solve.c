@@ -1,6 +1,11 @@
 /* ss-window-solve.c: Run, Stop and Compare, and the status line of a run. */
 #include "ss-window-private.h"
 
+#include <math.h>
+
+/* A stop the engine has not honoured after this long detaches the worker. */
+#define STOP_DETACH_MS 400
+
 static void compare_next (SsWindow *self);
 
 /* ---- status line ---------------------------------------------------------- */
@@ -44,20 +49,6 @@ update_final_status (SsWindow *self, SsSolveTask *task, gboolean ok, gboolean ca
                             cancelled ? "Stopped" : ok ? "Done" : "Failed", r->iterations,
                             r->seconds, rate, metric, r->backend ? r->backend : "?",
                             r->device ? r->device : "?", mem);
-  ss_window_set_status (self, text);
-}
-
-void
-ss_window_update_idle_status (SsWindow *self)
-{
-  if (self->input == NULL)
-    {
-      ss_window_set_status (self, self->loading ? "Loading…" : "No image");
-      return;
-    }
-  g_autofree char *base = self->path ? g_path_get_basename (self->path) : g_strdup ("image");
-  g_autofree char *text = g_strdup_printf ("%s · %d×%d · ready", base, self->input->width,
-                                           self->input->height);
   ss_window_set_status (self, text);
 }
 
@@ -115,9 +106,9 @@ ss_window_on_status_tick (gpointer data)
   const SsSolveParams *p = &ss_solve_task_get_settings (self->task)->params;
   SsJob *job = ss_solve_task_get_job (self->task);
   g_autofree char *mem = ss_format_bytes (ss_window_resident_bytes ());
+  g_autofree char *label = ss_solve_params_label (p);
   g_autofree char *text = g_strdup_printf (
-      "%s on %d×%d pixels: working… %.0f s · %s · memory %s",
-      ss_solver_display_name (p->kind, p->direct_method), job ? job->solve_width : 0,
+      "%s on %d×%d pixels: working… %.0f s · %s · memory %s", label, job ? job->solve_width : 0,
       job ? job->solve_height : 0, (now - self->started_at) / 1e6,
       self->backend_text ? self->backend_text : "…", mem);
   ss_window_set_status (self, text);
@@ -228,8 +219,9 @@ on_solve_done (GObject *source, GAsyncResult *result, gpointer user_data)
 
   const SsSolveResult *r = ss_solve_task_get_result (task);
   const SsSolveParams *params = &ss_solve_task_get_settings (task)->params;
+  g_autofree char *label = ss_solve_params_label (params);
   if (!ok && !cancelled)
-    ss_window_show_error (self, ss_solver_display_name (params->kind, params->direct_method), error);
+    ss_window_show_error (self, label, error);
   else if (r->warning)
     ss_window_show_message (self, r->warning, FALSE);
 
@@ -292,8 +284,8 @@ validate_settings (SsWindow *self, const SsSettings *settings)
 {
   if (settings->psf_from_fit && !(settings->psf_fit.fwhm > 0))
     {
-      ss_window_show_message (self, "Cannot run: measure the PSF first (Pick a star, Ctrl+K, or Find "
-                    "stars, Ctrl+Shift+K)", TRUE);
+      ss_window_show_message (self, "Cannot run: measure the PSF first (Pick a star, Ctrl+K, "
+                              "or Find stars, Ctrl+Shift+K)", TRUE);
       return FALSE;
     }
   g_autoptr (GError) error = NULL;
@@ -378,8 +370,8 @@ ss_window_run (SsWindow *self)
       ss_plot_clear (self->plot);
       if (ss_solver_is_iterative (settings.params.kind))
         ss_plot_set_x_range (self->plot, settings.params.iterations);
-      self->series = ss_plot_add_series (
-          self->plot, ss_solver_display_name (settings.params.kind, settings.params.direct_method));
+      g_autofree char *label = ss_solve_params_label (&settings.params);
+      self->series = ss_plot_add_series (self->plot, label);
       prepare_views_for_run (self);
       start_solve (self, &settings);
     }
@@ -420,13 +412,12 @@ compare_next (SsWindow *self)
       select_best_entry (self);
       return;
     }
-  CompareItem item = g_array_index (self->compare_queue, CompareItem, 0);
+  SsSolveParams choice = g_array_index (self->compare_queue, SsSolveParams, 0);
   g_array_remove_index (self->compare_queue, 0);
   SsSettings settings;
   ss_settings_copy (&self->compare_settings, &settings);
-  settings.params.kind = item.kind;
-  settings.params.direct_method = item.method;
-  const char *name = ss_solver_display_name (item.kind, item.method);
+  ss_solve_params_copy_choices (&choice, &settings.params);
+  g_autofree char *name = ss_solve_params_label (&settings.params);
   self->series = ss_plot_add_series (self->plot, name);
   self->compare_entry = ss_compare_entry_new (name, self->series);
   ss_compare_table_append (self->table, self->compare_entry);
@@ -435,8 +426,7 @@ compare_next (SsWindow *self)
 }
 
 void
-ss_window_compare (SsWindow *self, const SsSolverKind *kinds, const SsDirectMethod *methods,
-                   guint n)
+ss_window_compare (SsWindow *self, const SsSolveParams *choices, guint n)
 {
   g_return_if_fail (SS_IS_WINDOW (self));
   if (n == 0)
@@ -451,11 +441,7 @@ ss_window_compare (SsWindow *self, const SsSolverKind *kinds, const SsDirectMeth
   if (!validate_settings (self, &self->compare_settings))
     return;
   g_array_set_size (self->compare_queue, 0);
-  for (guint i = 0; i < n; i++)
-    {
-      CompareItem item = { kinds[i], methods ? methods[i] : SS_DIRECT_SOLVE };
-      g_array_append_val (self->compare_queue, item);
-    }
+  g_array_append_vals (self->compare_queue, choices, n);
   self->comparing = TRUE;
   ss_plot_clear (self->plot);
   ss_plot_set_x_range (self->plot, self->compare_settings.params.iterations);

@@ -19,10 +19,11 @@ iterate_until (gboolean (*done) (SsWindow *), SsWindow *self, double timeout)
   return TRUE;
 }
 
+/* Opening a real image starts a star search: a file is open once it ends. */
 static gboolean
 is_not_loading (SsWindow *self)
 {
-  return !self->loading;
+  return !self->loading && !self->fitting;
 }
 
 static gboolean
@@ -198,6 +199,13 @@ int
 ss_window_get_iteration (SsWindow *self)
 {
   return self->iteration;
+}
+
+SsFrame *
+ss_window_get_frame (SsWindow *self, SsViewKind view)
+{
+  g_return_val_if_fail (SS_IS_WINDOW (self), NULL);
+  return ss_window_frame_for (self, view, FALSE);
 }
 
 SsHduChooser *

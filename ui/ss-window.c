@@ -2,6 +2,10 @@
  * and messages. The other ss-window-*.c files hold its other seams. */
 #include "ss-window-private.h"
 
+#include <math.h>
+#include <string.h>
+#include <unistd.h>
+
 G_DEFINE_FINAL_TYPE (SsWindow, ss_window, GTK_TYPE_APPLICATION_WINDOW)
 
 const char *const ss_window_view_names[SS_WINDOW_N_VIEWS] = {
@@ -45,6 +49,20 @@ ss_window_set_status (SsWindow *self, const char *text)
 {
   if (!self->disposed)
     gtk_label_set_text (self->status_label, text);
+}
+
+void
+ss_window_update_idle_status (SsWindow *self)
+{
+  if (self->input == NULL)
+    {
+      ss_window_set_status (self, self->loading ? "Loading…" : "No image");
+      return;
+    }
+  g_autofree char *base = self->path ? g_path_get_basename (self->path) : g_strdup ("image");
+  g_autofree char *text = g_strdup_printf ("%s · %d×%d · ready", base, self->input->width,
+                                           self->input->height);
+  ss_window_set_status (self, text);
 }
 
 /* ---- the message banner --------------------------------------------------- */
@@ -158,7 +176,8 @@ ss_window_refresh_view (SsWindow *self)
                         && (self->view_kind != SS_VIEW_ORIGINAL
                             || self->split_kind != SS_VIEW_ORIGINAL);
   SsFrame *primary = ss_window_frame_for (self, self->view_kind, job_region);
-  SsFrame *secondary = self->split ? ss_window_frame_for (self, self->split_kind, job_region) : NULL;
+  SsFrame *secondary = self->split ? ss_window_frame_for (self, self->split_kind, job_region)
+                                   : NULL;
   if (primary == NULL)
     secondary = NULL;
   ss_image_view_set_placeholder (self->view, placeholder_for (self, self->view_kind));
@@ -173,13 +192,6 @@ ss_window_set_view (SsWindow *self, SsViewKind view)
   g_return_if_fail (SS_IS_WINDOW (self));
   g_action_group_change_action_state (G_ACTION_GROUP (self), "view",
                                       g_variant_new_string (ss_window_view_names[view]));
-}
-
-SsFrame *
-ss_window_get_frame (SsWindow *self, SsViewKind view)
-{
-  g_return_val_if_fail (SS_IS_WINDOW (self), NULL);
-  return ss_window_frame_for (self, view, FALSE);
 }
 
 void
@@ -348,6 +360,10 @@ ss_window_finalize (GObject *object)
     ss_header_free (self->header);
   g_clear_error (&self->load_error);
   g_clear_error (&self->export_error);
+  g_clear_error (&self->fit_error);
+  g_clear_object (&self->fit_cancellable);
+  g_clear_object (&self->load_cancellable);
+  g_clear_pointer (&self->hdus, g_ptr_array_unref);
   ss_job_unref (self->job);
   ss_window_clear_results (self);
   g_free (self->backend_text);
@@ -376,12 +392,7 @@ ss_window_class_init (SsWindowClass *klass)
 #define CHILD(name) gtk_widget_class_bind_template_child (widget_class, SsWindow, name)
   CHILD (main_menu);
   CHILD (recent_menu);
-  CHILD (compare_cpadmm);
-  CHILD (compare_fista);
-  CHILD (compare_ista);
-  CHILD (compare_cholesky);
-  CHILD (compare_gets);
-  CHILD (compare_fft);
+  CHILD (compare_list);
   CHILD (compare_button);
   CHILD (banner_box);
   CHILD (banner_icon);
@@ -445,9 +456,10 @@ static void
 ss_window_init (SsWindow *self)
 {
   gtk_widget_init_template (GTK_WIDGET (self));
-  self->compare_queue = g_array_new (FALSE, FALSE, sizeof (CompareItem));
+  self->compare_queue = g_array_new (FALSE, FALSE, sizeof (SsSolveParams));
   ss_settings_init (&self->compare_settings);
   ss_window_add_actions (self);
+  ss_window_fill_compare_list (self);
   setup_display_controls (self);
   setup_recent (self);
   setup_drop_target (self);
@@ -461,9 +473,11 @@ ss_window_init (SsWindow *self)
   g_object_bind_property (self->panel, "picking-star", self->view, "pick-mode",
                           G_BINDING_BIDIRECTIONAL | G_BINDING_SYNC_CREATE);
   g_signal_connect (self->view, "pixel-picked", G_CALLBACK (ss_window_on_pixel_picked), self);
-  g_signal_connect_swapped (self->view, "notify::pick-mode", G_CALLBACK (ss_window_update_actions), self);
+  g_signal_connect_swapped (self->view, "notify::pick-mode", G_CALLBACK (ss_window_update_actions),
+                            self);
   g_signal_connect (self->table, "selected", G_CALLBACK (ss_window_on_table_selected), self);
-  g_signal_connect_swapped (self, "notify::fullscreened", G_CALLBACK (ss_window_on_fullscreened), self);
+  g_signal_connect_swapped (self, "notify::fullscreened", G_CALLBACK (ss_window_on_fullscreened),
+                            self);
 
   self->status_tick_id = g_timeout_add (500, ss_window_on_status_tick, self);
 

@@ -60,13 +60,11 @@ char *ss_window_find_sample (void);
 
 void ss_window_run (SsWindow *self);
 void ss_window_stop (SsWindow *self);
-/* Runs the solvers KINDS[i] with METHODS[i] (for the dense one) one after another. */
-void ss_window_compare (SsWindow *self, const SsSolverKind *kinds, const SsDirectMethod *methods,
-                        guint n);
+/* Runs the solvers of CHOICES[i] (their kind and the choices they read; every
+ * other setting from the panel) one after another. */
+void ss_window_compare (SsWindow *self, const SsSolveParams *choices, guint n);
 
 void ss_window_set_view (SsWindow *self, SsViewKind view);
-/* The frame a view shows now (live preview while running), or NULL. */
-SsFrame *ss_window_get_frame (SsWindow *self, SsViewKind view);
 
 /* Writes the shown view (or the curves) to PATH without a dialog. */
 void ss_window_export (SsWindow *self, SsExportFormat format, const char *path,
@@ -94,6 +92,8 @@ gboolean ss_window_wait_rendered (SsWindow *self, double timeout);
 
 gboolean ss_window_is_busy (SsWindow *self);      /* loading, solving or exporting */
 gboolean ss_window_is_running (SsWindow *self);   /* a solve (or comparison) under way */
+/* The frame a view shows now (live preview while running), or NULL. */
+SsFrame *ss_window_get_frame (SsWindow *self, SsViewKind view);
 /* The chooser while it is open, else NULL. */
 SsHduChooser *ss_window_get_hdu_chooser (SsWindow *self);
 SsParamsPanel *ss_window_get_params_panel (SsWindow *self);

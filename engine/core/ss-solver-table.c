@@ -31,9 +31,9 @@ static const char *const direct_method_labels[] = {
   "Cholesky, two triangular solves", "GETS explicit inverse", NULL,
 };
 
-static const char *const rl_stops[] = { "none", "discrepancy", NULL };
+static const char *const rl_stops[] = { "discrepancy", "none", NULL };
 static const char *const rl_stop_labels[] = {
-  "Run every iteration", "When the residual reaches the noise", NULL,
+  "When the residual reaches the noise", "Run every iteration", NULL,
 };
 
 static const SsParamInfo params[SS_N_PARAMS] = {
@@ -121,12 +121,14 @@ static const SsSolverInfo solvers[SS_N_SOLVERS] = {
   [SS_SOLVER_CPADMM] = {
     .kind = SS_SOLVER_CPADMM, .name = "cpadmm", .label = "CPADMM",
     .help = "LASSO by circulant ADMM: every inverse diagonal in Fourier space (seed 000, Alg. 3)",
-    .caps = SS_SOLVER_ITERATIVE | SS_SOLVER_MASKS,
+    .caps = SS_SOLVER_ITERATIVE | SS_SOLVER_MASKS | SS_SOLVER_BATCHES,
     .params = LASSO_COMMON | USES (SS_PARAM_RHO) | USES (SS_PARAM_SIGMA) | USES (SS_PARAM_TAU),
+    .compare_by_default = TRUE,
     .cpu = ss_cpu_cpadmm, .cuda = CUDA_ENTRY (ss_cuda_cpadmm_entry) },
   [SS_SOLVER_FISTA] = {
     .kind = SS_SOLVER_FISTA, .name = "fista", .label = "FISTA",
     .help = "LASSO by accelerated proximal gradient, step 1/max|c|² (seeds 001, 004)",
+    .compare_by_default = TRUE,
     .caps = SS_SOLVER_ITERATIVE | SS_SOLVER_MASKS,
     .params = LASSO_COMMON | USES (SS_PARAM_BACKTRACKING) | USES (SS_PARAM_CONTINUATION),
     .cpu = ss_cpu_fista, .cuda = CUDA_ENTRY (ss_cuda_fista_entry) },
@@ -150,7 +152,7 @@ static const SsSolverInfo solvers[SS_N_SOLVERS] = {
     .kind = SS_SOLVER_DIRECT_FFT, .name = "direct-fft", .label = "Direct FFT",
     .help = "The same Tikhonov system, exact in Fourier space when every pixel is observed; "
             "any size (the Wiener filter with a flat spectrum)",
-    .caps = 0, .params = USES (SS_PARAM_ALPHA),
+    .caps = 0, .params = USES (SS_PARAM_ALPHA), .compare_by_default = TRUE,
     .cpu = ss_cpu_direct_fft, .cuda = CUDA_ENTRY (ss_cuda_direct_fft_entry) },
   [SS_SOLVER_RL] = {
     .kind = SS_SOLVER_RL, .name = "rl", .label = "Richardson–Lucy",
@@ -288,6 +290,82 @@ ss_solve_params_foreach_used (const SsSolveParams *p, SsParamFunc func, gpointer
         g_autofree char *text = ss_param_format (&params[id], value);
         func (&params[id], value, text, user_data);
       }
+}
+
+static guint
+n_choices (const SsParamInfo *info)
+{
+  return g_strv_length ((char **) info->choices);
+}
+
+guint
+ss_solver_n_variants (const SsSolverInfo *info)
+{
+  guint n = 1;
+  for (int id = 0; id < SS_N_PARAMS; id++)
+    if (params[id].type == SS_PARAM_CHOICE && ss_solver_uses (info, (SsParamId) id))
+      n *= n_choices (&params[id]);
+  return n;
+}
+
+void
+ss_solver_apply_variant (const SsSolverInfo *info, guint variant, SsSolveParams *p)
+{
+  p->kind = info->kind;
+  /* VARIANT in mixed radix: one digit per choice the solver reads. */
+  for (int id = 0; id < SS_N_PARAMS; id++)
+    if (params[id].type == SS_PARAM_CHOICE && ss_solver_uses (info, (SsParamId) id))
+      {
+        guint count = n_choices (&params[id]);
+        ss_param_set (p, &params[id], variant % count);
+        variant /= count;
+      }
+}
+
+void
+ss_solve_params_copy_choices (const SsSolveParams *from, SsSolveParams *to)
+{
+  const SsSolverInfo *info = ss_solver_info (from->kind);
+  to->kind = from->kind;
+  for (int id = 0; info && id < SS_N_PARAMS; id++)
+    if (params[id].type == SS_PARAM_CHOICE && ss_solver_uses (info, (SsParamId) id))
+      ss_param_set (to, &params[id], ss_param_get (from, &params[id]));
+}
+
+/* The solver's name or label, then each choice it reads: all of them
+ * (ALWAYS) or those off their default. */
+static char *
+describe (const SsSolveParams *p, gboolean labels, gboolean always)
+{
+  const SsSolverInfo *info = ss_solver_info (p->kind);
+  if (info == NULL)
+    return g_strdup ("unknown");
+  GString *text = g_string_new (labels ? info->label : info->name);
+  for (int id = 0; id < SS_N_PARAMS; id++)
+    {
+      const SsParamInfo *param = &params[id];
+      if (param->type != SS_PARAM_CHOICE || !ss_solver_uses (info, (SsParamId) id))
+        continue;
+      int value = (int) ss_param_get (p, param);
+      if (!always && value == (int) ss_param_default (info, (SsParamId) id))
+        continue;
+      if (value >= 0 && (guint) value < n_choices (param))
+        g_string_append_printf (text, labels ? ", %s" : "-%s",
+                                labels ? param->choice_labels[value] : param->choices[value]);
+    }
+  return g_string_free (text, FALSE);
+}
+
+char *
+ss_solve_params_label (const SsSolveParams *p)
+{
+  return describe (p, TRUE, TRUE);
+}
+
+char *
+ss_solve_params_name (const SsSolveParams *p)
+{
+  return describe (p, FALSE, FALSE);
 }
 
 gboolean

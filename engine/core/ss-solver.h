@@ -31,8 +31,10 @@ typedef enum {
 
 /* When Richardson–Lucy stops before its iteration count. */
 typedef enum {
+  SS_RL_STOP_DISCREPANCY, /* at the first report point where ||P C x - y||²/m falls to the
+                             noise level (ss-rl.h); the default, so first (Compare's
+                             variant 0 is the defaults) */
   SS_RL_STOP_NONE,        /* run every iteration */
-  SS_RL_STOP_DISCREPANCY, /* at the first report point where ||P C x - y||²/m <= noise² */
 } SsRlStop;
 
 typedef struct {
@@ -165,6 +167,7 @@ typedef enum {
   SS_SOLVER_MASKS         = 1 << 1,  /* handles an observation mask (ratio < 1, blank pixels) */
   SS_SOLVER_PRIOR         = 1 << 2,  /* a prior beyond pixel l1 / Tikhonov */
   SS_SOLVER_NEEDS_REGION  = 1 << 3,  /* dense n x n: large images need a region of interest */
+  SS_SOLVER_BATCHES       = 1 << 4,  /* the GPU solves problems sharing an operator as one batch */
 } SsSolverCaps;
 
 typedef gboolean (*SsSolveFunc) (const SsProblem *problem, const SsSolveParams *params,
@@ -191,6 +194,7 @@ typedef struct {
   SsParamDefault defaults[4];  /* its own defaults (first n_defaults) */
   int n_defaults;
   const char *phases[5];  /* names of the timed phases in phase_seconds, NULL-ended */
+  gboolean compare_by_default;  /* ticked in the app's Compare list */
   SsSolveFunc cpu;
   const SsCudaSolverEntry *cuda;   /* NULL: CPU only, or a build without CUDA */
   /* Rules beyond the parameter ranges, or NULL. */
@@ -239,6 +243,17 @@ typedef void (*SsParamFunc) (const SsParamInfo *info, double value, const char *
                              gpointer user_data);
 void ss_solve_params_foreach_used (const SsSolveParams *params, SsParamFunc func,
                                    gpointer user_data);
+/* The ways to run a solver that Compare lists: one per value of each choice
+ * it reads ("direct": Cholesky solve, GETS inverse). VARIANT in
+ * [0, ss_solver_n_variants) sets PARAMS's kind and choices. */
+guint ss_solver_n_variants (const SsSolverInfo *info);
+void ss_solver_apply_variant (const SsSolverInfo *info, guint variant, SsSolveParams *params);
+/* Copies FROM's kind and the choices its solver reads into TO. */
+void ss_solve_params_copy_choices (const SsSolveParams *from, SsSolveParams *to);
+/* "Direct (dense), GETS explicit inverse" for people, "direct-inverse" for
+ * scripts: the solver and its choices when they are not the default. g_free. */
+char *ss_solve_params_label (const SsSolveParams *params);
+char *ss_solve_params_name (const SsSolveParams *params);
 /* Sets every parameter of PARAMS to the solver's default; keeps the rest. */
 void ss_solve_params_set_defaults (SsSolveParams *params, SsSolverKind kind);
 
