@@ -6,6 +6,7 @@
  *   sharpsky-cli bench [options]
  *   sharpsky-cli cs [options]
  *   sharpsky-cli info FILE
+ *   sharpsky-cli quality [--cases small] [--markdown FILE]
  *
  * Each subcommand has its own --help. Exit status: 0 success, 2 bad usage,
  * 1 failed I/O or solve (ss-cli-common.h).
@@ -28,6 +29,7 @@ static const CliCommand commands[] = {
   { "bench",    cli_bench,    "time solver iterations against the measured floor" },
   { "cs",       cli_cs,       "compressed sensing: random sparse problems, batches, phase transitions" },
   { "info",     cli_info,     "describe a FITS or PNG file and the compute devices" },
+  { "quality",  cli_quality,  "score every solver against RL and Wiener on noisy simulated skies" },
 };
 
 static void
@@ -65,7 +67,7 @@ main (int argc, char **argv)
     if (g_str_equal (name, commands[i].name))
       return commands[i].run (argc - 1, argv + 1);
 
-  cli_error (NULL, "unknown command '%s' (commands: simulate, deblur, run, bench, cs, info; "
+  cli_error (NULL, "unknown command '%s' (commands: simulate, deblur, run, bench, cs, info, quality; "
              "see '" CLI_PROGRAM " --help')", name);
   return CLI_EXIT_USAGE;
 }

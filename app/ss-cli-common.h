@@ -187,5 +187,6 @@ int cli_bench (int argc, char **argv);
 int cli_bench_whole (const CliOptions *options);   /* ss-cli-bench-whole.c: bench --whole */
 int cli_cs (int argc, char **argv);       /* ss-cli-cs.c */
 int cli_info (int argc, char **argv);
+int cli_quality (int argc, char **argv);  /* ss-cli-quality.c */
 
 G_END_DECLS

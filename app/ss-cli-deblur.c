@@ -17,36 +17,13 @@
  * removed: it is no longer a measurement) and HISTORY cards of every
  * parameter.
  */
-#include "ss-cli-solve.h"
+#include "ss-cli-deblur.h"
 
 #include <math.h>
 #include <string.h>
 
-/* One plane's problem and result. Sizes: the image is w x h; the problem
- * solved is the padded pw x ph with the image at (x0, y0). */
-typedef struct {
-  int plane;                /* -1 for a single-plane image */
-  SsScaling scaling;
-  SsSkyMode sky_mode;
-  SsOperator *op;
-  float *y;                 /* pw x ph, 0 where unobserved */
-  float *truth;             /* pw x ph, or NULL */
-  float *truth_image;       /* w x h, or NULL */
-  int pw, ph, x0, y0;
-  gsize blanks;
-  SsSolveParams params;
-  double noise;             /* scaled units, when alpha is automatic */
-  SsPsfSpec psf;            /* the blur (for a fit: its circular approximation) */
-  SsPsfFit fit;
-  gboolean fitted;
-  char *psf_text;           /* for summaries and HISTORY */
-  gsize observed;           /* the operator's m, kept after the buffers go */
-  SsSolveResult result;     /* x is freed once cropped into the output */
-  double mse, psnr, baseline;
-} PlaneJob;
-
-static void
-plane_job_init (PlaneJob *job, int plane, const CliConfig *c)
+void
+cli_plane_job_init (CliPlaneJob *job, int plane, const CliConfig *c)
 {
   memset (job, 0, sizeof *job);
   job->plane = plane;
@@ -57,7 +34,7 @@ plane_job_init (PlaneJob *job, int plane, const CliConfig *c)
 
 /* Frees the per-pixel buffers; what summaries and HISTORY need stays. */
 static void
-plane_job_release_buffers (PlaneJob *job)
+plane_job_release_buffers (CliPlaneJob *job)
 {
   if (job->op != NULL)
     job->observed = job->op->m;
@@ -68,8 +45,8 @@ plane_job_release_buffers (PlaneJob *job)
   g_clear_pointer (&job->result.x, g_free);
 }
 
-static void
-plane_job_clear (PlaneJob *job)
+void
+cli_plane_job_clear (CliPlaneJob *job)
 {
   plane_job_release_buffers (job);
   ss_psf_spec_clear (&job->psf);
@@ -77,19 +54,8 @@ plane_job_clear (PlaneJob *job)
   ss_solve_result_clear (&job->result);
 }
 
-/* What every plane shares. */
-typedef struct {
-  const char *in_path;
-  const char *truth_path;
-  SsImage *image;           /* the planes processed */
-  SsImage *truth;           /* NULL, one plane, or as many as IMAGE */
-  gboolean recorded;
-  SsAcquisition acq;        /* when recorded */
-  CliPhases phases;         /* where the time went, over every plane */
-} DeblurInput;
-
 static const float *
-truth_plane (const DeblurInput *in, int plane)
+truth_plane (const CliDeblurInput *in, int plane)
 {
   if (in->truth == NULL)
     return NULL;
@@ -106,7 +72,7 @@ plane_label (const char *path, int plane)
 /* ---- a recorded measurement --------------------------------------------- */
 
 static int
-check_recorded_options (const DeblurInput *in, const CliOptions *o, const CliConfig *c)
+check_recorded_options (const CliDeblurInput *in, const CliOptions *o, const CliConfig *c)
 {
   if (c->psf_source != CLI_PSF_SPEC)
     {
@@ -135,8 +101,8 @@ check_recorded_options (const DeblurInput *in, const CliOptions *o, const CliCon
 
 /* The operator and units come from IN's header. */
 static int
-prepare_recorded (const DeblurInput *in, const CliOptions *o, const CliConfig *c,
-                  PlaneJob *job)
+prepare_recorded (const CliDeblurInput *in, const CliOptions *o, const CliConfig *c,
+                  CliPlaneJob *job)
 {
   g_autoptr (GError) error = NULL;
   const SsImage *image = in->image;
@@ -200,7 +166,7 @@ prepare_recorded (const DeblurInput *in, const CliOptions *o, const CliConfig *c
 
 /* The PSF of plane JOB->plane: the spec given, or a fit to stars. */
 static int
-measure_psf (const DeblurInput *in, const CliOptions *o, const CliConfig *c, PlaneJob *job)
+measure_psf (const CliDeblurInput *in, const CliOptions *o, const CliConfig *c, CliPlaneJob *job)
 {
   g_autoptr (GError) error = NULL;
   int plane = MAX (job->plane, 0);
@@ -247,7 +213,7 @@ measure_psf (const DeblurInput *in, const CliOptions *o, const CliConfig *c, Pla
 
 /* Pads the scaled data (and truth) to an FFT-friendly size per --boundary. */
 static int
-pad_plane (const DeblurInput *in, const CliConfig *c, PlaneJob *job, const float *scaled,
+pad_plane (const CliDeblurInput *in, const CliConfig *c, CliPlaneJob *job, const float *scaled,
            int *margin)
 {
   g_autoptr (GError) error = NULL;
@@ -275,8 +241,8 @@ pad_plane (const DeblurInput *in, const CliConfig *c, PlaneJob *job, const float
   return -1;
 }
 
-static int
-prepare_real (const DeblurInput *in, const CliOptions *o, const CliConfig *c, PlaneJob *job)
+int
+cli_deblur_prepare_real (const CliDeblurInput *in, const CliOptions *o, const CliConfig *c, CliPlaneJob *job)
 {
   g_autoptr (GError) error = NULL;
   const SsImage *image = in->image;
@@ -289,6 +255,8 @@ prepare_real (const DeblurInput *in, const CliOptions *o, const CliConfig *c, Pl
     return cli_fail (CLI_EXIT_FAILURE, label, error);
   job->sky_mode = c->sky_mode;
 
+  /* The sky subtracted, for solvers that model the counts as measured (RL). */
+  job->background = ss_scaling_background (&job->scaling);
   g_autofree float *scaled = g_new (float, n);
   ss_scaling_apply (&job->scaling, data, scaled, n, FALSE);
   gsize blanks = 0;
@@ -337,8 +305,8 @@ prepare_real (const DeblurInput *in, const CliOptions *o, const CliConfig *c, Pl
 
 /* With --alpha auto, the alpha found must be valid; says what was chosen. */
 static int
-check_auto_alpha (const DeblurInput *in, const CliOptions *o, const CliConfig *c,
-                  const PlaneJob *job)
+check_auto_alpha (const CliDeblurInput *in, const CliOptions *o, const CliConfig *c,
+                  const CliPlaneJob *job)
 {
   g_autoptr (GError) error = NULL;
   g_autofree char *label = plane_label (in->in_path, job->plane);
@@ -356,34 +324,50 @@ check_auto_alpha (const DeblurInput *in, const CliOptions *o, const CliConfig *c
 /* Crops the solved plane, measures it against the truth, and writes it in
  * the input's units into OUT. */
 static int
-finish_plane (const DeblurInput *in, PlaneJob *job, float *out)
+finish_plane (const CliDeblurInput *in, CliPlaneJob *job, float *out)
 {
   g_autoptr (GError) error = NULL;
+  if (cli_deblur_crop_plane (in, job, job->result.x, out, &error))
+    return -1;
+  g_autofree char *label = plane_label (in->in_path, job->plane);
+  return cli_fail (CLI_EXIT_FAILURE, label, error);
+}
+
+gboolean
+cli_deblur_crop_plane (const CliDeblurInput *in, CliPlaneJob *job, const float *solved,
+                       float *out, GError **error)
+{
   int w = in->image->width, h = in->image->height;
   gsize n = (gsize) w * h;
   g_autofree float *x = g_new (float, n);
-  if (!ss_boundary_crop (job->result.x, job->pw, job->ph, job->x0, job->y0, w, h, x, &error))
-    {
-      g_autofree char *label = plane_label (in->in_path, job->plane);
-      return cli_fail (CLI_EXIT_FAILURE, label, error);
-    }
+  if (!ss_boundary_crop (solved, job->pw, job->ph, job->x0, job->y0, w, h, x, error))
+    return FALSE;
   if (job->truth_image != NULL)
     {
       job->mse = ss_mse (x, job->truth_image, n);
       job->psnr = ss_psnr_from_mse (job->mse);
     }
   ss_scaling_unapply (&job->scaling, x, out, n);
-  return -1;
+  return TRUE;
+}
+
+SsProblem
+cli_plane_job_problem (const CliPlaneJob *job)
+{
+  return (SsProblem) { .op = job->op, .y = job->y, .truth = job->truth,
+                       .background = job->background };
 }
 
 static int
-solve_plane (const DeblurInput *in, const CliOptions *o, const CliConfig *c, PlaneJob *job,
+solve_plane (const CliDeblurInput *in, const CliOptions *o, const CliConfig *c, CliPlaneJob *job,
              float *out)
 {
   int status = check_auto_alpha (in, o, c, job);
   if (status < 0)
-    status = cli_solve (c, &job->params, o, in->in_path, job->plane, job->op, job->y,
-                        job->truth, &job->result);
+    {
+      SsProblem problem = cli_plane_job_problem (job);
+      status = cli_solve (c, &job->params, o, in->in_path, job->plane, &problem, &job->result);
+    }
   if (status < 0)
     status = finish_plane (in, job, out);
   return status;
@@ -392,8 +376,8 @@ solve_plane (const DeblurInput *in, const CliOptions *o, const CliConfig *c, Pla
 /* COUNT prepared planes of one padded size solved as one batch
  * (ss_backend_solve_batch: one batched iteration on a GPU). */
 static int
-solve_planes_together (const DeblurInput *in, const CliOptions *o, const CliConfig *c,
-                       PlaneJob *jobs, int count, SsImage *out)
+solve_planes_together (const CliDeblurInput *in, const CliOptions *o, const CliConfig *c,
+                       CliPlaneJob *jobs, int count, SsImage *out)
 {
   int status = -1;
   for (int i = 0; i < count && status < 0; i++)
@@ -406,7 +390,7 @@ solve_planes_together (const DeblurInput *in, const CliOptions *o, const CliConf
   g_autofree SsSolveResult *results = g_new0 (SsSolveResult, count);
   for (int i = 0; i < count; i++)
     {
-      problems[i] = (SsProblem) { jobs[i].op, jobs[i].y, jobs[i].truth };
+      problems[i] = cli_plane_job_problem (&jobs[i]);
       alphas[i] = jobs[i].params.alpha;
       planes[i] = jobs[i].plane;
     }
@@ -420,8 +404,8 @@ solve_planes_together (const DeblurInput *in, const CliOptions *o, const CliConf
 }
 
 static void
-fill_summary (CliSummary *s, const DeblurInput *in, const CliOptions *o, const CliConfig *c,
-              const PlaneJob *job)
+fill_summary (CliSummary *s, const CliDeblurInput *in, const CliOptions *o, const CliConfig *c,
+              const CliPlaneJob *job)
 {
   cli_summary_init (s, "deblur");
   s->input = in->in_path;
@@ -473,8 +457,8 @@ accumulate_result (SsSolveResult *total, const SsSolveResult *r, int count)
 }
 
 static void
-add_plane_history (CliHistory *history, const DeblurInput *in, const CliConfig *c,
-                   const PlaneJob *job)
+add_plane_history (CliHistory *history, const CliDeblurInput *in, const CliConfig *c,
+                   const CliPlaneJob *job)
 {
   const char *prefix = job->plane >= 0 ? "plane " : "";
   g_autofree char *plane = job->plane >= 0 ? g_strdup_printf ("%d ", job->plane) : g_strdup ("");
@@ -497,7 +481,7 @@ add_plane_history (CliHistory *history, const DeblurInput *in, const CliConfig *
 
 /* Loads the truth and checks it matches IN. */
 static int
-load_truth (DeblurInput *in, const CliOptions *o)
+load_truth (CliDeblurInput *in, const CliOptions *o)
 {
   if (in->truth_path == NULL)
     return -1;
@@ -523,7 +507,7 @@ load_truth (DeblurInput *in, const CliOptions *o)
 
 /* Reads IN and decides between a recorded measurement and a real image. */
 static int
-load_input (DeblurInput *in, const CliOptions *o, const CliConfig *c)
+load_input (CliDeblurInput *in, const CliOptions *o, const CliConfig *c)
 {
   g_autoptr (GError) error = NULL;
   int status = cli_load_image (in->in_path, c, o, TRUE, &in->image);
@@ -562,8 +546,8 @@ load_input (DeblurInput *in, const CliOptions *o, const CliConfig *c)
 /* The final summary of a colour image or cube: totals over the planes. MSE
  * and alpha are plane means (the planes have equal sizes), counts are sums. */
 static void
-print_total_summary (const DeblurInput *in, const CliOptions *o, const CliConfig *c,
-                     const PlaneJob *jobs, int planes)
+print_total_summary (const CliDeblurInput *in, const CliOptions *o, const CliConfig *c,
+                     const CliPlaneJob *jobs, int planes)
 {
   SsSolveResult total = { 0 };
   CliSummary s;
@@ -595,7 +579,7 @@ print_total_summary (const DeblurInput *in, const CliOptions *o, const CliConfig
  * prepared at once: about 24 bytes a padded pixel on the host, kept under
  * 4 GiB. */
 static int
-planes_per_batch (const DeblurInput *in, const CliConfig *c)
+planes_per_batch (const CliDeblurInput *in, const CliConfig *c)
 {
   int planes = in->image->planes;
   if (planes < 2 || !(ss_solver_info (c->params.kind)->caps & SS_SOLVER_BATCHES)
@@ -610,15 +594,15 @@ planes_per_batch (const DeblurInput *in, const CliConfig *c)
  * and releases planes FIRST .. FIRST + COUNT - 1; each plane's summary
  * follows when the image has several. */
 static int
-deblur_plane_group (DeblurInput *in, const CliOptions *o, const CliConfig *c,
-                    PlaneJob *jobs, int first, int count, SsImage *out)
+deblur_plane_group (CliDeblurInput *in, const CliOptions *o, const CliConfig *c,
+                    CliPlaneJob *jobs, int first, int count, SsImage *out)
 {
   int planes = in->image->planes, status = -1, prepared = 0;
   for (; prepared < count && status < 0; prepared++)
     {
-      PlaneJob *job = &jobs[first + prepared];
-      plane_job_init (job, planes > 1 ? first + prepared : -1, c);
-      status = in->recorded ? prepare_recorded (in, o, c, job) : prepare_real (in, o, c, job);
+      CliPlaneJob *job = &jobs[first + prepared];
+      cli_plane_job_init (job, planes > 1 ? first + prepared : -1, c);
+      status = in->recorded ? prepare_recorded (in, o, c, job) : cli_deblur_prepare_real (in, o, c, job);
     }
   cli_phases_lap (&in->phases, &in->phases.prepare);
   gboolean one_size = TRUE;
@@ -632,7 +616,7 @@ deblur_plane_group (DeblurInput *in, const CliOptions *o, const CliConfig *c,
   cli_phases_lap (&in->phases, &in->phases.solve);
   for (int i = 0; i < prepared; i++)
     {
-      PlaneJob *job = &jobs[first + i];
+      CliPlaneJob *job = &jobs[first + i];
       job->psf_text = ss_psf_spec_to_string (&job->psf);
       plane_job_release_buffers (job);
       if (status < 0 && planes > 1)
@@ -648,8 +632,8 @@ deblur_plane_group (DeblurInput *in, const CliOptions *o, const CliConfig *c,
 }
 
 static int
-write_output (const DeblurInput *in, const CliOptions *o, const CliConfig *c,
-              const PlaneJob *jobs, int planes, SsImage *out, const char *const *inputs)
+write_output (const CliDeblurInput *in, const CliOptions *o, const CliConfig *c,
+              const CliPlaneJob *jobs, int planes, SsImage *out, const char *const *inputs)
 {
   CliHistory history;
   cli_history_init (&history, "deblur");
@@ -672,7 +656,7 @@ write_output (const DeblurInput *in, const CliOptions *o, const CliConfig *c,
 }
 
 static int
-deblur_planes (DeblurInput *in, const CliOptions *o, const CliConfig *c,
+deblur_planes (CliDeblurInput *in, const CliOptions *o, const CliConfig *c,
                const char *const *inputs)
 {
   g_autoptr (GError) error = NULL;
@@ -681,7 +665,7 @@ deblur_planes (DeblurInput *in, const CliOptions *o, const CliConfig *c,
   if (out == NULL)
     return cli_fail (CLI_EXIT_FAILURE, o->output, error);
 
-  PlaneJob *jobs = g_new0 (PlaneJob, planes);
+  CliPlaneJob *jobs = g_new0 (CliPlaneJob, planes);
   int status = -1, group = planes_per_batch (in, c);
   for (int first = 0; first < planes && status < 0; first += group)
     status = deblur_plane_group (in, o, c, jobs, first, MIN (group, planes - first), out);
@@ -704,7 +688,7 @@ deblur_planes (DeblurInput *in, const CliOptions *o, const CliConfig *c,
       status = CLI_EXIT_OK;
     }
   for (int p = 0; p < planes; p++)
-    plane_job_clear (&jobs[p]);
+    cli_plane_job_clear (&jobs[p]);
   g_free (jobs);
   return status;
 }
@@ -713,7 +697,7 @@ deblur_planes (DeblurInput *in, const CliOptions *o, const CliConfig *c,
 static int
 deblur_one (CliOptions *o, CliConfig *c, const char *in_path)
 {
-  DeblurInput in = { 0 };
+  CliDeblurInput in = { 0 };
   cli_phases_start (&in.phases);
   in.in_path = in_path;
   in.truth_path = o->truth;

@@ -346,17 +346,16 @@ finish_solve (gboolean ok, const GError *error, const CliOptions *options, const
 
 int
 cli_solve (const CliConfig *config, const SsSolveParams *params, const CliOptions *options,
-           const char *input, int plane, const SsOperator *op, const float *y,
-           const float *truth, SsSolveResult *result)
+           const char *input, int plane, const SsProblem *problem, SsSolveResult *result)
 {
   g_autoptr (GError) error = NULL;
-  g_autoptr (SsBackend) backend = open_solve_backend (config, params, options, input, plane, op);
+  g_autoptr (SsBackend) backend = open_solve_backend (config, params, options, input, plane,
+                                                      problem->op);
   if (backend == NULL)
     return CLI_EXIT_FAILURE;
-  SsProblem problem = { .op = op, .y = y, .truth = truth };
   g_autoptr (GCancellable) cancellable = g_cancellable_new ();
   ReportContext context = { options, cancellable, params->iterations, plane };
-  gboolean ok = ss_backend_solve (backend, &problem, params, on_report, &context,
+  gboolean ok = ss_backend_solve (backend, problem, params, on_report, &context,
                                   cancellable, result, &error);
   return finish_solve (ok, error, options, input, result);
 }
@@ -936,7 +935,8 @@ solve_and_report (const CliOptions *o, const CliConfig *c, const char *truth_pat
     return status;
 
   SsSolveResult result = { 0 };
-  status = cli_solve (c, &params, o, truth_path, -1, op, sp->y, sp->truth, &result);
+  SsProblem problem = { .op = op, .y = sp->y, .truth = sp->truth };
+  status = cli_solve (c, &params, o, truth_path, -1, &problem, &result);
 
   if (status < 0 && o->output != NULL)
     {

@@ -41,11 +41,11 @@ void cli_history_clear (CliHistory *history);
 
 /* ---- solving ---- */
 
-/* Runs the solver. PLANE >= 0 is added to progress lines and JSON reports
- * when an image has several planes. Returns -1 on success or the exit status. */
+/* Runs the solver on PROBLEM. PLANE >= 0 is added to progress lines and JSON
+ * reports when an image has several planes. Returns -1 on success or the
+ * exit status. */
 int cli_solve (const CliConfig *config, const SsSolveParams *params, const CliOptions *options,
-               const char *input, int plane, const SsOperator *op, const float *y,
-               const float *truth, SsSolveResult *result);
+               const char *input, int plane, const SsProblem *problem, SsSolveResult *result);
 
 /* Solves COUNT problems of one size together (ss_backend_solve_batch), each
  * with its weight ALPHAS[i]; progress lines and JSON reports name PLANES[i].

@@ -44,7 +44,8 @@ test_batch_init (TestBatch *t, GRand *rng, int count, int width, int height)
       t->ys[b] = ss_simulate (op, &acq, t->truths[b], &error);
       g_assert_no_error (error);
       /* The last problem has no truth: its MSE is NaN, the others' are not. */
-      t->problems[b] = (SsProblem) { op, t->ys[b], b + 1 < count ? t->truths[b] : NULL };
+      t->problems[b] = (SsProblem) { .op = op, .y = t->ys[b],
+                                     .truth = b + 1 < count ? t->truths[b] : NULL };
       t->alphas[b] = g_rand_double_range (rng, 5e-4, 5e-3);
     }
 }
@@ -168,7 +169,7 @@ test_batch_refuses_mixed_sizes (void)
   TestProblem a, b;
   test_problem_init (&a, rng, 24, 20, "box:3", 1.0, 0);
   test_problem_init (&b, rng, 20, 24, "box:3", 1.0, 0);
-  SsProblem problems[2] = { { a.op, a.y, NULL }, { b.op, b.y, NULL } };
+  SsProblem problems[2] = { { .op = a.op, .y = a.y }, { .op = b.op, .y = b.y } };
   SsSolveResult results[2] = { { 0 } };
   SsSolveParams params = test_solve_params (SS_SOLVER_CPADMM, 1e-3, 5);
   g_assert_false (ss_backend_solve_batch (backend, problems, 2, NULL, &params, NULL, NULL, NULL,
@@ -205,7 +206,8 @@ test_share_operator (void)
   test_problem_init (&b, rng, 30, 20, "box:3", 0.5, 0);   /* another sensing seed */
   SsOperator *same_chat = ss_operator_new_from_parts (30, 20, a.op->chat, NULL, &error);
   g_assert_no_error (error);
-  SsProblem problems[3] = { { a.op, a.y, NULL }, { same_chat, a.y, NULL }, { a.op, b.y, NULL } };
+  SsProblem problems[3] = { { .op = a.op, .y = a.y }, { .op = same_chat, .y = a.y },
+                            { .op = a.op, .y = b.y } };
   g_assert_true (ss_problems_share_operator (problems, 3));
   problems[2].op = b.op;
   g_assert_false (ss_problems_share_operator (problems, 3));

@@ -387,7 +387,7 @@ test_image_solvers (gconstpointer data)
   params.inner_iterations = kind == SS_SOLVER_ALM ? 200 : 30;
   params.report_every = kind == SS_SOLVER_IHT ? 10 : params.iterations / 5;
   g_autoptr (GArray) residuals = g_array_new (FALSE, FALSE, sizeof (double));
-  SsProblem problem = { p.op, p.y, p.truth };
+  SsProblem problem = { .op = p.op, .y = p.y, .truth = p.truth };
   SsSolveResult result = { 0 };
   g_autoptr (GError) error = NULL;
   g_assert_true (ss_cpu_solve (&problem, &params, collect_residual, residuals, NULL, &result,

@@ -48,7 +48,7 @@ cuda_teardown (CudaFixture *f, gconstpointer data)
 static SsSolveResult
 solve_gpu (SsCudaContext *ctx, const TestProblem *p, const SsSolveParams *params)
 {
-  SsProblem problem = { p->op, p->y, p->truth };
+  SsProblem problem = { .op = p->op, .y = p->y, .truth = p->truth };
   SsSolveResult result = { 0 };
   g_autoptr (GError) error = NULL;
   gboolean ok = ss_cuda_solve (ctx, &problem, params, NULL, NULL, NULL, &result, &error);
@@ -161,6 +161,53 @@ test_fista_matches_cpu (CudaFixture *f, gconstpointer data)
   compare_iterative (f, cases, G_N_ELEMENTS (cases));
 }
 
+/* RL and RL-TV, masked or not, with the discrepancy rule or without: the GPU
+ * stops at the same report and agrees with the CPU within 1e-4. */
+static void
+test_rl_matches_cpu (CudaFixture *f, gconstpointer data)
+{
+  if (f->ctx == NULL)
+    return;
+  static const struct {
+    int width, height;
+    const char *psf;
+    double ratio, tv, background;
+    SsRlStop stop;
+  } cases[] = {
+    { 64, 48, "gaussian:2", 1.0, 0, 0, SS_RL_STOP_NONE },
+    { 35, 27, "moffat:3,2.5", 0.7, 0, 0.2, SS_RL_STOP_NONE },
+    { 64, 64, "gaussian:2.5", 1.0, 0.004, 0.1, SS_RL_STOP_NONE },
+    { 96, 64, "gaussian:3", 1.0, 0, 0.3, SS_RL_STOP_DISCREPANCY },
+  };
+  for (gsize i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      TestProblem p;
+      /* No sensing: RL needs a blur; a mask when the ratio is below 1. */
+      test_problem_init_sensing (&p, f->rng, cases[i].width, cases[i].height, cases[i].psf,
+                                 cases[i].ratio, 0.01, SS_SENSING_NONE);
+      SsSolveParams params = test_solve_params (SS_SOLVER_RL, 0, 60);
+      ss_solve_params_set_defaults (&params, SS_SOLVER_RL);
+      params.iterations = 60;
+      params.report_every = 5;
+      params.tv = cases[i].tv;
+      params.rl_stop = cases[i].stop;
+      SsProblem problem = { .op = p.op, .y = p.y, .truth = p.truth,
+                            .background = cases[i].background };
+      SsSolveResult cpu = { 0 }, gpu = { 0 };
+      g_autoptr (GError) error = NULL;
+      g_assert_true (ss_cpu_solve (&problem, &params, NULL, NULL, NULL, &cpu, &error));
+      g_assert_true (ss_cuda_solve (f->ctx, &problem, &params, NULL, NULL, NULL, &gpu, &error));
+      g_assert_no_error (error);
+      g_test_message ("rl %d×%d %s ratio %.1f tv %g stop %d: %d iterations",
+                      cases[i].width, cases[i].height, cases[i].psf, cases[i].ratio,
+                      cases[i].tv, cases[i].stop, cpu.iterations);
+      assert_results_agree (&gpu, &cpu, p.n, 1e-4);
+      ss_solve_result_clear (&cpu);
+      ss_solve_result_clear (&gpu);
+      test_problem_clear (&p);
+    }
+}
+
 /* Graphs change how work is launched, never what it computes. */
 static void
 test_graphs_change_nothing (CudaFixture *f, gconstpointer data)
@@ -241,7 +288,7 @@ test_reports_match_cpu (CudaFixture *f, gconstpointer data)
       params.report_every = 7;
       params.preview_width = 17;
       params.preview_height = 13;
-      SsProblem problem = { p.op, p.y, p.truth };
+      SsProblem problem = { .op = p.op, .y = p.y, .truth = p.truth };
       ReportLog cpu_log, gpu_log;
       report_log_init (&cpu_log);
       report_log_init (&gpu_log);
@@ -297,7 +344,7 @@ test_cancellation (CudaFixture *f, gconstpointer data)
     {
       SsSolveParams params = test_solve_params (kinds[k], 1e-3, 1000000);
       params.report_every = 10;
-      SsProblem problem = { p.op, p.y, p.truth };
+      SsProblem problem = { .op = p.op, .y = p.y, .truth = p.truth };
       g_autoptr (GCancellable) cancellable = g_cancellable_new ();
       ReportLog log;
       report_log_init (&log);
@@ -396,7 +443,7 @@ test_direct_fft_refuses_mask (CudaFixture *f, gconstpointer data)
   TestProblem p;
   test_problem_init (&p, f->rng, 32, 32, "box:5", 0.5, 0.01);
   SsSolveParams params = test_solve_params (SS_SOLVER_DIRECT_FFT, 1e-2, 1);
-  SsProblem problem = { p.op, p.y, p.truth };
+  SsProblem problem = { .op = p.op, .y = p.y, .truth = p.truth };
   SsSolveResult result = { 0 };
   g_autoptr (GError) error = NULL;
   g_assert_false (ss_cuda_solve (f->ctx, &problem, &params, NULL, NULL, NULL, &result, &error));
@@ -420,7 +467,7 @@ test_dense_too_large (CudaFixture *f, gconstpointer data)
       test_problem_init (&p, f->rng, cases[c].side, cases[c].side, "box:5", 1.0, 0.01);
       SsSolveParams params = test_solve_params (SS_SOLVER_DIRECT, 1e-2, 1);
       params.memory_limit = cases[c].limit;
-      SsProblem problem = { p.op, p.y, p.truth };
+      SsProblem problem = { .op = p.op, .y = p.y, .truth = p.truth };
       SsSolveResult result = { 0 };
       g_autoptr (GError) error = NULL;
       gsize free_before = 0, free_after = 0;
@@ -517,7 +564,7 @@ test_bad_input (CudaFixture *f, gconstpointer data)
     return;
   TestProblem p;
   test_problem_init (&p, f->rng, 32, 32, "box:5", 0.5, 0.01);
-  SsProblem problem = { p.op, p.y, p.truth };
+  SsProblem problem = { .op = p.op, .y = p.y, .truth = p.truth };
   SsSolveResult result = { 0 };
   SsSolveParams params = test_solve_params (SS_SOLVER_CPADMM, 1e-3, 10);
   params.rho = -1;
@@ -525,7 +572,7 @@ test_bad_input (CudaFixture *f, gconstpointer data)
   g_assert_false (ss_cuda_solve (f->ctx, &problem, &params, NULL, NULL, NULL, &result, &error));
   g_assert_error (error, SS_ERROR, SS_ERROR_INVALID_ARGUMENT);
   g_clear_error (&error);
-  SsProblem empty = { NULL, NULL, NULL };
+  SsProblem empty = { .op = NULL };
   params.rho = 1;
   g_assert_false (ss_cuda_solve (f->ctx, &empty, &params, NULL, NULL, NULL, &result, &error));
   g_assert_error (error, SS_ERROR, SS_ERROR_INVALID_ARGUMENT);
@@ -547,7 +594,7 @@ test_planning_counted (CudaFixture *f, gconstpointer data)
   int width = 2 * g_rand_int_range (f->rng, 100, 140), height = width + 6;
   TestProblem p;
   test_problem_init (&p, f->rng, width, height, "gaussian:2", 1.0, 0.01);
-  SsProblem problem = { p.op, p.y, p.truth };
+  SsProblem problem = { .op = p.op, .y = p.y, .truth = p.truth };
   SsSolveParams params = test_solve_params (SS_SOLVER_CPADMM, 1e-3, 20);
   SsSolveResult gpu = { 0 }, cpu = { 0 };
   g_autoptr (GError) error = NULL;
@@ -575,7 +622,7 @@ test_backend_reuses_plans (CudaFixture *f, gconstpointer data)
   int width = 2 * g_rand_int_range (f->rng, 150, 190), height = width - 10;
   TestProblem p;
   test_problem_init (&p, f->rng, width, height, "moffat:3,2.5", 1.0, 0.01);
-  SsProblem problem = { p.op, p.y, p.truth };
+  SsProblem problem = { .op = p.op, .y = p.y, .truth = p.truth };
   SsSolveParams params = test_solve_params (SS_SOLVER_CPADMM, 1e-3, 20);
   SsSolveResult first = { 0 }, second = { 0 };
   g_autoptr (GError) error = NULL;
@@ -628,7 +675,8 @@ test_batch_matches_cpu (CudaFixture *f, gconstpointer data)
       truths[b] = test_sparse_image (f->rng, base.width, base.height, 0.1);
       ys[b] = ss_simulate (ops[b], &base.acq, truths[b], &error);
       g_assert_no_error (error);
-      problems[b] = (SsProblem) { ops[b], ys[b], b == 2 ? NULL : truths[b] };
+      problems[b] = (SsProblem) { .op = ops[b], .y = ys[b],
+                                  .truth = b == 2 ? NULL : truths[b] };
       alphas[b] = g_rand_double_range (f->rng, 5e-4, 5e-3);
     }
   SsSolveParams params = test_solve_params (SS_SOLVER_CPADMM, 1e-3, 60);
@@ -703,7 +751,7 @@ test_backend_batch_on_device_list (CudaFixture *f, gconstpointer data)
     {
       test_problem_init (&p[b], f->rng, 64, 48, "gaussian:2", 1.0, 0.01);
       /* Frames 0-4 share frame 0's operator; 5 and 6 bring their own. */
-      problems[b] = (SsProblem) { b < 5 ? p[0].op : p[b].op, NULL, p[b].truth };
+      problems[b] = (SsProblem) { .op = b < 5 ? p[0].op : p[b].op, .truth = p[b].truth };
       float *y = ss_simulate (problems[b].op, &p[b].acq, p[b].truth, &error);
       g_assert_no_error (error);
       g_free (p[b].y);
@@ -755,7 +803,7 @@ test_batch_cancellation (CudaFixture *f, gconstpointer data)
   test_problem_init (&p, f->rng, 64, 64, "box:5", 0.5, 0.01);
   SsProblem problems[COUNT];
   for (int b = 0; b < COUNT; b++)
-    problems[b] = (SsProblem) { p.op, p.y, p.truth };
+    problems[b] = (SsProblem) { .op = p.op, .y = p.y, .truth = p.truth };
   SsSolveParams params = test_solve_params (SS_SOLVER_CPADMM, 1e-3, 100);
   params.report_every = 10;
   g_autoptr (GCancellable) cancellable = g_cancellable_new ();
@@ -1110,6 +1158,7 @@ main (int argc, char **argv)
   g_test_init (&argc, &argv, NULL);
   ADD ("/cuda/cpadmm/matches-cpu", test_cpadmm_matches_cpu);
   ADD ("/cuda/fista/matches-cpu", test_fista_matches_cpu);
+  ADD ("/cuda/rl/matches-cpu", test_rl_matches_cpu);
   ADD ("/cuda/graphs-change-nothing", test_graphs_change_nothing);
   ADD ("/cuda/reports-and-preview-match-cpu", test_reports_match_cpu);
   ADD ("/cuda/cancellation", test_cancellation);

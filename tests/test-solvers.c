@@ -111,7 +111,7 @@ test_direct_fft_refuses_mask (void)
   SsSolveParams params;
   ss_solve_params_init (&params);
   params.kind = SS_SOLVER_DIRECT_FFT;
-  SsProblem problem = { p.op, p.y, NULL };
+  SsProblem problem = { .op = p.op, .y = p.y, .truth = NULL };
   SsSolveResult result = { 0 };
   g_autoptr (GError) error = NULL;
   g_assert_false (ss_cpu_solve (&problem, &params, NULL, NULL, NULL, &result, &error));
@@ -165,7 +165,7 @@ test_reports_and_preview (void)
       params.report_every = 5;
       params.preview_width = 16;
       params.preview_height = 12;
-      SsProblem problem = { p.op, p.y, p.truth };
+      SsProblem problem = { .op = p.op, .y = p.y, .truth = p.truth };
       SsSolveResult result = { 0 };
       ReportLog log = { 0 };
       g_assert_true (ss_cpu_solve (&problem, &params, record_report, &log, NULL, &result, NULL));
@@ -197,7 +197,7 @@ test_cancellation (void)
   params.preview_width = params.preview_height = 8;
   g_autoptr (GCancellable) cancellable = g_cancellable_new ();
   ReportLog log = { .cancel_at = 2, .cancellable = cancellable };
-  SsProblem problem = { p.op, p.y, NULL };
+  SsProblem problem = { .op = p.op, .y = p.y, .truth = NULL };
   SsSolveResult result = { 0 };
   g_autoptr (GError) error = NULL;
   g_assert_false (ss_cpu_solve (&problem, &params, record_report, &log, cancellable, &result, &error));

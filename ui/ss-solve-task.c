@@ -244,7 +244,12 @@ solve_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *ca
   params.report_every = self->report_every;
   choose_preview_size (job, &params.preview_width, &params.preview_height);
 
-  SsProblem problem = { .op = job->op, .y = job->y, .truth = job->truth };
+  /* A real image's sky, for solvers that model the counts as measured (RL);
+   * a simulation has none. */
+  double background = job->settings.mode == SS_MODE_DEBLUR
+                      ? ss_scaling_background (&job->scaling) : 0;
+  SsProblem problem = { .op = job->op, .y = job->y, .truth = job->truth,
+                        .background = background };
   gboolean ok = ss_backend_solve (backend, &problem, &params, on_report, self, cancellable,
                                   &self->result, &error);
   /* After a stop the partial estimate is still worth showing. */

@@ -376,7 +376,7 @@ bench_frames_init (BenchFrames *f, const SsBenchParams *params, int count, GErro
       guint64 base = ((guint64) params->seed << 48) ^ ((guint64) i << 36);
       for (gsize k = 0; k < n; k++)
         f->y[i][k] = f->op->mask[k] ? hash_uniform (base ^ k) : 0.0f;
-      f->problems[i] = (SsProblem) { f->op, f->y[i], NULL };
+      f->problems[i] = (SsProblem) { .op = f->op, .y = f->y[i] };
     }
   return TRUE;
 }

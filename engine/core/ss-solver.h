@@ -25,6 +25,7 @@ typedef enum {
   SS_SOLVER_HTP,
   SS_SOLVER_COSAMP,
   SS_SOLVER_ALM,          /* augmented Lagrangian l1 (seed 001): basis pursuit or the LASSO */
+  SS_SOLVER_RL,           /* Richardson–Lucy, optionally with TV (RL-TV) */
   SS_N_SOLVERS
 } SsSolverKind;
 
@@ -32,6 +33,14 @@ typedef enum {
   SS_DIRECT_SOLVE,        /* two triangular solves */
   SS_DIRECT_INVERSE,      /* explicit L^-1 by GETS, then two triangular products */
 } SsDirectMethod;
+
+/* When Richardson–Lucy stops before its iteration count. */
+typedef enum {
+  SS_RL_STOP_DISCREPANCY, /* at the first report point where ||P C x - y||²/m falls to the
+                             noise level (ss-rl.h); the default, so first (Compare's
+                             variant 0 is the defaults) */
+  SS_RL_STOP_NONE,        /* run every iteration */
+} SsRlStop;
 
 typedef struct {
   SsSolverKind kind;
@@ -45,6 +54,8 @@ typedef struct {
   gboolean backtracking;  /* FISTA: backtracking on the step (starts at 1/L) */
   gboolean continuation;  /* FISTA: lambda continuation from max|A^T y| down to alpha */
   SsDirectMethod direct_method;
+  double tv;              /* RL-TV weight lambda (0: plain Richardson–Lucy); >= 0 */
+  SsRlStop rl_stop;       /* Richardson–Lucy's stopping rule */
   int preview_width;      /* 0: no preview in reports */
   int preview_height;
   gsize memory_limit;     /* bytes the dense direct path may use; 0 = what the machine has */
@@ -66,6 +77,9 @@ typedef struct {
   const SsOperator *op;
   const float *y;         /* P^T y: the observations, 0 where unobserved */
   const float *truth;     /* optional (NULL): MSE/PSNR are reported against it */
+  double background;      /* the sky level subtracted from y before scaling (scaled units;
+                             0 when unknown): y + background is the data as measured, the
+                             photon counts Richardson–Lucy models */
 } SsProblem;
 
 /* Do COUNT problems have one size and one c^ (masks and data may differ)?
@@ -127,6 +141,8 @@ typedef enum {
   SS_PARAM_DIRECT_METHOD,
   SS_PARAM_SPARSITY,
   SS_PARAM_INNER_ITERATIONS,
+  SS_PARAM_TV,
+  SS_PARAM_RL_STOP,
   SS_N_PARAMS
 } SsParamId;
 

@@ -251,7 +251,7 @@ ss_cpu_bench (const SsBenchParams *params, SsBenchResult *result, GError **error
   g_autofree float *y = ss_simulate (op, &acq, truth, error);
   if (y == NULL)
     return FALSE;
-  SsProblem problem = { op, y, truth };
+  SsProblem problem = { .op = op, .y = y, .truth = truth };
   if (params->solver == SS_SOLVER_DIRECT)
     return bench_direct (params, &problem, result, error);
   if (!ss_solver_is_iterative (params->solver))

@@ -118,16 +118,7 @@ gradient (FistaState *s, const float *v, const float *y, gboolean want_f)
 static double
 data_term (FistaState *s, const float *v, const float *y)
 {
-  ss_cpu_circulant (s->fft, s->op, v, s->real, s->spectrum, s->real, FALSE);
-  const guint8 *mask = s->op->mask;
-  double f = 0;
-  for (gsize i = 0; i < s->n; i++)
-    if (mask == NULL || mask[i])
-      {
-        double d = (double) s->real[i] - y[i];
-        f += d * d;
-      }
-  return 0.5 * f;
+  return 0.5 * ss_cpu_masked_misfit (s->fft, s->op, v, y, s->real, s->spectrum);
 }
 
 /* out = soft(yk − grad/L, λ/L). */

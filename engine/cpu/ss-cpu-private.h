@@ -49,6 +49,11 @@ gboolean ss_cpu_reporter_emit (SsCpuReporter *reporter, int iteration, const flo
 void ss_cpu_circulant (const SsFft *fft, const SsOperator *op, const float *in, float *real,
                        float *spectrum, float *out, gboolean adjoint);
 
+/* REAL = P C X (0 off the mask); returns ||P C X − Y||² (the data misfit of
+ * the solvers and their reports). SPECTRUM is scratch. */
+double ss_cpu_masked_misfit (const SsFft *fft, const SsOperator *op, const float *x,
+                             const float *y, float *real, float *spectrum);
+
 /* Fills the common fields of RESULT from the last report and hands it *X
  * (from ss_mem_alloc; *X becomes NULL, so the solver's clean-up skips it). */
 void ss_cpu_finish_result (SsSolveResult *result, const SsCpuReporter *reporter,

@@ -104,6 +104,24 @@ ss_cpu_circulant (const SsFft *fft, const SsOperator *op, const float *in, float
   ss_fft_inverse (fft, spectrum, out);
 }
 
+double
+ss_cpu_masked_misfit (const SsFft *fft, const SsOperator *op, const float *x, const float *y,
+                      float *real, float *spectrum)
+{
+  ss_cpu_circulant (fft, op, x, real, spectrum, real, FALSE);
+  gsize n = (gsize) op->width * op->height;
+  double sum = 0;
+  for (gsize i = 0; i < n; i++)
+    if (op->mask == NULL || op->mask[i])
+      {
+        double d = (double) real[i] - y[i];
+        sum += d * d;
+      }
+    else
+      real[i] = 0.0f;
+  return sum;
+}
+
 void
 ss_cpu_finish_result (SsSolveResult *result, const SsCpuReporter *reporter, float **x,
                       int iterations, const SsMemCounter *memory)

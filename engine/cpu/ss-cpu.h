@@ -19,6 +19,13 @@ gboolean ss_cpu_fista (const SsProblem *problem, const SsSolveParams *params,
 gboolean ss_cpu_direct_fft (const SsProblem *problem, const SsSolveParams *params,
                             SsReportFunc report, gpointer user_data, GCancellable *cancellable,
                             SsSolveResult *result, GError **error);
+gboolean ss_cpu_rl (const SsProblem *problem, const SsSolveParams *params,
+                    SsReportFunc report, gpointer user_data, GCancellable *cancellable,
+                    SsSolveResult *result, GError **error);
+/* RL from the estimate START (n floats, the engine's units) instead of its
+ * flat start: what the fixed-point test needs. */
+gboolean ss_cpu_rl_from (const SsProblem *problem, const SsSolveParams *params,
+                         const float *start, SsSolveResult *result, GError **error);
 gboolean ss_cpu_direct_dense (const SsProblem *problem, const SsSolveParams *params,
                               SsReportFunc report, gpointer user_data, GCancellable *cancellable,
                               SsSolveResult *result, GError **error);

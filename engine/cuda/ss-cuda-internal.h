@@ -119,6 +119,7 @@ typedef struct {
   float *y;          /* n: P^T y */
   unsigned char *mask; /* n bytes or NULL (all observed) */
   float *truth;      /* n or NULL */
+  const SsProblem *host; /* what was uploaded (for host-side setup, e.g. RL's), or NULL */
 } SsCudaProblem;
 
 gboolean ss_cuda_problem_upload (SsCudaContext *ctx, const SsProblem *problem,
@@ -205,6 +206,12 @@ typedef struct {
   /* FALSE when an iteration waits on the host (FISTA backtracking): never
    * captured into a graph. */
   gboolean capturable;
+  /* A stopping rule read from each report (RL's discrepancy), or NULL. TRUE
+   * ends the run at that report, which is then the final one. With a rule
+   * the driver waits for each report before enqueuing the next interval, so
+   * the estimate is still the report's when the rule fires: one host wait
+   * per report, none per iteration. */
+  gboolean (*stop) (gpointer solver, const SsReport *report);
   /* CUDA graphs of 1..SS_CUDA_GRAPH_CHUNK plain iterations, captured on first
    * use and kept for the solver's life (they hold its buffer addresses). */
   cudaGraphExec_t graphs[SS_CUDA_GRAPH_CHUNK + 1];
@@ -250,6 +257,9 @@ SsCudaSolver *ss_cuda_cpadmm_new (SsCudaContext *ctx, const SsCudaProblem *p,
 SsCudaSolver *ss_cuda_fista_new (SsCudaContext *ctx, const SsCudaProblem *p,
                                  const SsSolveParams *params, SsCudaIterator *it,
                                  SsCudaReporter *reporter, GError **error);
+SsCudaSolver *ss_cuda_rl_new (SsCudaContext *ctx, const SsCudaProblem *p,
+                              const SsSolveParams *params, SsCudaIterator *it,
+                              SsCudaReporter *reporter, GError **error);
 SsCudaSolver *ss_cuda_direct_fft_new (SsCudaContext *ctx, const SsCudaProblem *p,
                                       const SsSolveParams *params, SsCudaIterator *it,
                                       SsCudaReporter *reporter, GError **error);

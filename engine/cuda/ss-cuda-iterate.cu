@@ -78,21 +78,25 @@ now_seconds (void)
   return (double) g_get_monotonic_time () * 1e-6;
 }
 
-static void
-deliver (SsCudaReporter *reporter, const void *slot, int iteration, gboolean final,
-         double start, SsReportFunc report, gpointer user_data, SsCudaRunOutcome *outcome)
+/* Returns TRUE when the iterator's stopping rule ends the run here. */
+static gboolean
+deliver (SsCudaIterator *it, SsCudaReporter *reporter, const void *slot, int iteration,
+         gboolean final, double start, SsReportFunc report, gpointer user_data,
+         SsCudaRunOutcome *outcome)
 {
   SsReport rep;
   memset (&rep, 0, sizeof rep);
   rep.iteration = iteration;
   rep.elapsed = now_seconds () - start;
-  rep.final = final;
   ss_cuda_reporter_fill (reporter, slot, &rep);
+  gboolean stop = it->stop != NULL && it->stop (it->solver, &rep);
+  rep.final = final || stop;
   if (report)
     report (&rep, user_data);
   outcome->last = rep;
   outcome->last.preview = NULL;
   outcome->iterations = iteration;
+  return stop;
 }
 
 gboolean
@@ -133,13 +137,24 @@ ss_cuda_run_iterations (SsCudaContext *ctx, SsCudaIterator *it, SsCudaReporter *
           ok = CUDA_OK (cudaEventSynchronize (copied[pending]));
           if (!ok)
             break;
-          deliver (reporter, pinned + pending * stride, pending_iteration,
+          deliver (it, reporter, pinned + pending * stride, pending_iteration,
                    pending_iteration == total, start, report, user_data, outcome);
         }
       pending = slot;
       pending_iteration = end;
       done = end;
       index++;
+      if (it->stop != NULL)
+        {
+          /* A rule reads this report before the next interval moves the estimate. */
+          ok = CUDA_OK (cudaEventSynchronize (copied[pending]));
+          gboolean stop = ok && deliver (it, reporter, pinned + pending * stride,
+                                         pending_iteration, pending_iteration == total, start,
+                                         report, user_data, outcome);
+          pending = -1;
+          if (stop)
+            break;
+        }
       if (g_cancellable_is_cancelled (cancellable))
         {
           outcome->cancelled = TRUE;
@@ -150,7 +165,7 @@ ss_cuda_run_iterations (SsCudaContext *ctx, SsCudaIterator *it, SsCudaReporter *
     {
       ok = CUDA_OK (cudaEventSynchronize (copied[pending]));
       if (ok)
-        deliver (reporter, pinned + pending * stride, pending_iteration,
+        deliver (it, reporter, pinned + pending * stride, pending_iteration,
                  pending_iteration == total, start, report, user_data, outcome);
     }
   if (!ok)

@@ -158,6 +158,7 @@ ss_cuda_problem_upload (SsCudaContext *ctx, const SsProblem *problem, SsCudaProb
                       error))
     return FALSE;
   dev->m = op->m;
+  dev->host = problem;
   dev->lipschitz = op->lipschitz;
   if (!CUDA_OK (cudaMemcpyAsync (dev->chat, op->chat, dev->spec * sizeof (float2),
                                  cudaMemcpyHostToDevice, ctx->stream))

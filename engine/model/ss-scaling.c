@@ -136,3 +136,10 @@ ss_scaling_unapply (const SsScaling *scaling, const float *in, float *out, gsize
   for (gsize i = 0; i < n; i++)
     out[i] = (float) (in[i] * scaling->scale + scaling->sky);
 }
+
+double
+ss_scaling_background (const SsScaling *scaling)
+{
+  double background = scaling->scale > 0 ? scaling->sky / scaling->scale : 0;
+  return isfinite (background) ? MAX (background, 0) : 0;
+}

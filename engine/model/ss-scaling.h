@@ -31,6 +31,11 @@ void ss_scaling_apply (const SsScaling *scaling, const float *in, float *out, gs
 /* out = in * scale + sky. */
 void ss_scaling_unapply (const SsScaling *scaling, const float *in, float *out, gsize n);
 
+/* The sky SCALING subtracted, in scaled units (>= 0): what a real image's
+ * scaled data must get back to be the counts as measured
+ * (SsProblem.background, for Richardson–Lucy). */
+double ss_scaling_background (const SsScaling *scaling);
+
 /* Median of the finite values (the mean of the middle two for an even
  * count), NAN when none: O(n) by histogram selection (ss-select.h), on every
  * core, without copying DATA. */

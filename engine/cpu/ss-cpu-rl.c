@@ -1,0 +1,199 @@
+/* ss-cpu-rl.c: Richardson–Lucy and RL-TV on the CPU (the reference).
+ *
+ *   z ← z ⊙ Cᵀ(P y' ⊘ (Cz + β)) ⊘ Cᵀ(P1) ⊘ (1 − λ div(∇z/|∇z|))
+ *
+ * on the data as measured, y' = (y + b)₊, with the background β, and
+ * x = z + β − b (ss-rl.h: the engine's data are sky-subtracted); P is the
+ * observation mask: unobserved and blank pixels take no part in the
+ * ratio, and Cᵀ(P1) normalises by how much of each pixel's light is
+ * observed. A pixel that reaches no observed pixel keeps its value. The TV
+ * factor is ss-rl-tv.h's, shared with the GPU. Two FFT pairs an iteration,
+ * one more at each report point (the metrics need Cx of the new estimate).
+ * The discrepancy rule is checked at report points only, as on the GPU,
+ * where checking means a reduction and a wait.
+ */
+#include "ss-cpu-private.h"
+#include "ss-error.h"
+#include "ss-rl.h"
+#include "ss-rl-tv.h"
+
+#include <math.h>
+#include <string.h>
+
+typedef struct {
+  gsize n;
+  const SsOperator *op;
+  const SsFft *fft;
+  SsRlSetup setup;
+  float *x, *next, *real, *spectrum;   /* x holds z */
+  float *weight;    /* ss_rl_weight (g_free) */
+} RlState;
+
+static gboolean
+state_alloc (RlState *s, SsMemCounter *mem, GError **error)
+{
+  gsize bytes = s->n * sizeof (float);
+  gsize spec = ss_fft_spectrum_floats (s->op->width, s->op->height) * sizeof (float);
+  return (s->x = ss_mem_alloc (mem, bytes, error)) && (s->next = ss_mem_alloc (mem, bytes, error))
+         && (s->real = ss_mem_alloc (mem, bytes, error))
+         && (s->weight = ss_rl_weight (s->op, error))
+         && (s->spectrum = ss_mem_alloc (mem, spec, error));
+}
+
+static void
+state_free (RlState *s, SsMemCounter *mem)
+{
+  ss_mem_free (mem, s->x, 0);
+  ss_mem_free (mem, s->next, 0);
+  ss_mem_free (mem, s->real, 0);
+  g_free (s->weight);
+  ss_mem_free (mem, s->spectrum, 0);
+}
+
+/* real = P(y + b)₊ ⊘ (C z + β), 0 off the mask. */
+static void
+data_ratio (RlState *s, const float *y)
+{
+  ss_cpu_circulant (s->fft, s->op, s->x, s->real, s->spectrum, s->real, FALSE);
+  const guint8 *mask = s->op->mask;
+  const float b = (float) s->setup.offset, beta = (float) s->setup.background;
+  float *r = s->real;
+#pragma omp parallel for simd schedule(static) if (s->n > SS_PARALLEL_MIN)
+  for (gsize i = 0; i < s->n; i++)
+    {
+      float observed = (mask == NULL || mask[i]) ? fmaxf (y[i] + b, 0.0f) : 0.0f;
+      r[i] = observed / fmaxf (r[i] + beta, 1e-30f);
+    }
+}
+
+/* next = x ⊙ (Cᵀ ratio) ⊙ weight (⊙ TV factor); x where weight is 0. */
+static void
+multiplicative_step (RlState *s, float lambda)
+{
+  float *back = s->next;
+  ss_cpu_circulant (s->fft, s->op, s->real, s->real, s->spectrum, back, TRUE);
+  const float *x = s->x, *weight = s->weight;
+  const int w = s->op->width, h = s->op->height;
+#pragma omp parallel for schedule(static) if (s->n > SS_PARALLEL_MIN)
+  for (int j = 0; j < h; j++)
+    for (int i = 0; i < w; i++)
+      {
+        gsize p = (gsize) j * w + i;
+        float step = weight[p] > 0 ? back[p] * weight[p] : 1.0f;
+        if (lambda > 0)
+          step *= ss_rl_tv_factor (x, w, h, i, j, lambda);
+        back[p] = x[p] * step;
+      }
+}
+
+/* Swaps in the new estimate; returns ||z_new − z||² when MEASURE. */
+static double
+accept_step (RlState *s, gboolean measure)
+{
+  double c2 = 0;
+  if (measure)
+    for (gsize i = 0; i < s->n; i++)
+      {
+        double d = (double) s->next[i] - s->x[i];
+        c2 += d * d;
+      }
+  float *old = s->x;
+  s->x = s->next;
+  s->next = old;
+  return c2;
+}
+
+static double
+squared_norm (const float *x, gsize n)
+{
+  double sum = 0;
+  for (gsize i = 0; i < n; i++)
+    sum += (double) x[i] * x[i];
+  return sum;
+}
+
+/* The estimate in the engine's units, x = z + β − b, in s->next (free
+ * between iterations). */
+static const float *
+export_estimate (RlState *s)
+{
+  const float shift = (float) (s->setup.background - s->setup.offset);
+  for (gsize i = 0; i < s->n; i++)
+    s->next[i] = s->x[i] + shift;
+  return s->next;
+}
+
+/* ||P C x − y||²/m for X, leaving P C x in s->real for the reporter. */
+static double
+residual (RlState *s, const float *x, const float *y)
+{
+  return ss_cpu_masked_misfit (s->fft, s->op, x, y, s->real, s->spectrum) / (double) s->op->m;
+}
+
+/* The run from the flat start, or from START (engine units) when given. */
+static gboolean
+rl_run (const SsProblem *problem, const SsSolveParams *params, const float *start,
+        SsReportFunc report, gpointer user_data, GCancellable *cancellable,
+        SsSolveResult *result, GError **error)
+{
+  RlState s = { 0 };
+  s.op = problem->op;
+  s.n = (gsize) s.op->width * s.op->height;
+  if (!ss_rl_setup (problem, params, &s.setup, error))
+    return FALSE;
+  if (!(s.fft = ss_fft_get (s.op->width, s.op->height, 1, error)))
+    return FALSE;
+  SsMemCounter mem = { 0 };
+  SsCpuReporter reporter;
+  ss_cpu_reporter_init (&reporter, problem, params, report, user_data, cancellable);
+  gboolean ok = state_alloc (&s, &mem, error);
+  /* z = x + b − β */
+  const float to_z = (float) (s.setup.offset - s.setup.background);
+  for (gsize i = 0; ok && i < s.n; i++)
+    s.x[i] = start ? fmaxf (start[i] + to_z, 0.0f) : (float) s.setup.start;
+
+  int iteration = 0;
+  gboolean stop = FALSE;
+  while (ok && !stop && iteration < params->iterations)
+    {
+      data_ratio (&s, problem->y);
+      multiplicative_step (&s, (float) params->tv);
+      iteration++;
+      gboolean measure = ss_cpu_is_report_point (params, iteration);
+      double change2 = accept_step (&s, measure);
+      if (!measure)
+        continue;
+      /* The change relative to the estimate in the engine's units, as the
+       * CUDA reporter measures it. */
+      const float *x = export_estimate (&s);
+      double norm2 = squared_norm (x, s.n);
+      stop = residual (&s, x, problem->y) <= s.setup.stop_level;
+      double rel = norm2 > 0 ? sqrt (change2 / norm2) : 0.0;
+      gboolean final = stop || iteration == params->iterations;
+      ok = ss_cpu_reporter_emit (&reporter, iteration, x, s.real, rel, final, error);
+    }
+  if (s.x)
+    {
+      mem.peak += s.n * sizeof (float) + (s.op->mask ? s.n : 0);   /* weight, mask */
+      export_estimate (&s);
+      /* s.next holds the estimate: handed over, so the clean-up skips it. */
+      ss_cpu_finish_result (result, &reporter, &s.next, iteration, &mem);
+    }
+  state_free (&s, &mem);
+  ss_cpu_reporter_clear (&reporter);
+  return ok;
+}
+
+gboolean
+ss_cpu_rl (const SsProblem *problem, const SsSolveParams *params, SsReportFunc report,
+           gpointer user_data, GCancellable *cancellable, SsSolveResult *result, GError **error)
+{
+  return rl_run (problem, params, NULL, report, user_data, cancellable, result, error);
+}
+
+gboolean
+ss_cpu_rl_from (const SsProblem *problem, const SsSolveParams *params, const float *start,
+                SsSolveResult *result, GError **error)
+{
+  return rl_run (problem, params, start, NULL, NULL, NULL, result, error);
+}

@@ -1,0 +1,291 @@
+/* ss-cuda-rl.cu: Richardson–Lucy and RL-TV on the GPU, step for step as
+ * ss-cpu-rl.c:
+ *
+ *   z ← z ⊙ Cᵀ(P y' ⊘ (Cz + β)) ⊘ Cᵀ(P1) ⊘ (1 − λ div(∇z/|∇z|)),   x = z + β − b
+ *
+ * An iteration is two dependent R2C/C2R pairs and two fused pixel kernels:
+ * R2C(z), times c^/n, C2R, the ratio kernel (y' ⊘ (Cz + β), 0 off the mask),
+ * R2C, times conj(c^)/n, C2R, then the update kernel (normaliser, TV factor,
+ * and at the last iterations of a report interval the estimate x and the
+ * squared change). Without TV the update is in place; with TV it reads z's
+ * neighbours, so it writes the new z beside it and a device copy follows.
+ * The offset b, the background β, the start and the normaliser 1/Cᵀ(P1) come
+ * from the host (ss-rl.h), as on the CPU; the iteration's arguments are fixed,
+ * so it is captured as a CUDA graph. The discrepancy rule is the iterator's
+ * stop hook: one wait per report, none per iteration.
+ */
+#include "ss-cuda-internal.h"
+#include "ss-cuda-device.cuh"
+#include "ss-rl.h"
+#include "ss-rl-tv.h"
+
+#include <math.h>
+#include <string.h>
+
+typedef struct {
+  SsCudaSolver base;
+  const SsCudaProblem *p;
+  const SsSolveParams *params;
+  SsRlSetup setup;
+  cufftHandle r2c, c2r;
+  float *z, *r, *back, *weight, *estimate;
+  float2 *spec;
+  SsCudaReporter *reporter;
+} Rl;
+
+/* r = P (y + b)₊ ⊘ (r + β), 0 off the mask (r holds C z on entry). */
+template <bool MASK>
+__global__ void
+rl_ratio_kernel (float *__restrict__ r, const float *__restrict__ y,
+                 const unsigned char *__restrict__ mask, size_t n, float b, float beta)
+{
+  for (size_t i = blockIdx.x * (size_t) blockDim.x + threadIdx.x; i < n;
+       i += (size_t) gridDim.x * blockDim.x)
+    {
+      float observed = (!MASK || mask[i]) ? fmaxf (y[i] + b, 0.0f) : 0.0f;
+      r[i] = observed / fmaxf (r[i] + beta, 1e-30f);
+    }
+}
+
+/* z_new = z ⊙ (back ⊙ weight, or 1 where weight is 0) (⊙ TV factor), into z
+ * (no TV) or back (TV); the estimate x = z_new + shift and the squared change
+ * when FLAGS ask. */
+template <bool TV, unsigned FLAGS>
+__global__ void
+rl_update_kernel (float *__restrict__ z, float *__restrict__ back,
+                  const float *__restrict__ weight, float *__restrict__ estimate, int w, int h,
+                  float lambda, float shift, double *__restrict__ acc)
+{
+  size_t n = (size_t) w * h;
+  double delta[1] = { 0.0 };
+  for (size_t p = blockIdx.x * (size_t) blockDim.x + threadIdx.x; p < n;
+       p += (size_t) gridDim.x * blockDim.x)
+    {
+      float wp = weight[p];
+      float step = wp > 0 ? back[p] * wp : 1.0f;
+      if (TV)
+        step *= ss_rl_tv_factor (z, w, h, (int) (p % w), (int) (p / w), lambda);
+      float zn = z[p] * step;
+      if (FLAGS & SS_ITER_DELTA)
+        {
+          float d = zn - z[p];
+          delta[0] += (double) d * d;
+        }
+      if (FLAGS & SS_ITER_WRITE_ESTIMATE)
+        estimate[p] = zn + shift;
+      if (TV)
+        back[p] = zn;
+      else
+        z[p] = zn;
+    }
+  if (FLAGS & SS_ITER_DELTA)
+    ss_block_sum_to<1> (delta, acc + SS_ACC_DELTA);
+}
+
+__global__ void
+rl_fill_kernel (float *__restrict__ x, size_t n, float value)
+{
+  for (size_t i = blockIdx.x * (size_t) blockDim.x + threadIdx.x; i < n;
+       i += (size_t) gridDim.x * blockDim.x)
+    x[i] = value;
+}
+
+/* ---- launches ---------------------------------------------------------------- */
+
+static gboolean
+rl_ratio (Rl *s, GError **error)
+{
+  SsCudaContext *ctx = s->base.ctx;
+  const SsCudaProblem *p = s->p;
+  unsigned blocks = ss_cuda_blocks (ctx, p->n);
+  float b = (float) s->setup.offset, beta = (float) s->setup.background;
+  if (p->mask)
+    rl_ratio_kernel<true><<<blocks, SS_CUDA_THREADS, 0, ctx->stream>>> (s->r, p->y, p->mask,
+                                                                        p->n, b, beta);
+  else
+    rl_ratio_kernel<false><<<blocks, SS_CUDA_THREADS, 0, ctx->stream>>> (s->r, p->y, NULL, p->n,
+                                                                         b, beta);
+  return LAUNCH_OK ("rl_ratio_kernel");
+}
+
+template <bool TV>
+static void
+launch_update (Rl *s, unsigned flags, unsigned blocks)
+{
+  const SsCudaProblem *p = s->p;
+  cudaStream_t st = s->base.ctx->stream;
+  float lambda = (float) s->params->tv;
+  float shift = (float) (s->setup.background - s->setup.offset);
+  double *acc = s->reporter->block;
+  if (flags & SS_ITER_DELTA)
+    rl_update_kernel<TV, SS_ITER_WRITE_ESTIMATE | SS_ITER_DELTA>
+      <<<blocks, SS_CUDA_THREADS, 0, st>>> (s->z, s->back, s->weight, s->estimate, p->width,
+                                            p->height, lambda, shift, acc);
+  else if (flags & SS_ITER_WRITE_ESTIMATE)
+    rl_update_kernel<TV, SS_ITER_WRITE_ESTIMATE><<<blocks, SS_CUDA_THREADS, 0, st>>> (
+      s->z, s->back, s->weight, s->estimate, p->width, p->height, lambda, shift, acc);
+  else
+    rl_update_kernel<TV, 0><<<blocks, SS_CUDA_THREADS, 0, st>>> (
+      s->z, s->back, s->weight, s->estimate, p->width, p->height, lambda, shift, acc);
+}
+
+static gboolean
+rl_update (Rl *s, unsigned flags, GError **error)
+{
+  SsCudaContext *ctx = s->base.ctx;
+  unsigned blocks = ss_cuda_blocks (ctx, s->p->n);
+  gboolean tv = s->params->tv > 0;
+  if (tv)
+    launch_update<true> (s, flags, blocks);
+  else
+    launch_update<false> (s, flags, blocks);
+  if (!LAUNCH_OK ("rl_update_kernel"))
+    return FALSE;
+  return !tv || CUDA_OK (cudaMemcpyAsync (s->z, s->back, s->p->n * sizeof (float),
+                                          cudaMemcpyDeviceToDevice, ctx->stream));
+}
+
+static const char *const rl_stage_names[] = {
+  "R2C z", "times c^/n", "C2R", "ratio kernel", "R2C ratio", "times conj(c^)/n", "C2R",
+  "update kernel (+ copy with TV)",
+};
+
+static gboolean
+rl_stage (gpointer solver, int stage, unsigned flags, GError **error)
+{
+  Rl *s = (Rl *) solver;
+  SsCudaContext *ctx = s->base.ctx;
+  const SsCudaProblem *p = s->p;
+  float inv_n = (float) (1.0 / (double) p->n);
+  switch (stage)
+    {
+    case 0: return CUFFT_OK (cufftExecR2C (s->r2c, s->z, (cufftComplex *) s->spec));
+    case 1: return ss_cuda_spectrum_multiply (ctx, s->spec, p->chat, p->spec, 1, FALSE, inv_n,
+                                              error);
+    case 2: return CUFFT_OK (cufftExecC2R (s->c2r, (cufftComplex *) s->spec, s->r));
+    case 3: return rl_ratio (s, error);
+    case 4: return CUFFT_OK (cufftExecR2C (s->r2c, s->r, (cufftComplex *) s->spec));
+    case 5: return ss_cuda_spectrum_multiply (ctx, s->spec, p->chat, p->spec, 1, TRUE, inv_n,
+                                              error);
+    case 6: return CUFFT_OK (cufftExecC2R (s->c2r, (cufftComplex *) s->spec, s->back));
+    default: return rl_update (s, flags, error);
+    }
+}
+
+static gboolean
+rl_iterate (gpointer solver, unsigned flags, GError **error)
+{
+  for (int stage = 0; stage < (int) G_N_ELEMENTS (rl_stage_names); stage++)
+    if (!rl_stage (solver, stage, flags, error))
+      return FALSE;
+  return TRUE;
+}
+
+static gboolean
+rl_reset (gpointer solver, GError **error)
+{
+  Rl *s = (Rl *) solver;
+  SsCudaContext *ctx = s->base.ctx;
+  rl_fill_kernel<<<ss_cuda_blocks (ctx, s->p->n), SS_CUDA_THREADS, 0, ctx->stream>>> (
+    s->z, s->p->n, (float) s->setup.start);
+  return LAUNCH_OK ("rl_fill_kernel");
+}
+
+static const float *
+rl_estimate (gpointer solver)
+{
+  return ((Rl *) solver)->estimate;
+}
+
+static gboolean
+rl_stop (gpointer solver, const SsReport *report)
+{
+  Rl *s = (Rl *) solver;
+  return report->residual <= s->setup.stop_level;
+}
+
+static void
+rl_destroy (SsCudaSolver *solver)
+{
+  Rl *s = (Rl *) solver;
+  SsCudaContext *ctx = solver->ctx;
+  size_t image = s->p->n * sizeof (float);
+  ss_cuda_free (ctx, s->z, image);
+  ss_cuda_free (ctx, s->r, image);
+  ss_cuda_free (ctx, s->back, image);
+  ss_cuda_free (ctx, s->weight, image);
+  ss_cuda_free (ctx, s->estimate, image);
+  ss_cuda_free (ctx, s->spec, s->p->spec * sizeof (float2));
+  g_free (s);
+}
+
+/* The normaliser, computed on the host as the CPU computes it. */
+static gboolean
+upload_weight (Rl *s, GError **error)
+{
+  SsCudaContext *ctx = s->base.ctx;
+  g_autofree float *weight = ss_rl_weight (s->p->host->op, error);
+  return weight != NULL
+         && CUDA_OK (cudaMemcpyAsync (s->weight, weight, s->p->n * sizeof (float),
+                                      cudaMemcpyHostToDevice, ctx->stream))
+         && CUDA_OK (cudaStreamSynchronize (ctx->stream));
+}
+
+SsCudaSolver *
+ss_cuda_rl_new (SsCudaContext *ctx, const SsCudaProblem *p, const SsSolveParams *params,
+                SsCudaIterator *it, SsCudaReporter *reporter, GError **error)
+{
+  if (p->host == NULL)
+    {
+      g_set_error (error, SS_ERROR, SS_ERROR_INVALID_ARGUMENT,
+                   "Richardson–Lucy needs the host problem for its setup");
+      return NULL;
+    }
+  SsRlSetup setup;
+  if (!ss_rl_setup (p->host, params, &setup, error))
+    return NULL;
+  size_t image = p->n * sizeof (float);
+  size_t bytes = 5 * image + p->spec * sizeof (float2);
+  size_t work = MAX (ss_cuda_plan_work_estimate (p->width, p->height, 1, CUFFT_R2C),
+                     ss_cuda_plan_work_estimate (p->width, p->height, 1, CUFFT_C2R));
+  g_autofree char *what = g_strdup_printf ("a %d×%d rl solve", p->width, p->height);
+  if (!ss_cuda_check_free (ctx, bytes + work, what, error))
+    return NULL;
+
+  Rl *s = g_new0 (Rl, 1);
+  s->base.ctx = ctx;
+  s->base.destroy = rl_destroy;
+  s->base.bytes = bytes;
+  s->p = p;
+  s->params = params;
+  s->setup = setup;
+  s->reporter = reporter;
+  gboolean ok = ss_cuda_plan (ctx, p->width, p->height, 1, CUFFT_R2C, &s->r2c, error)
+                && ss_cuda_plan (ctx, p->width, p->height, 1, CUFFT_C2R, &s->c2r, error)
+                && ss_cuda_alloc (ctx, (void **) &s->z, image, what, error)
+                && ss_cuda_alloc (ctx, (void **) &s->r, image, what, error)
+                && ss_cuda_alloc (ctx, (void **) &s->back, image, what, error)
+                && ss_cuda_alloc (ctx, (void **) &s->weight, image, what, error)
+                && ss_cuda_alloc (ctx, (void **) &s->estimate, image, what, error)
+                && ss_cuda_alloc (ctx, (void **) &s->spec, p->spec * sizeof (float2), what,
+                                  error)
+                && upload_weight (s, error) && rl_reset (s, error);
+  if (!ok)
+    {
+      rl_destroy (&s->base);
+      return NULL;
+    }
+  reporter->spec = s->spec;
+  reporter->real = s->r;
+  reporter->has_delta = TRUE;
+  it->solver = s;
+  it->iterate = rl_iterate;
+  it->stage = rl_stage;
+  it->stage_count = G_N_ELEMENTS (rl_stage_names);
+  it->stage_names = rl_stage_names;
+  it->estimate = rl_estimate;
+  it->reset = rl_reset;
+  it->capturable = TRUE;
+  it->stop = setup.stop_level >= 0 ? rl_stop : NULL;
+  return &s->base;
+}

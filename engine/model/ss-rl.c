@@ -1,0 +1,133 @@
+/* ss-rl.c: Richardson–Lucy's setup from the data (see ss-rl.h). */
+#include "ss-rl.h"
+#include "ss-error.h"
+#include "ss-noise.h"
+#include "ss-scaling.h"
+
+#include <math.h>
+
+/* The kernel is C applied to a unit impulse at pixel 0. */
+static gboolean
+check_blur_is_positive (const SsOperator *op, GError **error)
+{
+  gsize n = (gsize) op->width * op->height;
+  g_autofree float *impulse = g_new0 (float, n);
+  g_autofree float *kernel = g_new (float, n);
+  impulse[0] = 1.0f;
+  g_autoptr (SsOperator) plain = ss_operator_new_from_parts (op->width, op->height, op->chat,
+                                                             NULL, error);
+  if (plain == NULL || !ss_operator_apply (plain, impulse, kernel, error))
+    return FALSE;
+  double low = 0, high = 0;
+  for (gsize i = 0; i < n; i++)
+    {
+      low = MIN (low, kernel[i]);
+      high = MAX (high, kernel[i]);
+    }
+  /* FFT rounding leaves about 1e-7 of the peak below zero on a true blur. */
+  if (high > 0 && low >= -1e-4 * high)
+    return TRUE;
+  g_set_error (error, SS_ERROR, SS_ERROR_INVALID_ARGUMENT,
+               "Richardson–Lucy needs a non-negative blur, but this operator's kernel reaches "
+               "%.3g of its peak (random sensing?): use CPADMM or FISTA", low / high);
+  return FALSE;
+}
+
+/* min of Cᵀ(P y')/Cᵀ(P1) over the pixels that see observations: the darkest
+ * level of the data, smoothed twice by the blur. */
+static gboolean
+darkest_smoothed_level (const SsOperator *op, const float *y, double offset, double *level,
+                        GError **error)
+{
+  gsize n = (gsize) op->width * op->height;
+  g_autofree float *shifted = g_new (float, n);
+  g_autofree float *ones = g_new (float, n);
+  g_autofree float *sum = g_new (float, n);
+  g_autofree float *weight = g_new (float, n);
+  for (gsize i = 0; i < n; i++)
+    {
+      gboolean observed = op->mask == NULL || op->mask[i];
+      shifted[i] = observed ? (float) MAX (y[i] + offset, 0) : 0.0f;
+      ones[i] = observed ? 1.0f : 0.0f;
+    }
+  if (!ss_operator_apply_adjoint (op, shifted, sum, error)
+      || !ss_operator_apply_adjoint (op, ones, weight, error))
+    return FALSE;
+  double top = 0, low = INFINITY;
+  for (gsize i = 0; i < n; i++)
+    top = MAX (top, weight[i]);
+  for (gsize i = 0; i < n; i++)
+    if (weight[i] > 0.5 * top)
+      low = MIN (low, sum[i] / weight[i]);
+  *level = isfinite (low) ? MAX (low, 0) : 0;
+  return TRUE;
+}
+
+float *
+ss_rl_weight (const SsOperator *op, GError **error)
+{
+  gsize n = (gsize) op->width * op->height;
+  g_autofree float *ones = g_new (float, n);
+  g_autofree float *weight = g_new (float, n);
+  for (gsize i = 0; i < n; i++)
+    ones[i] = (op->mask == NULL || op->mask[i]) ? 1.0f : 0.0f;
+  if (!ss_operator_apply_adjoint (op, ones, weight, error))
+    return NULL;
+  float top = 0;
+  for (gsize i = 0; i < n; i++)
+    top = fmaxf (top, weight[i]);
+  for (gsize i = 0; i < n; i++)
+    weight[i] = weight[i] > 1e-6f * top ? 1.0f / weight[i] : 0.0f;
+  return g_steal_pointer (&weight);
+}
+
+gboolean
+ss_rl_setup (const SsProblem *problem, const SsSolveParams *params, SsRlSetup *setup,
+             GError **error)
+{
+  const SsOperator *op = problem->op;
+  if (!check_blur_is_positive (op, error))
+    return FALSE;
+  gsize n = (gsize) op->width * op->height;
+  double low = 0, high = 0, sum = 0;
+  gsize count = 0;
+  for (gsize i = 0; i < n; i++)
+    if (op->mask == NULL || op->mask[i])
+      {
+        low = MIN (low, problem->y[i]);
+        high = MAX (high, problem->y[i]);
+        sum += problem->y[i];
+        count++;
+      }
+  if (count == 0 || !(high > 0))
+    {
+      g_set_error (error, SS_ERROR, SS_ERROR_INVALID_ARGUMENT,
+                   "Richardson–Lucy needs some positive observed data");
+      return FALSE;
+    }
+  double background = isfinite (problem->background) ? MAX (problem->background, 0) : 0;
+  setup->offset = MAX (background, -low) + 1e-6 * high;
+  double mean = sum / (double) count + setup->offset;
+  if (!darkest_smoothed_level (op, problem->y, setup->offset, &setup->background, error))
+    return FALSE;
+  setup->background = MIN (setup->background, setup->offset);
+  setup->start = MAX (mean - setup->background, 1e-6 * high);
+  setup->noise = NAN;
+  setup->stop_level = -1;
+  if (params->rl_stop == SS_RL_STOP_DISCREPANCY)
+    {
+      /* Unobserved pixels are 0 in y; as NaN the estimate skips them. */
+      g_autofree float *observed = g_memdup2 (problem->y, n * sizeof (float));
+      if (op->mask)
+        for (gsize i = 0; i < n; i++)
+          if (!op->mask[i])
+            observed[i] = NAN;
+      setup->noise = ss_noise_estimate (observed, op->width, op->height);
+      double variance = setup->noise * setup->noise;
+      double median = ss_median (observed, n) + setup->offset;
+      if (isfinite (variance))
+        setup->stop_level = SS_RL_DISCREPANCY_FACTOR
+                            * (background > 0 && median > 0 ? variance * mean / median : variance);
+    }
+  return TRUE;
+}

@@ -1,0 +1,72 @@
+/* ss-rl.h: what both Richardson–Lucy backends (ss-cpu-rl.c, ss-cuda-rl.cu)
+ * take from the data before iterating, computed once on the host.
+ *
+ * The engine's data are sky-subtracted and scaled, so y is about 0 on the
+ * background and negative where the noise dips: the ratio y ⊘ Cx of RL is
+ * undefined there. RL therefore runs on the data as measured, y' = y + b
+ * with b the sky the caller subtracted (SsProblem.background), raised where
+ * needed so that y' >= 0 (then clamped at 0 for the one lowest pixel), plus
+ * 1e-6 of the data's top so b > 0 even on data that are positive already,
+ * with the Poisson model of a known background β (Snyder et al. 1993):
+ *
+ *   y' ≈ C z + β,   z >= 0,   and the engine's x = z + β − b.
+ *
+ * β is where positivity bites: z >= 0 says no pixel of the scene is darker
+ * than β. β = b (the sky median) is right for a dark sky with sparse sources
+ * and wrong for a frame the Sun fills, whose median is far above its darkest
+ * parts; β = 0 imposes nothing. So β is measured: the darkest value of the
+ * data smoothed by CᵀC, which on noiseless data is at most the scene's
+ * darkest pixel (CᵀC averages), and on a star field is the sky.
+ *
+ * The discrepancy rule: on raw counts the noise variance of a pixel grows
+ * with its level, var ≈ g·y'; the noise s measured on the data (ss-noise.h,
+ * a robust estimate dominated by the typical pixel, whose level is the median
+ * of y') gives g ≈ s²/median(y'), so the mean variance over the observed
+ * pixels is s²·mean(y')/median(y'). Without a known background (the data's
+ * level is then arbitrary) the level is s². RL stops at the first report
+ * point where ||PCx − y||²/m is below SS_RL_DISCREPANCY_FACTOR times it.
+ *
+ * Why a factor below 1: the blur passes few frequencies, and the noise RL
+ * cannot fit outside them stays in the residual, so at the best iterate the
+ * residual is below the noise variance (Morozov's rule assumes an operator
+ * that can fit everything). Measured on the seven cases of `sharpsky-cli
+ * quality` (QUALITY.md), the residual at the best iteration (chosen with the
+ * truth) was 0.69-0.94 of the level above (1.36 on one Sun case where RL
+ * never reaches it and the 200-iteration cap stops it, 0.02 dB from its
+ * best). Losses against the best iteration, checking every 10: factor 1:
+ * 0.02-5.8 dB, median 0.17; 0.85: 0-3.3 dB, median 0.07; 0.8: 0-2.0, median
+ * 0.23 (more over-fitting on the Hubble crops). Sparse bright fields (stars,
+ * compact galaxies) want more iterations than any such rule gives: RL with
+ * a dark background is held by positivity there.
+ */
+#pragma once
+
+#include "ss-solver.h"
+
+G_BEGIN_DECLS
+
+typedef struct {
+  double offset;          /* b, scaled units */
+  double background;      /* β, 0 <= β <= b */
+  double start;           /* the flat first estimate of z: mean of y' − β over observed pixels */
+  double stop_level;      /* residual ||PCx − y||²/m at which the discrepancy rule stops;
+                             -1 when the rule is off */
+  double noise;           /* the noise estimated from y (scaled units), NAN when not needed */
+} SsRlSetup;
+
+/* Checks that C is a blur (its kernel non-negative, up to float rounding:
+ * RL's multiplicative step needs it; a random sensing matrix is not one),
+ * then fills SETUP from the observations. */
+gboolean ss_rl_setup (const SsProblem *problem, const SsSolveParams *params, SsRlSetup *setup,
+                      GError **error);
+
+/* 1 / Cᵀ(P1), n floats (g_free), or 0 where Cᵀ(P1) is below 1e-6 of its top:
+ * RL's normaliser; a pixel whose light reaches no observed pixel keeps its
+ * value. */
+float *ss_rl_weight (const SsOperator *op, GError **error);
+
+/* The discrepancy rule stops at this fraction of the noise level (above). */
+#define SS_RL_DISCREPANCY_FACTOR 0.85
+
+
+G_END_DECLS

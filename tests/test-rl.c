@@ -1,0 +1,425 @@
+/* test-rl.c: Richardson–Lucy (ss-cpu-rl.c), the quality metrics
+ * (ss-quality.c) and the synthetic skies (ss-synth.c), on fresh random
+ * inputs (the seed is printed; SHARPSKY_TEST_SEED=N replays a run). */
+#include "test-common.h"
+#include "ss-rl.h"
+
+#include <string.h>
+
+/* A positive scene: a floor of 0.05, sources on its left half, the right
+ * half flat. RL's background β is the darkest level of the data smoothed by
+ * CᵀC (ss-rl.h), so a truth is its fixed point when that level is the
+ * truth's floor: a dark region wider than the PSF. */
+static float *
+positive_truth (GRand *rng, int width, int height)
+{
+  float *truth = test_sparse_image (rng, width, height, 0.2);
+  for (int y = 0; y < height; y++)
+    for (int x = 0; x < width; x++)
+      {
+        float *v = &truth[(gsize) y * width + x];
+        *v = 0.05f + (x < width / 2 ? *v : 0.0f);
+      }
+  return truth;
+}
+
+static SsSolveParams
+rl_params (int iterations, double tv)
+{
+  SsSolveParams params;
+  ss_solve_params_init (&params);
+  ss_solve_params_set_defaults (&params, SS_SOLVER_RL);
+  params.iterations = iterations;
+  params.report_every = 1;
+  params.rl_stop = SS_RL_STOP_NONE;
+  params.tv = tv;
+  return params;
+}
+
+static SsSolveResult
+rl_solve (const SsProblem *problem, const SsSolveParams *params)
+{
+  SsSolveResult result = { 0 };
+  g_autoptr (GError) error = NULL;
+  g_assert_true (ss_cpu_solve (problem, params, NULL, NULL, NULL, &result, &error));
+  g_assert_no_error (error);
+  return result;
+}
+
+/* A blur of the noiseless positive TRUTH, with every pixel observed. */
+static SsOperator *
+blur_problem (const float *truth, int width, int height, const char *psf, float **y)
+{
+  SsPsfSpec spec = { 0 };
+  g_assert_true (ss_psf_spec_parse (psf, &spec, NULL));
+  g_autoptr (GError) error = NULL;
+  SsOperator *op = ss_operator_new_blur (&spec, NULL, width, height, &error);
+  g_assert_no_error (error);
+  *y = g_new (float, (gsize) width * height);
+  g_assert_true (ss_operator_apply (op, truth, *y, &error));
+  ss_psf_spec_clear (&spec);
+  return op;
+}
+
+/* One iteration from x = truth on noiseless data: RL's fixed point, so it
+ * moves by < 1e-5 relative (float32 FFT rounding is about 1e-7 a pass). On
+ * the raw data (background 0) and on sky-subtracted data with the sky given
+ * as the background, which must be the same iteration. */
+static void
+test_rl_fixed_point (void)
+{
+  g_autoptr (GRand) rng = test_rng ();
+  int w = 40 + g_rand_int_range (rng, 0, 9), h = 32 + g_rand_int_range (rng, 0, 9);
+  gsize n = (gsize) w * h;
+  g_autofree float *truth = positive_truth (rng, w, h);
+  g_autofree float *y = NULL;
+  g_autoptr (SsOperator) op = blur_problem (truth, w, h, "gaussian:2.5", &y);
+  for (int sky_subtracted = 0; sky_subtracted < 2; sky_subtracted++)
+    {
+      float sky = sky_subtracted ? 0.3f : 0.0f;
+      g_autofree float *data = g_new (float, n);
+      g_autofree float *start = g_new (float, n);
+      for (gsize i = 0; i < n; i++)
+        {
+          data[i] = y[i] - sky;
+          start[i] = truth[i] - sky;
+        }
+      SsProblem problem = { .op = op, .y = data, .background = sky };
+      SsSolveParams params = rl_params (1, 0);
+      SsSolveResult result = { 0 };
+      g_autoptr (GError) error = NULL;
+      g_assert_true (ss_cpu_rl_from (&problem, &params, start, &result, &error));
+      g_assert_no_error (error);
+      double change = test_rel_diff (result.x, start, n);
+      g_test_message ("%dx%d, sky %g: one iteration from the truth moves it by %.3g", w, h,
+                      sky, change);
+      g_assert_cmpfloat (change, <, 1e-5);
+      ss_solve_result_clear (&result);
+      /* From elsewhere it moves: the check can fail. */
+      for (gsize i = 0; i < n; i++)
+        start[i] *= 1.1f;
+      g_assert_true (ss_cpu_rl_from (&problem, &params, start, &result, &error));
+      g_assert_cmpfloat (test_rel_diff (result.x, start, n), >, 1e-3);
+      ss_solve_result_clear (&result);
+    }
+}
+
+/* The solver itself from its flat start on the same noiseless data: the
+ * iterates keep the flux (sum x = sum y within 1e-4 relative: Cᵀ1 = 1 with
+ * every pixel observed) and z = x + b − β stays >= 0, every iteration; and
+ * they approach the truth. */
+static void
+report_flux (const SsReport *report, gpointer user_data)
+{
+  double *sums = user_data;
+  const float *x = report->preview;
+  double sum = 0, low = INFINITY;
+  for (int i = 0; i < report->preview_width * report->preview_height; i++)
+    {
+      sum += x[i];
+      low = MIN (low, x[i]);
+    }
+  sums[0] = MAX (sums[0], fabs (sum - sums[2]) / fabs (sums[2]));
+  sums[1] = MIN (sums[1], low);
+}
+
+static void
+test_rl_flux_and_positivity (void)
+{
+  g_autoptr (GRand) rng = test_rng ();
+  int w = 48, h = 40;
+  gsize n = (gsize) w * h;
+  g_autofree float *truth = positive_truth (rng, w, h);
+  g_autofree float *y = NULL;
+  g_autoptr (SsOperator) op = blur_problem (truth, w, h, "moffat:3,2.5", &y);
+  SsProblem problem = { .op = op, .y = y, .truth = truth };
+  SsRlSetup setup;
+  SsSolveParams params = rl_params (60, 0);
+  params.preview_width = w;
+  params.preview_height = h;
+  g_assert_true (ss_rl_setup (&problem, &params, &setup, NULL));
+  double sum_y = 0;
+  for (gsize i = 0; i < n; i++)
+    sum_y += y[i];
+  /* worst flux error, lowest pixel, sum y */
+  double sums[3] = { 0, INFINITY, sum_y };
+  SsSolveResult result = { 0 };
+  g_autoptr (GError) error = NULL;
+  g_assert_true (ss_cpu_solve (&problem, &params, report_flux, sums, NULL, &result, &error));
+  double floor = setup.background - setup.offset;
+  g_test_message ("flux error %.3g, lowest pixel %.3g (floor %.3g), mse start %.3g end %.3g",
+                  sums[0], sums[1], floor, ss_mse (y, truth, n), result.mse);
+  g_assert_cmpfloat (sums[0], <, 1e-4);
+  g_assert_cmpfloat (sums[1], >=, floor - 1e-6);
+  g_assert_cmpfloat (result.mse, <, ss_mse (y, truth, n));
+  ss_solve_result_clear (&result);
+}
+
+/* With tv = 0 the RL-TV code path is plain RL: bit for bit. And with tv > 0
+ * it differs (the test could not fail otherwise). */
+static void
+test_rl_tv_zero_is_rl (void)
+{
+  g_autoptr (GRand) rng = test_rng ();
+  TestProblem p;
+  test_problem_init (&p, rng, 37, 30, "gaussian:2", 1.0, 0.01);
+  SsProblem problem = { .op = p.op, .y = p.y, .truth = p.truth };
+  SsSolveParams plain = rl_params (25, 0);
+  SsSolveParams tv = rl_params (25, 0.01);
+  SsSolveResult a = rl_solve (&problem, &plain);
+  SsSolveResult b = rl_solve (&problem, &plain);
+  SsSolveResult c = rl_solve (&problem, &tv);
+  g_assert_cmpmem (a.x, p.n * sizeof (float), b.x, p.n * sizeof (float));
+  double differs = test_rel_diff (c.x, a.x, p.n);
+  g_test_message ("tv 0.01 moves the estimate by %.3g relative", differs);
+  g_assert_cmpfloat (differs, >, 1e-4);
+  ss_solve_result_clear (&a);
+  ss_solve_result_clear (&b);
+  ss_solve_result_clear (&c);
+  test_problem_clear (&p);
+}
+
+/* The discrepancy rule stops at the first report whose residual is at or
+ * below its level (ss_rl_setup's), before the iteration count; 'none' runs
+ * every iteration. The blur is mild: behind a wide one the noise RL cannot
+ * fit may keep the residual above the level (ss-rl.h), which is the rule's
+ * known limit, not what this checks. */
+static void
+record_residual (const SsReport *report, gpointer user_data)
+{
+  g_array_append_val ((GArray *) user_data, report->residual);
+}
+
+static void
+test_rl_discrepancy_stops (void)
+{
+  g_autoptr (GRand) rng = test_rng ();
+  TestProblem p;
+  test_problem_init (&p, rng, 64, 48, "gaussian:1.5", 1.0, 0.05);
+  SsProblem problem = { .op = p.op, .y = p.y };
+  SsSolveParams params = rl_params (500, 0);
+  params.report_every = 1;
+  params.rl_stop = SS_RL_STOP_DISCREPANCY;
+  SsRlSetup setup;
+  g_assert_true (ss_rl_setup (&problem, &params, &setup, NULL));
+  g_autoptr (GArray) residuals = g_array_new (FALSE, FALSE, sizeof (double));
+  SsSolveResult stopped = { 0 };
+  g_autoptr (GError) error = NULL;
+  g_assert_true (ss_cpu_solve (&problem, &params, record_residual, residuals, NULL, &stopped,
+                               &error));
+  g_test_message ("noise %.3g (true 0.05), level %.3g: stopped after %d iterations, "
+                  "residual %.3g", setup.noise, setup.stop_level, stopped.iterations,
+                  stopped.residual);
+  g_assert_cmpint (stopped.iterations, <, 500);
+  g_assert_cmpint (stopped.iterations, >, 1);
+  g_assert_cmpuint (residuals->len, ==, stopped.iterations);
+  for (guint i = 0; i + 1 < residuals->len; i++)
+    g_assert_cmpfloat (g_array_index (residuals, double, i), >, setup.stop_level);
+  g_assert_cmpfloat (stopped.residual, <=, setup.stop_level);
+  /* The level is the noise's, give or take the estimate's error. */
+  g_assert_cmpfloat (setup.stop_level, >, 0.5 * 0.05 * 0.05);
+  g_assert_cmpfloat (setup.stop_level, <, 2 * 0.05 * 0.05);
+
+  params.rl_stop = SS_RL_STOP_NONE;
+  params.iterations = 20;
+  SsSolveResult full = rl_solve (&problem, &params);
+  g_assert_cmpint (full.iterations, ==, 20);
+  ss_solve_result_clear (&stopped);
+  ss_solve_result_clear (&full);
+  test_problem_clear (&p);
+}
+
+/* RL refuses an operator that is not a blur (random sensing). */
+static void
+test_rl_refuses_sensing (void)
+{
+  g_autoptr (GRand) rng = test_rng ();
+  TestProblem p;
+  test_problem_init (&p, rng, 32, 32, "gaussian:2", 0.5, 0.01);
+  SsProblem problem = { .op = p.op, .y = p.y };
+  SsSolveParams params = rl_params (5, 0);
+  SsSolveResult result = { 0 };
+  g_autoptr (GError) error = NULL;
+  g_assert_false (ss_cpu_solve (&problem, &params, NULL, NULL, NULL, &result, &error));
+  g_assert_error (error, SS_ERROR, SS_ERROR_INVALID_ARGUMENT);
+  g_assert_nonnull (strstr (error->message, "non-negative blur"));
+  ss_solve_result_clear (&result);
+  test_problem_clear (&p);
+}
+
+/* ---- metrics --------------------------------------------------------------------- */
+
+/* SSIM straight from its definition: every 11×11 window inside the image,
+ * the Gaussian weights in 2-D, no separability. */
+static double
+ssim_reference (const float *x, const float *y, int w, int h)
+{
+  const int k = SS_SSIM_WINDOW, r = k / 2;
+  double g[SS_SSIM_WINDOW][SS_SSIM_WINDOW], total = 0;
+  for (int j = 0; j < k; j++)
+    for (int i = 0; i < k; i++)
+      {
+        double d2 = (double) (i - r) * (i - r) + (double) (j - r) * (j - r);
+        g[j][i] = exp (-d2 / (2 * SS_SSIM_SIGMA * SS_SSIM_SIGMA));
+        total += g[j][i];
+      }
+  double sum = 0, c1 = 1e-4, c2 = 9e-4;
+  int count = 0;
+  for (int y0 = 0; y0 + k <= h; y0++)
+    for (int x0 = 0; x0 + k <= w; x0++)
+      {
+        double mx = 0, my = 0, xx = 0, yy = 0, xy = 0;
+        for (int j = 0; j < k; j++)
+          for (int i = 0; i < k; i++)
+            {
+              double wgt = g[j][i] / total;
+              double a = x[(gsize) (y0 + j) * w + x0 + i], b = y[(gsize) (y0 + j) * w + x0 + i];
+              mx += wgt * a;
+              my += wgt * b;
+              xx += wgt * a * a;
+              yy += wgt * b * b;
+              xy += wgt * a * b;
+            }
+        double vx = xx - mx * mx, vy = yy - my * my, cov = xy - mx * my;
+        sum += ((2 * mx * my + c1) * (2 * cov + c2)) / ((mx * mx + my * my + c1) * (vx + vy + c2));
+        count++;
+      }
+  return sum / count;
+}
+
+static void
+test_ssim_against_reference (void)
+{
+  g_autoptr (GRand) rng = test_rng ();
+  int w = 20 + g_rand_int_range (rng, 0, 15), h = 16 + g_rand_int_range (rng, 0, 15);
+  gsize n = (gsize) w * h;
+  g_autofree float *a = g_new (float, n);
+  g_autofree float *b = g_new (float, n);
+  for (gsize i = 0; i < n; i++)
+    {
+      a[i] = (float) g_rand_double (rng);
+      b[i] = (float) CLAMP (a[i] + 0.2 * (g_rand_double (rng) - 0.5), 0, 1);
+    }
+  double fast = ss_ssim (a, b, w, h), slow = ssim_reference (a, b, w, h);
+  g_test_message ("%dx%d: ssim %.9f, reference %.9f", w, h, fast, slow);
+  /* Both sum in double; the separable filter only reorders the sums. */
+  g_assert_cmpfloat (fabs (fast - slow), <, 1e-9);
+  g_assert_cmpfloat (fabs (ss_ssim (a, a, w, h) - 1), <, 1e-12);
+  g_assert_true (isnan (ss_ssim (a, b, 10, 10)));
+}
+
+/* The affine fit: an image that is a·truth + b scores +inf PSNR and SSIM 1. */
+static void
+test_affine_metrics (void)
+{
+  g_autoptr (GRand) rng = test_rng ();
+  int w = 32, h = 24;
+  gsize n = (gsize) w * h;
+  g_autofree float *truth = test_sparse_image (rng, w, h, 0.3);
+  g_autofree float *x = g_new (float, n);
+  double a = g_rand_double_range (rng, 0.5, 20), b = g_rand_double_range (rng, -5, 5);
+  for (gsize i = 0; i < n; i++)
+    x[i] = (float) (a * truth[i] + b);
+  double fa, fb;
+  ss_affine_fit (x, truth, n, &fa, &fb);
+  g_test_message ("a %.6g b %.6g: fitted %.6g %.6g", a, b, 1 / fa, -fb / fa);
+  g_assert_cmpfloat (fabs (fa * a - 1), <, 1e-5);
+  g_assert_cmpfloat (ss_psnr_affine (x, truth, n), >, 90);
+  g_assert_cmpfloat (fabs (ss_ssim_affine (x, truth, w, h) - 1), <, 1e-5);
+  /* Noise lowers both. */
+  for (gsize i = 0; i < n; i++)
+    x[i] += (float) (0.1 * a * (g_rand_double (rng) - 0.5));
+  g_assert_cmpfloat (ss_psnr_affine (x, truth, n), <, 40);
+  g_assert_cmpfloat (ss_ssim_affine (x, truth, w, h), <, 0.999);
+}
+
+/* ---- synthetic skies ----------------------------------------------------------- */
+
+/* Poisson deviates have the right mean and variance on both sides of the
+ * switch between inversion and PTRS (within 5 standard errors). */
+static void
+test_poisson_moments (void)
+{
+  g_autoptr (GRand) rng = test_rng ();
+  const double means[] = { 0.3, 4, 9.5, 10.5, 60, 3000 };
+  const int draws = 40000;
+  for (gsize k = 0; k < G_N_ELEMENTS (means); k++)
+    {
+      double sum = 0, sum2 = 0;
+      for (int i = 0; i < draws; i++)
+        {
+          double v = ss_synth_poisson (rng, means[k]);
+          g_assert_cmpfloat (v, >=, 0);
+          g_assert_cmpfloat (v, ==, floor (v));
+          sum += v;
+          sum2 += v * v;
+        }
+      double mean = sum / draws, var = sum2 / draws - mean * mean;
+      double se_mean = sqrt (means[k] / draws);
+      /* The variance of a sample variance of a Poisson: (λ + 2λ²)/N. */
+      double se_var = sqrt ((means[k] + 2 * means[k] * means[k]) / draws);
+      g_test_message ("λ %g: mean %.4f variance %.4f", means[k], mean, var);
+      g_assert_cmpfloat (fabs (mean - means[k]), <, 5 * se_mean);
+      g_assert_cmpfloat (fabs (var - means[k]), <, 5 * se_var);
+    }
+}
+
+/* A sky is deterministic in its seed, non-negative, and an exposure's peak,
+ * sky and header are what was asked. */
+static void
+test_synth_sky_and_exposure (void)
+{
+  guint32 seed = test_seed ();
+  SsSynthSky sky;
+  ss_synth_sky_init (&sky, 96, 80, seed);
+  g_autoptr (SsImage) a = ss_synth_sky_render (&sky, NULL);
+  g_autoptr (SsImage) b = ss_synth_sky_render (&sky, NULL);
+  gsize n = ss_image_plane_size (a);
+  g_assert_cmpmem (a->data, n * sizeof (float), b->data, n * sizeof (float));
+  double low = INFINITY, high = 0;
+  for (gsize i = 0; i < n; i++)
+    {
+      low = MIN (low, a->data[i]);
+      high = MAX (high, a->data[i]);
+    }
+  g_assert_cmpfloat (low, >=, 0);
+  g_assert_cmpfloat (high, >, sky.flux_min);
+
+  SsPsfSpec psf = { 0 };
+  g_assert_true (ss_psf_spec_parse ("gaussian:3", &psf, NULL));
+  SsSynthExposure exposure = { 1000, 50, 4, seed + 1 };
+  double scale;
+  g_autoptr (GError) error = NULL;
+  g_autoptr (SsImage) frame = ss_synth_expose (a->data, 96, 80, &psf, &exposure, &scale, &error);
+  g_assert_no_error (error);
+  double median = ss_median (frame->data, n), top = 0;
+  for (gsize i = 0; i < n; i++)
+    top = MAX (top, frame->data[i]);
+  g_test_message ("median %.1f (sky 50), top %.1f (peak 1000 + sky)", median, top);
+  /* The sky dominates the median of a sparse field; Poisson scatter about
+   * the peak is a few sqrt(1050). */
+  g_assert_cmpfloat (fabs (median - 50), <, 25);
+  g_assert_cmpfloat (fabs (top - 1050), <, 6 * sqrt (1050) + 20);
+  double gain, read;
+  g_assert_true (ss_header_get_double (frame->header, "GAIN", &gain));
+  g_assert_true (ss_header_get_double (frame->header, "RDNOISE", &read));
+  g_assert_cmpfloat (gain, ==, 1);
+  g_assert_cmpfloat (read, ==, 4);
+  ss_psf_spec_clear (&psf);
+}
+
+int
+main (int argc, char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+  g_test_add_func ("/rl/fixed-point", test_rl_fixed_point);
+  g_test_add_func ("/rl/flux-and-positivity", test_rl_flux_and_positivity);
+  g_test_add_func ("/rl/tv-zero-is-rl", test_rl_tv_zero_is_rl);
+  g_test_add_func ("/rl/discrepancy-stops", test_rl_discrepancy_stops);
+  g_test_add_func ("/rl/refuses-sensing", test_rl_refuses_sensing);
+  g_test_add_func ("/quality/ssim-reference", test_ssim_against_reference);
+  g_test_add_func ("/quality/affine", test_affine_metrics);
+  g_test_add_func ("/synth/poisson", test_poisson_moments);
+  g_test_add_func ("/synth/sky-and-exposure", test_synth_sky_and_exposure);
+  return g_test_run ();
+}
