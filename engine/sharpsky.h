@@ -20,3 +20,5 @@
 #include "ss-psf-fit.h"
 #include "ss-noise.h"
 #include "ss-synth.h"
+#include "ss-linop.h"
+#include "ss-cs.h"

@@ -37,6 +37,7 @@ static int fft_thread_count;
 static SsFftStats stats;
 
 static void ensure_fftw_initialised (void);
+static unsigned planner_flags (void);
 
 int
 ss_fft_threads (void)
@@ -57,6 +58,25 @@ gsize
 ss_fft_spectrum_floats (int width, int height)
 {
   return 2 * (gsize) height * (gsize) (width / 2 + 1);
+}
+
+void
+ss_fft_plan_lock (void)
+{
+  g_mutex_lock (&plan_lock);
+  ensure_fftw_initialised ();
+}
+
+void
+ss_fft_plan_unlock (void)
+{
+  g_mutex_unlock (&plan_lock);
+}
+
+unsigned
+ss_fft_planner_flags (void)
+{
+  return planner_flags ();
 }
 
 static void

@@ -37,6 +37,12 @@ void ss_fft_inverse (const SsFft *fft, float *complex_in, float *real_out);
 gboolean ss_fft_is_aligned (const float *data);
 
 int ss_fft_threads (void);
+/* FFTW's planner is not thread-safe: other planners (the DCT of engine/cs)
+ * plan under this lock, which also initialises FFTW's threads. */
+void ss_fft_plan_lock (void);
+void ss_fft_plan_unlock (void);
+/* FFTW_MEASURE, or FFTW_ESTIMATE with SHARPSKY_FFTW=estimate (tests). */
+unsigned ss_fft_planner_flags (void);
 gsize ss_fft_spectrum_floats (int width, int height); /* 2 * height * (width/2+1) */
 
 typedef enum {
