@@ -180,6 +180,7 @@ int cli_deblur_many (CliOptions *options, CliConfig *config, CliDeblurOne deblur
 int cli_run (int argc, char **argv);
 int cli_bench (int argc, char **argv);
 int cli_bench_whole (const CliOptions *options);   /* ss-cli-bench-whole.c: bench --whole */
+int cli_cs (int argc, char **argv);       /* ss-cli-cs.c */
 int cli_info (int argc, char **argv);
 
 G_END_DECLS

@@ -22,3 +22,4 @@
 #include "ss-synth.h"
 #include "ss-linop.h"
 #include "ss-cs.h"
+#include "ss-cs-bench.h"

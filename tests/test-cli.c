@@ -779,7 +779,7 @@ test_usage (void)
 {
   if (!cli_available ())
     return;
-  const char *commands[] = { "simulate", "deblur", "run", "bench", "info" };
+  const char *commands[] = { "simulate", "deblur", "run", "bench", "cs", "info" };
   for (gsize i = 0; i < G_N_ELEMENTS (commands); i++)
     {
       CliRun run = RUN_CLI (commands[i], "--help");
@@ -1066,6 +1066,99 @@ test_bench_whole (Fixture *f, gconstpointer data)
   cli_run_clear (&small);
 }
 
+/* cs: one solve and a batch recover their problems (the JSON says how many),
+ * and the greedy solvers appear in run like any other solver of the table. */
+static void
+test_cs_solves (Fixture *f, gconstpointer data)
+{
+  if (!cli_available ())
+    return;
+  g_autofree char *seed = g_strdup_printf ("%u", g_test_rand_int ());
+  /* IHT's fixed safe step 1/||A||² can settle on a wrong support, so it
+   * is run but not held to every problem; the others recover all four. */
+  const char *solvers[] = { "niht", "htp", "cosamp", "alm", "iht" };
+  for (gsize i = 0; i < G_N_ELEMENTS (solvers); i++)
+    {
+      CliRun run = RUN_CLI ("cs", "--solver", solvers[i], "--n", "256", "--rho", "0.1",
+                            "--batch", "4", "--seed", seed, "--json");
+      g_assert_cmpint (run.status, ==, 0);
+      g_autofree char *line = json_line (run.out, "cs");
+      g_assert_nonnull (strstr (line, g_str_equal (solvers[i], "iht") ? "\"recovered\":"
+                                                                       : "\"recovered\":4"));
+      cli_run_clear (&run);
+    }
+  CliRun run = RUN_CLI ("cs", "--ensemble", "dct", "--n", "512", "--solver", "niht");
+  g_assert_cmpint (run.status, ==, 0);
+  g_assert_nonnull (strstr (run.out, "recovered        1 of 1"));
+  cli_run_clear (&run);
+  run = RUN_CLI ("cs", "--ensemble", "sparse", "--p", "6", "--n", "512", "--values", "sign");
+  g_assert_cmpint (run.status, ==, 0);
+  cli_run_clear (&run);
+}
+
+/* cs --phase-transition writes the CSV (one line a cell) and a PNG, and
+ * refuses to overwrite them without --force. */
+static void
+test_cs_phase_transition (Fixture *f, gconstpointer data)
+{
+  if (!cli_available ())
+    return;
+  g_autofree char *prefix = temp_path (f, "pt");
+  g_autofree char *csv = temp_path (f, "pt.csv"), *png = temp_path (f, "pt.png");
+  CliRun run = RUN_CLI ("cs", "--phase-transition", "--n", "128", "--trials", "4", "--deltas",
+                        "0.3,0.6", "--rhos", "0.1,0.3,0.9", "-o", prefix);
+  g_assert_cmpint (run.status, ==, 0);
+  cli_run_clear (&run);
+  g_autofree char *text = NULL;
+  g_assert_true (g_file_get_contents (csv, &text, NULL, NULL));
+  g_auto (GStrv) lines = g_strsplit (g_strstrip (text), "\n", -1);
+  g_assert_cmpint (g_strv_length (lines), ==, 1 + 2 * 3);
+  g_assert_true (g_str_has_prefix (lines[0], "delta,rho,m,k,trials,recovered,fraction"));
+  /* δ 0.6, ρ 0.1 is recovered; δ 0.3, ρ 0.9 is far past the transition. */
+  g_assert_true (g_str_has_prefix (lines[2], "0.6,0.1,77,8,4,4,1,"));
+  g_assert_true (g_str_has_prefix (lines[5], "0.3,0.9,"));
+  g_assert_nonnull (strstr (lines[5], ",4,0,0,"));
+  g_autoptr (SsImage) image = ss_png_read (png, NULL);
+  g_assert_nonnull (image);
+  g_assert_cmpint (image->width, ==, 2 * 24 + 1);
+  g_assert_cmpint (image->height, ==, 3 * 24 + 1);
+  run = RUN_CLI ("cs", "--phase-transition", "--n", "128", "--trials", "2", "-o", prefix);
+  assert_refused (&run, 2, "pt.csv");
+  cli_run_clear (&run);
+}
+
+/* cs refuses bad arguments with exit 2 and one line naming the option. */
+static void
+test_cs_bad_arguments (Fixture *f, gconstpointer data)
+{
+  if (!cli_available ())
+    return;
+  const struct { const char *args[4]; const char *named; } cases[] = {
+    { { "--solver", "magic" }, "magic" },
+    { { "--ensemble", "fourier" }, "fourier" },
+    { { "--values", "cauchy" }, "cauchy" },
+    { { "--delta", "1.5" }, "--delta" },
+    { { "--n", "-4" }, "--n" },
+    { { "--k", "600", "--m", "500" }, "k <= m" },
+    { { "--trials", "zero" }, "--trials" },
+    { { "--phase-transition" }, "-o PREFIX" },
+    { { "--deltas", "0.2,,x" }, "--deltas" },
+    { { "--matrix", "13", "--bench" }, "--matrix" },
+    { { "--ensemble", "gaussian", "--n", "2000000000" }, "largest n" },
+    { { "extra" }, "extra" },
+  };
+  for (gsize i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      const char *args[8] = { "cs" };
+      int count = 1;
+      for (int j = 0; j < 4 && cases[i].args[j]; j++)
+        args[count++] = cases[i].args[j];
+      CliRun run = run_cli_argv (args);
+      assert_refused (&run, 2, cases[i].named);
+      cli_run_clear (&run);
+    }
+}
+
 int
 main (int argc, char **argv)
 {
@@ -1090,6 +1183,9 @@ main (int argc, char **argv)
   ADD ("fftw-wisdom", test_fftw_wisdom);
   ADD ("deblur-phases", test_deblur_phases);
   ADD ("bench-whole", test_bench_whole);
+  ADD ("cs-solves", test_cs_solves);
+  ADD ("cs-phase-transition", test_cs_phase_transition);
+  ADD ("cs-bad-arguments", test_cs_bad_arguments);
   g_test_add_func ("/cli/usage", test_usage);
   g_test_add_func ("/cli/solver-table-options", test_solver_table_options);
   return g_test_run ();

@@ -31,6 +31,9 @@ gboolean ss_cpu_cs_image (const SsProblem *problem, const SsSolveParams *params,
 /* "CPU, N threads (FFTW, LAPACKE)": the one name every CPU report uses. */
 char *ss_cpu_device_name (void);
 
+/* Bytes read + written per second by a parallel copy well past the caches. */
+double ss_cpu_copy_bandwidth (void);
+
 gboolean ss_cpu_bench (const SsBenchParams *params, SsBenchResult *result, GError **error);
 
 G_END_DECLS
