@@ -307,6 +307,7 @@ typedef struct {
   int recovered;
   double median_error, max_error, seconds;
   int iterations;
+  const char *backend;
 } CellResult;
 
 /* Solves BATCH random problems of (m, k) sharing one matrix. */
@@ -324,7 +325,7 @@ solve_cell (const CsConfig *c, gsize m, gsize k, int batch, guint64 seed, CellRe
   SsCsParams p = c->solve;
   p.k = k;
   SsCsStats stats;
-  if (!ss_cs_solve (&p, A, y, batch, x, &stats, error))
+  if (!ss_cs_solve_backend (c->backend, &p, A, y, batch, x, &stats, &out->backend, error))
     return FALSE;
   g_autofree double *errors = g_new (double, batch);
   out->recovered = 0;
@@ -348,7 +349,8 @@ run_solve (const CsOptions *o, const CsConfig *c)
   CellResult r;
   if (!solve_cell (c, c->m, c->k, c->batch, c->seed, &r, &error))
     return cli_fail (error->code == SS_ERROR_TOO_LARGE || error->code == SS_ERROR_INVALID_ARGUMENT
-                     ? CLI_EXIT_USAGE : CLI_EXIT_FAILURE, NULL, error);
+                     || error->code == SS_ERROR_NO_DEVICE ? CLI_EXIT_USAGE : CLI_EXIT_FAILURE,
+                     NULL, error);
   const char *solver = ss_cs_algorithm_to_string (c->solve.algorithm);
   if (o->json)
     {
@@ -369,13 +371,13 @@ run_solve (const CsOptions *o, const CsConfig *c)
       ss_json_add_number (&j, "tolerance", c->tol);
       ss_json_add_number (&j, "median_relative_error", r.median_error);
       ss_json_add_number (&j, "max_relative_error", r.max_error);
-      ss_json_add_string (&j, "backend", "cpu");
+      ss_json_add_string (&j, "backend", r.backend);
       g_autofree char *text = ss_json_end (&j);
       printf ("%s\n", text);
     }
   else
     {
-      printf ("solver           %s (cpu)\n", solver);
+      printf ("solver           %s (%s)\n", solver, r.backend);
       printf ("problem          %s A, m %zu x n %zu; k %zu %s nonzeros; noise %g; seed %"
               G_GUINT64_FORMAT "\n", ss_ensemble_to_string (c->ensemble), c->m, c->n, c->k,
               ss_cs_values_to_string (c->values), c->noise, c->seed);
@@ -659,12 +661,6 @@ cli_cs (int argc, char **argv)
   int status = cs_parse (argc, argv, &o);
   if (status < 0)
     status = cs_config (&o, &c);
-  if (status < 0 && c.backend == SS_BACKEND_CUDA && !o.bench)
-    {
-      cli_error (NULL, "--backend cuda: the cs solves run on the CPU for now (--bench has "
-                 "the CUDA path)");
-      status = CLI_EXIT_USAGE;
-    }
   if (status < 0)
     status = o.bench ? run_bench (&o, &c)
              : o.phase ? run_phase_transition (&o, &c) : run_solve (&o, &c);

@@ -916,6 +916,124 @@ bench_table (CudaFixture *f, gconstpointer data)
     }
 }
 
+/* ---- compressed sensing (engine/cs on the GPU) ------------------------------- */
+
+/* Every ensemble applied on the GPU equals the CPU's (the same host matrix,
+ * uploaded), one column and a block of three; the DCT goes through a real
+ * FFT there and FFTW's r2r here, so the agreement checks both. */
+static void
+test_cs_operators_match_cpu (CudaFixture *f, gconstpointer data)
+{
+  if (f->ctx == NULL)
+    return;
+  const gsize m = 300, n = 1024;
+  for (int e = 0; e < SS_N_ENSEMBLES; e++)
+    for (int batch = 1; batch <= 3; batch += 2)
+      {
+        g_autoptr (GError) error = NULL;
+        g_autoptr (SsLinop) A = ss_linop_new ((SsEnsemble) e, m, n, 8, g_rand_int (f->rng), 0,
+                                              &error);
+        g_assert_no_error (error);
+        g_autofree float *x = g_new (float, n * batch), *y = g_new (float, m * batch);
+        for (gsize i = 0; i < n * batch; i++)
+          x[i] = (float) g_rand_double_range (f->rng, -1, 1);
+        for (gsize i = 0; i < m * batch; i++)
+          y[i] = (float) g_rand_double_range (f->rng, -1, 1);
+        g_autofree float *ax = g_new (float, m * batch), *aty = g_new (float, n * batch);
+        g_autofree float *ax_gpu = g_new (float, m * batch), *aty_gpu = g_new (float, n * batch);
+        A->apply (A, x, ax, batch);
+        A->adjoint (A, y, aty, batch);
+        g_assert_true (ss_cuda_linop_check (f->ctx, A, x, ax_gpu, y, aty_gpu, batch, &error));
+        g_assert_no_error (error);
+        double d1 = test_rel_diff (ax_gpu, ax, m * batch), d2 = test_rel_diff (aty_gpu, aty, n * batch);
+        g_test_message ("%s batch %d: |Ax gpu - cpu| %.2e, |Aᵀy gpu - cpu| %.2e",
+                        ss_ensemble_to_string ((SsEnsemble) e), batch, d1, d2);
+        g_assert_cmpfloat (d1, <, 1e-5);
+        g_assert_cmpfloat (d2, <, 1e-5);
+      }
+}
+
+/* A block of problems solved on the GPU and on the CPU gives the same
+ * answers: NIHT and IHT recover the truth on both (the GPU's steps differ
+ * only in rounding and in when a support change is refreshed), FISTA and
+ * ALM reach the same minimiser. */
+static void
+check_cs_matches_cpu (CudaFixture *f, SsCsAlgorithm algorithm, SsEnsemble ensemble, double rho)
+{
+  const gsize n = 1024, m = 512, k = (gsize) round (rho * m);
+  const int batch = 4;
+  g_autoptr (GError) error = NULL;
+  guint64 seed = g_rand_int (f->rng);
+  g_autoptr (SsLinop) A = ss_linop_new (ensemble, m, n, 8, seed, 0, &error);
+  g_assert_no_error (error);
+  g_autofree float *truth = NULL, *y = NULL;
+  ss_cs_random_problems (A, k, SS_CS_VALUES_GAUSSIAN, 0, seed + 1, batch, &truth, &y);
+  SsCsParams params;
+  ss_cs_params_init (&params);
+  params.algorithm = algorithm;
+  params.k = k;
+  params.tolerance = 0;
+  params.iterations = algorithm == SS_CS_ALM ? 30 : algorithm == SS_CS_FISTA ? 1500 : 400;
+  params.inner_iterations = 200;
+  params.alpha = algorithm == SS_CS_FISTA ? 1e-2 : 0.0;
+  g_autofree float *cpu = g_new0 (float, n * batch), *gpu = g_new0 (float, n * batch);
+  g_assert_true (ss_cs_solve (&params, A, y, batch, cpu, NULL, &error));
+  g_assert_true (ss_cuda_cs_solve (f->ctx, &params, A, y, batch, gpu, NULL, &error));
+  g_assert_no_error (error);
+  for (int b = 0; b < batch; b++)
+    {
+      double d = test_rel_diff (gpu + b * n, cpu + b * n, n);
+      double e_gpu = test_rel_diff (gpu + b * n, truth + b * n, n);
+      g_test_message ("%s %s problem %d: |gpu - cpu| / |cpu| %.2e, gpu error %.2e",
+                      ss_cs_algorithm_to_string (algorithm), ss_ensemble_to_string (ensemble), b,
+                      d, e_gpu);
+      g_assert_cmpfloat (d, <, 1e-4);
+      if (algorithm != SS_CS_FISTA)
+        g_assert_cmpfloat (e_gpu, <, 1e-4);
+    }
+}
+
+static void
+test_cs_solvers_match_cpu (CudaFixture *f, gconstpointer data)
+{
+  if (f->ctx == NULL)
+    return;
+  check_cs_matches_cpu (f, SS_CS_NIHT, SS_ENSEMBLE_GAUSSIAN, 0.2);
+  check_cs_matches_cpu (f, SS_CS_NIHT, SS_ENSEMBLE_DCT, 0.2);
+  check_cs_matches_cpu (f, SS_CS_NIHT, SS_ENSEMBLE_SPARSE, 0.1);
+  check_cs_matches_cpu (f, SS_CS_IHT, SS_ENSEMBLE_DCT, 0.05);
+  check_cs_matches_cpu (f, SS_CS_FISTA, SS_ENSEMBLE_GAUSSIAN, 0.1);
+  check_cs_matches_cpu (f, SS_CS_ALM, SS_ENSEMBLE_GAUSSIAN, 0.1);
+}
+
+/* The benchmarks run and give finite ratios at a small size (the real
+ * targets are the lead's: sharpsky-cli cs --bench on the GPU machine). */
+static void
+test_cs_bench_runs (CudaFixture *f, gconstpointer data)
+{
+  if (f->ctx == NULL)
+    return;
+  SsCsBenchParams bp;
+  ss_cs_bench_params_init (&bp);
+  bp.dct_n = 1 << 16;
+  bp.matrix = 12;
+  bp.fista_iterations = 10;
+  bp.alm_outer = 2;
+  bp.alm_inner = 5;
+  SsCsBenchResult r = { 0 };
+  g_autoptr (GError) error = NULL;
+  g_assert_true (ss_cuda_cs_bench (f->ctx, &bp, &r, &error));
+  g_assert_no_error (error);
+  g_assert_cmpint (r.n_rows, ==, 3);
+  for (int i = 0; i < r.n_rows; i++)
+    {
+      g_test_message ("%s: %.4g ms, floor %.4g ms, ratio %.3f", r.rows[i].name,
+                      1e3 * r.rows[i].seconds, 1e3 * r.rows[i].floor_seconds, r.rows[i].ratio);
+      g_assert_true (isfinite (r.rows[i].ratio) && r.rows[i].ratio > 0);
+    }
+  ss_cs_bench_result_clear (&r);
+}
+
 #define ADD(path, func) g_test_add (path, CudaFixture, NULL, cuda_setup, func, cuda_teardown)
 #else
 static void
@@ -947,6 +1065,9 @@ main (int argc, char **argv)
   ADD ("/cuda/batch/bench-runs", test_batch_bench_runs);
   ADD ("/cuda/planning-counted", test_planning_counted);
   ADD ("/cuda/backend-reuses-plans", test_backend_reuses_plans);
+  ADD ("/cuda/cs/operators-match-cpu", test_cs_operators_match_cpu);
+  ADD ("/cuda/cs/solvers-match-cpu", test_cs_solvers_match_cpu);
+  ADD ("/cuda/cs/bench-runs", test_cs_bench_runs);
 #if SHARPSKY_HAVE_CUDA
   /* A developer's table of timings, not a test: `SHARPSKY_CUDA_BENCH=it,gets,direct
    * test-cuda -p /cuda/bench` (it: iterative solvers, gets: triangular inverses,

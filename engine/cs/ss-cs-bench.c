@@ -382,3 +382,45 @@ ss_cs_bench (SsBackendKind backend, const SsCsBenchParams *params, SsCsBenchResu
     }
   return ss_cs_bench_cpu (params, result, error);
 }
+
+static gboolean
+gpu_has (SsCsAlgorithm algorithm)
+{
+  return algorithm == SS_CS_NIHT || algorithm == SS_CS_IHT || algorithm == SS_CS_FISTA
+         || algorithm == SS_CS_ALM;
+}
+
+gboolean
+ss_cs_solve_backend (SsBackendKind backend, const SsCsParams *params, SsLinop *A, const float *y,
+                     int batch, float *x, SsCsStats *stats, const char **used, GError **error)
+{
+  *used = "cpu";
+#if SHARPSKY_HAVE_CUDA
+  gboolean device = ss_cuda_device_count () > 0;
+  if (backend == SS_BACKEND_CUDA || (backend == SS_BACKEND_AUTO && device
+                                     && gpu_has (params->algorithm)))
+    {
+      if (!device)
+        {
+          g_set_error (error, SS_ERROR, SS_ERROR_NO_DEVICE, "no CUDA device is present");
+          return FALSE;
+        }
+      SsCudaContext *ctx = ss_cuda_context_new (0, error);
+      if (ctx == NULL)
+        return FALSE;
+      *used = "cuda";
+      gboolean ok = ss_cuda_cs_solve (ctx, params, A, y, batch, x, stats, error);
+      ss_cuda_context_free (ctx);
+      return ok;
+    }
+#else
+  (void) gpu_has;
+  if (backend == SS_BACKEND_CUDA)
+    {
+      g_set_error (error, SS_ERROR, SS_ERROR_NO_DEVICE,
+                   "this build of Sharpsky has no CUDA backend (configure with -Dcuda=enabled)");
+      return FALSE;
+    }
+#endif
+  return ss_cs_solve (params, A, y, batch, x, stats, error);
+}

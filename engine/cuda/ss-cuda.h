@@ -10,6 +10,7 @@
 
 #include "ss-solver.h"
 #include "ss-bench.h"
+#include "ss-cs-bench.h"
 
 G_BEGIN_DECLS
 
@@ -49,6 +50,20 @@ extern const SsCudaSolverEntry ss_cuda_cpadmm_entry;
 extern const SsCudaSolverEntry ss_cuda_fista_entry;
 extern const SsCudaSolverEntry ss_cuda_direct_entry;
 extern const SsCudaSolverEntry ss_cuda_direct_fft_entry;
+
+/* Compressed sensing (ss-cuda-cs.cu) on the host operator A, uploaded: the
+ * same contract as ss_cs_solve for NIHT, IHT, FISTA and ALM (every iteration
+ * asked for runs; no stopping test, so no host wait); HTP and CoSaMP fail
+ * with SS_ERROR_UNSUPPORTED. */
+gboolean ss_cuda_cs_solve (SsCudaContext *ctx, const SsCsParams *params, SsLinop *A,
+                           const float *y, int batch, float *x, SsCsStats *stats,
+                           GError **error);
+/* The cs benchmarks (ss-cs-bench.h) on the GPU. */
+gboolean ss_cuda_cs_bench (SsCudaContext *ctx, const SsCsBenchParams *params,
+                           SsCsBenchResult *result, GError **error);
+/* AX = A X and ATY = Aᵀ Y (BATCH columns) computed on the GPU, for tests. */
+gboolean ss_cuda_linop_check (SsCudaContext *ctx, SsLinop *A, const float *x, float *ax,
+                              const float *y, float *aty, int batch, GError **error);
 
 /* Added for tests and benchmarks. */
 
