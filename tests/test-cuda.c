@@ -1006,6 +1006,47 @@ test_cs_solvers_match_cpu (CudaFixture *f, gconstpointer data)
   check_cs_matches_cpu (f, SS_CS_ALM, SS_ENSEMBLE_GAUSSIAN, 0.1);
 }
 
+/* The table's iht, niht and alm on an image (a star field through a blur and
+ * circulant sensing at half the pixels), on the GPU through ss_cuda_solve:
+ * they recover it as the CPU does (test-cs.c has the CPU side). */
+static void
+test_cs_image_solvers (CudaFixture *f, gconstpointer data)
+{
+  if (f->ctx == NULL)
+    return;
+  const SsSolverKind kinds[] = { SS_SOLVER_IHT, SS_SOLVER_NIHT, SS_SOLVER_ALM };
+  for (gsize i = 0; i < G_N_ELEMENTS (kinds); i++)
+    {
+      TestProblem p;
+      test_problem_init (&p, f->rng, 32, 32, "gaussian:1.2", 0.5, 0);
+      g_free (p.truth);
+      g_free (p.y);
+      p.truth = test_sparse_image (f->rng, 32, 32, 0.03);
+      p.y = ss_simulate (p.op, &p.acq, p.truth, NULL);
+      gsize stars = 0;
+      for (gsize j = 0; j < p.n; j++)
+        stars += p.truth[j] != 0;
+      SsSolveParams params;
+      ss_solve_params_init (&params);
+      ss_solve_params_set_defaults (&params, kinds[i]);
+      params.sparsity = (double) stars;
+      params.alpha = 0;
+      params.iterations = kinds[i] == SS_SOLVER_ALM ? 30 : kinds[i] == SS_SOLVER_IHT ? 3000 : 500;
+      params.inner_iterations = 200;
+      params.report_every = params.iterations / 5;
+      SsSolveResult gpu = solve_gpu (f->ctx, &p, &params);
+      SsSolveResult cpu = test_cpu_solve (&p, &params);
+      double e_gpu = test_rel_diff (gpu.x, p.truth, p.n), e_cpu = test_rel_diff (cpu.x, p.truth, p.n);
+      g_test_message ("%s: %zu stars, error gpu %.2e cpu %.2e", ss_solver_kind_to_string (kinds[i]),
+                      stars, e_gpu, e_cpu);
+      g_assert_cmpfloat (e_gpu, <, 1e-3);
+      g_assert_cmpfloat (test_rel_diff (gpu.x, cpu.x, p.n), <, 2e-3);
+      ss_solve_result_clear (&gpu);
+      ss_solve_result_clear (&cpu);
+      test_problem_clear (&p);
+    }
+}
+
 /* The benchmarks run and give finite ratios at a small size (the real
  * targets are the lead's: sharpsky-cli cs --bench on the GPU machine). */
 static void
@@ -1067,6 +1108,7 @@ main (int argc, char **argv)
   ADD ("/cuda/backend-reuses-plans", test_backend_reuses_plans);
   ADD ("/cuda/cs/operators-match-cpu", test_cs_operators_match_cpu);
   ADD ("/cuda/cs/solvers-match-cpu", test_cs_solvers_match_cpu);
+  ADD ("/cuda/cs/image-solvers", test_cs_image_solvers);
   ADD ("/cuda/cs/bench-runs", test_cs_bench_runs);
 #if SHARPSKY_HAVE_CUDA
   /* A developer's table of timings, not a test: `SHARPSKY_CUDA_BENCH=it,gets,direct

@@ -111,8 +111,9 @@ dense_check_size (int width, int height, gsize observed, const SsSolveParams *p,
 
 #define LASSO_COMMON (USES (SS_PARAM_ALPHA) | USES (SS_PARAM_ITERATIONS) | USES (SS_PARAM_NONNEG))
 #define GREEDY_COMMON (USES (SS_PARAM_SPARSITY) | USES (SS_PARAM_ITERATIONS) | USES (SS_PARAM_NONNEG))
-/* The CUDA greedy and ALM solvers are not written yet: CPU only. */
-#define CUDA_GREEDY_ENTRY NULL
+/* IHT, NIHT and ALM have a GPU form; HTP and CoSaMP run on the CPU (their
+ * least-squares projections are not written for the GPU yet). */
+#define CUDA_CS_ENTRY CUDA_ENTRY (ss_cuda_cs_entry)
 
 /* In the order users see them. */
 static const SsSolverInfo solvers[SS_N_SOLVERS] = {
@@ -157,13 +158,13 @@ static const SsSolverInfo solvers[SS_N_SOLVERS] = {
     .help = "Keeps the k brightest pixels after each gradient step of fixed size 1/max|c|² "
             "(iterative hard thresholding, seed 003)",
     .caps = SS_SOLVER_ITERATIVE | SS_SOLVER_MASKS, .params = GREEDY_COMMON,
-    .cpu = ss_cpu_cs_image, .cuda = CUDA_GREEDY_ENTRY },
+    .cpu = ss_cpu_cs_image, .cuda = CUDA_CS_ENTRY },
   [SS_SOLVER_NIHT] = {
     .kind = SS_SOLVER_NIHT, .name = "niht", .label = "NIHT",
     .help = "Hard thresholding to k pixels with the optimal step on the current support "
             "(normalised IHT, seed 003)",
     .caps = SS_SOLVER_ITERATIVE | SS_SOLVER_MASKS, .params = GREEDY_COMMON,
-    .cpu = ss_cpu_cs_image, .cuda = CUDA_GREEDY_ENTRY },
+    .cpu = ss_cpu_cs_image, .cuda = CUDA_CS_ENTRY },
   [SS_SOLVER_HTP] = {
     .kind = SS_SOLVER_HTP, .name = "htp", .label = "HTP",
     .help = "NIHT's support, then the least-squares fit on it (hard thresholding pursuit, "
@@ -171,7 +172,7 @@ static const SsSolverInfo solvers[SS_N_SOLVERS] = {
     .caps = SS_SOLVER_ITERATIVE | SS_SOLVER_MASKS,
     .params = GREEDY_COMMON | USES (SS_PARAM_INNER_ITERATIONS),
     .defaults = { { SS_PARAM_ITERATIONS, 50 }, { SS_PARAM_INNER_ITERATIONS, 20 } },
-    .n_defaults = 2, .cpu = ss_cpu_cs_image, .cuda = CUDA_GREEDY_ENTRY },
+    .n_defaults = 2, .cpu = ss_cpu_cs_image, .cuda = NULL },
   [SS_SOLVER_COSAMP] = {
     .kind = SS_SOLVER_COSAMP, .name = "cosamp", .label = "CoSaMP",
     .help = "Support ∪ the 2k largest of the gradient, least squares on it, keep k "
@@ -179,7 +180,7 @@ static const SsSolverInfo solvers[SS_N_SOLVERS] = {
     .caps = SS_SOLVER_ITERATIVE | SS_SOLVER_MASKS,
     .params = GREEDY_COMMON | USES (SS_PARAM_INNER_ITERATIONS),
     .defaults = { { SS_PARAM_ITERATIONS, 50 }, { SS_PARAM_INNER_ITERATIONS, 20 } },
-    .n_defaults = 2, .cpu = ss_cpu_cs_image, .cuda = CUDA_GREEDY_ENTRY },
+    .n_defaults = 2, .cpu = ss_cpu_cs_image, .cuda = NULL },
   [SS_SOLVER_ALM] = {
     .kind = SS_SOLVER_ALM, .name = "alm", .label = "ALM",
     .help = "Augmented Lagrangian: basis pursuit (PCx = y exactly) with alpha 0, else the LASSO "
@@ -187,7 +188,7 @@ static const SsSolverInfo solvers[SS_N_SOLVERS] = {
     .caps = SS_SOLVER_ITERATIVE | SS_SOLVER_MASKS,
     .params = LASSO_COMMON | USES (SS_PARAM_INNER_ITERATIONS),
     .defaults = { { SS_PARAM_ITERATIONS, 10 }, { SS_PARAM_INNER_ITERATIONS, 50 } },
-    .n_defaults = 2, .cpu = ss_cpu_cs_image, .cuda = CUDA_GREEDY_ENTRY },
+    .n_defaults = 2, .cpu = ss_cpu_cs_image, .cuda = CUDA_CS_ENTRY },
 };
 
 guint

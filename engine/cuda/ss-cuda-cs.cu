@@ -57,9 +57,14 @@ column_grid (const SsCudaContext *ctx, size_t count, int batch)
 
 /* ---- the operator on the device ------------------------------------------- */
 
+/* The image's operator P C (engine/cuda's device problem) is one more kind. */
+#define CS_CIRCULANT SS_N_ENSEMBLES
+
 typedef struct {
   SsCudaContext *ctx;
-  SsLinop *host;
+  SsLinop *host;             /* NULL for the image's circulant operator */
+  const SsCudaProblem *problem;   /* the circulant operator's */
+  double lipschitz;
   size_t m, n;
   int batch;                 /* the block width the buffers are for */
   SsEnsemble kind;
@@ -158,6 +163,7 @@ dev_linop_init (DevLinop *L, SsCudaContext *ctx, SsLinop *host, int batch, GErro
   L->m = host->rows;
   L->n = host->cols;
   L->batch = batch;
+  L->lipschitz = ss_linop_lipschitz (host);
   if (!ss_cuda_cublas (ctx, error))
     return FALSE;
   if (host->dense)
@@ -192,6 +198,20 @@ dev_linop_init (DevLinop *L, SsCudaContext *ctx, SsLinop *host, int batch, GErro
   g_set_error (error, SS_ERROR, SS_ERROR_UNSUPPORTED, "the %s operator has no GPU form",
                host->name);
   return FALSE;
+}
+
+/* P C on the device problem (one image at a time). */
+static gboolean
+dev_circulant_init (DevLinop *L, SsCudaContext *ctx, const SsCudaProblem *p, GError **error)
+{
+  memset (L, 0, sizeof *L);
+  L->ctx = ctx;
+  L->problem = p;
+  L->kind = (SsEnsemble) CS_CIRCULANT;
+  L->m = L->n = p->n;
+  L->batch = 1;
+  L->lipschitz = p->lipschitz;
+  return ss_cuda_alloc (ctx, (void **) &L->spec, p->spec * sizeof (float2), "a spectrum", error);
 }
 
 /* DCT-II through a real FFT (Makhoul): v_j = x_2j, v_{n-1-j} = x_{2j+1};
@@ -281,8 +301,10 @@ dev_apply (DevLinop *L, const float *in, float *out, int batch, GError **error)
   SsCudaContext *ctx = L->ctx;
   const float one = 1.0f, zero = 0.0f;
   int m = (int) L->m, n = (int) L->n;
-  switch (L->kind)
+  switch ((int) L->kind)
     {
+    case CS_CIRCULANT:
+      return ss_cuda_apply_operator (ctx, L->problem, in, L->spec, out, FALSE, error);
     case SS_ENSEMBLE_DCT:
       {
         g_return_val_if_fail (batch == L->batch, FALSE);
@@ -340,8 +362,10 @@ dev_adjoint (DevLinop *L, const float *in, float *out, int batch, GError **error
   SsCudaContext *ctx = L->ctx;
   const float one = 1.0f, zero = 0.0f;
   int m = (int) L->m, n = (int) L->n;
-  switch (L->kind)
+  switch ((int) L->kind)
     {
+    case CS_CIRCULANT:
+      return ss_cuda_apply_operator (ctx, L->problem, in, L->spec, out, TRUE, error);
     case SS_ENSEMBLE_DCT:
       {
         g_return_val_if_fail (batch == L->batch, FALSE);
@@ -722,6 +746,7 @@ typedef struct {
   float *y, *x, *r, *g, *d, *ad, *trial;
   unsigned char *mask;
   float omega;        /* IHT's fixed step, 0 for NIHT */
+  cudaGraphExec_t *graph;  /* one iteration, captured on first use (the owner frees it) */
 } Niht;
 
 static unsigned
@@ -808,6 +833,25 @@ niht_iteration (Niht *s, GError **error)
   return LAUNCH_OK ("niht_advance_kernel") && dev_adjoint (s->L, s->r, s->g, batch, error);
 }
 
+/* The iteration captured as a graph (its buffers are fixed for the solve). */
+static gboolean
+niht_capture (Niht *h, GError **error)
+{
+  SsCudaContext *ctx = h->L->ctx;
+  cudaGraph_t graph = NULL;
+  if (!CUDA_OK (cudaStreamBeginCapture (ctx->stream, cudaStreamCaptureModeThreadLocal)))
+    return FALSE;
+  GError *body_error = NULL;
+  gboolean body = niht_iteration (h, &body_error);
+  cudaError_t ended = cudaStreamEndCapture (ctx->stream, &graph);
+  if (!body)
+    g_propagate_error (error, body_error);
+  gboolean ok = body && CUDA_OK (ended) && CUDA_OK (cudaGraphInstantiate (h->graph, graph, 0));
+  if (graph)
+    cudaGraphDestroy (graph);
+  return ok;
+}
+
 /* ITERATIONS iterations; with graphs on (the context's setting), one
  * iteration is captured once and replayed: its twenty-odd small launches
  * then cost one graph launch. */
@@ -815,31 +859,19 @@ static gboolean
 niht_run (Niht *h, int iterations, GError **error)
 {
   SsCudaContext *ctx = h->L->ctx;
-  if (!ctx->use_graphs)
+  if (!ctx->use_graphs || h->graph == NULL)
     {
       for (int i = 0; i < iterations; i++)
         if (!niht_iteration (h, error))
           return FALSE;
       return TRUE;
     }
-  cudaGraph_t graph = NULL;
-  cudaGraphExec_t exec = NULL;
-  if (!CUDA_OK (cudaStreamBeginCapture (ctx->stream, cudaStreamCaptureModeThreadLocal)))
+  if (*h->graph == NULL && !niht_capture (h, error))
     return FALSE;
-  GError *body_error = NULL;
-  gboolean body = niht_iteration (h, &body_error);
-  cudaError_t ended = cudaStreamEndCapture (ctx->stream, &graph);
-  gboolean ok = body;
-  if (!body)
-    g_propagate_error (error, body_error);
-  ok = ok && CUDA_OK (ended) && CUDA_OK (cudaGraphInstantiate (&exec, graph, 0));
-  for (int i = 0; ok && i < iterations; i++)
-    ok = CUDA_OK (cudaGraphLaunch (exec, ctx->stream));
-  if (exec)
-    cudaGraphExecDestroy (exec);
-  if (graph)
-    cudaGraphDestroy (graph);
-  return ok;
+  for (int i = 0; i < iterations; i++)
+    if (!CUDA_OK (cudaGraphLaunch (*h->graph, ctx->stream)))
+      return FALSE;
+  return TRUE;
 }
 
 /* ---- FISTA and ALM ---------------------------------------------------------- */
@@ -1004,18 +1036,43 @@ typedef struct {
   unsigned char *mask;
   Column *col;
   unsigned *hist;
+  cudaGraphExec_t niht_graph;
+  gboolean borrowed_y;       /* y is the device problem's */
 } CsDevice;
 
 static void
 cs_device_free (CsDevice *s)
 {
   SsCudaContext *ctx = s->ctx;
-  void *buffers[] = { s->y, s->x, s->r, s->g, s->d, s->ad, s->trial, s->e, s->lambda, s->target,
-                      s->mask, s->col, s->hist };
+  void *buffers[] = { s->borrowed_y ? NULL : s->y, s->x, s->r, s->g, s->d, s->ad, s->trial, s->e,
+                      s->lambda, s->target, s->mask, s->col, s->hist };
   for (gsize i = 0; i < G_N_ELEMENTS (buffers); i++)
     ss_cuda_free (ctx, buffers[i], 0);
+  if (s->niht_graph)
+    cudaGraphExecDestroy (s->niht_graph);
   if (s->L.ctx)
     dev_linop_free (&s->L);
+}
+
+/* The work buffers of a block solve on L (already made); Y is given by the
+ * caller (uploaded or borrowed). */
+static gboolean
+cs_device_alloc (CsDevice *s, GError **error)
+{
+  SsCudaContext *ctx = s->ctx;
+  size_t n = s->L.n, m = s->L.m, nb = n * s->batch * 4, mb = m * s->batch * 4;
+  gboolean alm = s->params->algorithm == SS_CS_ALM;
+  DevBuffer buffers[] = {
+    { &s->x, nb }, { &s->r, mb }, { &s->g, nb }, { &s->d, nb }, { &s->ad, mb },
+    { &s->trial, nb }, { &s->mask, n * s->batch }, { &s->col, sizeof (Column) * s->batch },
+    { &s->hist, sizeof (unsigned) * RADIX_BINS * s->batch },
+    { &s->e, alm ? mb : 0 }, { &s->lambda, alm ? mb : 0 }, { &s->target, alm ? mb : 0 },
+  };
+  return alloc_all (ctx, buffers, G_N_ELEMENTS (buffers), error)
+         && CUDA_OK (cudaMemset (s->x, 0, nb))
+         && CUDA_OK (cudaMemset (s->col, 0, sizeof (Column) * s->batch))
+         && CUDA_OK (cudaMemset (s->hist, 0, sizeof (unsigned) * RADIX_BINS * s->batch))
+         && CUDA_OK (cudaMemset (s->mask, 0, n * s->batch));
 }
 
 static gboolean
@@ -1026,22 +1083,9 @@ cs_device_init (CsDevice *s, SsCudaContext *ctx, const SsCsParams *params, SsLin
   s->ctx = ctx;
   s->params = params;
   s->batch = batch;
-  size_t n = A->cols, m = A->rows, nb = n * batch * 4, mb = m * batch * 4;
-  gboolean alm = params->algorithm == SS_CS_ALM;
-  ss_linop_lipschitz (A);
-  if (!dev_linop_init (&s->L, ctx, A, batch, error))
-    return FALSE;
-  DevBuffer buffers[] = {
-    { &s->y, mb }, { &s->x, nb }, { &s->r, mb }, { &s->g, nb }, { &s->d, nb }, { &s->ad, mb },
-    { &s->trial, nb }, { &s->mask, n * batch }, { &s->col, sizeof (Column) * batch },
-    { &s->hist, sizeof (unsigned) * RADIX_BINS * batch },
-    { &s->e, alm ? mb : 0 }, { &s->lambda, alm ? mb : 0 }, { &s->target, alm ? mb : 0 },
-  };
-  return alloc_all (ctx, buffers, G_N_ELEMENTS (buffers), error)
-         && CUDA_OK (cudaMemset (s->col, 0, sizeof (Column) * batch))
-         && CUDA_OK (cudaMemset (s->hist, 0, sizeof (unsigned) * RADIX_BINS * batch))
-         && CUDA_OK (cudaMemset (s->mask, 0, n * batch))
-         && CUDA_OK (cudaMemcpy (s->y, y, mb, cudaMemcpyHostToDevice))
+  size_t nb = A->cols * batch * 4, mb = A->rows * batch * 4;
+  return dev_linop_init (&s->L, ctx, A, batch, error) && cs_device_alloc (s, error)
+         && upload (ctx, (void **) &s->y, y, mb, "y", error)
          && CUDA_OK (cudaMemcpy (s->x, x, nb, cudaMemcpyHostToDevice));
 }
 
@@ -1050,29 +1094,28 @@ niht_of (CsDevice *s)
 {
   Niht h = { &s->L, { s->ctx, s->L.n, s->L.m, s->batch, s->params->k, s->params->nonneg, s->col,
                       s->hist },
-             s->y, s->x, s->r, s->g, s->d, s->ad, s->trial, s->mask, 0.0f };
+             s->y, s->x, s->r, s->g, s->d, s->ad, s->trial, s->mask, 0.0f, &s->niht_graph };
   if (s->params->algorithm == SS_CS_IHT)
-    h.omega = (float) (1.0 / s->L.host->lipschitz);
+    h.omega = (float) (1.0 / s->L.lipschitz);
   return h;
 }
 
 static Fista
 fista_of (CsDevice *s)
 {
-  Fista f = { &s->L, s->batch, s->x, s->d, s->ad, s->g, s->y, s->col, s->L.host->lipschitz,
+  Fista f = { &s->L, s->batch, s->x, s->d, s->ad, s->g, s->y, s->col, s->L.lipschitz,
               s->params->nonneg };
   return f;
 }
 
+/* λ = e = 0 and ρ from max |Aᵀy| (as the CPU). */
 static gboolean
-alm_run (CsDevice *s, GError **error)
+alm_start (CsDevice *s, GError **error)
 {
   SsCudaContext *ctx = s->ctx;
-  const SsCsParams *p = s->params;
-  gboolean bp = !(p->alpha > 0);
+  gboolean bp = !(s->params->alpha > 0);
   size_t n = s->L.n, m = s->L.m;
-  dim3 gn = column_grid (ctx, n, s->batch), gm = column_grid (ctx, m, s->batch);
-  Fista f = fista_of (s);
+  dim3 gn = column_grid (ctx, n, s->batch);
   if (!CUDA_OK (cudaMemsetAsync (s->col, 0, sizeof (Column) * s->batch, ctx->stream))
       || !CUDA_OK (cudaMemsetAsync (s->e, 0, m * s->batch * 4, ctx->stream))
       || !CUDA_OK (cudaMemsetAsync (s->lambda, 0, m * s->batch * 4, ctx->stream))
@@ -1081,24 +1124,40 @@ alm_run (CsDevice *s, GError **error)
   column_max_kernel<<<gn, SS_CUDA_THREADS, 0, ctx->stream>>> (s->g, n, s->col);
   alm_init_kernel<<<small_blocks (s->batch), SS_CUDA_THREADS, 0, ctx->stream>>> (s->col, s->batch,
                                                                                 bp);
-  if (!LAUNCH_OK ("alm_init_kernel"))
+  return LAUNCH_OK ("alm_init_kernel");
+}
+
+/* One outer step: FISTA on the x-step, then e, λ and ρ (no host wait). */
+static gboolean
+alm_outer_step (CsDevice *s, GError **error)
+{
+  SsCudaContext *ctx = s->ctx;
+  const SsCsParams *p = s->params;
+  gboolean bp = !(p->alpha > 0);
+  size_t m = s->L.m;
+  dim3 gm = column_grid (ctx, m, s->batch);
+  Fista f = fista_of (s);
+  alm_target_kernel<<<gm, SS_CUDA_THREADS, 0, ctx->stream>>> (
+    s->target, s->y, s->e, s->lambda, m, s->col, bp ? 1.0f : (float) p->alpha, f.lipschitz);
+  if (!LAUNCH_OK ("alm_target_kernel") || !fista_run (&f, s->target, p->inner_iterations, error)
+      || !dev_apply (&s->L, s->x, s->ad, s->batch, error))
     return FALSE;
-  for (int outer = 0; outer < p->iterations; outer++)
-    {
-      alm_target_kernel<<<gm, SS_CUDA_THREADS, 0, ctx->stream>>> (
-        s->target, s->y, s->e, s->lambda, m, s->col, bp ? 1.0f : (float) p->alpha,
-        f.lipschitz);
-      if (!LAUNCH_OK ("alm_target_kernel") || !fista_run (&f, s->target, p->inner_iterations, error)
-          || !dev_apply (&s->L, s->x, s->ad, s->batch, error))
-        return FALSE;
-      alm_multiplier_kernel<<<gm, SS_CUDA_THREADS, 0, ctx->stream>>> (s->ad, s->y, s->e,
-                                                                      s->lambda, m, s->col, bp);
-      if (bp)
-        alm_grow_kernel<<<small_blocks (s->batch), SS_CUDA_THREADS, 0, ctx->stream>>> (s->col,
-                                                                                      s->batch);
-      if (!LAUNCH_OK ("alm kernels"))
-        return FALSE;
-    }
+  alm_multiplier_kernel<<<gm, SS_CUDA_THREADS, 0, ctx->stream>>> (s->ad, s->y, s->e, s->lambda,
+                                                                  m, s->col, bp);
+  if (bp)
+    alm_grow_kernel<<<small_blocks (s->batch), SS_CUDA_THREADS, 0, ctx->stream>>> (s->col,
+                                                                                  s->batch);
+  return LAUNCH_OK ("alm kernels");
+}
+
+static gboolean
+alm_run (CsDevice *s, GError **error)
+{
+  if (!alm_start (s, error))
+    return FALSE;
+  for (int outer = 0; outer < s->params->iterations; outer++)
+    if (!alm_outer_step (s, error))
+      return FALSE;
   return TRUE;
 }
 
@@ -1154,6 +1213,145 @@ ss_cuda_cs_solve (SsCudaContext *ctx, const SsCsParams *params, SsLinop *A, cons
     }
   return ok;
 }
+
+/* ---- the image solvers of the solver table (iht, niht, alm) ---------------- */
+
+typedef struct {
+  SsCudaSolver base;
+  CsDevice dev;
+  SsCsParams cs;
+  float *previous;        /* x before the iteration, for the relative change */
+  float *report_real;     /* the reporter's scratch image */
+  SsCudaReporter *reporter;
+} CsImage;
+
+__global__ void
+change_kernel (const float *__restrict__ x, const float *__restrict__ previous, size_t n,
+               double *__restrict__ acc)
+{
+  double v[1] = { 0.0 };
+  for (size_t i = blockIdx.x * (size_t) blockDim.x + threadIdx.x; i < n;
+       i += (size_t) gridDim.x * blockDim.x)
+    {
+      double d = (double) x[i] - previous[i];
+      v[0] += d * d;
+    }
+  ss_block_sum_to<1> (v, acc);
+}
+
+static gboolean
+cs_image_iterate (gpointer solver, unsigned flags, GError **error)
+{
+  CsImage *s = (CsImage *) solver;
+  SsCudaContext *ctx = s->base.ctx;
+  size_t n = s->dev.L.n;
+  if ((flags & SS_ITER_DELTA)
+      && !CUDA_OK (cudaMemcpyAsync (s->previous, s->dev.x, n * 4, cudaMemcpyDeviceToDevice,
+                                    ctx->stream)))
+    return FALSE;
+  gboolean ok;
+  if (s->cs.algorithm == SS_CS_ALM)
+    ok = alm_outer_step (&s->dev, error);
+  else
+    {
+      Niht h = niht_of (&s->dev);
+      ok = niht_iteration (&h, error);
+    }
+  if (ok && (flags & SS_ITER_DELTA))
+    {
+      change_kernel<<<ss_cuda_blocks (ctx, n), SS_CUDA_THREADS, 0, ctx->stream>>> (
+        s->dev.x, s->previous, n, s->reporter->block + SS_ACC_DELTA);
+      ok = LAUNCH_OK ("change_kernel");
+    }
+  return ok;
+}
+
+static const float *
+cs_image_estimate (gpointer solver)
+{
+  return ((CsImage *) solver)->dev.x;
+}
+
+static void
+cs_image_destroy (SsCudaSolver *solver)
+{
+  CsImage *s = (CsImage *) solver;
+  ss_cuda_free (solver->ctx, s->previous, 0);
+  ss_cuda_free (solver->ctx, s->report_real, 0);
+  cs_device_free (&s->dev);
+  g_free (s);
+}
+
+static SsCsAlgorithm
+image_algorithm (SsSolverKind kind)
+{
+  return kind == SS_SOLVER_IHT ? SS_CS_IHT : kind == SS_SOLVER_ALM ? SS_CS_ALM : SS_CS_NIHT;
+}
+
+static SsCudaSolver *
+cs_image_new (SsCudaContext *ctx, const SsCudaProblem *p, const SsSolveParams *params,
+              SsCudaIterator *it, SsCudaReporter *reporter, GError **error)
+{
+  if (!(p->lipschitz > 0))
+    {
+      g_set_error (error, SS_ERROR, SS_ERROR_INVALID_ARGUMENT, "the operator is zero");
+      return NULL;
+    }
+  CsImage *s = g_new0 (CsImage, 1);
+  s->base.ctx = ctx;
+  s->base.destroy = cs_image_destroy;
+  s->reporter = reporter;
+  ss_cs_params_init (&s->cs);
+  s->cs.algorithm = image_algorithm (params->kind);
+  s->cs.k = ss_cs_sparsity_count (params->sparsity, p->n);
+  s->cs.iterations = params->iterations;
+  s->cs.inner_iterations = params->inner_iterations > 0 ? params->inner_iterations : 20;
+  s->cs.alpha = params->alpha;
+  s->cs.nonneg = params->nonneg;
+  s->cs.tolerance = 0;
+  CsDevice *d = &s->dev;
+  d->ctx = ctx;
+  d->params = &s->cs;
+  d->batch = 1;
+  d->y = p->y;
+  d->borrowed_y = TRUE;
+  gboolean ok;
+  if (s->cs.algorithm != SS_CS_ALM && (s->cs.k < 1 || s->cs.k > p->n))
+    {
+      g_set_error (error, SS_ERROR, SS_ERROR_INVALID_ARGUMENT,
+                   "sparsity %g: %zu pixels of %zu; give a fraction below 1 or a count up to "
+                   "the pixel count", params->sparsity, s->cs.k, p->n);
+      ok = FALSE;
+    }
+  else
+    ok = dev_circulant_init (&d->L, ctx, p, error) && cs_device_alloc (d, error)
+         && ss_cuda_alloc (ctx, (void **) &s->previous, p->n * 4, "the previous estimate", error)
+         && ss_cuda_alloc (ctx, (void **) &s->report_real, p->n * 4, "report scratch", error);
+  if (ok && s->cs.algorithm == SS_CS_ALM)
+    ok = alm_start (d, error);
+  else if (ok)
+    {
+      Niht h = niht_of (d);
+      ok = niht_start (&h, error);
+    }
+  if (!ok)
+    {
+      cs_image_destroy (&s->base);
+      return NULL;
+    }
+  s->base.bytes = ctx->mem_current;
+  reporter->spec = d->L.spec;
+  reporter->real = s->report_real;
+  reporter->has_delta = TRUE;
+  it->solver = s;
+  it->iterate = cs_image_iterate;
+  it->estimate = cs_image_estimate;
+  it->reset = NULL;
+  it->capturable = TRUE;
+  return &s->base;
+}
+
+const SsCudaSolverEntry ss_cuda_cs_entry = { cs_image_new, NULL };
 
 gboolean
 ss_cuda_linop_check (SsCudaContext *ctx, SsLinop *A, const float *x, float *ax, const float *y,

@@ -50,6 +50,7 @@ extern const SsCudaSolverEntry ss_cuda_cpadmm_entry;
 extern const SsCudaSolverEntry ss_cuda_fista_entry;
 extern const SsCudaSolverEntry ss_cuda_direct_entry;
 extern const SsCudaSolverEntry ss_cuda_direct_fft_entry;
+extern const SsCudaSolverEntry ss_cuda_cs_entry;   /* iht, niht, alm */
 
 /* Compressed sensing (ss-cuda-cs.cu) on the host operator A, uploaded: the
  * same contract as ss_cs_solve for NIHT, IHT, FISTA and ALM (every iteration
