@@ -973,8 +973,9 @@ check_cs_matches_cpu (CudaFixture *f, SsCsAlgorithm algorithm, SsEnsemble ensemb
   params.algorithm = algorithm;
   params.k = k;
   params.tolerance = 0;
-  params.iterations = algorithm == SS_CS_ALM ? 30 : algorithm == SS_CS_FISTA ? 1500 : 400;
-  params.inner_iterations = 200;
+  params.iterations = algorithm == SS_CS_ALM ? 30 : algorithm == SS_CS_FISTA ? 1500
+                      : algorithm == SS_CS_HTP || algorithm == SS_CS_COSAMP ? 40 : 400;
+  params.inner_iterations = algorithm == SS_CS_ALM ? 200 : 50;
   params.alpha = algorithm == SS_CS_FISTA ? 1e-2 : 0.0;
   g_autofree float *cpu = g_new0 (float, n * batch), *gpu = g_new0 (float, n * batch);
   g_assert_true (ss_cs_solve (&params, A, y, batch, cpu, NULL, &error));
@@ -1002,19 +1003,22 @@ test_cs_solvers_match_cpu (CudaFixture *f, gconstpointer data)
   check_cs_matches_cpu (f, SS_CS_NIHT, SS_ENSEMBLE_DCT, 0.2);
   check_cs_matches_cpu (f, SS_CS_NIHT, SS_ENSEMBLE_SPARSE, 0.1);
   check_cs_matches_cpu (f, SS_CS_IHT, SS_ENSEMBLE_DCT, 0.05);
+  check_cs_matches_cpu (f, SS_CS_HTP, SS_ENSEMBLE_GAUSSIAN, 0.2);
+  check_cs_matches_cpu (f, SS_CS_COSAMP, SS_ENSEMBLE_DCT, 0.2);
   check_cs_matches_cpu (f, SS_CS_FISTA, SS_ENSEMBLE_GAUSSIAN, 0.1);
   check_cs_matches_cpu (f, SS_CS_ALM, SS_ENSEMBLE_GAUSSIAN, 0.1);
 }
 
-/* The table's iht, niht and alm on an image (a star field through a blur and
+/* The table's iht, niht, htp, cosamp and alm on an image (a star field through a blur and
  * circulant sensing at half the pixels), on the GPU through ss_cuda_solve:
- * NIHT and ALM recover it as the CPU does (test-cs.c has the CPU side). */
+ * all but IHT recover it as the CPU does (test-cs.c has the CPU side). */
 static void
 test_cs_image_solvers (CudaFixture *f, gconstpointer data)
 {
   if (f->ctx == NULL)
     return;
-  const SsSolverKind kinds[] = { SS_SOLVER_IHT, SS_SOLVER_NIHT, SS_SOLVER_ALM };
+  const SsSolverKind kinds[] = { SS_SOLVER_IHT, SS_SOLVER_NIHT, SS_SOLVER_HTP, SS_SOLVER_COSAMP,
+                                 SS_SOLVER_ALM };
   for (gsize i = 0; i < G_N_ELEMENTS (kinds); i++)
     {
       TestProblem p;
@@ -1032,7 +1036,7 @@ test_cs_image_solvers (CudaFixture *f, gconstpointer data)
       params.sparsity = (double) stars;
       params.alpha = 0;
       params.iterations = kinds[i] == SS_SOLVER_ALM ? 30 : kinds[i] == SS_SOLVER_IHT ? 3000 : 500;
-      params.inner_iterations = 200;
+      params.inner_iterations = kinds[i] == SS_SOLVER_ALM ? 200 : 30;
       params.report_every = params.iterations / 5;
       SsSolveResult gpu = solve_gpu (f->ctx, &p, &params);
       SsSolveResult cpu = test_cpu_solve (&p, &params);

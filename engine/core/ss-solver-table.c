@@ -111,8 +111,6 @@ dense_check_size (int width, int height, gsize observed, const SsSolveParams *p,
 
 #define LASSO_COMMON (USES (SS_PARAM_ALPHA) | USES (SS_PARAM_ITERATIONS) | USES (SS_PARAM_NONNEG))
 #define GREEDY_COMMON (USES (SS_PARAM_SPARSITY) | USES (SS_PARAM_ITERATIONS) | USES (SS_PARAM_NONNEG))
-/* IHT, NIHT and ALM have a GPU form; HTP and CoSaMP run on the CPU (their
- * least-squares projections are not written for the GPU yet). */
 #define CUDA_CS_ENTRY CUDA_ENTRY (ss_cuda_cs_entry)
 
 /* In the order users see them. */
@@ -172,7 +170,7 @@ static const SsSolverInfo solvers[SS_N_SOLVERS] = {
     .caps = SS_SOLVER_ITERATIVE | SS_SOLVER_MASKS,
     .params = GREEDY_COMMON | USES (SS_PARAM_INNER_ITERATIONS),
     .defaults = { { SS_PARAM_ITERATIONS, 50 }, { SS_PARAM_INNER_ITERATIONS, 20 } },
-    .n_defaults = 2, .cpu = ss_cpu_cs_image, .cuda = NULL },
+    .n_defaults = 2, .cpu = ss_cpu_cs_image, .cuda = CUDA_CS_ENTRY },
   [SS_SOLVER_COSAMP] = {
     .kind = SS_SOLVER_COSAMP, .name = "cosamp", .label = "CoSaMP",
     .help = "Support ∪ the 2k largest of the gradient, least squares on it, keep k "
@@ -180,7 +178,7 @@ static const SsSolverInfo solvers[SS_N_SOLVERS] = {
     .caps = SS_SOLVER_ITERATIVE | SS_SOLVER_MASKS,
     .params = GREEDY_COMMON | USES (SS_PARAM_INNER_ITERATIONS),
     .defaults = { { SS_PARAM_ITERATIONS, 50 }, { SS_PARAM_INNER_ITERATIONS, 20 } },
-    .n_defaults = 2, .cpu = ss_cpu_cs_image, .cuda = NULL },
+    .n_defaults = 2, .cpu = ss_cpu_cs_image, .cuda = CUDA_CS_ENTRY },
   [SS_SOLVER_ALM] = {
     .kind = SS_SOLVER_ALM, .name = "alm", .label = "ALM",
     .help = "Augmented Lagrangian: basis pursuit (PCx = y exactly) with alpha 0, else the LASSO "

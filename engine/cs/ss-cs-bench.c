@@ -383,13 +383,6 @@ ss_cs_bench (SsBackendKind backend, const SsCsBenchParams *params, SsCsBenchResu
   return ss_cs_bench_cpu (params, result, error);
 }
 
-static gboolean
-gpu_has (SsCsAlgorithm algorithm)
-{
-  return algorithm == SS_CS_NIHT || algorithm == SS_CS_IHT || algorithm == SS_CS_FISTA
-         || algorithm == SS_CS_ALM;
-}
-
 gboolean
 ss_cs_solve_backend (SsBackendKind backend, const SsCsParams *params, SsLinop *A, const float *y,
                      int batch, float *x, SsCsStats *stats, const char **used, GError **error)
@@ -397,8 +390,7 @@ ss_cs_solve_backend (SsBackendKind backend, const SsCsParams *params, SsLinop *A
   *used = "cpu";
 #if SHARPSKY_HAVE_CUDA
   gboolean device = ss_cuda_device_count () > 0;
-  if (backend == SS_BACKEND_CUDA || (backend == SS_BACKEND_AUTO && device
-                                     && gpu_has (params->algorithm)))
+  if (backend == SS_BACKEND_CUDA || (backend == SS_BACKEND_AUTO && device))
     {
       if (!device)
         {
@@ -414,7 +406,6 @@ ss_cs_solve_backend (SsBackendKind backend, const SsCsParams *params, SsLinop *A
       return ok;
     }
 #else
-  (void) gpu_has;
   if (backend == SS_BACKEND_CUDA)
     {
       g_set_error (error, SS_ERROR, SS_ERROR_NO_DEVICE,

@@ -84,8 +84,7 @@ gboolean ss_cs_bench (SsBackendKind backend, const SsCsBenchParams *params,
 gboolean ss_cs_bench_cpu (const SsCsBenchParams *params, SsCsBenchResult *result,
                           GError **error);
 
-/* ss_cs_solve on BACKEND: AUTO takes the GPU when there is one and it has
- * the algorithm (NIHT, IHT, FISTA, ALM), else the CPU. *USED: "cpu" or
+/* ss_cs_solve on BACKEND: AUTO takes the GPU when there is one, else the CPU. *USED: "cpu" or
  * "cuda". The GPU runs every iteration asked for (no stopping test). */
 gboolean ss_cs_solve_backend (SsBackendKind backend, const SsCsParams *params, SsLinop *A,
                               const float *y, int batch, float *x, SsCsStats *stats,

@@ -434,6 +434,9 @@ typedef struct {
   unsigned remaining;        /* its rank among the keys with that prefix */
   unsigned ties;             /* keys equal to the k-th still to keep */
   double rho, top;           /* ALM: penalty, max |Aᵀy| */
+  double cg_gamma, cg_gamma0, cg_next, cg_q2;   /* CG (HTP, CoSaMP): ||s||², ||A w||² */
+  float cg_alpha, cg_beta;
+  int cg_active;
   float threshold;           /* FISTA/ALM: this problem's threshold / L */
 } Column;
 
@@ -745,6 +748,8 @@ typedef struct {
   Selector sel;
   float *y, *x, *r, *g, *d, *ad, *trial;
   unsigned char *mask;
+  unsigned char *merged;   /* CoSaMP: support ∪ the gradient's 2k largest */
+  int inner;               /* CG steps a projection (HTP, CoSaMP) */
   float omega;        /* IHT's fixed step, 0 for NIHT */
   cudaGraphExec_t *graph;  /* one iteration, captured on first use (the owner frees it) */
 } Niht;
@@ -872,6 +877,234 @@ niht_run (Niht *h, int iterations, GError **error)
     if (!CUDA_OK (cudaGraphLaunch (*h->graph, ctx->stream)))
       return FALSE;
   return TRUE;
+}
+
+/* ---- least squares on a support: HTP and CoSaMP (CGLS, device scalars) ----- */
+
+__global__ void
+cg_reset_kernel (Column *col, int batch, bool first)
+{
+  int b = blockIdx.x * blockDim.x + threadIdx.x;
+  if (b >= batch)
+    return;
+  col[b].cg_q2 = 0;
+  col[b].cg_next = 0;
+  if (first)
+    col[b].cg_gamma = 0;
+}
+
+/* s = Aᵀr on the support (in place); ||s||² into cg_gamma (FIRST) or cg_next. */
+__global__ void
+cg_restrict_kernel (float *__restrict__ g, const unsigned char *__restrict__ mask, size_t n,
+                    Column *__restrict__ col, bool first)
+{
+  size_t off = blockIdx.y * n;
+  double v[1] = { 0.0 };
+  COLUMN_LOOP (i, n)
+    {
+      float gi = mask[off + i] ? g[off + i] : 0.0f;
+      g[off + i] = gi;
+      v[0] += (double) gi * gi;
+    }
+  Column *c = &col[blockIdx.y];
+  ss_block_sum_to<1> (v, first ? &c->cg_gamma : &c->cg_next);
+}
+
+__global__ void
+cg_start_kernel (Column *col, int batch)
+{
+  int b = blockIdx.x * blockDim.x + threadIdx.x;
+  if (b >= batch)
+    return;
+  col[b].cg_gamma0 = col[b].cg_gamma;
+  col[b].cg_active = col[b].cg_gamma > 0;
+}
+
+__global__ void
+sum_squares_kernel (const float *__restrict__ v, size_t m, Column *__restrict__ col)
+{
+  size_t off = blockIdx.y * m;
+  double acc[1] = { 0.0 };
+  COLUMN_LOOP (i, m)
+    acc[0] += (double) v[off + i] * v[off + i];
+  ss_block_sum_to<1> (acc, &col[blockIdx.y].cg_q2);
+}
+
+__global__ void
+cg_step_size_kernel (Column *col, int batch)
+{
+  int b = blockIdx.x * blockDim.x + threadIdx.x;
+  if (b >= batch)
+    return;
+  Column *c = &col[b];
+  c->cg_alpha = c->cg_active && c->cg_q2 > 0 ? (float) (c->cg_gamma / c->cg_q2) : 0.0f;
+}
+
+/* v += α w (x by the direction, or r by −A w with NEGATE). */
+__global__ void
+cg_axpy_kernel (float *__restrict__ v, const float *__restrict__ w, size_t len,
+                const Column *__restrict__ col, bool negate)
+{
+  float a = col[blockIdx.y].cg_alpha;
+  if (a == 0.0f)
+    return;
+  if (negate)
+    a = -a;
+  size_t off = blockIdx.y * len;
+  COLUMN_LOOP (i, len)
+    v[off + i] += a * w[off + i];
+}
+
+/* β = γ'/γ; past float32's seven digits CG only wanders: stop there. */
+__global__ void
+cg_beta_kernel (Column *col, int batch)
+{
+  int b = blockIdx.x * blockDim.x + threadIdx.x;
+  if (b >= batch)
+    return;
+  Column *c = &col[b];
+  c->cg_beta = c->cg_gamma > 0 ? (float) (c->cg_next / c->cg_gamma) : 0.0f;
+  c->cg_gamma = c->cg_next;
+  if (c->cg_next <= 1e-14 * c->cg_gamma0)
+    c->cg_active = 0;
+}
+
+__global__ void
+cg_direction_kernel (float *__restrict__ w, const float *__restrict__ g, size_t n,
+                     const Column *__restrict__ col)
+{
+  const Column *c = &col[blockIdx.y];
+  size_t off = blockIdx.y * n;
+  if (!c->cg_active)
+    COLUMN_LOOP (i, n)
+      w[off + i] = 0.0f;
+  else
+    COLUMN_LOOP (i, n)
+      w[off + i] = g[off + i] + c->cg_beta * w[off + i];
+}
+
+/* x = argmin ||y − A z|| over z on MASKS, by CGLS from x for h->inner
+ * steps; leaves r = y − A x and g free. The direction lives in d, A d in ad. */
+static gboolean
+project_on_supports (Niht *h, const unsigned char *masks, GError **error)
+{
+  SsCudaContext *ctx = h->L->ctx;
+  size_t n = h->L->n, m = h->L->m;
+  int batch = h->sel.batch;
+  Column *col = h->sel.col;
+  dim3 gn = column_grid (ctx, n, batch), gm = column_grid (ctx, m, batch);
+  unsigned small = small_blocks (batch);
+  if (!niht_fresh_gradient (h, error))
+    return FALSE;
+  cg_reset_kernel<<<small, SS_CUDA_THREADS, 0, ctx->stream>>> (col, batch, true);
+  cg_restrict_kernel<<<gn, SS_CUDA_THREADS, 0, ctx->stream>>> (h->g, masks, n, col, true);
+  cg_start_kernel<<<small, SS_CUDA_THREADS, 0, ctx->stream>>> (col, batch);
+  if (!LAUNCH_OK ("cg start kernels")
+      || !CUDA_OK (cudaMemcpyAsync (h->d, h->g, n * batch * 4, cudaMemcpyDeviceToDevice,
+                                    ctx->stream)))
+    return FALSE;
+  for (int it = 0; it < h->inner; it++)
+    {
+      if (!dev_apply (h->L, h->d, h->ad, batch, error))
+        return FALSE;
+      cg_reset_kernel<<<small, SS_CUDA_THREADS, 0, ctx->stream>>> (col, batch, false);
+      sum_squares_kernel<<<gm, SS_CUDA_THREADS, 0, ctx->stream>>> (h->ad, m, col);
+      cg_step_size_kernel<<<small, SS_CUDA_THREADS, 0, ctx->stream>>> (col, batch);
+      cg_axpy_kernel<<<gn, SS_CUDA_THREADS, 0, ctx->stream>>> (h->x, h->d, n, col, false);
+      cg_axpy_kernel<<<gm, SS_CUDA_THREADS, 0, ctx->stream>>> (h->r, h->ad, m, col, true);
+      if (!LAUNCH_OK ("cg step kernels") || !dev_adjoint (h->L, h->r, h->g, batch, error))
+        return FALSE;
+      cg_restrict_kernel<<<gn, SS_CUDA_THREADS, 0, ctx->stream>>> (h->g, masks, n, col, false);
+      cg_beta_kernel<<<small, SS_CUDA_THREADS, 0, ctx->stream>>> (col, batch);
+      cg_direction_kernel<<<gn, SS_CUDA_THREADS, 0, ctx->stream>>> (h->d, h->g, n, col);
+      if (!LAUNCH_OK ("cg direction kernels"))
+        return FALSE;
+    }
+  /* The fresh residual (and gradient) the next iteration starts from. */
+  return niht_fresh_gradient (h, error);
+}
+
+__global__ void
+nonneg_kernel (float *x, size_t count)
+{
+  for (size_t i = blockIdx.x * (size_t) blockDim.x + threadIdx.x; i < count;
+       i += (size_t) gridDim.x * blockDim.x)
+    x[i] = fmaxf (x[i], 0.0f);
+}
+
+/* HTP: NIHT's step picks the support (selection only where it changed),
+ * then the least-squares fit on it. */
+static gboolean
+htp_iteration (Niht *h, GError **error)
+{
+  SsCudaContext *ctx = h->L->ctx;
+  size_t n = h->L->n, m = h->L->m;
+  int batch = h->sel.batch;
+  Column *col = h->sel.col;
+  dim3 gn = column_grid (ctx, n, batch), gm = column_grid (ctx, m, batch);
+  niht_reset_kernel<<<small_blocks (batch), SS_CUDA_THREADS, 0, ctx->stream>>> (col, batch);
+  niht_direction_kernel<<<gn, SS_CUDA_THREADS, 0, ctx->stream>>> (h->x, h->g, h->mask, h->d, n,
+                                                                  col);
+  if (!LAUNCH_OK ("niht_direction_kernel") || !dev_apply (h->L, h->d, h->ad, batch, error))
+    return FALSE;
+  niht_after_apply_kernel<<<gm, SS_CUDA_THREADS, 0, ctx->stream>>> (h->r, h->y, h->ad, m, col);
+  niht_test_kernel<<<gn, SS_CUDA_THREADS, 0, ctx->stream>>> (h->x, h->g, h->mask, n, col, 0.0f,
+                                                             h->sel.nonneg);
+  niht_decide_kernel<<<small_blocks (batch), SS_CUDA_THREADS, 0, ctx->stream>>> (
+    col, batch, (unsigned) h->sel.k);
+  niht_move_kernel<<<gn, SS_CUDA_THREADS, 0, ctx->stream>>> (h->x, h->d, h->g, h->trial, n, col);
+  if (!LAUNCH_OK ("htp kernels") || !select_top_k (&h->sel, h->trial, h->x, h->mask, TRUE, error)
+      || !project_on_supports (h, h->mask, error))
+    return FALSE;
+  if (h->sel.nonneg)
+    {
+      nonneg_kernel<<<ss_cuda_blocks (ctx, n * batch), SS_CUDA_THREADS, 0, ctx->stream>>> (
+        h->x, n * batch);
+      return LAUNCH_OK ("nonneg_kernel") && niht_fresh_gradient (h, error);
+    }
+  return TRUE;
+}
+
+__global__ void
+merge_masks_kernel (unsigned char *__restrict__ merged, const unsigned char *__restrict__ mask,
+                    size_t count)
+{
+  for (size_t i = blockIdx.x * (size_t) blockDim.x + threadIdx.x; i < count;
+       i += (size_t) gridDim.x * blockDim.x)
+    merged[i] |= mask[i];
+}
+
+/* Marks every problem to select the WIDTH largest keys. */
+static gboolean
+select_all (Niht *h, size_t width, GError **error)
+{
+  SsCudaContext *ctx = h->L->ctx;
+  force_select_kernel<<<small_blocks (h->sel.batch), SS_CUDA_THREADS, 0, ctx->stream>>> (
+    h->sel.col, h->sel.batch, (unsigned) width);
+  return LAUNCH_OK ("force_select_kernel");
+}
+
+/* CoSaMP: support ∪ the gradient's 2k largest (either sign, as on the CPU),
+ * least squares on that, keep the k largest, fresh residual. */
+static gboolean
+cosamp_iteration (Niht *h, GError **error)
+{
+  SsCudaContext *ctx = h->L->ctx;
+  size_t n = h->L->n, nb = n * h->sel.batch;
+  Selector wide = h->sel;
+  wide.k = MIN (2 * h->sel.k, n);
+  wide.nonneg = FALSE;
+  if (!select_all (h, wide.k, error) || !select_top_k (&wide, h->g, h->x, h->merged, FALSE, error))
+    return FALSE;
+  merge_masks_kernel<<<ss_cuda_blocks (ctx, nb), SS_CUDA_THREADS, 0, ctx->stream>>> (h->merged,
+                                                                                    h->mask, nb);
+  if (!LAUNCH_OK ("merge_masks_kernel") || !project_on_supports (h, h->merged, error)
+      || !select_all (h, h->sel.k, error)
+      || !select_top_k (&h->sel, h->x, h->x, h->mask, TRUE, error))
+    return FALSE;
+  niht_reset_kernel<<<small_blocks (h->sel.batch), SS_CUDA_THREADS, 0, ctx->stream>>> (
+    h->sel.col, h->sel.batch);
+  return LAUNCH_OK ("niht_reset_kernel") && niht_fresh_gradient (h, error);
 }
 
 /* ---- FISTA and ALM ---------------------------------------------------------- */
@@ -1033,7 +1266,7 @@ typedef struct {
   DevLinop L;
   int batch;
   float *y, *x, *r, *g, *d, *ad, *trial, *e, *lambda, *target;
-  unsigned char *mask;
+  unsigned char *mask, *merged;
   Column *col;
   unsigned *hist;
   cudaGraphExec_t niht_graph;
@@ -1045,7 +1278,7 @@ cs_device_free (CsDevice *s)
 {
   SsCudaContext *ctx = s->ctx;
   void *buffers[] = { s->borrowed_y ? NULL : s->y, s->x, s->r, s->g, s->d, s->ad, s->trial, s->e,
-                      s->lambda, s->target, s->mask, s->col, s->hist };
+                      s->lambda, s->target, s->mask, s->merged, s->col, s->hist };
   for (gsize i = 0; i < G_N_ELEMENTS (buffers); i++)
     ss_cuda_free (ctx, buffers[i], 0);
   if (s->niht_graph)
@@ -1064,7 +1297,8 @@ cs_device_alloc (CsDevice *s, GError **error)
   gboolean alm = s->params->algorithm == SS_CS_ALM;
   DevBuffer buffers[] = {
     { &s->x, nb }, { &s->r, mb }, { &s->g, nb }, { &s->d, nb }, { &s->ad, mb },
-    { &s->trial, nb }, { &s->mask, n * s->batch }, { &s->col, sizeof (Column) * s->batch },
+    { &s->trial, nb }, { &s->mask, n * s->batch }, { &s->merged, n * s->batch },
+    { &s->col, sizeof (Column) * s->batch },
     { &s->hist, sizeof (unsigned) * RADIX_BINS * s->batch },
     { &s->e, alm ? mb : 0 }, { &s->lambda, alm ? mb : 0 }, { &s->target, alm ? mb : 0 },
   };
@@ -1094,7 +1328,8 @@ niht_of (CsDevice *s)
 {
   Niht h = { &s->L, { s->ctx, s->L.n, s->L.m, s->batch, s->params->k, s->params->nonneg, s->col,
                       s->hist },
-             s->y, s->x, s->r, s->g, s->d, s->ad, s->trial, s->mask, 0.0f, &s->niht_graph };
+             s->y, s->x, s->r, s->g, s->d, s->ad, s->trial, s->mask, s->merged,
+             s->params->inner_iterations, 0.0f, &s->niht_graph };
   if (s->params->algorithm == SS_CS_IHT)
     h.omega = (float) (1.0 / s->L.lipschitz);
   return h;
@@ -1177,17 +1412,22 @@ cs_device_run (CsDevice *s, int iterations, GError **error)
       }
     case SS_CS_ALM:
       return alm_run (s, error);
-    case SS_CS_NIHT:
-    case SS_CS_IHT:
+    case SS_CS_HTP:
+    case SS_CS_COSAMP:
+      {
+        Niht h = niht_of (s);
+        gboolean ok = p->algorithm == SS_CS_HTP ? niht_start (&h, error)
+                                                : niht_fresh_gradient (&h, error);
+        for (int it = 0; ok && it < iterations; it++)
+          ok = p->algorithm == SS_CS_HTP ? htp_iteration (&h, error)
+                                         : cosamp_iteration (&h, error);
+        return ok;
+      }
+    default:
       {
         Niht h = niht_of (s);
         return niht_start (&h, error) && niht_run (&h, iterations, error);
       }
-    default:
-      g_set_error (error, SS_ERROR, SS_ERROR_UNSUPPORTED,
-                   "%s has no GPU form yet (the CPU runs it: --backend cpu)",
-                   ss_cs_algorithm_to_string (p->algorithm));
-      return FALSE;
     }
 }
 
@@ -1214,7 +1454,7 @@ ss_cuda_cs_solve (SsCudaContext *ctx, const SsCsParams *params, SsLinop *A, cons
   return ok;
 }
 
-/* ---- the image solvers of the solver table (iht, niht, alm) ---------------- */
+/* ---- the image solvers of the solver table ------------------------------------ */
 
 typedef struct {
   SsCudaSolver base;
@@ -1250,12 +1490,13 @@ cs_image_iterate (gpointer solver, unsigned flags, GError **error)
                                     ctx->stream)))
     return FALSE;
   gboolean ok;
-  if (s->cs.algorithm == SS_CS_ALM)
-    ok = alm_outer_step (&s->dev, error);
-  else
+  Niht h = niht_of (&s->dev);
+  switch (s->cs.algorithm)
     {
-      Niht h = niht_of (&s->dev);
-      ok = niht_iteration (&h, error);
+    case SS_CS_ALM: ok = alm_outer_step (&s->dev, error); break;
+    case SS_CS_HTP: ok = htp_iteration (&h, error); break;
+    case SS_CS_COSAMP: ok = cosamp_iteration (&h, error); break;
+    default: ok = niht_iteration (&h, error); break;
     }
   if (ok && (flags & SS_ITER_DELTA))
     {
@@ -1285,7 +1526,14 @@ cs_image_destroy (SsCudaSolver *solver)
 static SsCsAlgorithm
 image_algorithm (SsSolverKind kind)
 {
-  return kind == SS_SOLVER_IHT ? SS_CS_IHT : kind == SS_SOLVER_ALM ? SS_CS_ALM : SS_CS_NIHT;
+  switch (kind)
+    {
+    case SS_SOLVER_IHT: return SS_CS_IHT;
+    case SS_SOLVER_HTP: return SS_CS_HTP;
+    case SS_SOLVER_COSAMP: return SS_CS_COSAMP;
+    case SS_SOLVER_ALM: return SS_CS_ALM;
+    default: return SS_CS_NIHT;
+    }
 }
 
 static SsCudaSolver *
@@ -1332,7 +1580,8 @@ cs_image_new (SsCudaContext *ctx, const SsCudaProblem *p, const SsSolveParams *p
   else if (ok)
     {
       Niht h = niht_of (d);
-      ok = niht_start (&h, error);
+      ok = s->cs.algorithm == SS_CS_COSAMP ? niht_fresh_gradient (&h, error)
+                                           : niht_start (&h, error);
     }
   if (!ok)
     {

@@ -50,12 +50,11 @@ extern const SsCudaSolverEntry ss_cuda_cpadmm_entry;
 extern const SsCudaSolverEntry ss_cuda_fista_entry;
 extern const SsCudaSolverEntry ss_cuda_direct_entry;
 extern const SsCudaSolverEntry ss_cuda_direct_fft_entry;
-extern const SsCudaSolverEntry ss_cuda_cs_entry;   /* iht, niht, alm */
+extern const SsCudaSolverEntry ss_cuda_cs_entry;   /* iht, niht, htp, cosamp, alm */
 
 /* Compressed sensing (ss-cuda-cs.cu) on the host operator A, uploaded: the
- * same contract as ss_cs_solve for NIHT, IHT, FISTA and ALM (every iteration
- * asked for runs; no stopping test, so no host wait); HTP and CoSaMP fail
- * with SS_ERROR_UNSUPPORTED. */
+ * same contract as ss_cs_solve (every iteration asked for runs: there is no
+ * stopping test, so no host wait). */
 gboolean ss_cuda_cs_solve (SsCudaContext *ctx, const SsCsParams *params, SsLinop *A,
                            const float *y, int batch, float *x, SsCsStats *stats,
                            GError **error);
