@@ -136,15 +136,9 @@ ss_cpu_cs_image (const SsProblem *problem, const SsSolveParams *params, SsReport
   SsCsParams cs;
   ss_cs_params_init (&cs);
   cs.algorithm = algorithm_of (params->kind);
-  cs.k = ss_cs_sparsity_count (params->sparsity, n);
-  if (ss_cs_algorithm_is_greedy (cs.algorithm) && (cs.k < 1 || cs.k > n))
-    {
-      g_set_error (error, SS_ERROR, SS_ERROR_INVALID_ARGUMENT,
-                   "sparsity %g: %" G_GSIZE_FORMAT " pixels of %" G_GSIZE_FORMAT
-                   "; give a fraction below 1 or a count up to the pixel count",
-                   params->sparsity, cs.k, n);
-      return FALSE;
-    }
+  if (ss_cs_algorithm_is_greedy (cs.algorithm)
+      && !ss_cs_sparsity_check (params->sparsity, n, &cs.k, error))
+    return FALSE;
   if (!(op->lipschitz > 0))
     {
       g_set_error (error, SS_ERROR, SS_ERROR_INVALID_ARGUMENT, "the operator is zero");

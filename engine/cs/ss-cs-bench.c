@@ -86,6 +86,87 @@ ss_cs_bench_row_finish (SsCsBenchRow *row)
   row->speedup = row->total_seconds > 0 ? row->seed_seconds / row->total_seconds : NAN;
 }
 
+/* Bytes a fused NIHT iteration must move besides the transforms: read g and
+ * the support, write g_T (2n floats + n bytes); update x from x, g and the
+ * support with the support test (3n floats + n bytes); r ← r − μ A g_T and
+ * ||A g_T||² (3m floats). */
+static double
+niht_floor_bytes (gsize n, gsize m)
+{
+  return 4.0 * (5.0 * n + 3.0 * m) + 2.0 * n;
+}
+
+/* FISTA's elementwise bytes an iteration: A y − b (3m), the proximal step
+ * and momentum (read y, g, x; write y, x: 5n), per problem. */
+static double
+fista_floor_bytes (gsize n, gsize m, int batch)
+{
+  return 4.0 * batch * (3.0 * m + 5.0 * n);
+}
+
+static void
+row_floor (SsCsBenchRow *row, double ops_seconds, double bytes, double bandwidth)
+{
+  row->floor_ops_seconds = ops_seconds;
+  row->floor_bytes = bytes;
+  row->floor_seconds = ops_seconds + bytes / bandwidth;
+}
+
+void
+ss_cs_bench_row_niht (SsCsBenchRow *row, const SsCsBenchParams *bp, double seconds,
+                      double pair_seconds, double bandwidth, double error)
+{
+  gsize n = bp->dct_n, m = (gsize) round (bp->delta * n), k = (gsize) round (bp->rho * m);
+  row->name = g_strdup ("niht-dct");
+  row->size = g_strdup_printf ("n %" G_GSIZE_FORMAT ", m %" G_GSIZE_FORMAT ", k %" G_GSIZE_FORMAT
+                               " (relative error at the end %.2g)", n, m, k, error);
+  row->iterations = bp->niht_iterations;
+  row->seconds = seconds;
+  row_floor (row, pair_seconds, niht_floor_bytes (n, m), bandwidth);
+  row->total_seconds = seconds;   /* the seed's figure is per iteration */
+  row->seed_seconds = ss_cs_seed003_niht_dct_seconds (n, bp->delta);
+  row->seed_note = g_strdup ("seed 003 Table 6, NIHT iteration on dct, C2050 (per iteration)");
+  ss_cs_bench_row_finish (row);
+}
+
+void
+ss_cs_bench_row_fista (SsCsBenchRow *row, const SsCsBenchParams *bp, double seconds,
+                       double products_seconds, double bandwidth)
+{
+  const SsCsSeedMatrix *mat = ss_cs_seed004_matrix (bp->matrix);
+  row->name = g_strdup_printf ("fista-%d", bp->batch);
+  row->size = g_strdup_printf ("seed 004 matrix %02d: m %d, n %d, %d problems, %d nonzeros each",
+                               bp->matrix, mat->m, mat->n, bp->batch, bp->nonzeros);
+  row->iterations = bp->fista_iterations;
+  row->seconds = seconds;
+  row_floor (row, products_seconds, fista_floor_bytes (mat->n, mat->m, bp->batch), bandwidth);
+  /* The seed's runs are 100 iterations of 60 problems. */
+  row->total_seconds = seconds * 100 * (60.0 / bp->batch);
+  row->seed_seconds = mat->best_seconds;
+  row->seed_note = g_strdup ("seed 004 Tables 4-5, best of TB/SM on K40c and GTX 1070, "
+                             "60 problems x 100 iterations (ours scaled to that)");
+  ss_cs_bench_row_finish (row);
+}
+
+void
+ss_cs_bench_row_alm (SsCsBenchRow *row, const SsCsBenchParams *bp, double total_seconds,
+                     double products_seconds, double bandwidth)
+{
+  const SsCsSeedMatrix *mat = ss_cs_seed004_matrix (bp->matrix);
+  int steps = bp->alm_outer * bp->alm_inner;
+  row->name = g_strdup ("alm");
+  row->size = g_strdup_printf ("m %d, n %d, %d nonzeros, %d outer x %d inner", mat->m, mat->n,
+                               bp->nonzeros, bp->alm_outer, bp->alm_inner);
+  row->iterations = steps;
+  row->total_seconds = total_seconds;
+  row->seconds = total_seconds / steps;
+  row_floor (row, products_seconds, fista_floor_bytes (mat->n, mat->m, 1), bandwidth);
+  row->seed_seconds = NAN;
+  row->seed_note = g_strdup ("seed 001 gives speed-ups only (GALM 36-51x over its serial CPU "
+                             "ALM; Table 2's times are not in our copy)");
+  ss_cs_bench_row_finish (row);
+}
+
 static int
 compare_doubles (const void *a, const void *b)
 {
@@ -151,36 +232,46 @@ time_dct_pair (gsize n)
   return t;
 }
 
-/* Bytes a fused NIHT iteration must move besides the transforms: read g and
- * the support, write g_T (2n floats + n bytes); update x from x, g and the
- * support with the support test (3n floats + n bytes); r ← r − μ A g_T and
- * ||A g_T||² (3m floats). */
-static double
-niht_floor_bytes (gsize n, gsize m)
+typedef struct {
+  int first, last;
+  double t_first, t_last;
+} IterationClock;
+
+static gboolean
+clock_iteration (int iteration, const float *x, gboolean last, gpointer user_data,
+                 GError **error)
 {
-  return 4.0 * (5.0 * n + 3.0 * m) + 2.0 * n;
+  IterationClock *c = user_data;
+  if (iteration == c->first)
+    c->t_first = ss_now ();
+  if (iteration == c->last)
+    c->t_last = ss_now ();
+  return TRUE;
 }
 
+/* Seconds an iteration of one run, from the end of iteration WARMUP to the
+ * end of WARMUP + ITERATIONS: no allocation, no start, and (for a greedy
+ * solver) not the first iterations that search the support. FISTA reports
+ * only at its end, so it is timed whole (its setup is small beside a GEMM). */
 static double
 time_solver_iterations (const SsCsParams *base, SsLinop *A, const float *y, int batch,
-                        int warmup, int iterations, GError **error)
+                        int warmup, int iterations, float *x_out, GError **error)
 {
-  /* Two runs, WARMUP and WARMUP + ITERATIONS: their difference is the
-   * iterations alone, without the allocation, the start and (for a greedy
-   * solver) the first iterations that search the support. */
-  gsize n = A->cols;
-  double t[2];
-  for (int run = 0; run < 2; run++)
-    {
-      SsCsParams p = *base;
-      p.iterations = run == 0 ? warmup : warmup + iterations;
-      g_autofree float *x = g_new0 (float, n * batch);
-      double t0 = ss_now ();
-      if (!ss_cs_solve (&p, A, y, batch, x, NULL, error))
-        return NAN;
-      t[run] = ss_now () - t0;
-    }
-  return (t[1] - t[0]) / iterations;
+  SsCsParams p = *base;
+  IterationClock clock = { warmup, warmup + iterations, NAN, NAN };
+  p.iterations = warmup + iterations;
+  p.report_every = 1;
+  p.progress = clock_iteration;
+  p.user_data = &clock;
+  g_autofree float *x = g_new0 (float, A->cols * batch);
+  double t0 = ss_now ();
+  if (!ss_cs_solve (&p, A, y, batch, x, NULL, error))
+    return NAN;
+  if (x_out)
+    memcpy (x_out, x, A->cols * batch * sizeof (float));
+  if (base->algorithm == SS_CS_FISTA)
+    return (ss_now () - t0) / p.iterations;
+  return (clock.t_last - clock.t_first) / iterations;
 }
 
 static gboolean
@@ -199,20 +290,12 @@ bench_niht (const SsCsBenchParams *bp, double bandwidth, SsCsBenchRow *row, GErr
   p.tolerance = 0;   /* every iteration timed runs */
   /* The steady state, support found (seed 003's Table 6 times the step and
    * the stopping test, without the support detection, likewise). */
-  row->seconds = time_solver_iterations (&p, A, y, 1, 100, bp->niht_iterations, error);
-  if (isnan (row->seconds))
+  g_autofree float *x = g_new0 (float, n);
+  double seconds = time_solver_iterations (&p, A, y, 1, 100, bp->niht_iterations, x, error);
+  if (isnan (seconds))
     return FALSE;
-  row->name = g_strdup ("niht-dct");
-  row->size = g_strdup_printf ("n %" G_GSIZE_FORMAT ", m %" G_GSIZE_FORMAT ", k %" G_GSIZE_FORMAT,
-                               n, m, k);
-  row->iterations = bp->niht_iterations;
-  row->floor_ops_seconds = time_dct_pair (n);
-  row->floor_bytes = niht_floor_bytes (n, m);
-  row->floor_seconds = row->floor_ops_seconds + row->floor_bytes / bandwidth;
-  row->total_seconds = row->seconds;   /* the seed's figure is per iteration */
-  row->seed_seconds = ss_cs_seed003_niht_dct_seconds (n, bp->delta);
-  row->seed_note = g_strdup ("seed 003 Table 6, NIHT iteration on dct, C2050 (per iteration)");
-  ss_cs_bench_row_finish (row);
+  ss_cs_bench_row_niht (row, bp, seconds, time_dct_pair (n), bandwidth,
+                        ss_cs_relative_error (x, truth, n));
   return TRUE;
 }
 
@@ -250,19 +333,10 @@ time_products (SsLinop *A, int batch)
   return t;
 }
 
-/* FISTA's elementwise bytes an iteration: A y − b (3m), the proximal step
- * and momentum (read y, g, x; write y, x: 5n), per problem. */
-static double
-fista_floor_bytes (gsize n, gsize m, int batch)
-{
-  return 4.0 * batch * (3.0 * m + 5.0 * n);
-}
-
 static gboolean
 bench_fista (const SsCsBenchParams *bp, SsLinop *A, double bandwidth, SsCsBenchRow *row,
              GError **error)
 {
-  const SsCsSeedMatrix *mat = ss_cs_seed004_matrix (bp->matrix);
   g_autofree float *truth = NULL, *y = NULL;
   ss_cs_random_problems (A, MIN ((gsize) bp->nonzeros, A->cols), SS_CS_VALUES_GAUSSIAN, 0,
                          bp->seed + 2, bp->batch, &truth, &y);
@@ -271,22 +345,11 @@ bench_fista (const SsCsBenchParams *bp, SsLinop *A, double bandwidth, SsCsBenchR
   ss_cs_params_init (&p);
   p.algorithm = SS_CS_FISTA;
   p.alpha = 1e-2;
-  row->seconds = time_solver_iterations (&p, A, y, bp->batch, 1, bp->fista_iterations, error);
-  if (isnan (row->seconds))
+  double seconds = time_solver_iterations (&p, A, y, bp->batch, 1, bp->fista_iterations, NULL,
+                                           error);
+  if (isnan (seconds))
     return FALSE;
-  row->name = g_strdup_printf ("fista-%d", bp->batch);
-  row->size = g_strdup_printf ("seed 004 matrix %02d: m %d, n %d, %d problems, %d nonzeros each",
-                               bp->matrix, mat->m, mat->n, bp->batch, bp->nonzeros);
-  row->iterations = bp->fista_iterations;
-  row->floor_ops_seconds = time_products (A, bp->batch);
-  row->floor_bytes = fista_floor_bytes (A->cols, A->rows, bp->batch);
-  row->floor_seconds = row->floor_ops_seconds + row->floor_bytes / bandwidth;
-  /* The seed's runs are 100 iterations of 60 problems. */
-  row->total_seconds = row->seconds * 100 * (60.0 / bp->batch);
-  row->seed_seconds = mat->best_seconds;
-  row->seed_note = g_strdup_printf ("seed 004 Tables 4-5, best of TB/SM on K40c and GTX 1070, "
-                                    "60 problems x 100 iterations (ours scaled to that)");
-  ss_cs_bench_row_finish (row);
+  ss_cs_bench_row_fista (row, bp, seconds, time_products (A, bp->batch), bandwidth);
   return TRUE;
 }
 
@@ -294,7 +357,6 @@ static gboolean
 bench_alm (const SsCsBenchParams *bp, SsLinop *A, double bandwidth, SsCsBenchRow *row,
            GError **error)
 {
-  const SsCsSeedMatrix *mat = ss_cs_seed004_matrix (bp->matrix);
   g_autofree float *truth = NULL, *y = NULL;
   ss_cs_random_problems (A, MIN ((gsize) bp->nonzeros, A->cols), SS_CS_VALUES_GAUSSIAN, 0,
                          bp->seed + 3, 1, &truth, &y);
@@ -307,20 +369,7 @@ bench_alm (const SsCsBenchParams *bp, SsLinop *A, double bandwidth, SsCsBenchRow
   double t0 = ss_now ();
   if (!ss_cs_solve (&p, A, y, 1, x, NULL, error))
     return FALSE;
-  row->total_seconds = ss_now () - t0;
-  int steps = bp->alm_outer * bp->alm_inner;
-  row->name = g_strdup ("alm");
-  row->size = g_strdup_printf ("m %d, n %d, %d nonzeros, %d outer x %d inner", mat->m, mat->n,
-                               bp->nonzeros, bp->alm_outer, bp->alm_inner);
-  row->iterations = steps;
-  row->seconds = row->total_seconds / steps;
-  row->floor_ops_seconds = time_products (A, 1);
-  row->floor_bytes = fista_floor_bytes (A->cols, A->rows, 1);
-  row->floor_seconds = row->floor_ops_seconds + row->floor_bytes / bandwidth;
-  row->seed_seconds = NAN;
-  row->seed_note = g_strdup ("seed 001 gives speed-ups only (GALM 36-51x over its serial CPU "
-                             "ALM; Table 2's times are not in our copy)");
-  ss_cs_bench_row_finish (row);
+  ss_cs_bench_row_alm (row, bp, ss_now () - t0, time_products (A, 1), bandwidth);
   return TRUE;
 }
 

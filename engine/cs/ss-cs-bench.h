@@ -90,7 +90,15 @@ gboolean ss_cs_solve_backend (SsBackendKind backend, const SsCsParams *params, S
                               const float *y, int batch, float *x, SsCsStats *stats,
                               const char **used, GError **error);
 
-/* Helpers both backends use: a row's text, and the seed's figures. */
+/* Helpers both backends use: a row from its measured times (floors with
+ * their byte counts, the seed's figure, ratio and speed-up), and the seed's
+ * figures. ERROR: the NIHT solve's relative error at the end. */
+void ss_cs_bench_row_niht (SsCsBenchRow *row, const SsCsBenchParams *bp, double seconds,
+                           double pair_seconds, double bandwidth, double error);
+void ss_cs_bench_row_fista (SsCsBenchRow *row, const SsCsBenchParams *bp, double seconds,
+                            double products_seconds, double bandwidth);
+void ss_cs_bench_row_alm (SsCsBenchRow *row, const SsCsBenchParams *bp, double total_seconds,
+                          double products_seconds, double bandwidth);
 void ss_cs_bench_row_finish (SsCsBenchRow *row);
 double ss_cs_seed003_niht_dct_seconds (gsize n, double delta);
 

@@ -30,18 +30,33 @@ ss_cs_algorithm_to_string (SsCsAlgorithm algorithm)
 }
 
 gboolean
-ss_cs_algorithm_from_string (const char *text, SsCsAlgorithm *algorithm, GError **error)
+ss_cs_name_lookup (const char *const *names, int count, const char *text, const char *what,
+                   int *index, GError **error)
 {
-  for (int i = 0; i < SS_N_CS_ALGORITHMS; i++)
-    if (text && g_ascii_strcasecmp (text, algorithm_names[i]) == 0)
+  for (int i = 0; i < count; i++)
+    if (text && g_ascii_strcasecmp (text, names[i]) == 0)
       {
-        *algorithm = (SsCsAlgorithm) i;
+        *index = i;
         return TRUE;
       }
-  g_set_error (error, SS_ERROR, SS_ERROR_INVALID_ARGUMENT,
-               "unknown solver \"%s\": expected iht, niht, htp, cosamp, fista or alm",
-               text ? text : "");
+  GString *expected = g_string_new (NULL);
+  for (int i = 0; i < count; i++)
+    g_string_append_printf (expected, "%s%s", i == 0 ? "" : i + 1 == count ? " or " : ", ",
+                            names[i]);
+  g_set_error (error, SS_ERROR, SS_ERROR_INVALID_ARGUMENT, "unknown %s \"%s\": expected %s", what,
+               text ? text : "", expected->str);
+  g_string_free (expected, TRUE);
   return FALSE;
+}
+
+gboolean
+ss_cs_algorithm_from_string (const char *text, SsCsAlgorithm *algorithm, GError **error)
+{
+  int index;
+  if (!ss_cs_name_lookup (algorithm_names, SS_N_CS_ALGORITHMS, text, "solver", &index, error))
+    return FALSE;
+  *algorithm = (SsCsAlgorithm) index;
+  return TRUE;
 }
 
 gboolean
@@ -100,6 +115,8 @@ typedef struct {
 } Block;
 
 #define HISTORY 16
+/* Loops shorter than this run on one thread: waking a team costs more. */
+#define PARALLEL_MIN 16384
 
 static void
 block_free (Block *s)
@@ -153,6 +170,7 @@ static double
 dot (const float *a, const float *b, gsize n)
 {
   double sum = 0;
+#pragma omp parallel for simd reduction(+ : sum) schedule(static) if (n > PARALLEL_MIN)
   for (gsize i = 0; i < n; i++)
     sum += (double) a[i] * b[i];
   return sum;
@@ -204,6 +222,8 @@ support_kept (const Block *s, const float *x, const float *g, float step, const 
 {
   float low_on = INFINITY, high_off = 0;
   gboolean nonneg = s->params->nonneg;
+#pragma omp parallel for simd reduction(min : low_on) reduction(max : high_off) \
+  schedule(static) if (s->n > PARALLEL_MIN)
   for (gsize i = 0; i < s->n; i++)
     {
       float key = key_of (x[i] + step * g[i], nonneg);
@@ -261,6 +281,7 @@ restrict_gradient (Block *s, const guint8 *masks)
       if (s->done[b])
         memset (w, 0, s->n * sizeof (float));
       else
+#pragma omp parallel for simd schedule(static) if (s->n > PARALLEL_MIN)
         for (gsize i = 0; i < s->n; i++)
           w[i] = mask[i] ? g[i] : 0.0f;
     }
@@ -352,10 +373,8 @@ niht_iteration (Block *s, int iteration, double omega)
       if (support_kept (s, x, g, (float) mu, s->support + (gsize) b * s->n))
         {
           /* x + μ g_T stays on T: the residual follows without an apply. */
-          for (gsize i = 0; i < s->n; i++)
-            x[i] += (float) mu * w[i];
-          for (gsize i = 0; i < s->m; i++)
-            r[i] -= (float) mu * aw[i];
+          cblas_saxpy ((int) s->n, (float) mu, w, 1, x, 1);
+          cblas_saxpy ((int) s->m, (float) -mu, aw, 1, r, 1);
         }
       else
         niht_step_new_support (s, b, mu, omega <= 0);
@@ -706,16 +725,12 @@ ss_cs_values_to_string (SsCsValues values)
 gboolean
 ss_cs_values_from_string (const char *text, SsCsValues *values, GError **error)
 {
-  for (int i = 0; i < SS_N_CS_VALUES; i++)
-    if (text && g_ascii_strcasecmp (text, value_names[i]) == 0)
-      {
-        *values = (SsCsValues) i;
-        return TRUE;
-      }
-  g_set_error (error, SS_ERROR, SS_ERROR_INVALID_ARGUMENT,
-               "unknown value distribution \"%s\": expected gaussian, sign or uniform",
-               text ? text : "");
-  return FALSE;
+  int index;
+  if (!ss_cs_name_lookup (value_names, SS_N_CS_VALUES, text, "value distribution", &index,
+                          error))
+    return FALSE;
+  *values = (SsCsValues) index;
+  return TRUE;
 }
 
 void
@@ -764,4 +779,16 @@ ss_cs_sparsity_count (double sparsity, gsize n)
   if (!(sparsity > 0))
     return 0;
   return sparsity < 1 ? (gsize) ceil (sparsity * (double) n) : (gsize) sparsity;
+}
+
+gboolean
+ss_cs_sparsity_check (double sparsity, gsize n, gsize *k, GError **error)
+{
+  *k = ss_cs_sparsity_count (sparsity, n);
+  if (*k >= 1 && *k <= n)
+    return TRUE;
+  g_set_error (error, SS_ERROR, SS_ERROR_INVALID_ARGUMENT,
+               "sparsity %g: %" G_GSIZE_FORMAT " pixels of %" G_GSIZE_FORMAT
+               "; give a fraction below 1 or a count up to the pixel count", sparsity, *k, n);
+  return FALSE;
 }

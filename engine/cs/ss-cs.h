@@ -63,6 +63,12 @@ gboolean ss_cs_solve (const SsCsParams *params, SsLinop *A, const float *y, int 
 /* The sparsity parameter as a count: values < 1 are a fraction of N
  * (rounded up), larger values a count. */
 gsize ss_cs_sparsity_count (double sparsity, gsize n);
+/* The count into *K, or FALSE with an error when it is not in 1..N. */
+gboolean ss_cs_sparsity_check (double sparsity, gsize n, gsize *k, GError **error);
+/* The index of TEXT (case-insensitive) among the COUNT NAMES, or FALSE
+ * with "unknown WHAT "TEXT": expected a, b or c". */
+gboolean ss_cs_name_lookup (const char *const *names, int count, const char *text,
+                            const char *what, int *index, GError **error);
 
 /* ---- selection ----------------------------------------------------------
  * The k largest keys, key = |v| (or max(v, 0) with NONNEG), by quickselect

@@ -21,15 +21,11 @@ ss_ensemble_to_string (SsEnsemble ensemble)
 gboolean
 ss_ensemble_from_string (const char *text, SsEnsemble *ensemble, GError **error)
 {
-  for (int i = 0; i < SS_N_ENSEMBLES; i++)
-    if (text && g_ascii_strcasecmp (text, ensemble_names[i]) == 0)
-      {
-        *ensemble = (SsEnsemble) i;
-        return TRUE;
-      }
-  g_set_error (error, SS_ERROR, SS_ERROR_INVALID_ARGUMENT,
-               "unknown ensemble \"%s\": expected gaussian, sign, dct or sparse", text ? text : "");
-  return FALSE;
+  int index;
+  if (!ss_cs_name_lookup (ensemble_names, SS_N_ENSEMBLES, text, "ensemble", &index, error))
+    return FALSE;
+  *ensemble = (SsEnsemble) index;
+  return TRUE;
 }
 
 /* ---- counter-based random numbers ---------------------------------------- */

@@ -294,6 +294,44 @@ dct_unpermute_kernel (const float *__restrict__ v, float *__restrict__ x, size_t
     }
 }
 
+/* out (rows x batch) = MAT in (in_rows x batch) by cuSPARSE SpMM (A's CSR for
+ * A x, Aᵀ's for Aᵀ y), its work area grown as needed (never during a
+ * capture: the first products of a solve come before any). */
+static gboolean
+sparse_multiply (DevLinop *L, cusparseSpMatDescr_t mat, size_t in_rows, size_t rows,
+                 const float *in, float *out, int batch, GError **error)
+{
+  SsCudaContext *ctx = L->ctx;
+  const float one = 1.0f, zero = 0.0f;
+  cusparseDnMatDescr_t xd = NULL, yd = NULL;
+  size_t need = 0;
+  gboolean ok
+    = CUSPARSE_OK (cusparseCreateDnMat (&xd, (int64_t) in_rows, batch, (int64_t) in_rows,
+                                        (void *) in, CUDA_R_32F, CUSPARSE_ORDER_COL))
+      && CUSPARSE_OK (cusparseCreateDnMat (&yd, (int64_t) rows, batch, (int64_t) rows, out,
+                                           CUDA_R_32F, CUSPARSE_ORDER_COL))
+      && CUSPARSE_OK (cusparseSpMM_bufferSize (L->sparse, CUSPARSE_OPERATION_NON_TRANSPOSE,
+                                               CUSPARSE_OPERATION_NON_TRANSPOSE, &one, mat, xd,
+                                               &zero, yd, CUDA_R_32F, CUSPARSE_SPMM_ALG_DEFAULT,
+                                               &need));
+  if (ok && need > L->sparse_work_bytes)
+    {
+      ss_cuda_free (ctx, L->sparse_work, L->sparse_work_bytes);
+      L->sparse_work = NULL;
+      ok = ss_cuda_alloc (ctx, &L->sparse_work, need, "cuSPARSE work", error);
+      L->sparse_work_bytes = ok ? need : 0;
+    }
+  ok = ok && CUSPARSE_OK (cusparseSpMM (L->sparse, CUSPARSE_OPERATION_NON_TRANSPOSE,
+                                        CUSPARSE_OPERATION_NON_TRANSPOSE, &one, mat, xd, &zero,
+                                        yd, CUDA_R_32F, CUSPARSE_SPMM_ALG_DEFAULT,
+                                        L->sparse_work));
+  if (xd)
+    cusparseDestroyDnMat (xd);
+  if (yd)
+    cusparseDestroyDnMat (yd);
+  return ok;
+}
+
 /* out (m x batch) = A in (n x batch). */
 static gboolean
 dev_apply (DevLinop *L, const float *in, float *out, int batch, GError **error)
@@ -318,33 +356,7 @@ dev_apply (DevLinop *L, const float *in, float *out, int batch, GError **error)
         return LAUNCH_OK ("dct_gather_kernel");
       }
     case SS_ENSEMBLE_SPARSE:
-      {
-        cusparseDnMatDescr_t xd, yd;
-        size_t need = 0;
-        gboolean ok
-          = CUSPARSE_OK (cusparseCreateDnMat (&xd, n, batch, n, (void *) in, CUDA_R_32F,
-                                              CUSPARSE_ORDER_COL))
-            && CUSPARSE_OK (cusparseCreateDnMat (&yd, m, batch, m, out, CUDA_R_32F,
-                                                 CUSPARSE_ORDER_COL))
-            && CUSPARSE_OK (cusparseSpMM_bufferSize (L->sparse, CUSPARSE_OPERATION_NON_TRANSPOSE,
-                                                     CUSPARSE_OPERATION_NON_TRANSPOSE, &one,
-                                                     L->a_mat, xd, &zero, yd, CUDA_R_32F,
-                                                     CUSPARSE_SPMM_ALG_DEFAULT, &need));
-        if (ok && need > L->sparse_work_bytes)
-          {
-            ss_cuda_free (ctx, L->sparse_work, L->sparse_work_bytes);
-            L->sparse_work = NULL;
-            ok = ss_cuda_alloc (ctx, &L->sparse_work, need, "cuSPARSE work", error);
-            L->sparse_work_bytes = ok ? need : 0;
-          }
-        ok = ok && CUSPARSE_OK (cusparseSpMM (L->sparse, CUSPARSE_OPERATION_NON_TRANSPOSE,
-                                              CUSPARSE_OPERATION_NON_TRANSPOSE, &one, L->a_mat,
-                                              xd, &zero, yd, CUDA_R_32F,
-                                              CUSPARSE_SPMM_ALG_DEFAULT, L->sparse_work));
-        cusparseDestroyDnMat (xd);
-        cusparseDestroyDnMat (yd);
-        return ok;
-      }
+      return sparse_multiply (L, L->a_mat, L->n, L->m, in, out, batch, error);
     default:
       /* Row-major m x n is column-major n x m: A x = (that)ᵀ x. */
       if (batch == 1)
@@ -385,33 +397,7 @@ dev_adjoint (DevLinop *L, const float *in, float *out, int batch, GError **error
         return LAUNCH_OK ("dct_unpermute_kernel");
       }
     case SS_ENSEMBLE_SPARSE:
-      {
-        cusparseDnMatDescr_t xd, yd;
-        size_t need = 0;
-        gboolean ok
-          = CUSPARSE_OK (cusparseCreateDnMat (&xd, m, batch, m, (void *) in, CUDA_R_32F,
-                                              CUSPARSE_ORDER_COL))
-            && CUSPARSE_OK (cusparseCreateDnMat (&yd, n, batch, n, out, CUDA_R_32F,
-                                                 CUSPARSE_ORDER_COL))
-            && CUSPARSE_OK (cusparseSpMM_bufferSize (L->sparse, CUSPARSE_OPERATION_NON_TRANSPOSE,
-                                                     CUSPARSE_OPERATION_NON_TRANSPOSE, &one,
-                                                     L->t_mat, xd, &zero, yd, CUDA_R_32F,
-                                                     CUSPARSE_SPMM_ALG_DEFAULT, &need));
-        if (ok && need > L->sparse_work_bytes)
-          {
-            ss_cuda_free (ctx, L->sparse_work, L->sparse_work_bytes);
-            L->sparse_work = NULL;
-            ok = ss_cuda_alloc (ctx, &L->sparse_work, need, "cuSPARSE work", error);
-            L->sparse_work_bytes = ok ? need : 0;
-          }
-        ok = ok && CUSPARSE_OK (cusparseSpMM (L->sparse, CUSPARSE_OPERATION_NON_TRANSPOSE,
-                                              CUSPARSE_OPERATION_NON_TRANSPOSE, &one, L->t_mat,
-                                              xd, &zero, yd, CUDA_R_32F,
-                                              CUSPARSE_SPMM_ALG_DEFAULT, L->sparse_work));
-        cusparseDestroyDnMat (xd);
-        cusparseDestroyDnMat (yd);
-        return ok;
-      }
+      return sparse_multiply (L, L->t_mat, L->m, L->n, in, out, batch, error);
     default:
       if (batch == 1)
         return CUBLAS_OK (cublasSgemv (ctx->cublas, CUBLAS_OP_N, n, m, &one, L->dense, n, in, 1,
@@ -1563,16 +1549,9 @@ cs_image_new (SsCudaContext *ctx, const SsCudaProblem *p, const SsSolveParams *p
   d->batch = 1;
   d->y = p->y;
   d->borrowed_y = TRUE;
-  gboolean ok;
-  if (s->cs.algorithm != SS_CS_ALM && (s->cs.k < 1 || s->cs.k > p->n))
-    {
-      g_set_error (error, SS_ERROR, SS_ERROR_INVALID_ARGUMENT,
-                   "sparsity %g: %zu pixels of %zu; give a fraction below 1 or a count up to "
-                   "the pixel count", params->sparsity, s->cs.k, p->n);
-      ok = FALSE;
-    }
-  else
-    ok = dev_circulant_init (&d->L, ctx, p, error) && cs_device_alloc (d, error)
+  gboolean ok = (s->cs.algorithm == SS_CS_ALM
+                 || ss_cs_sparsity_check (params->sparsity, p->n, &s->cs.k, error))
+                && dev_circulant_init (&d->L, ctx, p, error) && cs_device_alloc (d, error)
          && ss_cuda_alloc (ctx, (void **) &s->previous, p->n * 4, "the previous estimate", error)
          && ss_cuda_alloc (ctx, (void **) &s->report_real, p->n * 4, "report scratch", error);
   if (ok && s->cs.algorithm == SS_CS_ALM)
@@ -1777,20 +1756,9 @@ bench_niht (SsCudaContext *ctx, const SsCsBenchParams *bp, double bandwidth, SsC
   if (ok && !isnan (t) && !isnan (pair))
     {
       g_autofree float *x = g_new (float, n);
-      cudaMemcpy (x, s.x, n * 4, cudaMemcpyDeviceToHost);
-      row->name = g_strdup ("niht-dct");
-      row->size = g_strdup_printf ("n %zu, m %zu, k %zu (relative error now %.2g)", n, m, k,
-                                   ss_cs_relative_error (x, truth, n));
-      row->iterations = bp->niht_iterations;
-      row->seconds = t / bp->niht_iterations;
-      row->floor_ops_seconds = pair;
-      row->floor_bytes = 4.0 * (5.0 * n + 3.0 * m) + 2.0 * n;
-      row->floor_seconds = pair + row->floor_bytes / bandwidth;
-      row->total_seconds = row->seconds;
-      row->seed_seconds = ss_cs_seed003_niht_dct_seconds (n, bp->delta);
-      row->seed_note = g_strdup ("seed 003 Table 6, NIHT iteration on dct, C2050 (per "
-                                 "iteration)");
-      ss_cs_bench_row_finish (row);
+      ok = CUDA_OK (cudaMemcpy (x, s.x, n * 4, cudaMemcpyDeviceToHost));
+      ss_cs_bench_row_niht (row, bp, t / bp->niht_iterations, pair, bandwidth,
+                            ss_cs_relative_error (x, truth, n));
     }
   cs_device_free (&s);
   return ok && !isnan (t) && !isnan (pair);
@@ -1835,23 +1803,8 @@ bench_fista_alm (SsCudaContext *ctx, const SsCsBenchParams *bp, double bandwidth
       double products = ok ? time_device (ctx, products_work, &s, error) : NAN;
       ok = ok && !isnan (t) && !isnan (products);
       if (ok)
-        {
-          SsCsBenchRow *row = &result->rows[result->n_rows++];
-          row->name = g_strdup_printf ("fista-%d", bp->batch);
-          row->size = g_strdup_printf ("seed 004 matrix %02d: m %d, n %d, %d problems, %d "
-                                       "nonzeros each", bp->matrix, mat->m, mat->n, bp->batch,
-                                       bp->nonzeros);
-          row->iterations = bp->fista_iterations;
-          row->seconds = t / bp->fista_iterations;
-          row->floor_ops_seconds = products;
-          row->floor_bytes = 4.0 * bp->batch * (3.0 * A->rows + 5.0 * A->cols);
-          row->floor_seconds = products + row->floor_bytes / bandwidth;
-          row->total_seconds = row->seconds * 100 * (60.0 / bp->batch);
-          row->seed_seconds = mat->best_seconds;
-          row->seed_note = g_strdup ("seed 004 Tables 4-5, best of TB/SM on K40c and GTX 1070, "
-                                     "60 problems x 100 iterations (ours scaled to that)");
-          ss_cs_bench_row_finish (row);
-        }
+        ss_cs_bench_row_fista (&result->rows[result->n_rows++], bp, t / bp->fista_iterations,
+                               products, bandwidth);
       cs_device_free (&s);
     }
   if (ok && (bp->which & SS_CS_BENCH_ALM))
@@ -1871,23 +1824,7 @@ bench_fista_alm (SsCudaContext *ctx, const SsCsBenchParams *bp, double bandwidth
       double products = ok ? time_device (ctx, products_work, &s, error) : NAN;
       ok = ok && !isnan (t) && !isnan (products);
       if (ok)
-        {
-          int steps = bp->alm_outer * bp->alm_inner;
-          SsCsBenchRow *row = &result->rows[result->n_rows++];
-          row->name = g_strdup ("alm");
-          row->size = g_strdup_printf ("m %d, n %d, %d nonzeros, %d outer x %d inner", mat->m,
-                                       mat->n, bp->nonzeros, bp->alm_outer, bp->alm_inner);
-          row->iterations = steps;
-          row->total_seconds = t;
-          row->seconds = t / steps;
-          row->floor_ops_seconds = products;
-          row->floor_bytes = 4.0 * (3.0 * A->rows + 5.0 * A->cols);
-          row->floor_seconds = products + row->floor_bytes / bandwidth;
-          row->seed_seconds = NAN;
-          row->seed_note = g_strdup ("seed 001 gives speed-ups only (GALM 36-51x over its "
-                                     "serial CPU ALM; Table 2's times are not in our copy)");
-          ss_cs_bench_row_finish (row);
-        }
+        ss_cs_bench_row_alm (&result->rows[result->n_rows++], bp, t, products, bandwidth);
       cs_device_free (&s);
     }
   return ok;
