@@ -640,33 +640,54 @@ select_histogram_kernel (const float *__restrict__ v, size_t n, const Column *__
       atomicAdd (&h[i], local[i]);
 }
 
-/* One thread per problem walks the bins from the top: the bin holding the
- * remaining-th largest key extends the prefix; the histogram is cleared for
- * the next pass. */
+/* One block per problem finds the bin holding the remaining-th largest key:
+ * each thread sums a run of bins, a scan over the runs (in shared memory)
+ * gives the keys above each run, and the one thread whose run holds the
+ * rank extends the prefix. The histogram is then cleared for the next pass. */
 __global__ void
 select_bin_kernel (Column *col, unsigned *hist, int shift, int bits, int batch)
 {
-  int b = blockIdx.x;
-  Column *c = &col[b];
-  unsigned *h = hist + (size_t) b * RADIX_BINS;
-  if (c->select && threadIdx.x == 0)
+  Column *c = &col[blockIdx.x];
+  unsigned *h = hist + (size_t) blockIdx.x * RADIX_BINS;
+  __shared__ unsigned run_sum[SS_CUDA_THREADS], above[SS_CUDA_THREADS];
+  __shared__ unsigned rank;
+  const int bins = 1 << bits, per = (bins + blockDim.x - 1) / blockDim.x;
+  const int lo = threadIdx.x * per;
+  bool active = c->select;
+  unsigned mine[RADIX_BINS / SS_CUDA_THREADS], sum = 0;
+  for (int j = 0; j < per; j++)
     {
-      unsigned seen = 0;
-      for (int bin = (1 << bits) - 1; bin >= 0; bin--)
-        {
-          if (seen + h[bin] >= c->remaining)
-            {
-              c->prefix |= (unsigned) bin << shift;
-              c->remaining -= seen;
-              break;
-            }
-          seen += h[bin];
-        }
-      c->ties = c->remaining;   /* after the last pass: equal keys still to keep */
+      mine[j] = lo + j < bins ? h[lo + j] : 0;
+      sum += mine[j];
     }
+  run_sum[threadIdx.x] = sum;
+  if (threadIdx.x == 0)
+    rank = c->remaining;
   __syncthreads ();
-  for (int i = threadIdx.x; i < RADIX_BINS; i += blockDim.x)
-    h[i] = 0;
+  if (threadIdx.x == 0)
+    for (int t = blockDim.x - 1, acc = 0; t >= 0; t--)
+      {
+        above[t] = (unsigned) acc;
+        acc += run_sum[t];
+      }
+  __syncthreads ();
+  unsigned seen = above[threadIdx.x];
+  if (active && seen < rank && seen + sum >= rank)
+    for (int j = per - 1; j >= 0; j--)
+      {
+        if (seen + mine[j] >= rank)
+          {
+            c->prefix |= (unsigned) (lo + j) << shift;
+            c->remaining = rank - seen;
+            /* After the last pass: the keys equal to the k-th still to keep. */
+            c->ties = rank - seen;
+            break;
+          }
+        seen += mine[j];
+      }
+  for (int j = 0; j < per; j++)
+    if (lo + j < bins)
+      h[lo + j] = 0;
 }
 
 /* x = the candidate's entries with keys above the k-th (and as many equal to
