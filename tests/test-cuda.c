@@ -989,7 +989,9 @@ check_cs_matches_cpu (CudaFixture *f, SsCsAlgorithm algorithm, SsEnsemble ensemb
                       ss_cs_algorithm_to_string (algorithm), ss_ensemble_to_string (ensemble), b,
                       d, e_gpu);
       g_assert_cmpfloat (d, <, 1e-4);
-      if (algorithm != SS_CS_FISTA)
+      /* FISTA's LASSO minimiser is not the truth; IHT may settle on a wrong
+       * support (the same one on both backends). */
+      if (algorithm != SS_CS_FISTA && algorithm != SS_CS_IHT)
         g_assert_cmpfloat (e_gpu, <, 1e-4);
     }
 }
