@@ -432,6 +432,9 @@ ss_linop_new (SsEnsemble ensemble, gsize m, gsize n, int p, guint64 seed, gsize 
         op->csr_ptr = d->a_ptr;
         op->csr_col = d->a_col;
         op->csr_val = d->a_val;
+        op->csr_t_ptr = d->t_ptr;
+        op->csr_t_col = d->t_col;
+        op->csr_t_val = d->t_val;
         op->sparse_p = p;
         op->apply = sparse_apply;
         op->adjoint = sparse_adjoint;

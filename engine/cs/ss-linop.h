@@ -48,9 +48,9 @@ struct _SsLinop {
   const float *dense;
   /* DCT: the m kept rows of the DCT, ascending; NULL otherwise. */
   const guint32 *dct_rows;
-  /* Sparse: CSR of A (row_ptr m+1, col, val); NULL otherwise. */
-  const guint32 *csr_ptr, *csr_col;
-  const float *csr_val;
+  /* Sparse: CSR of A (row_ptr m+1, col, val) and of Aᵀ (n+1, ...); NULL otherwise. */
+  const guint32 *csr_ptr, *csr_col, *csr_t_ptr, *csr_t_col;
+  const float *csr_val, *csr_t_val;
   int sparse_p;
 };
 

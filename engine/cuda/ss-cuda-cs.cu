@@ -119,28 +119,12 @@ dev_sparse_init (DevLinop *L, GError **error)
   SsCudaContext *ctx = L->ctx;
   const SsLinop *h = L->host;
   size_t nnz = h->cols * (size_t) h->sparse_p;
-  /* Aᵀ's CSR is A's CSC: rebuild it from A's CSR on the host (counting). */
-  g_autofree guint32 *t_ptr = g_new0 (guint32, h->cols + 1);
-  g_autofree guint32 *t_col = g_new (guint32, nnz);
-  g_autofree float *t_val = g_new (float, nnz);
-  for (size_t e = 0; e < nnz; e++)
-    t_ptr[h->csr_col[e] + 1]++;
-  for (size_t j = 0; j < h->cols; j++)
-    t_ptr[j + 1] += t_ptr[j];
-  g_autofree guint32 *fill = (guint32 *) g_memdup2 (t_ptr, h->cols * sizeof (guint32));
-  for (size_t i = 0; i < h->rows; i++)
-    for (guint32 e = h->csr_ptr[i]; e < h->csr_ptr[i + 1]; e++)
-      {
-        guint32 slot = fill[h->csr_col[e]]++;
-        t_col[slot] = (guint32) i;
-        t_val[slot] = h->csr_val[e];
-      }
   if (!(upload (ctx, &L->a_ptr, h->csr_ptr, (h->rows + 1) * 4, "CSR rows", error)
         && upload (ctx, &L->a_col, h->csr_col, nnz * 4, "CSR columns", error)
         && upload (ctx, &L->a_val, h->csr_val, nnz * 4, "CSR values", error)
-        && upload (ctx, &L->t_ptr, t_ptr, (h->cols + 1) * 4, "CSR rows", error)
-        && upload (ctx, &L->t_col, t_col, nnz * 4, "CSR columns", error)
-        && upload (ctx, &L->t_val, t_val, nnz * 4, "CSR values", error)))
+        && upload (ctx, &L->t_ptr, h->csr_t_ptr, (h->cols + 1) * 4, "CSR rows", error)
+        && upload (ctx, &L->t_col, h->csr_t_col, nnz * 4, "CSR columns", error)
+        && upload (ctx, &L->t_val, h->csr_t_val, nnz * 4, "CSR values", error)))
     return FALSE;
   return CUSPARSE_OK (cusparseCreate (&L->sparse))
          && CUSPARSE_OK (cusparseSetStream (L->sparse, ctx->stream))
@@ -694,7 +678,7 @@ select_bin_kernel (Column *col, unsigned *hist, int shift, int bits, int batch)
  * it as the rank asks), mask = their places; WRITE_X false keeps x (NIHT's
  * start keeps x = 0 and takes the support of Aᵀy). */
 __global__ void
-select_threshold_kernel (const float *__restrict__ v, float *__restrict__ x,
+select_threshold_kernel (const float *v, float *x,   /* may be the same array (CoSaMP) */
                          unsigned char *__restrict__ mask, size_t n, Column *__restrict__ col,
                          bool nonneg, bool write_x)
 {
