@@ -96,6 +96,11 @@ int cli_parse_command_line (const char *command, const char *parameters, const c
                             const char *description, CliGroups groups,
                             int argc, char **argv, CliOptions *options);
 
+/* Parses ARGV (ARGV[0] is the subcommand name) with CONTEXT, on a copy:
+ * GOption edits the vector it is given. */
+gboolean cli_option_context_parse (GOptionContext *context, int argc, char **argv,
+                                   GError **error);
+
 /* Messages: one line on stderr, "sharpsky-cli: " first. FILE (may be NULL) is
  * put before the message unless the message already names it. */
 void cli_error (const char *file, const char *format, ...) G_GNUC_PRINTF (2, 3);

@@ -100,14 +100,8 @@ cs_parse (int argc, char **argv, CsOptions *o)
     "ensemble, x with k nonzeros. One solve, --batch N problems sharing A solved as one block, "
     "--phase-transition over δ = m/n and ρ = k/m, or --bench.");
   g_option_context_add_main_entries (context, entries, NULL);
-  g_auto (GStrv) args = g_new0 (char *, argc + 1);
-  for (int i = 0; i < argc; i++)
-    args[i] = g_strdup (i == 0 ? CLI_PROGRAM " cs" : argv[i]);
-  g_autofree char **view = g_memdup2 (args, sizeof (char *) * (argc + 1));
-  int count = argc;
-  char **vector = view;
   g_autoptr (GError) error = NULL;
-  gboolean ok = g_option_context_parse (context, &count, &vector, &error);
+  gboolean ok = cli_option_context_parse (context, argc, argv, &error);
   g_option_context_free (context);
   if (!ok)
     {

@@ -113,19 +113,6 @@ image_progress (int iteration, const float *x, gboolean last, gpointer user_data
                                norm > 0 ? sqrt (change / norm) : 0.0, last, error);
 }
 
-static SsCsAlgorithm
-algorithm_of (SsSolverKind kind)
-{
-  switch (kind)
-    {
-    case SS_SOLVER_IHT: return SS_CS_IHT;
-    case SS_SOLVER_HTP: return SS_CS_HTP;
-    case SS_SOLVER_COSAMP: return SS_CS_COSAMP;
-    case SS_SOLVER_ALM: return SS_CS_ALM;
-    default: return SS_CS_NIHT;
-    }
-}
-
 gboolean
 ss_cpu_cs_image (const SsProblem *problem, const SsSolveParams *params, SsReportFunc report,
                  gpointer user_data, GCancellable *cancellable, SsSolveResult *result,
@@ -134,24 +121,13 @@ ss_cpu_cs_image (const SsProblem *problem, const SsSolveParams *params, SsReport
   const SsOperator *op = problem->op;
   gsize n = (gsize) op->width * op->height;
   SsCsParams cs;
-  ss_cs_params_init (&cs);
-  cs.algorithm = algorithm_of (params->kind);
-  if (ss_cs_algorithm_is_greedy (cs.algorithm)
-      && !ss_cs_sparsity_check (params->sparsity, n, &cs.k, error))
+  if (!ss_cs_params_from_solve (params, n, &cs, error))
     return FALSE;
   if (!(op->lipschitz > 0))
     {
       g_set_error (error, SS_ERROR, SS_ERROR_INVALID_ARGUMENT, "the operator is zero");
       return FALSE;
     }
-  cs.iterations = params->iterations;
-  cs.inner_iterations = params->inner_iterations > 0 ? params->inner_iterations : 20;
-  cs.alpha = params->alpha;
-  cs.nonneg = params->nonneg;
-  /* Images run the iterations asked for; the solver still stops a stalled
-   * greedy run (its residual no longer falls). */
-  cs.tolerance = 0;
-  cs.report_every = params->report_every;
 
   g_autoptr (SsLinop) A = circulant_linop_new (op, error);
   if (A == NULL)

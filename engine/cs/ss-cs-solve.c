@@ -76,6 +76,37 @@ ss_cs_params_init (SsCsParams *params)
   params->tolerance = 1e-6;
 }
 
+static SsCsAlgorithm
+algorithm_of_kind (SsSolverKind kind)
+{
+  switch (kind)
+    {
+    case SS_SOLVER_IHT: return SS_CS_IHT;
+    case SS_SOLVER_HTP: return SS_CS_HTP;
+    case SS_SOLVER_COSAMP: return SS_CS_COSAMP;
+    case SS_SOLVER_ALM: return SS_CS_ALM;
+    default: return SS_CS_NIHT;
+    }
+}
+
+gboolean
+ss_cs_params_from_solve (const SsSolveParams *params, gsize n, SsCsParams *cs, GError **error)
+{
+  ss_cs_params_init (cs);
+  cs->algorithm = algorithm_of_kind (params->kind);
+  if (ss_cs_algorithm_is_greedy (cs->algorithm)
+      && !ss_cs_sparsity_check (params->sparsity, n, &cs->k, error))
+    return FALSE;
+  cs->iterations = params->iterations;
+  cs->inner_iterations = params->inner_iterations > 0 ? params->inner_iterations : 20;
+  cs->alpha = params->alpha;
+  cs->nonneg = params->nonneg;
+  /* Images run the iterations asked for; the report callback can stop them. */
+  cs->tolerance = 0;
+  cs->report_every = params->report_every;
+  return TRUE;
+}
+
 double
 ss_cs_relative_error (const float *a, const float *b, gsize n)
 {
@@ -350,20 +381,39 @@ niht_step_new_support (Block *s, int b, double mu, gboolean safeguard)
 }
 
 /* One NIHT (or IHT, with the fixed step OMEGA > 0) iteration on the block. */
+/* g = Aᵀ r, w = g on the support, A w: the gradient restricted to the
+ * support and its image, for the whole block. */
 static void
-niht_iteration (Block *s, int iteration, double omega)
+restricted_gradient (Block *s)
 {
   s->A->adjoint (s->A, s->r, s->g, s->batch);
   restrict_gradient (s, s->support);
   s->A->apply (s->A, s->w, s->aw, s->batch);
+}
+
+/* NIHT's step for problem b: ||g_T||² / ||A g_T||², the best step if the
+ * support is right (or OMEGA when > 0: IHT's fixed step). */
+static double
+restricted_step (Block *s, int b, double omega)
+{
+  if (omega > 0)
+    return omega;
+  float *w = col (s->w, s->n, b), *aw = col (s->aw, s->m, b);
+  double aw2 = dot (aw, aw, s->m);
+  return aw2 > 0 ? dot (w, w, s->n) / aw2 : 0;
+}
+
+static void
+niht_iteration (Block *s, int iteration, double omega)
+{
+  restricted_gradient (s);
   for (int b = 0; b < s->batch; b++)
     {
       if (s->done[b])
         continue;
       float *x = col (s->x, s->n, b), *g = col (s->g, s->n, b), *w = col (s->w, s->n, b);
       float *r = col (s->r, s->m, b), *aw = col (s->aw, s->m, b);
-      double gw = dot (w, w, s->n), aw2 = dot (aw, aw, s->m);
-      double mu = omega > 0 ? omega : (aw2 > 0 ? gw / aw2 : 0);
+      double mu = restricted_step (s, b, omega);
       if (!(mu > 0))
         {
           s->done[b] = TRUE;
@@ -453,18 +503,14 @@ project_on_supports (Block *s, const guint8 *masks, int iterations)
 static void
 htp_iteration (Block *s, int iteration)
 {
-  s->A->adjoint (s->A, s->r, s->g, s->batch);
-  restrict_gradient (s, s->support);
-  s->A->apply (s->A, s->w, s->aw, s->batch);
+  restricted_gradient (s);
   for (int b = 0; b < s->batch; b++)
     {
       if (s->done[b])
         continue;
-      float *x = col (s->x, s->n, b), *g = col (s->g, s->n, b), *w = col (s->w, s->n, b);
-      float *aw = col (s->aw, s->m, b);
+      float *x = col (s->x, s->n, b), *g = col (s->g, s->n, b);
       guint8 *mask = s->support + (gsize) b * s->n;
-      double aw2 = dot (aw, aw, s->m);
-      double mu = aw2 > 0 ? dot (w, w, s->n) / aw2 : 0;
+      double mu = restricted_step (s, b, 0);
       s->stats->support_checks++;
       if (!support_kept (s, x, g, (float) mu, mask))
         {

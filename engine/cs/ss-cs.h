@@ -10,6 +10,7 @@
 #pragma once
 
 #include "ss-linop.h"
+#include "ss-solver.h"
 
 G_BEGIN_DECLS
 
@@ -47,6 +48,13 @@ typedef struct {
 } SsCsParams;
 
 void ss_cs_params_init (SsCsParams *params);   /* NIHT, k 1, 300 iterations, tol 1e-6 */
+
+/* The image solvers of the solver table (iht, niht, htp, cosamp, alm) on an
+ * image of N pixels: the algorithm, k from the sparsity, the iterations and
+ * weights of PARAMS, no stopping test (the user chose the count). FALSE
+ * with an error when the sparsity gives no k in 1..N. */
+gboolean ss_cs_params_from_solve (const SsSolveParams *params, gsize n, SsCsParams *cs,
+                                  GError **error);
 
 typedef struct {
   int iterations;         /* iterations run (the most any problem of the batch ran) */

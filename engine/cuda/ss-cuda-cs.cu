@@ -1514,19 +1514,6 @@ cs_image_destroy (SsCudaSolver *solver)
   g_free (s);
 }
 
-static SsCsAlgorithm
-image_algorithm (SsSolverKind kind)
-{
-  switch (kind)
-    {
-    case SS_SOLVER_IHT: return SS_CS_IHT;
-    case SS_SOLVER_HTP: return SS_CS_HTP;
-    case SS_SOLVER_COSAMP: return SS_CS_COSAMP;
-    case SS_SOLVER_ALM: return SS_CS_ALM;
-    default: return SS_CS_NIHT;
-    }
-}
-
 static SsCudaSolver *
 cs_image_new (SsCudaContext *ctx, const SsCudaProblem *p, const SsSolveParams *params,
               SsCudaIterator *it, SsCudaReporter *reporter, GError **error)
@@ -1540,22 +1527,13 @@ cs_image_new (SsCudaContext *ctx, const SsCudaProblem *p, const SsSolveParams *p
   s->base.ctx = ctx;
   s->base.destroy = cs_image_destroy;
   s->reporter = reporter;
-  ss_cs_params_init (&s->cs);
-  s->cs.algorithm = image_algorithm (params->kind);
-  s->cs.k = ss_cs_sparsity_count (params->sparsity, p->n);
-  s->cs.iterations = params->iterations;
-  s->cs.inner_iterations = params->inner_iterations > 0 ? params->inner_iterations : 20;
-  s->cs.alpha = params->alpha;
-  s->cs.nonneg = params->nonneg;
-  s->cs.tolerance = 0;
   CsDevice *d = &s->dev;
   d->ctx = ctx;
   d->params = &s->cs;
   d->batch = 1;
   d->y = p->y;
   d->borrowed_y = TRUE;
-  gboolean ok = (s->cs.algorithm == SS_CS_ALM
-                 || ss_cs_sparsity_check (params->sparsity, p->n, &s->cs.k, error))
+  gboolean ok = ss_cs_params_from_solve (params, p->n, &s->cs, error)
                 && dev_circulant_init (&d->L, ctx, p, error) && cs_device_alloc (d, error)
          && ss_cuda_alloc (ctx, (void **) &s->previous, p->n * 4, "the previous estimate", error)
          && ss_cuda_alloc (ctx, (void **) &s->report_real, p->n * 4, "report scratch", error);
