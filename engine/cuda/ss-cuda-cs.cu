@@ -67,6 +67,11 @@ typedef struct {
   double lipschitz;
   size_t m, n;
   int batch;                 /* the block width the buffers are for */
+  /* DCT: the solvers keep their n-vectors in the FFT's even/odd order
+   * (v_j = x_2j, v_{n-1-j} = x_{2j+1}): every pass over them is elementwise,
+   * so the order is theirs to choose, and the permutation passes around
+   * the transforms go (dev_signal_upload/download convert at the ends). */
+  gboolean fft_order;
   SsEnsemble kind;
   float *dense;              /* row-major m x n (column-major n x m) */
   unsigned *rows;            /* DCT: m kept frequencies */
@@ -250,7 +255,7 @@ dct_scatter_kernel (const float *__restrict__ y, const unsigned *__restrict__ ro
 /* The inverse of REDFT10: V_k = ½ e^{iπk/2n} (Y_k − i Y_{n−k}), k = 0..n/2. */
 __global__ void
 dct_inverse_spectrum_kernel (const float *__restrict__ full, float2 *__restrict__ spec,
-                             size_t n)
+                             size_t n, float scale)
 {
   const float *f = full + blockIdx.y * n;
   float2 *s = spec + blockIdx.y * (n / 2 + 1);
@@ -259,17 +264,18 @@ dct_inverse_spectrum_kernel (const float *__restrict__ full, float2 *__restrict_
       float a = f[k], b = k == 0 ? 0.0f : f[n - k];
       float sn, cs;
       sincospif ((float) k / (2.0f * (float) n), &sn, &cs);
-      /* ½ (cos θ + i sin θ)(a − i b) */
-      s[k] = make_float2 (0.5f * (cs * a + sn * b), 0.5f * (sn * a - cs * b));
+      /* ½ (cos θ + i sin θ)(a − i b), times SCALE (1/n in FFT order: cuFFT's
+       * C2R is unnormalised) */
+      float h = 0.5f * scale;
+      s[k] = make_float2 (h * (cs * a + sn * b), h * (sn * a - cs * b));
     }
 }
 
 __global__ void
-dct_unpermute_kernel (const float *__restrict__ v, float *__restrict__ x, size_t n)
+dct_unpermute_kernel (const float *__restrict__ v, float *__restrict__ x, size_t n, float scale)
 {
   const float *vc = v + blockIdx.y * n;
   float *xc = x + blockIdx.y * n;
-  float scale = 1.0f / (float) n;   /* cuFFT's C2R is unnormalised */
   size_t half = n / 2;
   COLUMN_LOOP (j, half)
     {
@@ -330,10 +336,17 @@ dev_apply (DevLinop *L, const float *in, float *out, int batch, GError **error)
     case SS_ENSEMBLE_DCT:
       {
         g_return_val_if_fail (batch == L->batch, FALSE);
-        dct_permute_kernel<<<column_grid (ctx, L->n / 2, batch), SS_CUDA_THREADS, 0,
-                             ctx->stream>>> (in, L->perm, L->n);
-        if (!LAUNCH_OK ("dct_permute_kernel")
-            || !CUFFT_OK (cufftExecR2C (L->r2c, L->perm, (cufftComplex *) L->spec)))
+        const float *v = in;
+        if (!L->fft_order)
+          {
+            dct_permute_kernel<<<column_grid (ctx, L->n / 2, batch), SS_CUDA_THREADS, 0,
+                                 ctx->stream>>> (in, L->perm, L->n);
+            if (!LAUNCH_OK ("dct_permute_kernel"))
+              return FALSE;
+            v = L->perm;
+          }
+        /* An out-of-place R2C leaves its input alone. */
+        if (!CUFFT_OK (cufftExecR2C (L->r2c, (cufftReal *) v, (cufftComplex *) L->spec)))
           return FALSE;
         dct_gather_kernel<<<column_grid (ctx, L->m, batch), SS_CUDA_THREADS, 0, ctx->stream>>> (
           L->spec, L->rows, out, L->m, L->n);
@@ -371,13 +384,18 @@ dev_adjoint (DevLinop *L, const float *in, float *out, int batch, GError **error
           in, L->rows, L->full, L->m, L->n);
         if (!LAUNCH_OK ("dct_scatter_kernel"))
           return FALSE;
+        float inv_n = 1.0f / (float) L->n;
         dct_inverse_spectrum_kernel<<<column_grid (ctx, L->n / 2 + 1, batch), SS_CUDA_THREADS, 0,
-                                      ctx->stream>>> (L->full, L->spec, L->n);
+                                      ctx->stream>>> (L->full, L->spec, L->n,
+                                                      L->fft_order ? inv_n : 1.0f);
         if (!LAUNCH_OK ("dct_inverse_spectrum_kernel")
-            || !CUFFT_OK (cufftExecC2R (L->c2r, (cufftComplex *) L->spec, L->perm)))
+            || !CUFFT_OK (cufftExecC2R (L->c2r, (cufftComplex *) L->spec,
+                                        L->fft_order ? out : L->perm)))
           return FALSE;
+        if (L->fft_order)
+          return TRUE;
         dct_unpermute_kernel<<<column_grid (ctx, L->n / 2, batch), SS_CUDA_THREADS, 0,
-                               ctx->stream>>> (L->perm, out, L->n);
+                               ctx->stream>>> (L->perm, out, L->n, inv_n);
         return LAUNCH_OK ("dct_unpermute_kernel");
       }
     case SS_ENSEMBLE_SPARSE:
@@ -389,6 +407,38 @@ dev_adjoint (DevLinop *L, const float *in, float *out, int batch, GError **error
       return CUBLAS_OK (cublasSgemm (ctx->cublas, CUBLAS_OP_N, CUBLAS_OP_N, n, batch, m, &one,
                                      L->dense, n, in, m, &zero, out, n));
     }
+}
+
+/* Host n-vectors (n x batch) to the solvers' order on the device, and back. */
+static gboolean
+dev_signal_upload (DevLinop *L, const float *host, float *dev, int batch, GError **error)
+{
+  SsCudaContext *ctx = L->ctx;
+  size_t bytes = L->n * batch * sizeof (float);
+  if (!L->fft_order)
+    return CUDA_OK (cudaMemcpy (dev, host, bytes, cudaMemcpyHostToDevice));
+  if (!CUDA_OK (cudaMemcpy (L->perm, host, bytes, cudaMemcpyHostToDevice)))
+    return FALSE;
+  dct_permute_kernel<<<column_grid (ctx, L->n / 2, batch), SS_CUDA_THREADS, 0, ctx->stream>>> (
+    L->perm, dev, L->n);
+  return LAUNCH_OK ("dct_permute_kernel");
+}
+
+static gboolean
+dev_signal_download (DevLinop *L, const float *dev, float *host, int batch, GError **error)
+{
+  SsCudaContext *ctx = L->ctx;
+  size_t bytes = L->n * batch * sizeof (float);
+  if (L->fft_order)
+    {
+      dct_unpermute_kernel<<<column_grid (ctx, L->n / 2, batch), SS_CUDA_THREADS, 0,
+                             ctx->stream>>> (dev, L->perm, L->n, 1.0f);
+      if (!LAUNCH_OK ("dct_unpermute_kernel"))
+        return FALSE;
+      dev = L->perm;
+    }
+  return CUDA_OK (cudaMemcpyAsync (host, dev, bytes, cudaMemcpyDeviceToHost, ctx->stream))
+         && CUDA_OK (cudaStreamSynchronize (ctx->stream));
 }
 
 /* ---- per-problem state and small kernels ---------------------------------- */
@@ -1308,10 +1358,12 @@ cs_device_init (CsDevice *s, SsCudaContext *ctx, const SsCsParams *params, SsLin
   s->ctx = ctx;
   s->params = params;
   s->batch = batch;
-  size_t nb = A->cols * batch * 4, mb = A->rows * batch * 4;
-  return dev_linop_init (&s->L, ctx, A, batch, error) && cs_device_alloc (s, error)
-         && upload (ctx, (void **) &s->y, y, mb, "y", error)
-         && CUDA_OK (cudaMemcpy (s->x, x, nb, cudaMemcpyHostToDevice));
+  size_t mb = A->rows * batch * 4;
+  if (!dev_linop_init (&s->L, ctx, A, batch, error))
+    return FALSE;
+  s->L.fft_order = s->L.kind == SS_ENSEMBLE_DCT;
+  return cs_device_alloc (s, error) && upload (ctx, (void **) &s->y, y, mb, "y", error)
+         && dev_signal_upload (&s->L, x, s->x, batch, error);
 }
 
 static Niht
@@ -1432,9 +1484,7 @@ ss_cuda_cs_solve (SsCudaContext *ctx, const SsCsParams *params, SsLinop *A, cons
    * wait): a converged NIHT iterate stays put. */
   gboolean ok = cs_device_init (&s, ctx, params, A, y, x, batch, error)
                 && cs_device_run (&s, params->iterations, error)
-                && CUDA_OK (cudaMemcpyAsync (x, s.x, A->cols * batch * 4, cudaMemcpyDeviceToHost,
-                                             ctx->stream))
-                && CUDA_OK (cudaStreamSynchronize (ctx->stream));
+                && dev_signal_download (&s.L, s.x, x, batch, error);
   cs_device_free (&s);
   if (ok && stats)
     {
@@ -1739,7 +1789,7 @@ bench_niht (SsCudaContext *ctx, const SsCsBenchParams *bp, double bandwidth, SsC
   if (ok && !isnan (t) && !isnan (pair))
     {
       g_autofree float *x = g_new (float, n);
-      ok = CUDA_OK (cudaMemcpy (x, s.x, n * 4, cudaMemcpyDeviceToHost));
+      ok = dev_signal_download (&s.L, s.x, x, 1, error);
       ss_cs_bench_row_niht (row, bp, t / bp->niht_iterations, pair, bandwidth,
                             ss_cs_relative_error (x, truth, n));
     }
