@@ -148,7 +148,7 @@ ss_cpu_cs_image (const SsProblem *problem, const SsSolveParams *params, SsReport
     {
       /* The solver's own work areas: about five n-vectors besides these. */
       mem.peak += 5 * n * sizeof (float) + A->bytes;
-      ss_cpu_finish_result (result, &reporter, x, stats.iterations, &mem);
+      ss_cpu_finish_result (result, &reporter, &x, stats.iterations, &mem);
     }
   ss_mem_free (&mem, x, 0);
   ss_mem_free (&mem, progress.cx, 0);

@@ -37,7 +37,7 @@ static int fft_thread_count;
 static SsFftStats stats;
 
 static void ensure_fftw_initialised (void);
-static unsigned planner_flags (void);
+static unsigned planner_flags (SsFftRigour rigour);
 
 int
 ss_fft_threads (void)
@@ -74,9 +74,9 @@ ss_fft_plan_unlock (void)
 }
 
 unsigned
-ss_fft_planner_flags (void)
+ss_fft_planner_flags (SsFftRigour rigour)
 {
-  return planner_flags ();
+  return planner_flags (rigour);
 }
 
 static void

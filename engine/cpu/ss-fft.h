@@ -41,8 +41,8 @@ int ss_fft_threads (void);
  * plan under this lock, which also initialises FFTW's threads. */
 void ss_fft_plan_lock (void);
 void ss_fft_plan_unlock (void);
-/* FFTW_MEASURE, or FFTW_ESTIMATE with SHARPSKY_FFTW=estimate (tests). */
-unsigned ss_fft_planner_flags (void);
+/* FFTW's flags for RIGOUR (FFTW_ESTIMATE everywhere with SHARPSKY_FFTW=estimate). */
+unsigned ss_fft_planner_flags (SsFftRigour rigour);
 gsize ss_fft_spectrum_floats (int width, int height); /* 2 * height * (width/2+1) */
 
 typedef enum {

@@ -217,7 +217,7 @@ time_dct_pair (gsize n)
   int threads = ss_fft_threads ();
   ss_fft_plan_lock ();
   fftwf_plan_with_nthreads (n >= 65536 ? threads : 1);
-  unsigned flags = ss_fft_planner_flags ();
+  unsigned flags = ss_fft_planner_flags (SS_FFT_REPEATED);
   R2rCall forward = { fftwf_plan_r2r_1d ((int) n, buffer, buffer, FFTW_REDFT10, flags), buffer };
   R2rCall inverse = { fftwf_plan_r2r_1d ((int) n, buffer, buffer, FFTW_REDFT01, flags), buffer };
   ss_fft_plan_unlock ();

@@ -246,7 +246,7 @@ dct_data_new (gsize m, gsize n, guint64 seed, GError **error)
   int threads = ss_fft_threads ();
   ss_fft_plan_lock ();
   fftwf_plan_with_nthreads (n >= 65536 ? threads : 1);
-  unsigned flags = ss_fft_planner_flags ();
+  unsigned flags = ss_fft_planner_flags (SS_FFT_REPEATED);
   d->forward = fftwf_plan_r2r_1d ((int) n, d->work, d->work, FFTW_REDFT10, flags);
   d->inverse = fftwf_plan_r2r_1d ((int) n, d->work, d->work, FFTW_REDFT01, flags);
   ss_fft_plan_unlock ();
