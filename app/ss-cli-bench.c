@@ -178,6 +178,14 @@ print_batch_json (const SsBatchBenchResult *r, const char *backend)
                       r->batch_seconds / frame_iterations);
   ss_json_add_number (&o, "separate_seconds_per_frame_iteration",
                       r->separate_seconds / frame_iterations);
+  /* The one-device batch's time by phase (ss_batch_phase_name order). */
+  ss_json_add_number_array (&o, "batch_phase_seconds", r->batch_phase_seconds,
+                            SS_BATCH_PHASES);
+  GString *names = g_string_new (NULL);
+  for (int i = 0; i < SS_BATCH_PHASES; i++)
+    g_string_append_printf (names, "%s%s", i ? "," : "", ss_batch_phase_name (i));
+  ss_json_add_string (&o, "batch_phase_names", names->str);
+  g_string_free (names, TRUE);
   g_autofree char *text = ss_json_end (&o);
   printf ("%s\n", text);
 }
@@ -202,6 +210,17 @@ print_batch_text (const SsBatchBenchResult *r, const char *backend)
   printf ("per frame and iteration  batch %.4f ms, separate %.4f ms (set-up and transfers "
           "included)\n", 1e3 * r->batch_seconds / frame_iterations,
           1e3 * r->separate_seconds / frame_iterations);
+  double phased = 0.0;
+  for (int i = 0; i < SS_BATCH_PHASES; i++)
+    phased += r->batch_phase_seconds[i];
+  if (phased > 0.0)
+    {
+      printf ("batch phases    ");
+      for (int i = 0; i < SS_BATCH_PHASES; i++)
+        printf ("%s %s %.4f s", i ? "," : "", ss_batch_phase_name (i),
+                r->batch_phase_seconds[i]);
+      printf (" (one device)\n");
+    }
 }
 
 /* --batch N: checked before the backend starts. */

@@ -267,6 +267,20 @@ test_backend_devices (void)
   g_assert_error (error, SS_ERROR, SS_ERROR_NO_DEVICE);
 }
 
+/* Every phase of the breakdown has a distinct name, and none past the end. */
+static void
+test_batch_phase_names (void)
+{
+  for (int i = 0; i < SS_BATCH_PHASES; i++)
+    {
+      g_assert_nonnull (ss_batch_phase_name (i));
+      for (int j = 0; j < i; j++)
+        g_assert_cmpstr (ss_batch_phase_name (i), !=, ss_batch_phase_name (j));
+    }
+  g_assert_null (ss_batch_phase_name (SS_BATCH_PHASES));
+  g_assert_null (ss_batch_phase_name (-1));
+}
+
 /* The batch bench's bookkeeping on the CPU (its speed-ups are the GPU's
  * business: on the CPU the batch is the separate solves). */
 static void
@@ -290,6 +304,9 @@ test_batch_bench_cpu (void)
   g_assert_cmpfloat (result.batch_speedup, ==, result.separate_seconds / result.batch_seconds);
   g_assert_true (isnan (result.device_scaling));
   g_assert_nonnull (result.device);
+  /* No device batch on the CPU: no phases to break down. */
+  for (int i = 0; i < SS_BATCH_PHASES; i++)
+    g_assert_cmpfloat (result.batch_phase_seconds[i], ==, 0.0);
   ss_batch_bench_result_clear (&result);
 
   g_assert_false (ss_backend_bench_batch (backend, &params, 0, &result, &error));
@@ -308,5 +325,6 @@ main (int argc, char **argv)
   g_test_add_func ("/batch/parse-devices", test_parse_devices);
   g_test_add_func ("/batch/backend-devices", test_backend_devices);
   g_test_add_func ("/batch/bench-cpu", test_batch_bench_cpu);
+  g_test_add_func ("/batch/phase-names", test_batch_phase_names);
   return g_test_run ();
 }

@@ -846,6 +846,18 @@ test_batch_bench_runs (CudaFixture *f, gconstpointer data)
                   result.separate_seconds, result.batch_speedup);
   g_assert_cmpfloat (result.batch_seconds, >, 0);
   g_assert_cmpfloat (result.separate_seconds, >, 0);
+  /* The breakdown covers the timed batch and no more: it is there, and
+   * its sum is within the batch's wall clock (the warm-up is left out). */
+  double phased = 0.0;
+  for (int i = 0; i < SS_BATCH_PHASES; i++)
+    {
+      g_test_message ("phase %s %.5f s", ss_batch_phase_name (i), result.batch_phase_seconds[i]);
+      g_assert_cmpfloat (result.batch_phase_seconds[i], >=, 0.0);
+      phased += result.batch_phase_seconds[i];
+    }
+  g_assert_cmpfloat (phased, >, 0.0);
+  g_assert_cmpfloat (result.batch_phase_seconds[SS_BATCH_PHASE_ITERATE], >, 0.0);
+  g_assert_cmpfloat (phased, <=, result.batch_seconds);
   ss_batch_bench_result_clear (&result);
 }
 

@@ -388,12 +388,30 @@ clear_results (SsSolveResult *results, int count)
     ss_solve_result_clear (&results[i]);
 }
 
+/* Adds the first device's batch phases since the last take into PHASES
+ * (NULL: discards them). */
+static void
+take_batch_phases (SsBackend *backend, double *phases)
+{
+#if SHARPSKY_HAVE_CUDA
+  double junk[SS_BATCH_PHASES] = { 0 };
+  if (backend->use_cuda && backend->n_cuda > 0)
+    ss_cuda_context_take_batch_phases (backend->cuda[0], phases ? phases : junk);
+#else
+  (void) backend;
+  (void) phases;
+#endif
+}
+
 /* Seconds of one batch of FRAMES on DEVICES devices, after a one-iteration
- * warm-up of the same shape (contexts, plans, kernels' code). */
+ * warm-up of the same shape (contexts, plans, kernels' code). The frames
+ * are drawn before: only upload, iterations and download are timed, as for
+ * the separate solves. PHASES (may be NULL) gets the first device's
+ * breakdown of the timed run. */
 static gboolean
 time_batch (SsBackend *backend, int devices, const BenchFrames *frames,
             const SsSolveParams *params, SsSolveResult *results, double *seconds,
-            GError **error)
+            double *phases, GError **error)
 {
   SsSolveParams warm = *params;
   warm.iterations = warm.report_every = 1;
@@ -401,10 +419,12 @@ time_batch (SsBackend *backend, int devices, const BenchFrames *frames,
                        NULL, NULL, results, error))
     return FALSE;
   clear_results (results, frames->count);
+  take_batch_phases (backend, NULL);
   double start = now_seconds ();
   gboolean ok = solve_batch_on (backend, devices, frames->problems, frames->count, NULL, params,
                                 NULL, NULL, NULL, results, error);
   *seconds = now_seconds () - start;
+  take_batch_phases (backend, phases);
   clear_results (results, frames->count);
   return ok;
 }
@@ -467,9 +487,10 @@ ss_backend_bench_batch (SsBackend *backend, const SsBenchParams *params, int cou
   SsSolveResult *results = g_new0 (SsSolveResult, count);
   double one = 0;
   gboolean ok = time_batch (backend, devices, &frames, &sp, results, &result->batch_seconds,
-                            error)
+                            result->devices == 1 ? result->batch_phase_seconds : NULL, error)
                 && (result->devices == 1
-                    || time_batch (backend, 1, &frames, &sp, results, &one, error))
+                    || time_batch (backend, 1, &frames, &sp, results, &one,
+                                   result->batch_phase_seconds, error))
                 && time_separate (backend, &frames, &sp, &result->separate_seconds, error);
   if (ok)
     {

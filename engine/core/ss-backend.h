@@ -80,6 +80,10 @@ typedef struct {
   double separate_seconds;    /* COUNT separate ss_backend_solve calls, first device */
   double batch_speedup;       /* separate_seconds / one-device batch time */
   double device_scaling;      /* one_device_seconds / batch_seconds (NAN: one device) */
+  /* Where the one-device batch's time went (SsBatchPhase; all zero when the
+   * backend has no device batch, e.g. the CPU): its sum is batch_seconds
+   * less the host's own bookkeeping. */
+  double batch_phase_seconds[SS_BATCH_PHASES];
   char *device;
 } SsBatchBenchResult;
 

@@ -530,3 +530,12 @@ ss_param_parse (const SsParamInfo *info, const char *text, double *value, GError
     }
   return parse_number (info, text, value, error);
 }
+
+const char *
+ss_batch_phase_name (int phase)
+{
+  static const char *const names[SS_BATCH_PHASES] = {
+    "setup", "upload", "iterate", "report", "download", "free",
+  };
+  return phase >= 0 && phase < SS_BATCH_PHASES ? names[phase] : NULL;
+}

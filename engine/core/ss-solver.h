@@ -266,4 +266,22 @@ char *ss_solve_params_name (const SsSolveParams *params);
 /* Sets every parameter of PARAMS to the solver's default; keeps the rest. */
 void ss_solve_params_set_defaults (SsSolveParams *params, SsSolverKind kind);
 
+/* Phases of a device batch solve (ss_cuda_solve_batch), timed on the host
+ * with a stream sync at each boundary only (never per iteration), for the
+ * bench's breakdown: sizing + allocation, upload + zeroing, the iterations
+ * (graph capture included), the report points' metrics, the estimates'
+ * download, and freeing the device buffers. */
+typedef enum {
+  SS_BATCH_PHASE_SETUP,
+  SS_BATCH_PHASE_UPLOAD,
+  SS_BATCH_PHASE_ITERATE,
+  SS_BATCH_PHASE_REPORT,
+  SS_BATCH_PHASE_DOWNLOAD,
+  SS_BATCH_PHASE_FREE,
+  SS_BATCH_PHASES
+} SsBatchPhase;
+
+/* "setup", "upload", ... (NULL past the end). */
+const char *ss_batch_phase_name (int phase);
+
 G_END_DECLS

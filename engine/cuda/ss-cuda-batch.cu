@@ -33,7 +33,9 @@ typedef struct {
   size_t n, spec;
   float2 *chat;               /* spec: the shared operator */
   float *y;                   /* count · n */
-  unsigned char *mask;        /* count · n, or NULL when no problem has one */
+  unsigned char *mask;        /* count · n, or NULL when no problem has one; only n
+                               * when every problem has the same mask (mask_stride 0) */
+  size_t mask_stride;         /* n, or 0: one mask shared by every problem */
   float *truth;               /* count · n, or NULL when no problem has one */
   float *thresh;              /* count: alpha_b / sigma */
   CpadmmConstants k;
@@ -46,6 +48,8 @@ typedef struct {
   SsSolveParams *params;      /* per problem (its alpha) */
   SsCudaReporter *reporters;  /* per problem, sharing the scratch */
   size_t bytes;               /* device bytes allocated here */
+  cudaEvent_t report_events[2]; /* around a report point's device work (timing) */
+  double report_seconds;      /* report points so far: device work and callbacks */
 } Batch;
 
 /* ---- kernels ------------------------------------------------------------------ */
@@ -72,7 +76,8 @@ template <bool MASK, unsigned FLAGS>
 __global__ void
 batch_pixel_kernel (float *__restrict__ real, float *__restrict__ nu, float *__restrict__ mu,
                     float *__restrict__ z, const float *__restrict__ y,
-                    const unsigned char *__restrict__ mask, size_t n, size_t count,
+                    const unsigned char *__restrict__ mask, size_t mask_stride, size_t n,
+                    size_t count,
                     const float *__restrict__ thresh, CpadmmConstants k,
                     double *__restrict__ acc)
 {
@@ -80,6 +85,7 @@ batch_pixel_kernel (float *__restrict__ real, float *__restrict__ nu, float *__r
   CpadmmConstants kb = k;
   kb.thresh = thresh[problem];
   float *xw = real + offset, *uq = real + (count + problem) * n;
+  const unsigned char *own_mask = MASK ? mask + problem * mask_stride : NULL;
   double delta[1] = { 0.0 };
   for (size_t i = blockIdx.x * (size_t) blockDim.x + threadIdx.x; i < n;
        i += (size_t) gridDim.x * blockDim.x)
@@ -87,7 +93,7 @@ batch_pixel_kernel (float *__restrict__ real, float *__restrict__ nu, float *__r
       size_t j = offset + i;
       float a = xw[i], b = uq[i], c = nu[j], e = mu[j];
       float zz = (FLAGS & SS_ITER_DELTA) ? z[j] : 0.0f;
-      cpadmm_pixel<FLAGS> (a, b, c, e, zz, y[j], MASK ? mask[j] != 0 : true, kb, delta[0]);
+      cpadmm_pixel<FLAGS> (a, b, c, e, zz, y[j], MASK ? own_mask[i] != 0 : true, kb, delta[0]);
       xw[i] = a;
       uq[i] = b;
       nu[j] = c;
@@ -114,7 +120,8 @@ launch_batch_pixel (Batch *s, unsigned flags)
   cudaStream_t st = s->ctx->stream;
   cpadmm_with_flags (flags, [&] (auto f) {
     batch_pixel_kernel<MASK, decltype (f)::value><<<grid, SS_CUDA_THREADS, 0, st>>> (
-      s->real, s->nu, s->mu, s->z, s->y, s->mask, s->n, s->count, s->thresh, s->k, s->acc);
+      s->real, s->nu, s->mu, s->z, s->y, s->mask, s->mask_stride, s->n, s->count, s->thresh,
+      s->k, s->acc);
   });
 }
 
@@ -181,10 +188,10 @@ batch_bytes (size_t count, size_t n, size_t spec, gboolean mask, gboolean truth)
 }
 
 static size_t
-batch_work_bytes (int width, int height, size_t count)
+batch_work_bytes (SsCudaContext *ctx, int width, int height, size_t count)
 {
-  return MAX (ss_cuda_plan_work_estimate (width, height, (int) (2 * count), CUFFT_R2C),
-              ss_cuda_plan_work_estimate (width, height, (int) (2 * count), CUFFT_C2R));
+  return MAX (ss_cuda_plan_work_needed (ctx, width, height, (int) (2 * count), CUFFT_R2C),
+              ss_cuda_plan_work_needed (ctx, width, height, (int) (2 * count), CUFFT_C2R));
 }
 
 static void *
@@ -206,7 +213,7 @@ batch_free (Batch *s)
   size_t cn = (size_t) s->count * s->n;
   ss_cuda_free (ctx, s->chat, s->spec * sizeof (float2));
   ss_cuda_free (ctx, s->y, cn * sizeof (float));
-  ss_cuda_free (ctx, s->mask, cn);
+  ss_cuda_free (ctx, s->mask, s->mask_stride ? cn : s->n);
   ss_cuda_free (ctx, s->truth, cn * sizeof (float));
   ss_cuda_free (ctx, s->thresh, s->count * sizeof (float));
   ss_cuda_free (ctx, s->real, 2 * cn * sizeof (float));
@@ -215,6 +222,9 @@ batch_free (Batch *s)
   ss_cuda_free (ctx, s->mu, cn * sizeof (float));
   ss_cuda_free (ctx, s->z, cn * sizeof (float));
   ss_cuda_free (ctx, s->acc, s->count * SS_ACC_COUNT * sizeof (double));
+  for (int i = 0; i < 2; i++)
+    if (s->report_events[i])
+      cudaEventDestroy (s->report_events[i]);
   g_free (s->views);
   g_free (s->params);
   g_free (s->reporters);
@@ -232,6 +242,9 @@ upload_problems (Batch *s, const SsProblem *problems, GError **error)
   if (!CUDA_OK (cudaMemcpyAsync (s->chat, op->chat, s->spec * sizeof (float2),
                                  cudaMemcpyHostToDevice, ctx->stream)))
     return FALSE;
+  if (s->mask && s->mask_stride == 0
+      && !CUDA_OK (cudaMemcpyAsync (s->mask, op->mask, n, cudaMemcpyHostToDevice, ctx->stream)))
+    return FALSE;
   for (int b = 0; b < s->count; b++)
     {
       const SsProblem *pb = &problems[b];
@@ -239,13 +252,18 @@ upload_problems (Batch *s, const SsProblem *problems, GError **error)
       if (!CUDA_OK (cudaMemcpyAsync (s->y + at, pb->y, n * sizeof (float),
                                      cudaMemcpyHostToDevice, ctx->stream)))
         return FALSE;
-      /* Problems without a mask observe every pixel: all ones. */
-      if (s->mask && pb->op->mask
-          && !CUDA_OK (cudaMemcpyAsync (s->mask + at, pb->op->mask, n, cudaMemcpyHostToDevice,
-                                        ctx->stream)))
-        return FALSE;
-      if (s->mask && !pb->op->mask && !CUDA_OK (cudaMemsetAsync (s->mask + at, 1, n, ctx->stream)))
-        return FALSE;
+      /* One mask shared by all: uploaded once, above. Problems without a
+       * mask observe every pixel: all ones. */
+      if (s->mask && s->mask_stride != 0)
+        {
+          gboolean copied =
+            pb->op->mask
+              ? CUDA_OK (cudaMemcpyAsync (s->mask + at, pb->op->mask, n, cudaMemcpyHostToDevice,
+                                          ctx->stream))
+              : CUDA_OK (cudaMemsetAsync (s->mask + at, 1, n, ctx->stream));
+          if (!copied)
+            return FALSE;
+        }
       if (s->truth && pb->truth
           && !CUDA_OK (cudaMemcpyAsync (s->truth + at, pb->truth, n * sizeof (float),
                                         cudaMemcpyHostToDevice, ctx->stream)))
@@ -276,7 +294,7 @@ make_views (Batch *s, const SsProblem *problems, const double *alphas,
       v->lipschitz = op->lipschitz;
       v->chat = s->chat;
       v->y = s->y + at;
-      v->mask = s->mask ? s->mask + at : NULL;
+      v->mask = s->mask ? s->mask + b * s->mask_stride : NULL;
       v->truth = s->truth && problems[b].truth ? s->truth + at : NULL;
 
       s->params[b] = *params;
@@ -323,11 +341,12 @@ batch_new (SsCudaContext *ctx, const SsProblem *problems, int count, const doubl
            const SsSolveParams *params, GError **error)
 {
   const SsOperator *op = problems[0].op;
-  gboolean any_mask = FALSE, any_truth = FALSE;
+  gboolean any_mask = FALSE, any_truth = FALSE, one_mask = op->mask != NULL;
   for (int b = 0; b < count; b++)
     {
       any_mask |= problems[b].op->mask != NULL;
       any_truth |= problems[b].truth != NULL;
+      one_mask &= problems[b].op->mask == op->mask;
     }
   Batch *s = g_new0 (Batch, 1);
   s->ctx = ctx;
@@ -336,6 +355,9 @@ batch_new (SsCudaContext *ctx, const SsProblem *problems, int count, const doubl
   s->height = op->height;
   s->n = (size_t) op->width * op->height;
   s->spec = (size_t) op->height * op->spec_width;
+  /* Frames of one operator share its mask (the same array): one copy on
+   * the device, read by every problem, instead of COUNT. */
+  s->mask_stride = one_mask ? 0 : s->n;
   s->k = cpadmm_constants (params, s->n);
   s->views = g_new0 (SsCudaProblem, count);
   s->params = g_new0 (SsSolveParams, count);
@@ -348,7 +370,8 @@ batch_new (SsCudaContext *ctx, const SsProblem *problems, int count, const doubl
     && ss_cuda_plan (ctx, s->width, s->height, 2 * count, CUFFT_C2R, &s->c2r, error)
     && (s->chat = (float2 *) batch_alloc (s, s->spec * sizeof (float2), what, error))
     && (s->y = (float *) batch_alloc (s, cn * sizeof (float), what, error))
-    && (!any_mask || (s->mask = (unsigned char *) batch_alloc (s, cn, what, error)))
+    && (!any_mask
+        || (s->mask = (unsigned char *) batch_alloc (s, one_mask ? s->n : cn, what, error)))
     && (!any_truth || (s->truth = (float *) batch_alloc (s, cn * sizeof (float), what, error)))
     && (s->thresh = (float *) batch_alloc (s, count * sizeof (float), what, error))
     && (s->real = (float *) batch_alloc (s, 2 * cn * sizeof (float), what, error))
@@ -358,7 +381,9 @@ batch_new (SsCudaContext *ctx, const SsProblem *problems, int count, const doubl
     && (s->mu = (float *) batch_alloc (s, cn * sizeof (float), what, error))
     && (s->z = (float *) batch_alloc (s, cn * sizeof (float), what, error))
     && (s->acc = (double *) batch_alloc (s, count * SS_ACC_COUNT * sizeof (double), what,
-                                         error));
+                                         error))
+    && CUDA_OK (cudaEventCreate (&s->report_events[0]))
+    && CUDA_OK (cudaEventCreate (&s->report_events[1]));
   if (!ok)
     {
       batch_free (s);
@@ -383,12 +408,27 @@ now_seconds (void)
   return (double) g_get_monotonic_time () * 1e-6;
 }
 
+/* Ends PHASE: waits for the stream (phase boundaries only, never inside
+ * the iterations), adds the seconds since *MARK to the context's count and
+ * moves *MARK to now. */
+static gboolean
+phase_end (SsCudaContext *ctx, SsBatchPhase phase, double *mark, GError **error)
+{
+  if (!CUDA_OK (cudaStreamSynchronize (ctx->stream)))
+    return FALSE;
+  double now = now_seconds ();
+  ctx->batch_phases[phase] += now - *mark;
+  *mark = now;
+  return TRUE;
+}
+
 typedef struct {
   SsBatchReportFunc report;
   gpointer user_data;
   int first_index;            /* the batch's first problem in the caller's numbering */
   GCancellable *cancellable;
   double start;               /* the sub-batch's start: set-up, reports and results */
+  double mark;                /* the current phase's start (SsBatchPhase) */
 } BatchRun;
 
 /* C x of every estimate at once: a batched R2C of z into the first half of
@@ -415,7 +455,8 @@ report_all (Batch *s, const BatchRun *run, int iteration, gboolean final, double
             SsReport *last, GError **error)
 {
   SsCudaContext *ctx = s->ctx;
-  if (!enqueue_batched_cx (s, error))
+  if (!CUDA_OK (cudaEventRecord (s->report_events[0], ctx->stream))
+      || !enqueue_batched_cx (s, error))
     return FALSE;
   const float *cx = s->reporters[0].real;
   for (int b = 0; b < s->count; b++)
@@ -424,9 +465,16 @@ report_all (Batch *s, const BatchRun *run, int iteration, gboolean final, double
       return FALSE;
   if (!CUDA_OK (cudaMemcpyAsync (host, s->acc, s->count * SS_ACC_COUNT * sizeof (double),
                                  cudaMemcpyDeviceToHost, ctx->stream))
+      || !CUDA_OK (cudaEventRecord (s->report_events[1], ctx->stream))
       || !CUDA_OK (cudaStreamSynchronize (ctx->stream)))
     return FALSE;
-  double elapsed = now_seconds () - run->start;
+  /* The report's device time (the iterations before it ran before its
+   * first event) and, below, the host's share. */
+  float device_ms = 0.0f;
+  if (!CUDA_OK (cudaEventElapsedTime (&device_ms, s->report_events[0], s->report_events[1])))
+    return FALSE;
+  double host_mid = now_seconds ();
+  double elapsed = host_mid - run->start;
   for (int b = 0; b < s->count; b++)
     {
       SsReport rep;
@@ -440,14 +488,44 @@ report_all (Batch *s, const BatchRun *run, int iteration, gboolean final, double
       if (run->report)
         run->report (run->first_index + b, &rep, run->user_data);
     }
+  /* The device's report work plus the callbacks; enqueueing it overlaps
+   * the iterations still running, so it is not counted. */
+  s->report_seconds += 1e-3 * device_ms + (now_seconds () - host_mid);
   return TRUE;
 }
 
 /* The iterations, reports every params->report_every; *DONE iterations done,
  * *CANCELLED when a report point found the run cancelled. */
+/* Host arrays for the estimates, their pages touched: a fresh 4 MB array
+ * is mapped on first touch, and a page fault per 4 KiB inside the download
+ * would serialise with the copy; touched here, while the device iterates,
+ * the faults cost nothing on the critical path. */
+static gboolean
+prepare_results (Batch *s, SsSolveResult *results, GError **error)
+{
+  const size_t page_floats = 4096 / sizeof (float);
+  for (int b = 0; b < s->count; b++)
+    {
+      float *x = (float *) g_try_malloc (s->n * sizeof (float));
+      if (x == NULL)
+        {
+          g_set_error (error, SS_ERROR, SS_ERROR_OUT_OF_MEMORY,
+                       "no host memory for the %d×%d result", s->width, s->height);
+          return FALSE;
+        }
+      for (size_t i = 0; i < s->n; i += page_floats)
+        x[i] = 0.0f;
+      x[s->n - 1] = 0.0f;
+      g_free (results[b].x);
+      results[b].x = x;
+    }
+  return TRUE;
+}
+
 static gboolean
 run_batch (Batch *s, SsCudaIterator *it, const SsSolveParams *params, const BatchRun *run,
-           SsReport *last, int *done, gboolean *cancelled, GError **error)
+           SsReport *last, SsSolveResult *results, int *done, gboolean *cancelled,
+           GError **error)
 {
   SsCudaContext *ctx = s->ctx;
   const int total = params->iterations, every = MAX (params->report_every, 1);
@@ -466,6 +544,7 @@ run_batch (Batch *s, SsCudaIterator *it, const SsSolveParams *params, const Batc
         && ss_cuda_iterator_enqueue_plain (ctx, it, MAX (length - 2, 0), error)
         && (length < 2 || batch_iterate (s, SS_ITER_WRITE_ESTIMATE, error))
         && batch_iterate (s, SS_ITER_WRITE_ESTIMATE | SS_ITER_DELTA, error)
+        && (*done > 0 || prepare_results (s, results, error))
         && report_all (s, run, end, end == total, host, last, error);
       if (!ok)
         {
@@ -485,17 +564,13 @@ run_batch (Batch *s, SsCudaIterator *it, const SsSolveParams *params, const Batc
 static gboolean
 download_estimates (Batch *s, SsSolveResult *results, GError **error)
 {
+  /* Into the arrays prepare_results made during the iterations. */
+  for (int b = 0; b < s->count; b++)
+    if (results[b].x == NULL)
+      return prepare_results (s, results, error) && download_estimates (s, results, error);
   for (int b = 0; b < s->count; b++)
     {
-      float *x = (float *) g_try_malloc (s->n * sizeof (float));
-      if (x == NULL)
-        {
-          g_set_error (error, SS_ERROR, SS_ERROR_OUT_OF_MEMORY,
-                       "no host memory for the %d×%d result", s->width, s->height);
-          return FALSE;
-        }
-      g_free (results[b].x);
-      results[b].x = x;
+      float *x = results[b].x;
       if (!CUDA_OK (cudaMemcpyAsync (x, s->z + (size_t) b * s->n, s->n * sizeof (float),
                                      cudaMemcpyDeviceToHost, s->ctx->stream)))
         return FALSE;
@@ -533,7 +608,9 @@ solve_sub_batch (Batch *s, const SsProblem *problems, const SsSolveParams *param
                  BatchRun *run, SsSolveResult *results, GError **error)
 {
   int count = s->count;
-  if (!batch_upload (s, problems, error))
+  SsCudaContext *ctx = s->ctx;
+  if (!batch_upload (s, problems, error)
+      || !phase_end (ctx, SS_BATCH_PHASE_UPLOAD, &run->mark, error))
     {
       batch_free (s);
       return FALSE;
@@ -550,8 +627,20 @@ solve_sub_batch (Batch *s, const SsProblem *problems, const SsSolveParams *param
   g_autofree SsReport *last = g_new0 (SsReport, count);
   int done = 0;
   gboolean cancelled = FALSE;
-  gboolean ok = run_batch (s, &it, params, run, last, &done, &cancelled, error)
-                && download_estimates (s, results, error);
+  s->report_seconds = 0.0;
+  gboolean ok = run_batch (s, &it, params, run, last, results, &done, &cancelled, error);
+  if (ok)
+    {
+      /* run_batch ends at a report point's sync: the iterations (graph
+       * capture included) are what the report points did not take. */
+      double now = now_seconds ();
+      ctx->batch_phases[SS_BATCH_PHASE_REPORT] += s->report_seconds;
+      ctx->batch_phases[SS_BATCH_PHASE_ITERATE] += MAX (now - run->mark - s->report_seconds,
+                                                        0.0);
+      run->mark = now;
+    }
+  ok = ok && download_estimates (s, results, error)
+       && phase_end (ctx, SS_BATCH_PHASE_DOWNLOAD, &run->mark, error);
   if (ok)
     fill_results (s, last, done, now_seconds () - run->start, results);
   if (ok && cancelled)
@@ -561,6 +650,11 @@ solve_sub_batch (Batch *s, const SsProblem *problems, const SsSolveParams *param
     }
   ss_cuda_iterator_clear (&it);
   batch_free (s);
+  if (ok)
+    {
+      ctx->batch_phases[SS_BATCH_PHASE_FREE] += now_seconds () - run->mark;
+      run->mark = now_seconds ();
+    }
   return ok;
 }
 
@@ -593,7 +687,7 @@ sub_batch_size (SsCudaContext *ctx, const SsProblem *problems, int count)
   int size = MIN (count, 65535);
   while (size > 1
          && (double) (batch_bytes (size, n, spec, mask, truth)
-                      + batch_work_bytes (op->width, op->height, size)) > budget)
+                      + batch_work_bytes (ctx, op->width, op->height, size)) > budget)
     size = size / 2 + (size > 3 ? size / 4 : 0);
   return MAX (size, 1);
 }
@@ -623,20 +717,25 @@ ss_cuda_solve_batch (SsCudaContext *ctx, const SsProblem *problems, int count,
     }
 
   ss_cuda_plans_prepare (ctx, problems[0].op->width, problems[0].op->height);
-  BatchRun run = { report, user_data, 0, cancellable, 0.0 };
+  BatchRun run = { report, user_data, 0, cancellable, 0.0, 0.0 };
   GMutex *lock = device_setup_lock (ctx->device);
   for (int first = 0; first < count;)
     {
       /* Sizing and allocating under the device's lock: contexts sharing a
        * device (--devices 0,0, or two apps' threads) see each other's
        * buffers in the free memory they size from. */
-      run.start = now_seconds ();
+      run.start = run.mark = now_seconds ();
       g_mutex_lock (lock);
       int size = MIN (sub_batch_size (ctx, problems + first, count - first), count - first);
       ss_cuda_reset_peak (ctx);
       Batch *s = batch_new (ctx, problems + first, size, alphas ? alphas + first : NULL, params,
                             error);
       g_mutex_unlock (lock);
+      if (s != NULL && !phase_end (ctx, SS_BATCH_PHASE_SETUP, &run.mark, error))
+        {
+          batch_free (s);
+          return FALSE;
+        }
       run.first_index = first;
       if (s == NULL || !solve_sub_batch (s, problems + first, params, &run, results + first,
                                          error))

@@ -40,6 +40,7 @@ struct _SsCudaContext {
   size_t pinned_bytes;
   size_t mem_current, mem_peak; /* bytes from ss_cuda_alloc */
   gboolean use_graphs;
+  double batch_phases[SS_BATCH_PHASES]; /* ss_cuda_solve_batch's phases, seconds */
   int blocks_per_sm;            /* grid cap of the elementwise kernels (0: none) */
 };
 
@@ -85,6 +86,11 @@ gboolean ss_cuda_plan (SsCudaContext *ctx, int width, int height, int batch, cuf
                        cufftHandle *plan, GError **error);
 /* Work-area bytes the plan for this shape would need (0 on failure). */
 size_t ss_cuda_plan_work_estimate (int width, int height, int batch, cufftType type);
+/* The work-area bytes a plan would add on CTX: 0 when it is cached (its
+ * work area is allocated already), else ss_cuda_plan_work_estimate. Cheap
+ * for cached plans: no cuFFT call. */
+size_t ss_cuda_plan_work_needed (SsCudaContext *ctx, int width, int height, int batch,
+                                 cufftType type);
 /* Destroys every cached plan and frees the work area. */
 void ss_cuda_plans_clear (SsCudaContext *ctx);
 /* At the start of a solve (nothing holds a plan): drops plans of other sizes,

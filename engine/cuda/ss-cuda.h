@@ -42,6 +42,11 @@ gboolean ss_cuda_solve_batch (SsCudaContext *ctx, const SsProblem *problems, int
                               GCancellable *cancellable, SsSolveResult *results,
                               GError **error);
 
+/* Adds the seconds of each SsBatchPhase that ss_cuda_solve_batch spent on
+ * CTX since the last call into SECONDS (SS_BATCH_PHASES values), and
+ * starts the count afresh. */
+void ss_cuda_context_take_batch_phases (SsCudaContext *ctx, double *seconds);
+
 gboolean ss_cuda_bench (SsCudaContext *ctx, const SsBenchParams *params,
                         SsBenchResult *result, GError **error);
 
