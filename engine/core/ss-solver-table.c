@@ -535,7 +535,7 @@ const char *
 ss_batch_phase_name (int phase)
 {
   static const char *const names[SS_BATCH_PHASES] = {
-    "setup", "upload", "iterate", "report", "download", "free",
+    "setup", "upload", "capture", "iterate", "report", "download", "free",
   };
   return phase >= 0 && phase < SS_BATCH_PHASES ? names[phase] : NULL;
 }

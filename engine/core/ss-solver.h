@@ -268,12 +268,14 @@ void ss_solve_params_set_defaults (SsSolveParams *params, SsSolverKind kind);
 
 /* Phases of a device batch solve (ss_cuda_solve_batch), timed on the host
  * with a stream sync at each boundary only (never per iteration), for the
- * bench's breakdown: sizing + allocation, upload + zeroing, the iterations
- * (graph capture included), the report points' metrics, the estimates'
- * download, and freeing the device buffers. */
+ * bench's breakdown: sizing + allocation, upload + zeroing, the first
+ * enqueue of plain iterations (CUDA graph capture and instantiation, host
+ * time while the device is idle), the other iterations, the report points'
+ * metrics, the estimates' download, and freeing the device buffers. */
 typedef enum {
   SS_BATCH_PHASE_SETUP,
   SS_BATCH_PHASE_UPLOAD,
+  SS_BATCH_PHASE_CAPTURE,
   SS_BATCH_PHASE_ITERATE,
   SS_BATCH_PHASE_REPORT,
   SS_BATCH_PHASE_DOWNLOAD,
