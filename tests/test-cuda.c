@@ -687,6 +687,22 @@ test_batch_matches_cpu (CudaFixture *f, gconstpointer data)
   g_assert_true (ss_cuda_solve_batch (f->ctx, problems, COUNT, alphas, &params, NULL, NULL, NULL,
                                       gpu, &error));
   g_assert_no_error (error);
+  /* Problems 0 and 3 share one operator, so alone they share one mask on
+   * the device (the path above has a mask per problem): same answers. */
+  SsProblem same_op[2] = { problems[0], problems[3] };
+  double same_alphas[2] = { alphas[0], alphas[3] };
+  SsSolveResult shared[2] = { { 0 } };
+  g_assert_true (ss_cuda_solve_batch (f->ctx, same_op, 2, same_alphas, &params, NULL, NULL, NULL,
+                                      shared, &error));
+  g_assert_no_error (error);
+  for (int i = 0; i < 2; i++)
+    {
+      const SsSolveResult *mixed = &gpu[i == 0 ? 0 : 3];
+      g_assert_cmpfloat (test_rel_diff (shared[i].x, mixed->x, base.n), <, 1e-4);
+      g_assert_cmpfloat (rel (shared[i].objective, mixed->objective), <, 1e-4);
+      g_assert_cmpfloat (rel (shared[i].mse, mixed->mse), <, 1e-4);
+      ss_solve_result_clear (&shared[i]);
+    }
   for (int b = 0; b < COUNT; b++)
     {
       SsSolveParams own = params;
