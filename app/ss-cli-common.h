@@ -69,6 +69,7 @@ typedef struct {
   char *size;
   char *width;
   char *height;
+  gboolean whole;
   /* positional arguments (G_OPTION_REMAINING) */
   char **positional;
 } CliOptions;
@@ -94,6 +95,11 @@ typedef enum {
 int cli_parse_command_line (const char *command, const char *parameters, const char *summary,
                             const char *description, CliGroups groups,
                             int argc, char **argv, CliOptions *options);
+
+/* Parses ARGV (ARGV[0] is the subcommand name) with CONTEXT, on a copy:
+ * GOption edits the vector it is given. */
+gboolean cli_option_context_parse (GOptionContext *context, int argc, char **argv,
+                                   GError **error);
 
 /* Messages: one line on stderr, "sharpsky-cli: " first. FILE (may be NULL) is
  * put before the message unless the message already names it. */
@@ -178,6 +184,8 @@ typedef int (*CliDeblurOne) (CliOptions *options, CliConfig *config, const char 
 int cli_deblur_many (CliOptions *options, CliConfig *config, CliDeblurOne deblur_one);
 int cli_run (int argc, char **argv);
 int cli_bench (int argc, char **argv);
+int cli_bench_whole (const CliOptions *options);   /* ss-cli-bench-whole.c: bench --whole */
+int cli_cs (int argc, char **argv);       /* ss-cli-cs.c */
 int cli_info (int argc, char **argv);
 int cli_quality (int argc, char **argv);  /* ss-cli-quality.c */
 

@@ -259,9 +259,11 @@ cli_deblur_prepare_real (const CliDeblurInput *in, const CliOptions *o, const Cl
   job->background = ss_scaling_background (&job->scaling);
   g_autofree float *scaled = g_new (float, n);
   ss_scaling_apply (&job->scaling, data, scaled, n, FALSE);
-  job->blanks = 0;
+  gsize blanks = 0;
+#pragma omp parallel for reduction(+ : blanks) schedule(static) if (n > SS_PARALLEL_PIXELS)
   for (gsize i = 0; i < n; i++)
-    job->blanks += isnan (scaled[i]) ? 1 : 0;
+    blanks += isnan (scaled[i]) ? 1 : 0;
+  job->blanks = blanks;
   if (job->blanks > 0)
     cli_note (o, "%s: %" G_GSIZE_FORMAT " blank (NaN) pixels left out of the data term and "
               "filled in the result", label, job->blanks);
@@ -566,6 +568,7 @@ print_total_summary (const CliDeblurInput *in, const CliOptions *o, const CliCon
       s.observed += jobs[p].observed;
     }
   s.psnr = ss_psnr_from_mse (s.mse);
+  s.phases = &in->phases;
   cli_print_summary (&s, o, c, &total);
   ss_solve_result_clear (&total);
 }
@@ -591,7 +594,7 @@ planes_per_batch (const CliDeblurInput *in, const CliConfig *c)
  * and releases planes FIRST .. FIRST + COUNT - 1; each plane's summary
  * follows when the image has several. */
 static int
-deblur_plane_group (const CliDeblurInput *in, const CliOptions *o, const CliConfig *c,
+deblur_plane_group (CliDeblurInput *in, const CliOptions *o, const CliConfig *c,
                     CliPlaneJob *jobs, int first, int count, SsImage *out)
 {
   int planes = in->image->planes, status = -1, prepared = 0;
@@ -601,6 +604,7 @@ deblur_plane_group (const CliDeblurInput *in, const CliOptions *o, const CliConf
       cli_plane_job_init (job, planes > 1 ? first + prepared : -1, c);
       status = in->recorded ? prepare_recorded (in, o, c, job) : cli_deblur_prepare_real (in, o, c, job);
     }
+  cli_phases_lap (&in->phases, &in->phases.prepare);
   gboolean one_size = TRUE;
   for (int i = 1; i < count; i++)
     one_size &= jobs[first + i].pw == jobs[first].pw && jobs[first + i].ph == jobs[first].ph;
@@ -608,6 +612,8 @@ deblur_plane_group (const CliDeblurInput *in, const CliOptions *o, const CliConf
     status = solve_planes_together (in, o, c, jobs + first, count, out);
   for (int i = 0; i < count && status < 0 && !(count > 1 && one_size); i++)
     status = solve_plane (in, o, c, &jobs[first + i], ss_image_plane (out, first + i));
+  /* Cropping and units back count with the solve. */
+  cli_phases_lap (&in->phases, &in->phases.solve);
   for (int i = 0; i < prepared; i++)
     {
       CliPlaneJob *job = &jobs[first + i];
@@ -666,12 +672,15 @@ deblur_planes (CliDeblurInput *in, const CliOptions *o, const CliConfig *c,
 
   if (status < 0)
     status = write_output (in, o, c, jobs, planes, out, inputs);
+  cli_phases_lap (&in->phases, &in->phases.write);
+  cli_phases_finish (&in->phases);
   if (status < 0)
     {
       if (planes == 1)
         {
           CliSummary s;
           fill_summary (&s, in, o, c, &jobs[0]);
+          s.phases = &in->phases;
           cli_print_summary (&s, o, c, &jobs[0].result);
         }
       else
@@ -689,6 +698,7 @@ static int
 deblur_one (CliOptions *o, CliConfig *c, const char *in_path)
 {
   CliDeblurInput in = { 0 };
+  cli_phases_start (&in.phases);
   in.in_path = in_path;
   in.truth_path = o->truth;
   ss_acquisition_init (&in.acq);
@@ -698,6 +708,7 @@ deblur_one (CliOptions *o, CliConfig *c, const char *in_path)
   int status = cli_check_output (o->output, o->force, inputs);
   if (status < 0)
     status = load_input (&in, o, c);
+  cli_phases_lap (&in.phases, &in.phases.read);
   if (status < 0)
     status = deblur_planes (&in, o, c, inputs);
 

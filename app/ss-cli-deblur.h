@@ -40,6 +40,7 @@ typedef struct {
   SsImage *truth;           /* NULL, one plane, or as many as IMAGE */
   gboolean recorded;
   SsAcquisition acq;        /* when recorded */
+  CliPhases phases;         /* where the time went, over every plane */
 } CliDeblurInput;
 
 void cli_plane_job_init (CliPlaneJob *job, int plane, const CliConfig *config);

@@ -315,6 +315,8 @@ add_groups (GOptionContext *context, CliGroups groups, CliOptions *o)
                        "N"),
         STRING_OPTION ("devices", 0, devices, "CUDA devices: all or numbers such as 0,1 "
                        "(default 0); a batch is spread over them", "LIST"),
+        FLAG_OPTION ("whole", whole, "Time the whole deblur path on a synthetic uint16 frame "
+                     "of --width x --height, file to file"),
         END_OPTIONS,
       };
       g_option_context_add_main_entries (context, entries, NULL);
@@ -335,6 +337,19 @@ add_groups (GOptionContext *context, CliGroups groups, CliOptions *o)
   g_option_context_add_main_entries (context, remaining, NULL);
 }
 
+gboolean
+cli_option_context_parse (GOptionContext *context, int argc, char **argv, GError **error)
+{
+  /* GOption edits the vector it is given; parse a copy so ARGV stays whole. */
+  g_auto (GStrv) args = g_new0 (char *, argc + 1);
+  for (int i = 0; i < argc; i++)
+    args[i] = g_strdup_printf (i == 0 ? CLI_PROGRAM " %s" : "%s", argv[i]);
+  g_autofree char **view = g_memdup2 (args, sizeof (char *) * (argc + 1));
+  int count = argc;
+  char **vector = view;
+  return g_option_context_parse (context, &count, &vector, error);
+}
+
 int
 cli_parse_command_line (const char *command, const char *parameters, const char *summary,
                         const char *description, CliGroups groups,
@@ -349,16 +364,8 @@ cli_parse_command_line (const char *command, const char *parameters, const char 
     g_option_context_set_description (context, description);
   add_groups (context, groups, options);
 
-  /* GOption edits the vector it is given; parse a copy so ARGV stays whole. */
-  g_auto (GStrv) args = g_new0 (char *, argc + 1);
-  for (int i = 0; i < argc; i++)
-    args[i] = g_strdup_printf (i == 0 ? CLI_PROGRAM " %s" : "%s", argv[i]);
-  g_autofree char **view = g_memdup2 (args, sizeof (char *) * (argc + 1));
-  int count = argc;
-  char **vector = view;
-
   g_autoptr (GError) error = NULL;
-  gboolean ok = g_option_context_parse (context, &count, &vector, &error);
+  gboolean ok = cli_option_context_parse (context, argc, argv, &error);
   g_option_context_free (context);
   if (!ok)
     {

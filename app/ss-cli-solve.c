@@ -14,6 +14,7 @@
 #include "ss-cli-json.h"
 #include "ss-config.h"
 #include "ss-dense.h"
+#include "ss-fft.h"
 
 #include <math.h>
 #include <signal.h>
@@ -93,6 +94,7 @@ gsize
 cli_replace_nan_with_zero (float *data, gsize n)
 {
   gsize count = 0;
+#pragma omp parallel for reduction(+ : count) schedule(static) if (n > SS_PARALLEL_PIXELS)
   for (gsize i = 0; i < n; i++)
     if (isnan (data[i]))
       {
@@ -411,6 +413,59 @@ cli_write_image (const char *path, const CliOptions *options, const CliConfig *c
   return -1;
 }
 
+/* ---- where the time went ------------------------------------------------ */
+
+void
+cli_phases_start (CliPhases *phases)
+{
+  memset (phases, 0, sizeof *phases);
+  phases->start = phases->lap_start = ss_now ();
+  phases->planning_mark = ss_planning_seconds ();
+}
+
+void
+cli_phases_lap (CliPhases *phases, double *phase)
+{
+  double now = ss_now (), planning = ss_planning_seconds ();
+  double planned = planning - phases->planning_mark;
+  *phase += MAX (now - phases->lap_start - planned, 0.0);
+  phases->plan += planned;
+  phases->lap_start = now;
+  phases->planning_mark = planning;
+}
+
+void
+cli_phases_finish (CliPhases *phases)
+{
+  phases->wall = ss_now () - phases->start;
+}
+
+static void
+add_phases_json (SsJsonObject *o, const CliPhases *phases)
+{
+  ss_json_add_number (o, "seconds_read", phases->read);
+  ss_json_add_number (o, "seconds_prepare", phases->prepare);
+  ss_json_add_number (o, "seconds_plan", phases->plan);
+  ss_json_add_number (o, "seconds_solve", phases->solve);
+  ss_json_add_number (o, "seconds_write", phases->write);
+  ss_json_add_number (o, "seconds_wall", phases->wall);
+  SsFftStats fft;
+  ss_fft_get_stats (&fft);
+  ss_json_add_string (o, "fftw_wisdom", ss_fft_wisdom_state_to_string (fft.wisdom));
+  ss_json_add_int (o, "fftw_plans_measured", fft.plans_measured);
+  ss_json_add_int (o, "fftw_plans_from_wisdom", fft.plans_from_wisdom);
+  ss_json_add_int (o, "fftw_plans_estimated", fft.plans_estimated);
+}
+
+static void
+add_phases_text (GString *t, const CliPhases *phases)
+{
+  g_string_append_printf (t, "time         read %.3f s, prepare %.3f s, plan %.3f s, solve "
+                          "%.3f s, write %.3f s; wall %.3f s\n", phases->read,
+                          phases->prepare, phases->plan, phases->solve, phases->write,
+                          phases->wall);
+}
+
 /* ---- summaries --------------------------------------------------------- */
 
 void
@@ -516,6 +571,8 @@ print_summary_json (const CliSummary *s, const CliConfig *config, const SsSolveR
   ss_json_add_number (&o, "sky", s->scaling.sky);
   ss_json_add_number (&o, "scale", s->scaling.scale);
   ss_json_add_int (&o, "blank_pixels", (gint64) s->blank_pixels);
+  if (s->phases != NULL)
+    add_phases_json (&o, s->phases);
   g_autofree char *text = ss_json_end (&o);
   fprintf (stdout, "%s\n", text);
   fflush (stdout);
@@ -587,6 +644,8 @@ print_summary_text (const CliSummary *s, const CliConfig *config, const SsSolveR
     g_string_append_printf (t, "warning      %s\n", result->warning);
   if (s->output)
     g_string_append_printf (t, "output       %s\n", s->output);
+  if (s->phases != NULL)
+    add_phases_text (t, s->phases);
   fputs (t->str, stdout);
   fflush (stdout);
   g_string_free (t, TRUE);

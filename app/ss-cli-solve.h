@@ -62,6 +62,24 @@ gboolean cli_was_interrupted (void);
 int cli_write_image (const char *path, const CliOptions *options, const CliConfig *config,
                      const SsImage *image, const char *const *inputs);
 
+/* ---- where the time went ---- */
+
+/* Wall seconds of a command's phases. Planning transforms (FFTW, cuFFT) is
+ * counted as "plan" wherever it happens, and left out of the phase it
+ * happened in, so the phases add up to the wall time they cover. */
+typedef struct {
+  double read, prepare, plan, solve, write;
+  double wall;              /* from cli_phases_start to cli_phases_finish */
+  double start, lap_start;  /* ss_now () */
+  double planning_mark;     /* ss_planning_seconds () at lap_start */
+} CliPhases;
+
+void cli_phases_start (CliPhases *phases);
+/* Ends the phase running since the last lap: its time, less the planning
+ * done meanwhile, is added to *PHASE (a member of PHASES). */
+void cli_phases_lap (CliPhases *phases, double *phase);
+void cli_phases_finish (CliPhases *phases);
+
 /* ---- summaries ---- */
 
 typedef struct {
@@ -87,6 +105,7 @@ typedef struct {
   double noise;                 /* scaled units, the one auto alpha used; NAN otherwise */
   double mse, psnr;             /* over the image (cropped); NAN without a truth */
   gboolean nonneg;
+  const CliPhases *phases;      /* deblur's final summary; NULL otherwise */
 } CliSummary;
 
 void cli_summary_init (CliSummary *summary, const char *command);

@@ -28,9 +28,10 @@ cli_path (void)
   return g_getenv ("SHARPSKY_CLI");
 }
 
-/* Runs sharpsky-cli with the NULL-terminated ARGS. A crash fails the test. */
+/* Runs sharpsky-cli with the NULL-terminated ARGS in ENVP (NULL: this
+ * process's environment). A crash fails the test. */
 static inline CliRun
-run_cli_argv (const char *const *args)
+run_cli_env_argv (char **envp, const char *const *args)
 {
   GPtrArray *argv = g_ptr_array_new ();
   g_ptr_array_add (argv, (gpointer) cli_path ());
@@ -41,7 +42,7 @@ run_cli_argv (const char *const *args)
   CliRun run = { 0 };
   int wait_status = 0;
   g_autoptr (GError) error = NULL;
-  gboolean spawned = g_spawn_sync (NULL, (char **) argv->pdata, NULL, G_SPAWN_DEFAULT, NULL,
+  gboolean spawned = g_spawn_sync (NULL, (char **) argv->pdata, envp, G_SPAWN_DEFAULT, NULL,
                                    NULL, &run.out, &run.err, &wait_status, &error);
   g_assert_no_error (error);
   g_assert_true (spawned);
@@ -59,7 +60,14 @@ run_cli_argv (const char *const *args)
   return run;
 }
 
+static inline CliRun
+run_cli_argv (const char *const *args)
+{
+  return run_cli_env_argv (NULL, args);
+}
+
 #define RUN_CLI(...) run_cli_argv ((const char *const[]) { __VA_ARGS__, NULL })
+#define RUN_CLI_ENV(envp, ...) run_cli_env_argv (envp, (const char *const[]) { __VA_ARGS__, NULL })
 
 /* Runs sharpsky-cli for its files alone: it must succeed (exit 0). */
 static inline void

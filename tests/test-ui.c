@@ -492,6 +492,17 @@ thread_cpu_seconds (void)
   return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
+/* Wall-clock bounds hold on an idle machine, not on a busy one (a 50 ms
+ * bound on the longest main-loop iteration failed under load): the ui suite
+ * checks what does not depend on load (the main thread's own CPU time,
+ * counts), and the benchmark `meson test --benchmark test-ui-responsiveness`
+ * (SHARPSKY_UI_BENCH=1) checks the wall-clock bounds too. */
+static gboolean
+checking_wall_clock (void)
+{
+  return g_getenv ("SHARPSKY_UI_BENCH") != NULL;
+}
+
 static void
 test_stop (Fixture *f, gconstpointer data)
 {
@@ -542,21 +553,29 @@ test_stop (Fixture *f, gconstpointer data)
   g_test_message ("previews: %u in 3 s, intervals %.0f to %.0f ms; %.0f ms per iteration",
                   previews - first_previews, shortest_preview_gap / 1000.0,
                   worst_preview_gap / 1000.0, per_iteration * 1000.0);
-  /* At most 10 a second (coalesced), and one with every report when the
-   * solver is slower than that. A report that lands just inside the
-   * coalescing window is skipped, so the longest wait is two iterations
-   * (measured 215 ms at 100 ms an iteration on a loaded machine). */
-  g_assert_cmpint (shortest_preview_gap, >=, 80 * 1000);
-  g_assert_cmpfloat (worst_preview_gap / 1e6, <=, MAX (0.25, 2.5 * per_iteration));
+  /* The window's own work per main-loop iteration, whatever the load. */
   g_assert_cmpfloat (worst_cpu, <, 0.050);
-  g_assert_cmpint (worst_gap, <, 50 * 1000);
   g_assert_cmpuint (ss_window_get_preview_count (f->window), >=, 2);
+  /* At most 10 previews a second (coalesced): a busy machine only lowers
+   * the count seen in the 3 s watched. */
+  g_assert_cmpuint (previews - first_previews, <=, 3 * 10 + 1);
+  if (checking_wall_clock ())
+    {
+      /* One preview with every report when the solver is slower than 10 a
+       * second. A report that lands just inside the coalescing window is
+       * skipped, so the longest wait is two iterations (measured 215 ms at
+       * 100 ms an iteration on a loaded machine). */
+      g_assert_cmpint (shortest_preview_gap, >=, 80 * 1000);
+      g_assert_cmpfloat (worst_preview_gap / 1e6, <=, MAX (0.25, 2.5 * per_iteration));
+      g_assert_cmpint (worst_gap, <, 50 * 1000);
+    }
 
   int at_stop = ss_window_get_iteration (f->window);
   gint64 t0 = g_get_monotonic_time ();
   g_action_group_activate_action (G_ACTION_GROUP (f->window), "stop", NULL);
-  /* Poll gently: a busy loop here would take the CPU from the solver. */
-  while (ss_window_is_running (f->window) && g_get_monotonic_time () - t0 < 5 * G_USEC_PER_SEC)
+  /* Poll gently: a busy loop here would take the CPU from the solver. The
+   * limit only keeps a hung solver from hanging the suite. */
+  while (ss_window_is_running (f->window) && g_get_monotonic_time () - t0 < 120 * G_USEC_PER_SEC)
     {
       g_main_context_iteration (NULL, FALSE);
       g_usleep (1000);
@@ -564,7 +583,8 @@ test_stop (Fixture *f, gconstpointer data)
   double took = (g_get_monotonic_time () - t0) / 1e6;
   g_test_message ("stop took %.3f s at iteration %d", took, at_stop);
   g_assert_false (ss_window_is_running (f->window));
-  g_assert_cmpfloat (took, <, 0.5);
+  if (checking_wall_clock ())
+    g_assert_cmpfloat (took, <, 0.5);
   g_assert_nonnull (strstr (ss_window_get_status (f->window), "Stopped"));
   /* The partial estimate is kept. */
   g_assert_nonnull (ss_window_get_frame (f->window, SS_VIEW_RECOVERED));

@@ -25,6 +25,39 @@ ss_backend_kind_from_string (const char *text, SsBackendKind *kind, GError **err
 }
 
 #if SHARPSKY_HAVE_CUDA
+/* The contexts of the backends freed so far, kept for the next ones: a
+ * context (driver start, stream, library handles) and its cuFFT plans cost
+ * tenths of a second that the app, which makes a backend per solve, would
+ * otherwise pay at every solve. A pool, not one shared context, so that two
+ * backends alive at once never share a stream; each context stays on the
+ * device it was made for. */
+static GMutex context_pool_lock;
+static GSList *context_pool;
+
+static SsCudaContext *
+take_pooled_context (int device)
+{
+  g_mutex_lock (&context_pool_lock);
+  SsCudaContext *ctx = NULL;
+  for (GSList *l = context_pool; l != NULL; l = l->next)
+    if (ss_cuda_context_get_device (l->data) == device)
+      {
+        ctx = l->data;
+        context_pool = g_slist_delete_link (context_pool, l);
+        break;
+      }
+  g_mutex_unlock (&context_pool_lock);
+  return ctx;
+}
+
+static void
+pool_context (SsCudaContext *ctx)
+{
+  g_mutex_lock (&context_pool_lock);
+  context_pool = g_slist_prepend (context_pool, ctx);
+  g_mutex_unlock (&context_pool_lock);
+}
+
 /* "NAME" for one device; "2 devices: 0 NAME; 1 NAME" for several. */
 static char *
 describe_contexts (SsCudaContext *const *contexts, const int *devices, int count)
@@ -56,7 +89,9 @@ open_cuda (SsBackend *backend, const int *devices, int count, GError **error)
   backend->cuda = g_new0 (SsCudaContext *, count);
   for (int i = 0; i < count; i++)
     {
-      backend->cuda[i] = ss_cuda_context_new (devices[i], error);
+      backend->cuda[i] = take_pooled_context (devices[i]);
+      if (backend->cuda[i] == NULL)
+        backend->cuda[i] = ss_cuda_context_new (devices[i], error);
       if (backend->cuda[i] == NULL)
         return FALSE;
       backend->n_cuda = i + 1;
@@ -70,7 +105,7 @@ static void
 close_cuda (SsBackend *backend)
 {
   for (int i = 0; i < backend->n_cuda; i++)
-    ss_cuda_context_free (backend->cuda[i]);
+    pool_context (backend->cuda[i]);
   g_clear_pointer (&backend->cuda, g_free);
   backend->n_cuda = 0;
   backend->use_cuda = FALSE;

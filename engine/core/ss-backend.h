@@ -21,7 +21,8 @@ typedef struct _SsBackend SsBackend;
 gboolean ss_backend_kind_from_string (const char *text, SsBackendKind *kind, GError **error);
 
 /* AUTO never fails; CUDA fails with SS_ERROR_NO_DEVICE when the build lacks
- * CUDA or no device is usable. On CUDA it uses device 0. */
+ * CUDA or no device is usable. On CUDA it uses device 0. A freed backend's
+ * CUDA context (with its cuFFT plans) is kept for the next backend of the process. */
 SsBackend *ss_backend_new (SsBackendKind kind, GError **error);
 /* The same on the CUDA devices DEVICES[0..COUNT) (indices as `info` lists
  * them; COUNT 0: device 0), one context each. ss_backend_solve and the

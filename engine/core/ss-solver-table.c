@@ -78,6 +78,18 @@ static const SsParamInfo params[SS_N_PARAMS] = {
     "further image with the same operator)",
     SS_PARAM_CHOICE, SS_DIRECT_SOLVE, 0, 1, .choices = direct_methods,
     .choice_labels = direct_method_labels, .offset = FIELD (direct_method) },
+  [SS_PARAM_SPARSITY] = {
+    SS_PARAM_SPARSITY, "sparsity", "Sparsity k",
+    "How many pixels the greedy solvers keep: a count, or a fraction of the pixels when "
+    "below 1 (a star field: the stars and their cores)",
+    SS_PARAM_REAL, 0.01, 0, INFINITY, TRUE, FALSE, TRUE, 1e-4, 1e5, FALSE,
+    .offset = FIELD (sparsity) },
+  [SS_PARAM_INNER_ITERATIONS] = {
+    SS_PARAM_INNER_ITERATIONS, "inner-iters", "Inner iterations",
+    "Steps of the inner solver per iteration: FISTA steps per ALM step, CG steps of each "
+    "least-squares projection of HTP and CoSaMP",
+    SS_PARAM_INT, 50, 1, 1e6, FALSE, FALSE, FALSE, 1, 1000, FALSE,
+    .offset = FIELD (inner_iterations) },
   [SS_PARAM_TV] = {
     SS_PARAM_TV, "tv", "TV weight",
     "Richardson–Lucy with total variation (Dey et al. 2006): each step is divided by "
@@ -115,6 +127,8 @@ dense_check_size (int width, int height, gsize observed, const SsSolveParams *p,
 }
 
 #define LASSO_COMMON (USES (SS_PARAM_ALPHA) | USES (SS_PARAM_ITERATIONS) | USES (SS_PARAM_NONNEG))
+#define GREEDY_COMMON (USES (SS_PARAM_SPARSITY) | USES (SS_PARAM_ITERATIONS) | USES (SS_PARAM_NONNEG))
+#define CUDA_CS_ENTRY CUDA_ENTRY (ss_cuda_cs_entry)
 
 /* In the order users see them. */
 static const SsSolverInfo solvers[SS_N_SOLVERS] = {
@@ -154,11 +168,47 @@ static const SsSolverInfo solvers[SS_N_SOLVERS] = {
             "any size (the Wiener filter with a flat spectrum)",
     .caps = 0, .params = USES (SS_PARAM_ALPHA), .compare_by_default = TRUE,
     .cpu = ss_cpu_direct_fft, .cuda = CUDA_ENTRY (ss_cuda_direct_fft_entry) },
+  [SS_SOLVER_IHT] = {
+    .kind = SS_SOLVER_IHT, .name = "iht", .label = "IHT",
+    .help = "Keeps the k brightest pixels after each gradient step of fixed size 1/max|c|² "
+            "(iterative hard thresholding, seed 003)",
+    .caps = SS_SOLVER_ITERATIVE | SS_SOLVER_MASKS, .params = GREEDY_COMMON,
+    .cpu = ss_cpu_cs_image, .cuda = CUDA_CS_ENTRY },
+  [SS_SOLVER_NIHT] = {
+    .kind = SS_SOLVER_NIHT, .name = "niht", .label = "NIHT",
+    .help = "Hard thresholding to k pixels with the optimal step on the current support "
+            "(normalised IHT, seed 003)",
+    .caps = SS_SOLVER_ITERATIVE | SS_SOLVER_MASKS, .params = GREEDY_COMMON,
+    .cpu = ss_cpu_cs_image, .cuda = CUDA_CS_ENTRY },
+  [SS_SOLVER_HTP] = {
+    .kind = SS_SOLVER_HTP, .name = "htp", .label = "HTP",
+    .help = "NIHT's support, then the least-squares fit on it (hard thresholding pursuit, "
+            "seed 003)",
+    .caps = SS_SOLVER_ITERATIVE | SS_SOLVER_MASKS,
+    .params = GREEDY_COMMON | USES (SS_PARAM_INNER_ITERATIONS),
+    .defaults = { { SS_PARAM_ITERATIONS, 50 }, { SS_PARAM_INNER_ITERATIONS, 20 } },
+    .n_defaults = 2, .cpu = ss_cpu_cs_image, .cuda = CUDA_CS_ENTRY },
+  [SS_SOLVER_COSAMP] = {
+    .kind = SS_SOLVER_COSAMP, .name = "cosamp", .label = "CoSaMP",
+    .help = "Support ∪ the 2k largest of the gradient, least squares on it, keep k "
+            "(compressive sampling matching pursuit, seed 003)",
+    .caps = SS_SOLVER_ITERATIVE | SS_SOLVER_MASKS,
+    .params = GREEDY_COMMON | USES (SS_PARAM_INNER_ITERATIONS),
+    .defaults = { { SS_PARAM_ITERATIONS, 50 }, { SS_PARAM_INNER_ITERATIONS, 20 } },
+    .n_defaults = 2, .cpu = ss_cpu_cs_image, .cuda = CUDA_CS_ENTRY },
+  [SS_SOLVER_ALM] = {
+    .kind = SS_SOLVER_ALM, .name = "alm", .label = "ALM",
+    .help = "Augmented Lagrangian: basis pursuit (PCx = y exactly) with alpha 0, else the LASSO "
+            "with the residual split off; FISTA inside (seed 001)",
+    .caps = SS_SOLVER_ITERATIVE | SS_SOLVER_MASKS,
+    .params = LASSO_COMMON | USES (SS_PARAM_INNER_ITERATIONS),
+    .defaults = { { SS_PARAM_ITERATIONS, 10 }, { SS_PARAM_INNER_ITERATIONS, 50 } },
+    .n_defaults = 2, .cpu = ss_cpu_cs_image, .cuda = CUDA_CS_ENTRY },
   [SS_SOLVER_RL] = {
     .kind = SS_SOLVER_RL, .name = "rl", .label = "Richardson–Lucy",
     .help = "Poisson maximum likelihood x ← x ⊙ Cᵀ(y ⊘ Cx)/Cᵀ1, non-negative by construction; "
             "optional TV (RL-TV) and a stopping rule, as it fits the noise if run long",
-    .caps = SS_SOLVER_ITERATIVE | SS_SOLVER_MASKS,
+    .caps = SS_SOLVER_ITERATIVE | SS_SOLVER_MASKS, .compare_by_default = TRUE,
     .params = USES (SS_PARAM_ITERATIONS) | USES (SS_PARAM_TV) | USES (SS_PARAM_RL_STOP),
     .defaults = { { SS_PARAM_ITERATIONS, 200 } }, .n_defaults = 1,
     .cpu = ss_cpu_rl, .cuda = CUDA_ENTRY (ss_cuda_rl_entry) },

@@ -20,6 +20,11 @@ typedef enum {
   SS_SOLVER_ISTA,
   SS_SOLVER_DIRECT,       /* dense Cholesky, then solve or explicit (GETS) inverse */
   SS_SOLVER_DIRECT_FFT,   /* Fourier-diagonal Tikhonov, exact when every pixel is observed */
+  SS_SOLVER_IHT,          /* greedy, k-sparse (seed 003; engine/cs) */
+  SS_SOLVER_NIHT,
+  SS_SOLVER_HTP,
+  SS_SOLVER_COSAMP,
+  SS_SOLVER_ALM,          /* augmented Lagrangian l1 (seed 001): basis pursuit or the LASSO */
   SS_SOLVER_RL,           /* Richardson–Lucy, optionally with TV (RL-TV) */
   SS_N_SOLVERS
 } SsSolverKind;
@@ -54,6 +59,8 @@ typedef struct {
   int preview_width;      /* 0: no preview in reports */
   int preview_height;
   gsize memory_limit;     /* bytes the dense direct path may use; 0 = what the machine has */
+  double sparsity;        /* greedy: k, a count, or a fraction of the pixels when < 1 */
+  int inner_iterations;   /* ALM: FISTA steps per outer step; HTP/CoSaMP: CG steps */
 } SsSolveParams;
 
 /* Defaults: CPADMM, alpha 1e-3, rho 1, sigma 1, tau 1, 300 iterations, report every 10. */
@@ -132,6 +139,8 @@ typedef enum {
   SS_PARAM_BACKTRACKING,
   SS_PARAM_CONTINUATION,
   SS_PARAM_DIRECT_METHOD,
+  SS_PARAM_SPARSITY,
+  SS_PARAM_INNER_ITERATIONS,
   SS_PARAM_TV,
   SS_PARAM_RL_STOP,
   SS_N_PARAMS

@@ -175,7 +175,8 @@ rl_run (const SsProblem *problem, const SsSolveParams *params, const float *star
   if (s.x)
     {
       mem.peak += s.n * sizeof (float) + (s.op->mask ? s.n : 0);   /* weight, mask */
-      ss_cpu_finish_result (result, &reporter, export_estimate (&s), iteration, &mem);
+      export_estimate (&s);   /* into s.next, handed to RESULT */
+      ss_cpu_finish_result (result, &reporter, &s.next, iteration, &mem);
     }
   state_free (&s, &mem);
   ss_cpu_reporter_clear (&reporter);

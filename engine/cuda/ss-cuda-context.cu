@@ -1,6 +1,7 @@
 /* ss-cuda-context.cu: device choice, status checks, memory accounting, the
  * cuFFT plan cache and the library handles. */
 #include "ss-cuda-internal.h"
+#include "ss-report.h"
 
 #include <string.h>
 
@@ -176,6 +177,12 @@ ss_cuda_context_free (SsCudaContext *ctx)
     cudaStreamDestroy (ctx->stream);
   g_free (ctx->name);
   g_free (ctx);
+}
+
+int
+ss_cuda_context_get_device (const SsCudaContext *ctx)
+{
+  return ctx->device;
 }
 
 const char *
@@ -416,7 +423,10 @@ ss_cuda_plan (SsCudaContext *ctx, int width, int height, int batch, cufftType ty
         }
     }
   SsCudaPlan fresh = { width, height, batch, type, 0, 0 };
-  if (!make_plan (width, height, batch, type, &fresh.handle, &fresh.work_bytes, error))
+  double start = ss_now ();
+  gboolean made = make_plan (width, height, batch, type, &fresh.handle, &fresh.work_bytes, error);
+  ss_planning_add (ss_now () - start);
+  if (!made)
     return FALSE;
   if (!CUFFT_OK (cufftSetStream (fresh.handle, ctx->stream)))
     {

@@ -10,6 +10,7 @@
 
 #include "ss-solver.h"
 #include "ss-bench.h"
+#include "ss-cs-bench.h"
 
 G_BEGIN_DECLS
 
@@ -21,6 +22,7 @@ int ss_cuda_device_count (void);
 SsCudaContext *ss_cuda_context_new (int device, GError **error);
 void ss_cuda_context_free (SsCudaContext *ctx);
 const char *ss_cuda_context_get_device_name (const SsCudaContext *ctx);
+int ss_cuda_context_get_device (const SsCudaContext *ctx);
 /* Free and total device memory now, bytes. */
 void ss_cuda_context_get_memory (SsCudaContext *ctx, gsize *free_bytes, gsize *total_bytes);
 
@@ -49,6 +51,20 @@ extern const SsCudaSolverEntry ss_cuda_fista_entry;
 extern const SsCudaSolverEntry ss_cuda_direct_entry;
 extern const SsCudaSolverEntry ss_cuda_direct_fft_entry;
 extern const SsCudaSolverEntry ss_cuda_rl_entry;
+extern const SsCudaSolverEntry ss_cuda_cs_entry;   /* iht, niht, htp, cosamp, alm */
+
+/* Compressed sensing (ss-cuda-cs.cu) on the host operator A, uploaded: the
+ * same contract as ss_cs_solve (every iteration asked for runs: there is no
+ * stopping test, so no host wait). */
+gboolean ss_cuda_cs_solve (SsCudaContext *ctx, const SsCsParams *params, SsLinop *A,
+                           const float *y, int batch, float *x, SsCsStats *stats,
+                           GError **error);
+/* The cs benchmarks (ss-cs-bench.h) on the GPU. */
+gboolean ss_cuda_cs_bench (SsCudaContext *ctx, const SsCsBenchParams *params,
+                           SsCsBenchResult *result, GError **error);
+/* AX = A X and ATY = Aᵀ Y (BATCH columns) computed on the GPU, for tests. */
+gboolean ss_cuda_linop_check (SsCudaContext *ctx, SsLinop *A, const float *x, float *ax,
+                              const float *y, float *aty, int batch, GError **error);
 
 /* Added for tests and benchmarks. */
 

@@ -36,7 +36,11 @@ void ss_scaling_unapply (const SsScaling *scaling, const float *in, float *out, 
  * (SsProblem.background, for Richardson–Lucy). */
 double ss_scaling_background (const SsScaling *scaling);
 
-/* Median of the finite values (copies; O(n) selection). NAN when none. */
+/* Median of the finite values (the mean of the middle two for an even
+ * count), NAN when none: O(n) by histogram selection (ss-select.h), on every
+ * core, without copying DATA. */
 double ss_median (const float *data, gsize n);
+/* Median absolute deviation of the finite values about CENTRE, the same way. */
+double ss_mad (const float *data, gsize n, double centre);
 
 G_END_DECLS
