@@ -63,6 +63,12 @@ test_parameters (void)
       if (info->type == SS_PARAM_REAL || info->type == SS_PARAM_INT)
         {
           g_assert_true (ss_param_in_range (info, info->ui_min));
+          /* A log-scale control cannot show 0 or below. */
+          if (info->log_scale)
+            {
+              g_assert_cmpfloat (info->ui_min, >, 0);
+              g_assert_cmpfloat (info->default_value, >, 0);
+            }
           g_assert_true (ss_param_in_range (info, info->ui_max));
           g_assert_false (ss_param_in_range (info, NAN));
         }

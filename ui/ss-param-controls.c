@@ -53,7 +53,8 @@ static GtkWidget *
 new_log_spin (const SsParamInfo *info)
 {
   double low = log10 (info->ui_min), high = log10 (info->ui_max);
-  GtkAdjustment *adjustment = gtk_adjustment_new (log10 (info->default_value), low, high,
+  double start = info->default_value > 0 ? log10 (info->default_value) : low;
+  GtkAdjustment *adjustment = gtk_adjustment_new (CLAMP (start, low, high), low, high,
                                                   0.1, 1.0, 0.0);
   GtkSpinButton *spin = GTK_SPIN_BUTTON (gtk_spin_button_new (adjustment, 0.1, 4));
   gtk_spin_button_set_numeric (spin, FALSE);

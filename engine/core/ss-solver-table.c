@@ -94,7 +94,8 @@ static const SsParamInfo params[SS_N_PARAMS] = {
     SS_PARAM_TV, "tv", "TV weight",
     "Richardson–Lucy with total variation (Dey et al. 2006): each step is divided by "
     "1 − tv·div(∇x/|∇x|); 0 is plain RL, about 0.002 smooths noise, above 0.05 flattens detail",
-    SS_PARAM_REAL, 0, 0, 1, FALSE, FALSE, TRUE, 1e-5, 0.1, FALSE, .offset = FIELD (tv) },
+    /* Linear: 0 (plain RL) must be reachable in the app's control. */
+    SS_PARAM_REAL, 0, 0, 1, FALSE, FALSE, FALSE, 0, 0.1, FALSE, .offset = FIELD (tv) },
   [SS_PARAM_RL_STOP] = {
     SS_PARAM_RL_STOP, "stop", "Stop",
     "Richardson–Lucy fits the noise if run long: 'discrepancy' stops at the first report "

@@ -175,7 +175,8 @@ rl_run (const SsProblem *problem, const SsSolveParams *params, const float *star
   if (s.x)
     {
       mem.peak += s.n * sizeof (float) + (s.op->mask ? s.n : 0);   /* weight, mask */
-      export_estimate (&s);   /* into s.next, handed to RESULT */
+      export_estimate (&s);
+      /* s.next holds the estimate: handed over, so the clean-up skips it. */
       ss_cpu_finish_result (result, &reporter, &s.next, iteration, &mem);
     }
   state_free (&s, &mem);

@@ -1,145 +1,230 @@
-/* ss-synth.c: the synthetic camera frame of ss-synth.h. */
+/* ss-synth.c: synthetic skies and simulated exposures (see ss-synth.h). */
 #include "ss-synth.h"
 #include "ss-error.h"
+#include "ss-model.h"
 
 #include <math.h>
 
 void
-ss_synth_params_init (SsSynthParams *params, int width, int height, guint32 seed)
+ss_synth_sky_init (SsSynthSky *sky, int width, int height, guint32 seed)
 {
-  params->width = width;
-  params->height = height;
-  params->seed = seed;
-  params->sky = 1200.0;
-  params->gradient = 300.0;
-  params->star_density = 400.0;
-  params->galaxy_density = 20.0;
-  params->fwhm = 3.5;
-  params->beta = 2.5;
-  params->read_noise = 5.0;
-  params->gain = 1.5;
+  double n = (double) width * height;
+  *sky = (SsSynthSky) {
+    .width = width, .height = height, .seed = seed,
+    .stars = (int) (n / 200), .flux_min = 1, .flux_max = 1000, .slope = 0.7,
+    .galaxies = MAX (1, (int) (n / 3000)),
+    .galaxy_flux_min = 50, .galaxy_flux_max = 3000,
+    .radius_min = 1.5, .radius_max = 8,
+    .gradient = 0.02,
+  };
 }
 
-/* A counter-based generator: every pixel draws from its own index, so the
- * noise pass runs on any number of threads and stays deterministic. */
-static inline guint64
-mix64 (guint64 x)
+/* A flux from N(> F) ∝ F^-slope on [min, max], by inverting the truncated CDF. */
+static double
+power_law_flux (GRand *rand, double min, double max, double slope)
 {
-  x += 0x9e3779b97f4a7c15ull;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-  return x ^ (x >> 31);
+  double u = g_rand_double (rand);
+  double a = pow (min, -slope), b = pow (max, -slope);
+  return pow (a - u * (a - b), -1.0 / slope);
 }
 
-static inline double
-unit_open (guint64 bits)
+/* Ciotti & Bertin's approximation of the Sérsic b_n (good to 1e-4 for n >= 0.36). */
+static double
+sersic_b (double n)
 {
-  return ((double) (bits >> 11) + 0.5) * (1.0 / 9007199254740992.0);
+  return 2 * n - 1.0 / 3 + 4 / (405 * n) + 46 / (25515 * n * n);
 }
 
-static inline double
-normal_at (guint64 key)
-{
-  double u1 = unit_open (mix64 (key)), u2 = unit_open (mix64 (key ^ 0x5851f42d4c957f2dull));
-  return sqrt (-2.0 * log (u1)) * cos (2.0 * G_PI * u2);
-}
+typedef struct {
+  double cx, cy, flux, re, index, q, angle;
+} Galaxy;
 
-/* Adds FLUX spread as a Moffat profile centred at (CX, CY) within RADIUS. */
+/* Adds GALAXY out to 6 effective radii, 4×4 samples per pixel, periodically
+ * wrapped so a galaxy near an edge keeps its flux; normalised to FLUX. */
 static void
-add_moffat (float *data, int w, int h, double cx, double cy, double flux, double fwhm,
-            double beta, int radius)
+add_galaxy (float *image, int w, int h, const Galaxy *g)
 {
-  double alpha = fwhm / (2.0 * sqrt (pow (2.0, 1.0 / beta) - 1.0));
-  double peak = flux * (beta - 1.0) / (G_PI * alpha * alpha);
-  int x0 = MAX ((int) cx - radius, 0), x1 = MIN ((int) cx + radius, w - 1);
-  int y0 = MAX ((int) cy - radius, 0), y1 = MIN ((int) cy + radius, h - 1);
-  for (int y = y0; y <= y1; y++)
-    for (int x = x0; x <= x1; x++)
+  const int sub = 4;
+  int reach = (int) ceil (6 * g->re) + 1;
+  int side = 2 * reach + 1;
+  g_autofree double *stamp = g_new0 (double, (gsize) side * side);
+  double b = sersic_b (g->index), c = cos (g->angle), s = sin (g->angle), total = 0;
+  int px0 = (int) floor (g->cx) - reach, py0 = (int) floor (g->cy) - reach;
+  for (int j = 0; j < side; j++)
+    for (int i = 0; i < side; i++)
       {
-        double r2 = ((x - cx) * (x - cx) + (y - cy) * (y - cy)) / (alpha * alpha);
-        data[(gsize) y * w + x] += (float) (peak * pow (1.0 + r2, -beta));
+        double sum = 0;
+        for (int sj = 0; sj < sub; sj++)
+          for (int si = 0; si < sub; si++)
+            {
+              double dx = px0 + i + (si + 0.5) / sub - 0.5 - g->cx;
+              double dy = py0 + j + (sj + 0.5) / sub - 0.5 - g->cy;
+              double u = c * dx + s * dy, v = (-s * dx + c * dy) / g->q;
+              double r = sqrt (u * u + v * v) / g->re;
+              sum += exp (-b * (pow (r, 1.0 / g->index) - 1));
+            }
+        stamp[(gsize) j * side + i] = sum;
+        total += sum;
       }
-}
-
-/* Adds an elliptical exponential disc of FLUX, scale length SCALE, axis
- * ratio Q and position angle THETA, out to five scale lengths. */
-static void
-add_galaxy (float *data, int w, int h, double cx, double cy, double flux, double scale,
-            double q, double theta)
-{
-  int radius = (int) ceil (5.0 * scale);
-  double peak = flux / (2.0 * G_PI * scale * scale * q);
-  double c = cos (theta), s = sin (theta);
-  int x0 = MAX ((int) cx - radius, 0), x1 = MIN ((int) cx + radius, w - 1);
-  int y0 = MAX ((int) cy - radius, 0), y1 = MIN ((int) cy + radius, h - 1);
-  for (int y = y0; y <= y1; y++)
-    for (int x = x0; x <= x1; x++)
+  for (int j = 0; j < side; j++)
+    for (int i = 0; i < side; i++)
       {
-        double dx = x - cx, dy = y - cy;
-        double u = c * dx + s * dy, v = (-s * dx + c * dy) / q;
-        data[(gsize) y * w + x] += (float) (peak * exp (-sqrt (u * u + v * v) / scale));
-      }
-}
-
-static void
-add_sources (float *data, const SsSynthParams *p)
-{
-  int w = p->width, h = p->height;
-  double megapixels = (double) w * h / 1e6;
-  g_autoptr (GRand) rng = g_rand_new_with_seed (p->seed);
-  int stars = (int) ceil (p->star_density * megapixels);
-  int radius = (int) ceil (8.0 * p->fwhm);
-  for (int i = 0; i < stars; i++)
-    {
-      double x = g_rand_double_range (rng, 0, w), y = g_rand_double_range (rng, 0, h);
-      /* dN/dF ~ F^-2 between 200 and 2e6 ADU: many faint, a few saturating. */
-      double flux = 200.0 / (1.0 - g_rand_double (rng) * (1.0 - 1e-4));
-      add_moffat (data, w, h, x, y, flux, p->fwhm, p->beta, radius);
-    }
-  int galaxies = (int) ceil (p->galaxy_density * megapixels);
-  for (int i = 0; i < galaxies; i++)
-    {
-      double x = g_rand_double_range (rng, 0, w), y = g_rand_double_range (rng, 0, h);
-      double scale = g_rand_double_range (rng, 2.0, 12.0);
-      double flux = g_rand_double_range (rng, 2e3, 2e5);
-      add_galaxy (data, w, h, x, y, flux, scale, g_rand_double_range (rng, 0.3, 1.0),
-                  g_rand_double_range (rng, 0, G_PI));
-    }
-}
-
-/* Sky, noise, rounding and clipping to the 16-bit range, per pixel. */
-static void
-add_sky_and_noise (float *data, const SsSynthParams *p)
-{
-  int w = p->width, h = p->height;
-  guint64 key = mix64 (p->seed ^ 0xa0761d6478bd642full);
-  double norm = 1.0 / (double) MAX (w + h - 2, 1);
-#pragma omp parallel for schedule(static)
-  for (int y = 0; y < h; y++)
-    for (int x = 0; x < w; x++)
-      {
-        gsize i = (gsize) y * w + x;
-        double sky = p->sky + p->gradient * ((x + y) * norm - 0.5);
-        double signal = data[i] + sky;
-        double sigma = sqrt (signal / p->gain + p->read_noise * p->read_noise);
-        double value = rint (signal + sigma * normal_at (key + i));
-        data[i] = (float) CLAMP (value, 0.0, 65535.0);
+        int x = ((px0 + i) % w + w) % w, y = ((py0 + j) % h + h) % h;
+        image[(gsize) y * w + x] += (float) (g->flux * stamp[(gsize) j * side + i] / total);
       }
 }
 
 SsImage *
-ss_synth_frame (const SsSynthParams *params, GError **error)
+ss_synth_sky_render (const SsSynthSky *sky, GError **error)
 {
-  if (params->fwhm <= 0 || params->beta <= 1 || params->gain <= 0)
-    {
-      g_set_error (error, SS_ERROR, SS_ERROR_INVALID_ARGUMENT,
-                   "synthetic frame: FWHM and gain must be > 0 and beta > 1");
-      return NULL;
-    }
-  SsImage *image = ss_image_new (params->width, params->height, 1, error);
+  SsImage *image = ss_image_new (sky->width, sky->height, 1, error);
   if (image == NULL)
     return NULL;
-  add_sources (image->data, params);
-  add_sky_and_noise (image->data, params);
+  int w = sky->width, h = sky->height;
+  g_autoptr (GRand) rand = g_rand_new_with_seed (sky->seed);
+  float *data = image->data;
+
+  /* The gradient runs along a random direction, 0 at one corner. */
+  double angle = g_rand_double_range (rand, 0, 2 * G_PI);
+  double gx = cos (angle) / w, gy = sin (angle) / h;
+  double low = MIN (0, gx * (w - 1)) + MIN (0, gy * (h - 1));
+  double high = MAX (0, gx * (w - 1)) + MAX (0, gy * (h - 1));
+  for (int y = 0; y < h; y++)
+    for (int x = 0; x < w; x++)
+      data[(gsize) y * w + x] = (float) (sky->gradient * (gx * x + gy * y - low) / (high - low));
+
+  for (int k = 0; k < sky->galaxies; k++)
+    {
+      Galaxy g = {
+        .cx = g_rand_double_range (rand, 0, w), .cy = g_rand_double_range (rand, 0, h),
+        .flux = power_law_flux (rand, sky->galaxy_flux_min, sky->galaxy_flux_max, 1.0),
+        .re = exp (g_rand_double_range (rand, log (sky->radius_min), log (sky->radius_max))),
+        .index = g_rand_double_range (rand, 0.7, 4.0),
+        .q = g_rand_double_range (rand, 0.3, 1.0),
+        .angle = g_rand_double_range (rand, 0, G_PI),
+      };
+      add_galaxy (data, w, h, &g);
+    }
+  for (int k = 0; k < sky->stars; k++)
+    {
+      int x = g_rand_int_range (rand, 0, w), y = g_rand_int_range (rand, 0, h);
+      data[(gsize) y * w + x] += (float) power_law_flux (rand, sky->flux_min, sky->flux_max,
+                                                         sky->slope);
+    }
   return image;
+}
+
+/* log(k!) through lgamma: what PTRS's acceptance test needs. */
+static double
+log_factorial (double k)
+{
+  return lgamma (k + 1);
+}
+
+double
+ss_synth_poisson (GRand *rand, double mean)
+{
+  if (!(mean > 0))
+    return 0;
+  if (mean < 10)
+    {
+      /* Inversion: walk the CDF from 0; cheap for small means. */
+      double u = g_rand_double (rand), p = exp (-mean), cdf = p;
+      int k = 0;
+      while (u > cdf && k < 1000)
+        {
+          k++;
+          p *= mean / k;
+          cdf += p;
+        }
+      return k;
+    }
+  /* Hörmann (1993), "The transformed rejection method for generating Poisson
+   * random variables", algorithm PTRS. */
+  double slam = sqrt (mean), loglam = log (mean);
+  double b = 0.931 + 2.53 * slam, a = -0.059 + 0.02483 * b;
+  double inv_alpha = 1.1239 + 1.1328 / (b - 3.4), vr = 0.9277 - 3.6224 / (b - 2);
+  for (;;)
+    {
+      double u = g_rand_double (rand) - 0.5, v = g_rand_double (rand);
+      double us = 0.5 - fabs (u);
+      double k = floor ((2 * a / us + b) * u + mean + 0.43);
+      if (us >= 0.07 && v <= vr)
+        return k;
+      if (k < 0 || (us < 0.013 && v > us))
+        continue;
+      if (log (v) + log (inv_alpha) - log (a / (us * us) + b)
+          <= -mean + k * loglam - log_factorial (k))
+        return k;
+    }
+}
+
+SsImage *
+ss_synth_expose (const float *scene, int w, int h, const SsPsfSpec *psf,
+                 const SsSynthExposure *exposure, double *flux_scale, GError **error)
+{
+  g_autoptr (SsOperator) op = ss_operator_new_blur (psf, NULL, w, h, error);
+  if (op == NULL)
+    return NULL;
+  g_autoptr (SsImage) out = ss_image_new (w, h, 1, error);
+  if (out == NULL || !ss_operator_apply (op, scene, out->data, error))
+    return NULL;
+  gsize n = (gsize) w * h;
+  double top = 0;
+  for (gsize i = 0; i < n; i++)
+    top = MAX (top, out->data[i]);
+  if (!(top > 0))
+    {
+      g_set_error (error, SS_ERROR, SS_ERROR_INVALID_ARGUMENT, "the scene is empty");
+      return NULL;
+    }
+  double scale = exposure->peak / top;
+  g_autoptr (GRand) rand = g_rand_new_with_seed (exposure->seed);
+  for (gsize i = 0; i < n; i++)
+    {
+      /* The blur of a non-negative scene is non-negative up to FFT rounding. */
+      double mean = MAX (out->data[i], 0) * scale + exposure->sky;
+      double counts = ss_synth_poisson (rand, mean);
+      double read = exposure->read_noise > 0 ? g_rand_double (rand) : 0;
+      /* Box–Muller from two uniforms: GRand has no Gaussian. */
+      if (exposure->read_noise > 0)
+        read = exposure->read_noise * sqrt (-2 * log (1 - read))
+               * cos (2 * G_PI * g_rand_double (rand));
+      out->data[i] = (float) (counts + read);
+    }
+  out->header = ss_header_new ();
+  g_autofree char *psf_text = ss_psf_spec_to_string (psf);
+  ss_header_set_double (out->header, "GAIN", 1.0, "electrons per ADU");
+  ss_header_set_double (out->header, "RDNOISE", exposure->read_noise, "read noise, electrons");
+  ss_header_set_double (out->header, "SKYLEVEL", exposure->sky, "flat sky, electrons/pixel");
+  ss_header_set_double (out->header, "PEAK", exposure->peak, "blurred peak above sky, e-");
+  ss_header_set_string (out->header, "PSF", psf_text, "blur, pixels");
+  if (flux_scale)
+    *flux_scale = scale;
+  return g_steal_pointer (&out);
+}
+
+/* Reflects I into [0, N) as … c b a | a b c … does, for any I. */
+static int
+mirror_index (int i, int n)
+{
+  int period = 2 * n;
+  i %= period;
+  if (i < 0)
+    i += period;
+  return i < n ? i : period - 1 - i;
+}
+
+float *
+ss_synth_window (const SsImage *image, int x0, int y0, int w, int h)
+{
+  float *out = g_new (float, (gsize) w * h);
+  for (int y = 0; y < h; y++)
+    {
+      int sy = mirror_index (y0 + y, image->height);
+      for (int x = 0; x < w; x++)
+        out[(gsize) y * w + x]
+          = image->data[(gsize) sy * image->width + mirror_index (x0 + x, image->width)];
+    }
+  return out;
 }
