@@ -209,7 +209,7 @@ static const SsSolverInfo solvers[SS_N_SOLVERS] = {
     .kind = SS_SOLVER_RL, .name = "rl", .label = "Richardson–Lucy",
     .help = "Poisson maximum likelihood x ← x ⊙ Cᵀ(y ⊘ Cx)/Cᵀ1, non-negative by construction; "
             "optional TV (RL-TV) and a stopping rule, as it fits the noise if run long",
-    .caps = SS_SOLVER_ITERATIVE | SS_SOLVER_MASKS,
+    .caps = SS_SOLVER_ITERATIVE | SS_SOLVER_MASKS, .compare_by_default = TRUE,
     .params = USES (SS_PARAM_ITERATIONS) | USES (SS_PARAM_TV) | USES (SS_PARAM_RL_STOP),
     .defaults = { { SS_PARAM_ITERATIONS, 200 } }, .n_defaults = 1,
     .cpu = ss_cpu_rl, .cuda = CUDA_ENTRY (ss_cuda_rl_entry) },
