@@ -136,6 +136,7 @@ typedef struct {
   double sky_value;
   gboolean sky_given;
   SsSolveParams params;
+  SsSolveParams real_params;   /* deblur of a real image: params on that default solver */
   SsBackendKind backend;
   int *devices;                /* --devices: CUDA device indices (g_free), NULL: device 0 */
   int n_devices;

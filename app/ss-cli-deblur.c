@@ -150,7 +150,8 @@ prepare_recorded (const CliDeblurInput *in, const CliOptions *o, const CliConfig
     {
       /* The measurement's noise is recorded: no need to estimate it. */
       job->noise = in->acq.noise;
-      job->params.alpha = ss_alpha_auto (in->acq.noise, job->op);
+      job->params.alpha = ss_alpha_auto (in->acq.noise, job->op)
+                          * ss_solver_alpha_auto_scale (&job->params);
     }
   const float *t = truth_plane (in, 0);
   if (t != NULL)
@@ -247,6 +248,8 @@ cli_deblur_prepare_real (const CliDeblurInput *in, const CliOptions *o, const Cl
   g_autoptr (GError) error = NULL;
   const SsImage *image = in->image;
   int w = image->width, h = image->height;
+  /* A real image runs deblur's default for real data unless --solver says. */
+  job->params = c->real_params;
   gsize n = ss_image_plane_size (image);
   const float *data = ss_image_plane ((SsImage *) image, MAX (job->plane, 0));
   g_autofree char *label = plane_label (in->in_path, job->plane);
@@ -290,7 +293,7 @@ cli_deblur_prepare_real (const CliDeblurInput *in, const CliOptions *o, const Cl
   cli_replace_nan_with_zero (job->y, (gsize) job->pw * job->ph);
 
   /* Real data are light: x >= 0 unless --allow-negative (issue 5). */
-  job->params.nonneg = c->nonneg_given ? c->params.nonneg : TRUE;
+  job->params.nonneg = c->nonneg_given ? c->real_params.nonneg : TRUE;
   if (c->alpha_auto
       && !ss_alpha_auto_from_data (data, w, h, job->scaling.scale, job->op,
                                    &job->params.alpha, &job->noise, &error))
@@ -298,6 +301,8 @@ cli_deblur_prepare_real (const CliDeblurInput *in, const CliOptions *o, const Cl
       cli_error (label, "--alpha auto: %s", error->message);
       return CLI_EXIT_FAILURE;
     }
+  if (c->alpha_auto)
+    job->params.alpha *= ss_solver_alpha_auto_scale (&job->params);
   return -1;
 }
 

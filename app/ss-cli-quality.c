@@ -93,6 +93,7 @@ typedef struct {
   char *backend;
   char *data_dir;
   gboolean no_siril;
+  char **set;           /* --set NAME=VALUE: parameters for every solver row, as deblur's options */
 } QualityOptions;
 
 static void
@@ -398,7 +399,19 @@ run_as_user (const QualityOptions *q, const CaseData *data, const SsSolverInfo *
   Prepared p;
   SsSolveResult result = { 0 };
   MethodRow *row = NULL;
-  if (prepare (q, data, solver, NULL, 0, &p, &error)
+  /* --set NAME=VALUE pairs, as deblur's --NAME VALUE would set them. */
+  guint n_set = q->set ? g_strv_length (q->set) : 0;
+  g_autofree OptionValue *extra = g_new0 (OptionValue, n_set + 1);
+  g_auto (GStrv) pairs = g_new0 (char *, 2 * n_set + 1);
+  for (guint i = 0; i < n_set; i++)
+    {
+      char **kv = g_strsplit (q->set[i], "=", 2);
+      pairs[2 * i] = kv[0];
+      pairs[2 * i + 1] = kv[1] ? kv[1] : g_strdup ("");
+      extra[i] = (OptionValue) { pairs[2 * i], pairs[2 * i + 1] };
+      g_free (kv);
+    }
+  if (prepare (q, data, solver, extra, (int) n_set, &p, &error)
       && solve_prepared (&p, backend, NULL, &result, &error))
     {
       gsize n = (gsize) data->spec->size * data->spec->size;
@@ -972,6 +985,7 @@ quality_options_clear (QualityOptions *q)
   g_free (q->cases);
   g_free (q->only);
   g_strfreev (q->methods);
+  g_strfreev (q->set);
   g_free (q->markdown);
   g_free (q->mosaics);
   g_free (q->write_cases);
@@ -1008,6 +1022,9 @@ cli_quality (int argc, char **argv)
     { "backend", 0, 0, G_OPTION_ARG_STRING, &q.backend, "auto, cpu or cuda", "NAME" },
     { "data", 0, 0, G_OPTION_ARG_FILENAME, &q.data_dir,
       "Where the bundled images are (default: the installed or source data/)", "DIR" },
+    { "set", 0, 0, G_OPTION_ARG_STRING_ARRAY, &q.set,
+      "Set a solver parameter for every solver row (repeatable), e.g. prior=tv or alpha=0.01",
+      "NAME=VALUE" },
     { "no-siril", 0, 0, G_OPTION_ARG_NONE, &q.no_siril, "Skip siril-cli even when installed",
       NULL },
     { NULL },

@@ -909,7 +909,7 @@ resolve_run_alpha (const CliConfig *c, const SsOperator *op, SsSolveParams *para
 {
   if (!c->alpha_auto)
     return -1;
-  params->alpha = ss_alpha_auto (c->acquisition.noise, op);
+  params->alpha = ss_alpha_auto (c->acquisition.noise, op) * ss_solver_alpha_auto_scale (params);
   g_autoptr (GError) error = NULL;
   if (!ss_solve_params_validate (params, &error))
     {

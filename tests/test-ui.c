@@ -1496,9 +1496,9 @@ test_star_count_shown (Fixture *f, gconstpointer data)
 }
 
 /* A real image opens on sharpsky-cli deblur's defaults: deblurred as it is,
- * the PSF measured on its stars, alpha from the noise. Run as it opened, the
- * app gives the CLI's `deblur IN --psf auto --alpha auto` image; the sample
- * still opens on the teaching demo. */
+ * the PSF measured on its stars, alpha from the noise, the solver for real
+ * images. Run as it opened, the app gives the CLI's `deblur IN --psf auto
+ * --alpha auto` image; the sample still opens on the teaching demo. */
 static void
 test_real_image_defaults (Fixture *f, gconstpointer data)
 {
@@ -1534,7 +1534,7 @@ test_real_image_defaults (Fixture *f, gconstpointer data)
   g_assert_cmpint (s.sky_mode, ==, SS_SKY_MEDIAN);
   g_assert_true (s.params.nonneg);
 
-  s.params.kind = SS_SOLVER_CPADMM;
+  g_assert_cmpint (s.params.kind, ==, ss_solver_default_for_real_data ());
   s.params.iterations = 20;
   s.backend = SS_BACKEND_CPU;
   apply_settings (f, &s);
@@ -1547,7 +1547,7 @@ test_real_image_defaults (Fixture *f, gconstpointer data)
 
   g_autofree char *out = g_build_filename (f->dir, "cli.fits", NULL);
   const char *argv[] = { cli, "deblur", in, "-o", out, "--psf=auto", "--alpha=auto",
-                         "--solver=cpadmm", "--iters=20", "--backend=cpu", "--quiet", NULL };
+                         "--iters=20", "--backend=cpu", "--quiet", NULL };
   int status = 0;
   g_autofree char *cli_out = NULL, *cli_err = NULL;
   g_assert_true (g_spawn_sync (NULL, (char **) argv, NULL, G_SPAWN_DEFAULT, NULL, NULL,

@@ -248,8 +248,8 @@ add_to_recent (const char *path)
  * any other file is a real image, or a measurement whose header records how
  * it was simulated: it opens on deblurring it as it is, with sharpsky-cli
  * deblur's defaults (sky median, mirror edges, x >= 0, alpha from the noise)
- * and the PSF the record names or, as --psf auto, measured on its stars. The
- * solver and the other choices the user made are kept. */
+ * and the PSF the record names or, as --psf auto, measured on its stars, and
+ * its solver for real images. */
 static void
 apply_defaults_for_file (SsWindow *self, const char *base)
 {
@@ -272,6 +272,10 @@ apply_defaults_for_file (SsWindow *self, const char *base)
   gboolean simulated = self->header != NULL
                        && ss_acquisition_from_header (self->header, &recorded, &found, NULL)
                        && found;
+  /* The CLI's solver for real images, with its own defaults. */
+  SsBackendKind backend = s.backend;
+  ss_solve_params_set_defaults (&s.params, ss_solver_default_for_real_data ());
+  s.backend = backend;
   s.mode = SS_MODE_DEBLUR;
   s.sky_mode = SS_SKY_MEDIAN;
   s.boundary = SS_BOUNDARY_MIRROR;

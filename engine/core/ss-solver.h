@@ -26,6 +26,7 @@ typedef enum {
   SS_SOLVER_COSAMP,
   SS_SOLVER_ALM,          /* augmented Lagrangian l1 (seed 001): basis pursuit or the LASSO */
   SS_SOLVER_RL,           /* Richardson–Lucy, optionally with TV (RL-TV) */
+  SS_SOLVER_ADMM_PRIOR,   /* circulant ADMM with TV / starlet priors and a weighted data term */
   SS_N_SOLVERS
 } SsSolverKind;
 
@@ -42,6 +43,19 @@ typedef enum {
   SS_RL_STOP_NONE,        /* run every iteration */
 } SsRlStop;
 
+/* The analysis prior of the ADMM-prior solver. */
+typedef enum {
+  SS_PRIOR_TV,            /* isotropic total variation */
+  SS_PRIOR_STARLET,       /* l1 on the starlet scales, weighted by each scale's noise */
+  SS_PRIOR_TV_STARLET,    /* both, with the same alpha */
+} SsPrior;
+
+/* Its data term. */
+typedef enum {
+  SS_DATA_WLS,            /* least squares weighted by 1 / (Poisson + read) variance */
+  SS_DATA_LS,             /* plain least squares */
+} SsDataTerm;
+
 typedef struct {
   SsSolverKind kind;
   double alpha;           /* l1 weight (LASSO) / Tikhonov lambda (direct); >= 0 */
@@ -56,6 +70,9 @@ typedef struct {
   SsDirectMethod direct_method;
   double tv;              /* RL-TV weight lambda (0: plain Richardson–Lucy); >= 0 */
   SsRlStop rl_stop;       /* Richardson–Lucy's stopping rule */
+  SsPrior prior;          /* ADMM-prior: the prior */
+  SsDataTerm data_term;   /* ADMM-prior: the data term */
+  int reweight;           /* ADMM-prior: reweighted-l1 stages (0: plain l1) */
   int preview_width;      /* 0: no preview in reports */
   int preview_height;
   gsize memory_limit;     /* bytes the dense direct path may use; 0 = what the machine has */
@@ -143,6 +160,9 @@ typedef enum {
   SS_PARAM_INNER_ITERATIONS,
   SS_PARAM_TV,
   SS_PARAM_RL_STOP,
+  SS_PARAM_PRIOR,
+  SS_PARAM_DATA_TERM,
+  SS_PARAM_REWEIGHT,
   SS_N_PARAMS
 } SsParamId;
 
@@ -204,6 +224,9 @@ typedef struct {
   int n_defaults;
   const char *phases[5];  /* names of the timed phases in phase_seconds, NULL-ended */
   gboolean compare_by_default;  /* ticked in the app's Compare list */
+  /* --alpha auto multiplies the noise rule (ss_alpha_auto) by this; 0 means 1.
+   * A prior's best weight is in its own units. */
+  double alpha_auto_scale;
   SsSolveFunc cpu;
   const SsCudaSolverEntry *cuda;   /* NULL: CPU only, or a build without CUDA */
   /* Rules beyond the parameter ranges, or NULL. */
@@ -225,6 +248,11 @@ const SsSolverInfo *ss_solver_find (const char *name, GError **error);
 char *ss_solver_list_names (void);
 gboolean ss_solver_uses (const SsSolverInfo *info, SsParamId id);
 gboolean ss_solver_has_cuda (const SsSolverInfo *info);
+/* The solver deblur uses on a real image when no --solver is given: the
+ * best on `sharpsky-cli quality` without the truth (see the table). */
+SsSolverKind ss_solver_default_for_real_data (void);
+/* The factor --alpha auto applies for PARAMS's solver (1 unless its descriptor says). */
+double ss_solver_alpha_auto_scale (const SsSolveParams *params);
 /* Before allocating: does a WIDTH x HEIGHT problem with OBSERVED pixels fit
  * the memory of PARAMS's solver? TRUE for solvers with no such limit. */
 gboolean ss_solver_check_size (const SsSolveParams *params, int width, int height,

@@ -130,9 +130,7 @@ report_point (SsCpuReporter *reporter, CpadmmState *s, const SsFft *fft1, int it
   const SsOperator *op = reporter->problem->op;
   float *cz = s->xu + s->n;
   ss_cpu_circulant (fft1, op, s->z, s->xu, s->spectrum, cz, FALSE);
-  double rel = norm2 > 0 ? sqrt (change2 / norm2) : 0.0;
-  gboolean final = iteration == reporter->params->iterations;
-  return ss_cpu_reporter_emit (reporter, iteration, s->z, cz, rel, final, error);
+  return ss_cpu_report_iterate (reporter, iteration, s->z, cz, change2, norm2, error);
 }
 
 gboolean

@@ -242,9 +242,7 @@ report_point (SsCpuReporter *reporter, FistaState *s, int iteration, double chan
               double norm2, GError **error)
 {
   ss_cpu_circulant (s->fft, s->op, s->x, s->real, s->spectrum, s->real, FALSE);
-  double rel = norm2 > 0 ? sqrt (change2 / norm2) : 0.0;
-  gboolean final = iteration == reporter->params->iterations;
-  return ss_cpu_reporter_emit (reporter, iteration, s->x, s->real, rel, final, error);
+  return ss_cpu_report_iterate (reporter, iteration, s->x, s->real, change2, norm2, error);
 }
 
 gboolean

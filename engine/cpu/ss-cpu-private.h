@@ -43,6 +43,18 @@ gboolean ss_cpu_reporter_emit (SsCpuReporter *reporter, int iteration, const flo
                                const float *cx, double rel_change, gboolean final,
                                GError **error);
 
+/* The report of an iterate whose squared change since the last one is
+ * CHANGE2 and squared norm NORM2 (relative change sqrt(CHANGE2/NORM2));
+ * final at the last iteration. */
+static inline gboolean
+ss_cpu_report_iterate (SsCpuReporter *reporter, int iteration, const float *x, const float *cx,
+                       double change2, double norm2, GError **error)
+{
+  double rel = norm2 > 0 ? sqrt (change2 / norm2) : 0.0;
+  gboolean final = iteration == reporter->params->iterations;
+  return ss_cpu_reporter_emit (reporter, iteration, x, cx, rel, final, error);
+}
+
 /* OUT = C IN (or C^T IN when ADJOINT), no mask, using the caller's scratch
  * (REAL: n floats, used only when IN is not aligned for FFTW; SPECTRUM:
  * ss_fft_spectrum_floats floats). FFT is a batch-1 plan. IN is not changed. */

@@ -19,6 +19,9 @@ gboolean ss_cpu_fista (const SsProblem *problem, const SsSolveParams *params,
 gboolean ss_cpu_direct_fft (const SsProblem *problem, const SsSolveParams *params,
                             SsReportFunc report, gpointer user_data, GCancellable *cancellable,
                             SsSolveResult *result, GError **error);
+gboolean ss_cpu_admm_prior (const SsProblem *problem, const SsSolveParams *params,
+                            SsReportFunc report, gpointer user_data, GCancellable *cancellable,
+                            SsSolveResult *result, GError **error);
 gboolean ss_cpu_rl (const SsProblem *problem, const SsSolveParams *params,
                     SsReportFunc report, gpointer user_data, GCancellable *cancellable,
                     SsSolveResult *result, GError **error);
