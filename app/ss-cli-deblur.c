@@ -431,6 +431,7 @@ fill_summary (CliSummary *s, const CliDeblurInput *in, const CliOptions *o, cons
   s->blank_pixels = job->blanks;
   s->baseline_mse = job->baseline;
   s->alpha = job->params.alpha;
+  s->params = &job->params;
   s->alpha_auto = c->alpha_auto;
   s->noise = job->noise;
   s->mse = job->mse;
@@ -587,7 +588,8 @@ static int
 planes_per_batch (const CliDeblurInput *in, const CliConfig *c)
 {
   int planes = in->image->planes;
-  if (planes < 2 || !(ss_solver_info (c->params.kind)->caps & SS_SOLVER_BATCHES)
+  const SsSolveParams *params = in->recorded ? &c->params : &c->real_params;
+  if (planes < 2 || !(ss_solver_info (params->kind)->caps & SS_SOLVER_BATCHES)
       || c->backend == SS_BACKEND_CPU)
     return 1;
   double plane_bytes = 24.0 * 1.5 * (double) in->image->width * (double) in->image->height;

@@ -510,7 +510,8 @@ text_add_param (const SsParamInfo *info, double value, const char *text, gpointe
 static void
 print_summary_json (const CliSummary *s, const CliConfig *config, const SsSolveResult *result)
 {
-  const SsSolveParams *p = &config->params;
+  /* A real image may run another solver than the command line named. */
+  const SsSolveParams *p = s->params ? s->params : &config->params;
   SsJsonObject o;
   ss_json_begin (&o);
   ss_json_add_string (&o, "type", s->type);
@@ -581,7 +582,8 @@ print_summary_json (const CliSummary *s, const CliConfig *config, const SsSolveR
 static void
 print_summary_text (const CliSummary *s, const CliConfig *config, const SsSolveResult *result)
 {
-  const SsSolveParams *p = &config->params;
+  /* A real image may run another solver than the command line named. */
+  const SsSolveParams *p = s->params ? s->params : &config->params;
   GString *t = g_string_new (NULL);
 
   if (s->plane >= 0)

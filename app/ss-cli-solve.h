@@ -106,6 +106,7 @@ typedef struct {
   double mse, psnr;             /* over the image (cropped); NAN without a truth */
   gboolean nonneg;
   const CliPhases *phases;      /* deblur's final summary; NULL otherwise */
+  const SsSolveParams *params;  /* what was solved with; NULL: the configuration's */
 } CliSummary;
 
 void cli_summary_init (CliSummary *summary, const char *command);

@@ -430,12 +430,14 @@ void
 ss_solver_apply_variant (const SsSolverInfo *info, guint variant, SsSolveParams *p)
 {
   p->kind = info->kind;
-  /* VARIANT in mixed radix: one digit per choice the solver reads. */
+  /* VARIANT in mixed radix: one digit per choice the solver reads, counted
+   * from the solver's default, so variant 0 is the solver as it comes. */
   for (int id = 0; id < SS_N_PARAMS; id++)
     if (params[id].type == SS_PARAM_CHOICE && ss_solver_uses (info, (SsParamId) id))
       {
         guint count = n_choices (&params[id]);
-        ss_param_set (p, &params[id], variant % count);
+        guint first = (guint) ss_param_default (info, (SsParamId) id);
+        ss_param_set (p, &params[id], (first + variant % count) % count);
         variant /= count;
       }
 }

@@ -282,7 +282,8 @@ void ss_solve_params_foreach_used (const SsSolveParams *params, SsParamFunc func
                                    gpointer user_data);
 /* The ways to run a solver that Compare lists: one per value of each choice
  * it reads ("direct": Cholesky solve, GETS inverse). VARIANT in
- * [0, ss_solver_n_variants) sets PARAMS's kind and choices. */
+ * [0, ss_solver_n_variants) sets PARAMS's kind and choices; 0 is the
+ * solver's defaults. */
 guint ss_solver_n_variants (const SsSolverInfo *info);
 void ss_solver_apply_variant (const SsSolverInfo *info, guint variant, SsSolveParams *params);
 /* Copies FROM's kind and the choices its solver reads into TO. */
