@@ -4,6 +4,7 @@
  *   sharpsky-cli deblur IN -o OUT [options]
  *   sharpsky-cli run [TRUTH] [options]
  *   sharpsky-cli bench [options]
+ *   sharpsky-cli cs [options]
  *   sharpsky-cli info FILE
  *   sharpsky-cli quality [--cases small] [--markdown FILE]
  *
@@ -26,6 +27,7 @@ static const CliCommand commands[] = {
   { "deblur",   cli_deblur,   "recover an image from a measurement or a blurred image" },
   { "run",      cli_run,      "simulate and recover in memory, with MSE (teaching)" },
   { "bench",    cli_bench,    "time solver iterations against the measured floor" },
+  { "cs",       cli_cs,       "compressed sensing: random sparse problems, batches, phase transitions" },
   { "info",     cli_info,     "describe a FITS or PNG file and the compute devices" },
   { "quality",  cli_quality,  "score every solver against RL and Wiener on noisy simulated skies" },
 };
@@ -65,7 +67,7 @@ main (int argc, char **argv)
     if (g_str_equal (name, commands[i].name))
       return commands[i].run (argc - 1, argv + 1);
 
-  cli_error (NULL, "unknown command '%s' (commands: simulate, deblur, run, bench, info, quality; "
+  cli_error (NULL, "unknown command '%s' (commands: simulate, deblur, run, bench, cs, info, quality; "
              "see '" CLI_PROGRAM " --help')", name);
   return CLI_EXIT_USAGE;
 }

@@ -54,17 +54,22 @@ typedef struct {
   gboolean flag[SS_N_PARAMS];    /* flags (boolean parameters) */
   char *report_every;
   char *backend;
+  char *devices;                 /* --devices all|0,1,... */
   gboolean allow_negative;
   /* real data (deblur without an acquisition record) */
   char *boundary;
   gboolean exclude_border;
   char *psf_from_star;
   char *psf_model;
+  /* many inputs (deblur) */
+  char *output_dir;
   /* bench */
+  char *batch;
   char *margin;
   char *size;
   char *width;
   char *height;
+  gboolean whole;
   /* positional arguments (G_OPTION_REMAINING) */
   char **positional;
 } CliOptions;
@@ -81,6 +86,7 @@ typedef enum {
   CLI_GROUP_SOLVER      = 1 << 5,  /* --solver ... --continuation */
   CLI_GROUP_TRUTH       = 1 << 6,  /* --truth, --psf, boundaries, PSF from stars (deblur) */
   CLI_GROUP_BENCH       = 1 << 7,  /* --backend, --solver, --size, ... */
+  CLI_GROUP_MANY        = 1 << 8,  /* --output-dir (deblur of several inputs) */
 } CliGroups;
 
 /* Parses ARGV (ARGV[0] is the subcommand name) into OPTIONS. Returns -1 on
@@ -89,6 +95,11 @@ typedef enum {
 int cli_parse_command_line (const char *command, const char *parameters, const char *summary,
                             const char *description, CliGroups groups,
                             int argc, char **argv, CliOptions *options);
+
+/* Parses ARGV (ARGV[0] is the subcommand name) with CONTEXT, on a copy:
+ * GOption edits the vector it is given. */
+gboolean cli_option_context_parse (GOptionContext *context, int argc, char **argv,
+                                   GError **error);
 
 /* Messages: one line on stderr, "sharpsky-cli: " first. FILE (may be NULL) is
  * put before the message unless the message already names it. */
@@ -127,6 +138,8 @@ typedef struct {
   SsSolveParams params;
   SsSolveParams real_params;   /* deblur of a real image: params on that default solver */
   SsBackendKind backend;
+  int *devices;                /* --devices: CUDA device indices (g_free), NULL: device 0 */
+  int n_devices;
   SsFitsReadOptions read;
   gboolean plane_given;
   int plane;
@@ -145,6 +158,10 @@ int cli_config_from_options (const CliOptions *options, CliGroups groups, double
  * --force or is one of INPUTS, 1 when it cannot be written; -1 when fine. */
 int cli_check_output (const char *output, gboolean force, const char *const *inputs);
 
+/* The backend CONFIG asks for (--backend, --devices); prints and returns
+ * NULL when it cannot be had. */
+SsBackend *cli_backend_new (const CliConfig *config, const CliOptions *options);
+
 /* Loads PATH (FITS or PNG, HDU and plane from CONFIG). With KEEP_PLANES the
  * image keeps every plane read (colour, cube); otherwise plane 0 is kept with
  * a note. Refuses a plane with no finite pixel; infinities become NaN
@@ -162,8 +179,14 @@ const char *cli_sensing_to_string (SsSensing sensing);
 /* Subcommands (each returns the exit status). */
 int cli_simulate (int argc, char **argv);
 int cli_deblur (int argc, char **argv);   /* ss-cli-deblur.c */
+/* deblur IN1 IN2 ... --output-dir DIR (ss-cli-deblur-many.c): DEBLUR_ONE
+ * deblurs one input into options->output and returns -1 or its status. */
+typedef int (*CliDeblurOne) (CliOptions *options, CliConfig *config, const char *input);
+int cli_deblur_many (CliOptions *options, CliConfig *config, CliDeblurOne deblur_one);
 int cli_run (int argc, char **argv);
 int cli_bench (int argc, char **argv);
+int cli_bench_whole (const CliOptions *options);   /* ss-cli-bench-whole.c: bench --whole */
+int cli_cs (int argc, char **argv);       /* ss-cli-cs.c */
 int cli_info (int argc, char **argv);
 int cli_quality (int argc, char **argv);  /* ss-cli-quality.c */
 

@@ -258,11 +258,15 @@ cli_deblur_prepare_real (const CliDeblurInput *in, const CliOptions *o, const Cl
     return cli_fail (CLI_EXIT_FAILURE, label, error);
   job->sky_mode = c->sky_mode;
 
+  /* The sky subtracted, for solvers that model the counts as measured (RL). */
+  job->background = ss_scaling_background (&job->scaling);
   g_autofree float *scaled = g_new (float, n);
   ss_scaling_apply (&job->scaling, data, scaled, n, FALSE);
-  job->blanks = 0;
+  gsize blanks = 0;
+#pragma omp parallel for reduction(+ : blanks) schedule(static) if (n > SS_PARALLEL_PIXELS)
   for (gsize i = 0; i < n; i++)
-    job->blanks += isnan (scaled[i]) ? 1 : 0;
+    blanks += isnan (scaled[i]) ? 1 : 0;
+  job->blanks = blanks;
   if (job->blanks > 0)
     cli_note (o, "%s: %" G_GSIZE_FORMAT " blank (NaN) pixels left out of the data term and "
               "filled in the result", label, job->blanks);
@@ -304,13 +308,13 @@ cli_deblur_prepare_real (const CliDeblurInput *in, const CliOptions *o, const Cl
 
 /* ---- solving the planes ------------------------------------------------------ */
 
+/* With --alpha auto, the alpha found must be valid; says what was chosen. */
 static int
-solve_plane (const CliDeblurInput *in, const CliOptions *o, const CliConfig *c, CliPlaneJob *job,
-             float *out)
+check_auto_alpha (const CliDeblurInput *in, const CliOptions *o, const CliConfig *c,
+                  const CliPlaneJob *job)
 {
   g_autoptr (GError) error = NULL;
   g_autofree char *label = plane_label (in->in_path, job->plane);
-
   if (c->alpha_auto && !ss_solve_params_validate (&job->params, &error))
     {
       cli_error (label, "--alpha auto: %s", error->message);
@@ -319,24 +323,19 @@ solve_plane (const CliDeblurInput *in, const CliOptions *o, const CliConfig *c, 
   if (c->alpha_auto && !o->json)
     cli_note (o, "%s: alpha %g from noise %g (scaled units)", label, job->params.alpha,
               job->noise);
-
-  SsProblem problem = cli_plane_job_problem (job);
-  int status = cli_solve (c, &job->params, o, in->in_path, job->plane, &problem, &job->result);
-  if (status >= 0)
-    return status;
-
-  if (!cli_deblur_crop_plane (in, job, job->result.x, out, &error))
-    return cli_fail (CLI_EXIT_FAILURE, label, error);
   return -1;
 }
 
-SsProblem
-cli_plane_job_problem (const CliPlaneJob *job)
+/* Crops the solved plane, measures it against the truth, and writes it in
+ * the input's units into OUT. */
+static int
+finish_plane (const CliDeblurInput *in, CliPlaneJob *job, float *out)
 {
-  /* The sky subtracted, for solvers that model the raw counts (RL). */
-  double background = job->scaling.scale > 0 ? job->scaling.sky / job->scaling.scale : 0;
-  return (SsProblem) { .op = job->op, .y = job->y, .truth = job->truth,
-                       .background = MAX (background, 0) };
+  g_autoptr (GError) error = NULL;
+  if (cli_deblur_crop_plane (in, job, job->result.x, out, &error))
+    return -1;
+  g_autofree char *label = plane_label (in->in_path, job->plane);
+  return cli_fail (CLI_EXIT_FAILURE, label, error);
 }
 
 gboolean
@@ -355,6 +354,58 @@ cli_deblur_crop_plane (const CliDeblurInput *in, CliPlaneJob *job, const float *
     }
   ss_scaling_unapply (&job->scaling, x, out, n);
   return TRUE;
+}
+
+SsProblem
+cli_plane_job_problem (const CliPlaneJob *job)
+{
+  return (SsProblem) { .op = job->op, .y = job->y, .truth = job->truth,
+                       .background = job->background };
+}
+
+static int
+solve_plane (const CliDeblurInput *in, const CliOptions *o, const CliConfig *c, CliPlaneJob *job,
+             float *out)
+{
+  int status = check_auto_alpha (in, o, c, job);
+  if (status < 0)
+    {
+      SsProblem problem = cli_plane_job_problem (job);
+      status = cli_solve (c, &job->params, o, in->in_path, job->plane, &problem, &job->result);
+    }
+  if (status < 0)
+    status = finish_plane (in, job, out);
+  return status;
+}
+
+/* COUNT prepared planes of one padded size solved as one batch
+ * (ss_backend_solve_batch: one batched iteration on a GPU). */
+static int
+solve_planes_together (const CliDeblurInput *in, const CliOptions *o, const CliConfig *c,
+                       CliPlaneJob *jobs, int count, SsImage *out)
+{
+  int status = -1;
+  for (int i = 0; i < count && status < 0; i++)
+    status = check_auto_alpha (in, o, c, &jobs[i]);
+  if (status >= 0)
+    return status;
+  g_autofree SsProblem *problems = g_new0 (SsProblem, count);
+  g_autofree double *alphas = g_new0 (double, count);
+  g_autofree int *planes = g_new0 (int, count);
+  g_autofree SsSolveResult *results = g_new0 (SsSolveResult, count);
+  for (int i = 0; i < count; i++)
+    {
+      problems[i] = cli_plane_job_problem (&jobs[i]);
+      alphas[i] = jobs[i].params.alpha;
+      planes[i] = jobs[i].plane;
+    }
+  status = cli_solve_batch (c, &jobs[0].params, o, in->in_path, planes, problems, alphas, count,
+                            results);
+  for (int i = 0; i < count; i++)
+    jobs[i].result = results[i];   /* the jobs own the results from here */
+  for (int i = 0; i < count && status < 0; i++)
+    status = finish_plane (in, &jobs[i], ss_image_plane (out, jobs[i].plane));
+  return status;
 }
 
 static void
@@ -380,6 +431,7 @@ fill_summary (CliSummary *s, const CliDeblurInput *in, const CliOptions *o, cons
   s->blank_pixels = job->blanks;
   s->baseline_mse = job->baseline;
   s->alpha = job->params.alpha;
+  s->params = &job->params;
   s->alpha_auto = c->alpha_auto;
   s->noise = job->noise;
   s->mse = job->mse;
@@ -522,8 +574,68 @@ print_total_summary (const CliDeblurInput *in, const CliOptions *o, const CliCon
       s.observed += jobs[p].observed;
     }
   s.psnr = ss_psnr_from_mse (s.mse);
+  s.phases = &in->phases;
   cli_print_summary (&s, o, c, &total);
   ss_solve_result_clear (&total);
+}
+
+/* How many planes to solve as one batch: 1 (one after another) unless
+ * the solver is CPADMM and the backend may be a GPU, where a cube's planes
+ * share one padded size and usually one PSF. The planes of a batch are
+ * prepared at once: about 24 bytes a padded pixel on the host, kept under
+ * 4 GiB. */
+static int
+planes_per_batch (const CliDeblurInput *in, const CliConfig *c)
+{
+  int planes = in->image->planes;
+  const SsSolveParams *params = in->recorded ? &c->params : &c->real_params;
+  if (planes < 2 || !(ss_solver_info (params->kind)->caps & SS_SOLVER_BATCHES)
+      || c->backend == SS_BACKEND_CPU)
+    return 1;
+  double plane_bytes = 24.0 * 1.5 * (double) in->image->width * (double) in->image->height;
+  double fit = 4.0 * 1073741824.0 / plane_bytes;
+  return (int) CLAMP (fit, 1.0, (double) planes);
+}
+
+/* Prepares, solves (together when COUNT > 1 and the padded sizes agree)
+ * and releases planes FIRST .. FIRST + COUNT - 1; each plane's summary
+ * follows when the image has several. */
+static int
+deblur_plane_group (CliDeblurInput *in, const CliOptions *o, const CliConfig *c,
+                    CliPlaneJob *jobs, int first, int count, SsImage *out)
+{
+  int planes = in->image->planes, status = -1, prepared = 0;
+  for (; prepared < count && status < 0; prepared++)
+    {
+      CliPlaneJob *job = &jobs[first + prepared];
+      cli_plane_job_init (job, planes > 1 ? first + prepared : -1, c);
+      status = in->recorded ? prepare_recorded (in, o, c, job) : cli_deblur_prepare_real (in, o, c, job);
+    }
+  cli_phases_lap (&in->phases, &in->phases.prepare);
+  gboolean one_size = TRUE;
+  for (int i = 1; i < count; i++)
+    one_size &= jobs[first + i].pw == jobs[first].pw && jobs[first + i].ph == jobs[first].ph;
+  if (status < 0 && count > 1 && one_size)
+    status = solve_planes_together (in, o, c, jobs + first, count, out);
+  for (int i = 0; i < count && status < 0 && !(count > 1 && one_size); i++)
+    status = solve_plane (in, o, c, &jobs[first + i], ss_image_plane (out, first + i));
+  /* Cropping and units back count with the solve. */
+  cli_phases_lap (&in->phases, &in->phases.solve);
+  for (int i = 0; i < prepared; i++)
+    {
+      CliPlaneJob *job = &jobs[first + i];
+      job->psf_text = ss_psf_spec_to_string (&job->psf);
+      plane_job_release_buffers (job);
+      if (status < 0 && planes > 1)
+        {
+          CliSummary s;
+          fill_summary (&s, in, o, c, job);
+          s.type = "plane";
+          s.output = NULL;
+          cli_print_summary (&s, o, c, &job->result);
+        }
+    }
+  return status;
 }
 
 static int
@@ -561,34 +673,21 @@ deblur_planes (CliDeblurInput *in, const CliOptions *o, const CliConfig *c,
     return cli_fail (CLI_EXIT_FAILURE, o->output, error);
 
   CliPlaneJob *jobs = g_new0 (CliPlaneJob, planes);
-  int status = -1;
-  for (int p = 0; p < planes && status < 0; p++)
-    {
-      CliPlaneJob *job = &jobs[p];
-      cli_plane_job_init (job, planes > 1 ? p : -1, c);
-      status = in->recorded ? prepare_recorded (in, o, c, job) : cli_deblur_prepare_real (in, o, c, job);
-      if (status < 0)
-        status = solve_plane (in, o, c, job, ss_image_plane (out, p));
-      job->psf_text = ss_psf_spec_to_string (&job->psf);
-      plane_job_release_buffers (job);
-      if (status < 0 && planes > 1)
-        {
-          CliSummary s;
-          fill_summary (&s, in, o, c, job);
-          s.type = "plane";
-          s.output = NULL;
-          cli_print_summary (&s, o, c, &job->result);
-        }
-    }
+  int status = -1, group = planes_per_batch (in, c);
+  for (int first = 0; first < planes && status < 0; first += group)
+    status = deblur_plane_group (in, o, c, jobs, first, MIN (group, planes - first), out);
 
   if (status < 0)
     status = write_output (in, o, c, jobs, planes, out, inputs);
+  cli_phases_lap (&in->phases, &in->phases.write);
+  cli_phases_finish (&in->phases);
   if (status < 0)
     {
       if (planes == 1)
         {
           CliSummary s;
           fill_summary (&s, in, o, c, &jobs[0]);
+          s.phases = &in->phases;
           cli_print_summary (&s, o, c, &jobs[0].result);
         }
       else
@@ -601,17 +700,13 @@ deblur_planes (CliDeblurInput *in, const CliOptions *o, const CliConfig *c,
   return status;
 }
 
+/* Deblurs IN_PATH into o->output. */
 static int
-deblur_with (CliOptions *o, CliConfig *c)
+deblur_one (CliOptions *o, CliConfig *c, const char *in_path)
 {
-  if (o->positional == NULL || g_strv_length (o->positional) != 1)
-    {
-      cli_error (NULL, "deblur: expected one input image (see '" CLI_PROGRAM
-                 " deblur --help')");
-      return CLI_EXIT_USAGE;
-    }
   CliDeblurInput in = { 0 };
-  in.in_path = o->positional[0];
+  cli_phases_start (&in.phases);
+  in.in_path = in_path;
   in.truth_path = o->truth;
   ss_acquisition_init (&in.acq);
 
@@ -620,6 +715,7 @@ deblur_with (CliOptions *o, CliConfig *c)
   int status = cli_check_output (o->output, o->force, inputs);
   if (status < 0)
     status = load_input (&in, o, c);
+  cli_phases_lap (&in.phases, &in.phases.read);
   if (status < 0)
     status = deblur_planes (&in, o, c, inputs);
 
@@ -629,14 +725,28 @@ deblur_with (CliOptions *o, CliConfig *c)
   return status;
 }
 
+static int
+deblur_with (CliOptions *o, CliConfig *c)
+{
+  if (o->output_dir != NULL)
+    return cli_deblur_many (o, c, deblur_one);
+  if (o->positional == NULL || g_strv_length (o->positional) != 1)
+    {
+      cli_error (NULL, "deblur: expected one input image with -o, or several with --output-dir "
+                 "(see '" CLI_PROGRAM " deblur --help')");
+      return CLI_EXIT_USAGE;
+    }
+  return deblur_one (o, c, o->positional[0]);
+}
+
 int
 cli_deblur (int argc, char **argv)
 {
   CliOptions o = { 0 };
   const CliGroups groups = CLI_GROUP_OUTPUT | CLI_GROUP_INPUT | CLI_GROUP_TRUTH | CLI_GROUP_SKY
-                           | CLI_GROUP_SOLVER | CLI_GROUP_PRINT;
+                           | CLI_GROUP_SOLVER | CLI_GROUP_PRINT | CLI_GROUP_MANY;
   int status = cli_parse_command_line (
-    "deblur", "IN -o OUT",
+    "deblur", "IN -o OUT | IN... --output-dir DIR",
     "Recovers an image from IN: a measurement written by 'simulate' or a real blurred image.",
     "When IN's header records an acquisition (SS_PSF ...), the operator and the scaling\n"
     "are rebuilt from it; a --psf that differs from the record is refused.\n"
@@ -647,7 +757,11 @@ cli_deblur (int argc, char **argv)
     "x >= 0 unless --allow-negative; every plane of a colour image or cube is processed\n"
     "in turn unless --plane picks one. --alpha auto derives alpha from the noise.\n"
     "OUT holds x * scale + sky as float32 FITS with IN's header and HISTORY cards\n"
-    "(or a PNG when its name ends in .png).",
+    "(or a PNG when its name ends in .png).\n"
+    "With --output-dir DIR, every input IN is deblurred into DIR/NAME.fits, NAME being\n"
+    "IN's name without its directory and .fits/.fit/.fts/.png/.gz/.fz suffixes; each input\n"
+    "succeeds or fails on its own. Exit status: 0 when every input was deblurred, 1 when\n"
+    "any failed, 2 for a bad command line (nothing is done).",
     groups, argc, argv, &o);
   CliConfig c = { 0 };
   if (status < 0)

@@ -13,6 +13,7 @@ G_BEGIN_DECLS
 typedef struct {
   int plane;                /* -1 for a single-plane image */
   SsScaling scaling;
+  double background;        /* the sky subtracted, scaled units (a real image), else 0 */
   SsSkyMode sky_mode;
   SsOperator *op;
   float *y;                 /* pw x ph, 0 where unobserved */
@@ -39,6 +40,7 @@ typedef struct {
   SsImage *truth;           /* NULL, one plane, or as many as IMAGE */
   gboolean recorded;
   SsAcquisition acq;        /* when recorded */
+  CliPhases phases;         /* where the time went, over every plane */
 } CliDeblurInput;
 
 void cli_plane_job_init (CliPlaneJob *job, int plane, const CliConfig *config);

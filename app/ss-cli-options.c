@@ -123,7 +123,8 @@ cli_options_clear (CliOptions *o)
 {
   char **strings[] = {
     &o->output, &o->truth, &o->hdu, &o->plane, &o->stretch, &o->psf, &o->ratio, &o->sensing,
-    &o->noise, &o->seed, &o->sky, &o->solver, &o->report_every, &o->backend, &o->size,
+    &o->noise, &o->seed, &o->sky, &o->solver, &o->report_every, &o->backend, &o->devices,
+    &o->output_dir, &o->batch, &o->size,
     &o->width, &o->height, &o->boundary, &o->margin, &o->psf_from_star, &o->psf_model,
   };
   for (gsize i = 0; i < G_N_ELEMENTS (strings); i++)
@@ -204,6 +205,15 @@ add_groups (GOptionContext *context, CliGroups groups, CliOptions *o)
       };
       g_option_context_add_main_entries (context, entries, NULL);
     }
+  if (groups & CLI_GROUP_MANY)
+    {
+      const GOptionEntry entries[] = {
+        STRING_OPTION ("output-dir", 0, output_dir, "Deblur every input into DIR, each output "
+                       "named from its input (instead of -o, which takes one input)", "DIR"),
+        END_OPTIONS,
+      };
+      g_option_context_add_main_entries (context, entries, NULL);
+    }
   if (groups & CLI_GROUP_INPUT)
     {
       const GOptionEntry entries[] = {
@@ -266,16 +276,20 @@ add_groups (GOptionContext *context, CliGroups groups, CliOptions *o)
     }
   if (groups & CLI_GROUP_SOLVER)
     {
+      /* GOption keeps the pointer: interned, it lives as long as the process. */
       g_autofree char *names = ss_solver_list_names ();
       const SsSolverInfo *fallback = ss_solver_info ((groups & CLI_GROUP_TRUTH)
                                                      ? ss_solver_default_for_real_data ()
                                                      : SS_SOLVER_CPADMM);
-      g_autofree char *solver_help = g_strdup_printf ("%s (default %s)", names, fallback->name);
+      g_autofree char *text = g_strdup_printf ("%s (default %s)", names, fallback->name);
+      const char *solver_help = g_intern_string (text);
       const GOptionEntry entries[] = {
         STRING_OPTION ("solver", 0, solver, solver_help, "NAME"),
         STRING_OPTION ("report-every", 0, report_every, "Report every N iterations (default 10)",
                        "N"),
         STRING_OPTION ("backend", 0, backend, "auto, cpu or cuda (default auto)", "NAME"),
+        STRING_OPTION ("devices", 0, devices, "CUDA devices: all or numbers such as 0,1 as "
+                       "'info' lists them (default 0; a solve uses the first)", "LIST"),
         END_OPTIONS,
       };
       g_option_context_add_main_entries (context, entries, NULL);
@@ -299,6 +313,13 @@ add_groups (GOptionContext *context, CliGroups groups, CliOptions *o)
                        "periodic (default, no padding), mirror or taper", "MODE"),
         STRING_OPTION ("margin", 0, margin, "Padding margin in pixels (default: the reach of "
                        "the bench's PSF)", "N"),
+        STRING_OPTION ("batch", 0, batch, "Time N CPADMM frames of one operator solved as one "
+                       "batch against N separate solves (and all --devices against the first)",
+                       "N"),
+        STRING_OPTION ("devices", 0, devices, "CUDA devices: all or numbers such as 0,1 "
+                       "(default 0); a batch is spread over them", "LIST"),
+        FLAG_OPTION ("whole", whole, "Time the whole deblur path on a synthetic uint16 frame "
+                     "of --width x --height, file to file"),
         END_OPTIONS,
       };
       g_option_context_add_main_entries (context, entries, NULL);
@@ -319,6 +340,19 @@ add_groups (GOptionContext *context, CliGroups groups, CliOptions *o)
   g_option_context_add_main_entries (context, remaining, NULL);
 }
 
+gboolean
+cli_option_context_parse (GOptionContext *context, int argc, char **argv, GError **error)
+{
+  /* GOption edits the vector it is given; parse a copy so ARGV stays whole. */
+  g_auto (GStrv) args = g_new0 (char *, argc + 1);
+  for (int i = 0; i < argc; i++)
+    args[i] = g_strdup_printf (i == 0 ? CLI_PROGRAM " %s" : "%s", argv[i]);
+  g_autofree char **view = g_memdup2 (args, sizeof (char *) * (argc + 1));
+  int count = argc;
+  char **vector = view;
+  return g_option_context_parse (context, &count, &vector, error);
+}
+
 int
 cli_parse_command_line (const char *command, const char *parameters, const char *summary,
                         const char *description, CliGroups groups,
@@ -333,16 +367,8 @@ cli_parse_command_line (const char *command, const char *parameters, const char 
     g_option_context_set_description (context, description);
   add_groups (context, groups, options);
 
-  /* GOption edits the vector it is given; parse a copy so ARGV stays whole. */
-  g_auto (GStrv) args = g_new0 (char *, argc + 1);
-  for (int i = 0; i < argc; i++)
-    args[i] = g_strdup_printf (i == 0 ? CLI_PROGRAM " %s" : "%s", argv[i]);
-  g_autofree char **view = g_memdup2 (args, sizeof (char *) * (argc + 1));
-  int count = argc;
-  char **vector = view;
-
   g_autoptr (GError) error = NULL;
-  gboolean ok = g_option_context_parse (context, &count, &vector, &error);
+  gboolean ok = cli_option_context_parse (context, argc, argv, &error);
   g_option_context_free (context);
   if (!ok)
     {
@@ -384,6 +410,8 @@ void
 cli_config_clear (CliConfig *config)
 {
   ss_acquisition_clear (&config->acquisition);
+  g_clear_pointer (&config->devices, g_free);
+  config->n_devices = 0;
 }
 
 static gboolean
@@ -629,6 +657,8 @@ params_from_options (const CliOptions *o, CliConfig *c, gboolean real_data, GErr
 
   if (o->backend && !ss_backend_kind_from_string (o->backend, &c->backend, &local))
     return option_error (error, "--backend", o->backend, local);
+  if (o->devices && !ss_backend_parse_devices (o->devices, &c->devices, &c->n_devices, &local))
+    return option_error (error, "--devices", o->devices, local);
 
   /* With --alpha auto, the solver's rules are checked again once alpha is known. */
   SsSolveParams check = *p;
@@ -735,6 +765,19 @@ cli_check_output (const char *output, gboolean force, const char *const *inputs)
   gboolean exists = g_file_test (output, G_FILE_TEST_EXISTS);
   int status = is_input || (exists && !force) ? CLI_EXIT_USAGE : CLI_EXIT_FAILURE;
   return cli_fail (status, output, error);
+}
+
+SsBackend *
+cli_backend_new (const CliConfig *config, const CliOptions *options)
+{
+  g_autoptr (GError) error = NULL;
+  SsBackend *backend = ss_backend_new_with_devices (config->backend, config->devices,
+                                                    config->n_devices, &error);
+  if (backend == NULL)
+    cli_error (NULL, "--backend %s%s%s: %s", options->backend ? options->backend : "auto",
+               options->devices ? " --devices " : "", options->devices ? options->devices : "",
+               error->message);
+  return backend;
 }
 
 gsize

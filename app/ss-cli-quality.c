@@ -555,6 +555,9 @@ run_best_wiener (const QualityOptions *q, const CaseData *data, SsBackend *backe
  * with a Gaussian PSF given by its sigma, and no Wiener command (1.2 added
  * `wiener`, `sb` and PSF files). A Moffat case gets the Gaussian of the same
  * FWHM. Counts 5..80 are tried and the best kept, as for our RL. */
+/* Siril 1.0.6 refuses `rl` with a larger sigma ("Error in line 3"). */
+#define SIRIL_MAX_SIGMA 2.0
+
 static char *
 find_siril (void)
 {
@@ -576,9 +579,19 @@ siril_rl_once (const char *siril, const char *dir, double sigma, int iterations,
   int status = 0;
   g_autofree char *out = NULL, *err = NULL;
   if (!g_spawn_sync (dir, (char **) argv, NULL, G_SPAWN_DEFAULT, NULL, NULL, &out, &err,
-                     &status, error)
-      || !g_spawn_check_wait_status (status, error))
+                     &status, error))
     return FALSE;
+  if (!g_spawn_check_wait_status (status, NULL))
+    {
+      /* Siril says what it refused on stdout ("Error in line 3: 'rl'."). */
+      g_auto (GStrv) lines = g_strsplit (out ? out : "", "\n", -1);
+      const char *why = "no message";
+      for (int i = 0; lines[i]; i++)
+        if (strstr (lines[i], "Error"))
+          why = lines[i];
+      g_set_error (error, SS_ERROR, SS_ERROR_IO, "siril-cli failed: %s", why);
+      return FALSE;
+    }
   g_autoptr (SsImage) image = ss_fits_read (restored, &SS_FITS_READ_OPTIONS_DEFAULT, error);
   if (image == NULL)
     return FALSE;
@@ -607,6 +620,15 @@ run_siril (const char *siril, const CaseData *data)
   double best_psnr = -INFINITY, best_seconds = NAN;
   int best_count = 0;
   double sigma = data->psf.fwhm / (2 * sqrt (2 * log (2)));
+  if (sigma > SIRIL_MAX_SIGMA)
+    {
+      g_rmdir (dir);
+      g_set_error (&error, SS_ERROR, SS_ERROR_UNSUPPORTED,
+                   "not run: Siril 1.0.6's rl takes a Gaussian sigma of at most %.0f px "
+                   "(FWHM %.1f), this PSF needs %.2f", SIRIL_MAX_SIGMA,
+                   SIRIL_MAX_SIGMA * 2 * sqrt (2 * log (2)), sigma);
+      return failed_row (method, error);
+    }
   if (ss_fits_write (data->blurred, blurred, TRUE, NULL, &error))
     for (int count = 5; count <= 80; count *= 2)
       {
@@ -740,6 +762,13 @@ append_markdown_case (GString *md, const CaseData *data, double blurred_psnr,
     {
       const MethodRow *r = rows->pdata[i];
       const char *bold = r->psnr == top ? "**" : "";
+      if (!isfinite (r->psnr))
+        {
+          /* A method that could not run: say why, no numbers. */
+          g_string_append_printf (md, "| %s | — | — | — | — | %s |\n", r->method,
+                                  r->note ? r->note : "");
+          continue;
+        }
       g_string_append_printf (md, "| %s | %s%.2f%s | %.4f | %.3f | %d | %s |\n", r->method, bold,
                               r->psnr, bold, r->ssim, r->seconds, r->iterations,
                               r->note ? r->note : "");
@@ -779,7 +808,13 @@ append_markdown_summary (GString *md, GPtrArray *all_rows, GPtrArray *names,
       GPtrArray *rows = all_rows->pdata[c];
       g_string_append_printf (md, "| %s | %.2f |", (char *) names->pdata[c], blurred[c]);
       for (guint i = 0; i < rows->len; i++)
-        g_string_append_printf (md, " %.2f |", ((MethodRow *) rows->pdata[i])->psnr);
+        {
+          double psnr = ((MethodRow *) rows->pdata[i])->psnr;
+          if (isfinite (psnr))
+            g_string_append_printf (md, " %.2f |", psnr);
+          else
+            g_string_append (md, " — |");
+        }
       g_string_append_c (md, '\n');
     }
 }

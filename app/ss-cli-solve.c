@@ -14,6 +14,7 @@
 #include "ss-cli-json.h"
 #include "ss-config.h"
 #include "ss-dense.h"
+#include "ss-fft.h"
 
 #include <math.h>
 #include <signal.h>
@@ -49,6 +50,12 @@ install_interrupt_handler (void)
   action.sa_flags = SA_RESETHAND;   /* a second Ctrl-C kills at once */
   sigemptyset (&action.sa_mask);
   sigaction (SIGINT, &action, NULL);
+}
+
+gboolean
+cli_was_interrupted (void)
+{
+  return interrupted != 0;
 }
 
 /* ---- small helpers ----------------------------------------------------- */
@@ -87,6 +94,7 @@ gsize
 cli_replace_nan_with_zero (float *data, gsize n)
 {
   gsize count = 0;
+#pragma omp parallel for reduction(+ : count) schedule(static) if (n > SS_PARALLEL_PIXELS)
   for (gsize i = 0; i < n; i++)
     if (isnan (data[i]))
       {
@@ -289,36 +297,38 @@ on_report (const SsReport *report, gpointer user_data)
     print_report_text (report, context->iterations, context->plane);
 }
 
-int
-cli_solve (const CliConfig *config, const SsSolveParams *params, const CliOptions *options,
-           const char *input, int plane, const SsProblem *problem, SsSolveResult *result)
+/* The backend of a solve, its checks and its note; NULL after a message. */
+static SsBackend *
+open_solve_backend (const CliConfig *config, const SsSolveParams *params,
+                    const CliOptions *options, const char *input, int plane,
+                    const SsOperator *op)
 {
-  const SsOperator *op = problem->op;
   g_autoptr (GError) error = NULL;
-  g_autoptr (SsBackend) backend = ss_backend_new (config->backend, &error);
+  g_autoptr (SsBackend) backend = cli_backend_new (config, options);
   if (backend == NULL)
-    {
-      cli_error (NULL, "--backend %s: %s", options->backend ? options->backend : "auto",
-                 error->message);
-      return CLI_EXIT_FAILURE;
-    }
+    return NULL;
 
   /* The dense system is n x n: refuse a size that cannot fit before any
    * allocation, with the engine's message naming what would fit. */
   if (g_str_equal (ss_backend_get_name (backend), "cpu")
       && !ss_solver_check_size (params, op->width, op->height, op->m, &error))
-    return cli_fail (CLI_EXIT_FAILURE, input, error);
+    {
+      cli_fail (CLI_EXIT_FAILURE, input, error);
+      return NULL;
+    }
 
   if (!options->json && plane <= 0)
     cli_note (options, "backend %s, device %s", ss_backend_get_name (backend),
               ss_backend_get_device (backend));
-
-  g_autoptr (GCancellable) cancellable = g_cancellable_new ();
-  ReportContext context = { options, cancellable, params->iterations, plane };
-
   install_interrupt_handler ();
-  gboolean ok = ss_backend_solve (backend, problem, params, on_report, &context,
-                                  cancellable, result, &error);
+  return g_steal_pointer (&backend);
+}
+
+/* After the engine returned: -1, or the status after the message. */
+static int
+finish_solve (gboolean ok, const GError *error, const CliOptions *options, const char *input,
+              const SsSolveResult *result)
+{
   if (!ok)
     {
       if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
@@ -332,6 +342,55 @@ cli_solve (const CliConfig *config, const SsSolveParams *params, const CliOption
   if (result->warning != NULL)
     cli_note (options, "warning: %s", result->warning);
   return -1;
+}
+
+int
+cli_solve (const CliConfig *config, const SsSolveParams *params, const CliOptions *options,
+           const char *input, int plane, const SsProblem *problem, SsSolveResult *result)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (SsBackend) backend = open_solve_backend (config, params, options, input, plane,
+                                                      problem->op);
+  if (backend == NULL)
+    return CLI_EXIT_FAILURE;
+  g_autoptr (GCancellable) cancellable = g_cancellable_new ();
+  ReportContext context = { options, cancellable, params->iterations, plane };
+  gboolean ok = ss_backend_solve (backend, problem, params, on_report, &context,
+                                  cancellable, result, &error);
+  return finish_solve (ok, error, options, input, result);
+}
+
+typedef struct {
+  ReportContext context;
+  const int *planes;
+} BatchReportContext;
+
+static void
+on_batch_report (int index, const SsReport *report, gpointer user_data)
+{
+  BatchReportContext *batch = user_data;
+  ReportContext one = batch->context;
+  one.plane = batch->planes[index];
+  on_report (report, &one);
+}
+
+int
+cli_solve_batch (const CliConfig *config, const SsSolveParams *params,
+                 const CliOptions *options, const char *input, const int *planes,
+                 const SsProblem *problems, const double *alphas, int count,
+                 SsSolveResult *results)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (SsBackend) backend = open_solve_backend (config, params, options, input, planes[0],
+                                                      problems[0].op);
+  if (backend == NULL)
+    return CLI_EXIT_FAILURE;
+  g_autoptr (GCancellable) cancellable = g_cancellable_new ();
+  BatchReportContext batch = { { options, cancellable, params->iterations, -1 }, planes };
+  gboolean ok = ss_backend_solve_batch (backend, problems, count, alphas, params,
+                                        on_batch_report, &batch, cancellable, results, &error);
+  /* A failed batch names the first problem's iterations (they run together). */
+  return finish_solve (ok, error, options, input, &results[0]);
 }
 
 int
@@ -352,6 +411,59 @@ cli_write_image (const char *path, const CliOptions *options, const CliConfig *c
   if (!ok)
     return cli_fail (CLI_EXIT_FAILURE, path, error);
   return -1;
+}
+
+/* ---- where the time went ------------------------------------------------ */
+
+void
+cli_phases_start (CliPhases *phases)
+{
+  memset (phases, 0, sizeof *phases);
+  phases->start = phases->lap_start = ss_now ();
+  phases->planning_mark = ss_planning_seconds ();
+}
+
+void
+cli_phases_lap (CliPhases *phases, double *phase)
+{
+  double now = ss_now (), planning = ss_planning_seconds ();
+  double planned = planning - phases->planning_mark;
+  *phase += MAX (now - phases->lap_start - planned, 0.0);
+  phases->plan += planned;
+  phases->lap_start = now;
+  phases->planning_mark = planning;
+}
+
+void
+cli_phases_finish (CliPhases *phases)
+{
+  phases->wall = ss_now () - phases->start;
+}
+
+static void
+add_phases_json (SsJsonObject *o, const CliPhases *phases)
+{
+  ss_json_add_number (o, "seconds_read", phases->read);
+  ss_json_add_number (o, "seconds_prepare", phases->prepare);
+  ss_json_add_number (o, "seconds_plan", phases->plan);
+  ss_json_add_number (o, "seconds_solve", phases->solve);
+  ss_json_add_number (o, "seconds_write", phases->write);
+  ss_json_add_number (o, "seconds_wall", phases->wall);
+  SsFftStats fft;
+  ss_fft_get_stats (&fft);
+  ss_json_add_string (o, "fftw_wisdom", ss_fft_wisdom_state_to_string (fft.wisdom));
+  ss_json_add_int (o, "fftw_plans_measured", fft.plans_measured);
+  ss_json_add_int (o, "fftw_plans_from_wisdom", fft.plans_from_wisdom);
+  ss_json_add_int (o, "fftw_plans_estimated", fft.plans_estimated);
+}
+
+static void
+add_phases_text (GString *t, const CliPhases *phases)
+{
+  g_string_append_printf (t, "time         read %.3f s, prepare %.3f s, plan %.3f s, solve "
+                          "%.3f s, write %.3f s; wall %.3f s\n", phases->read,
+                          phases->prepare, phases->plan, phases->solve, phases->write,
+                          phases->wall);
 }
 
 /* ---- summaries --------------------------------------------------------- */
@@ -398,7 +510,8 @@ text_add_param (const SsParamInfo *info, double value, const char *text, gpointe
 static void
 print_summary_json (const CliSummary *s, const CliConfig *config, const SsSolveResult *result)
 {
-  const SsSolveParams *p = &config->params;
+  /* A real image may run another solver than the command line named. */
+  const SsSolveParams *p = s->params ? s->params : &config->params;
   SsJsonObject o;
   ss_json_begin (&o);
   ss_json_add_string (&o, "type", s->type);
@@ -459,6 +572,8 @@ print_summary_json (const CliSummary *s, const CliConfig *config, const SsSolveR
   ss_json_add_number (&o, "sky", s->scaling.sky);
   ss_json_add_number (&o, "scale", s->scaling.scale);
   ss_json_add_int (&o, "blank_pixels", (gint64) s->blank_pixels);
+  if (s->phases != NULL)
+    add_phases_json (&o, s->phases);
   g_autofree char *text = ss_json_end (&o);
   fprintf (stdout, "%s\n", text);
   fflush (stdout);
@@ -467,7 +582,8 @@ print_summary_json (const CliSummary *s, const CliConfig *config, const SsSolveR
 static void
 print_summary_text (const CliSummary *s, const CliConfig *config, const SsSolveResult *result)
 {
-  const SsSolveParams *p = &config->params;
+  /* A real image may run another solver than the command line named. */
+  const SsSolveParams *p = s->params ? s->params : &config->params;
   GString *t = g_string_new (NULL);
 
   if (s->plane >= 0)
@@ -530,6 +646,8 @@ print_summary_text (const CliSummary *s, const CliConfig *config, const SsSolveR
     g_string_append_printf (t, "warning      %s\n", result->warning);
   if (s->output)
     g_string_append_printf (t, "output       %s\n", s->output);
+  if (s->phases != NULL)
+    add_phases_text (t, s->phases);
   fputs (t->str, stdout);
   fflush (stdout);
   g_string_free (t, TRUE);

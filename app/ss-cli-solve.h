@@ -47,9 +47,38 @@ void cli_history_clear (CliHistory *history);
 int cli_solve (const CliConfig *config, const SsSolveParams *params, const CliOptions *options,
                const char *input, int plane, const SsProblem *problem, SsSolveResult *result);
 
+/* Solves COUNT problems of one size together (ss_backend_solve_batch), each
+ * with its weight ALPHAS[i]; progress lines and JSON reports name PLANES[i].
+ * Returns -1 on success or the exit status. */
+int cli_solve_batch (const CliConfig *config, const SsSolveParams *params,
+                     const CliOptions *options, const char *input, const int *planes,
+                     const SsProblem *problems, const double *alphas, int count,
+                     SsSolveResult *results);
+
+/* TRUE once Ctrl-C has cancelled a solve: a run over many inputs stops. */
+gboolean cli_was_interrupted (void);
+
 /* Writes IMAGE (header ready) as FITS, or as PNG when PATH ends in .png. */
 int cli_write_image (const char *path, const CliOptions *options, const CliConfig *config,
                      const SsImage *image, const char *const *inputs);
+
+/* ---- where the time went ---- */
+
+/* Wall seconds of a command's phases. Planning transforms (FFTW, cuFFT) is
+ * counted as "plan" wherever it happens, and left out of the phase it
+ * happened in, so the phases add up to the wall time they cover. */
+typedef struct {
+  double read, prepare, plan, solve, write;
+  double wall;              /* from cli_phases_start to cli_phases_finish */
+  double start, lap_start;  /* ss_now () */
+  double planning_mark;     /* ss_planning_seconds () at lap_start */
+} CliPhases;
+
+void cli_phases_start (CliPhases *phases);
+/* Ends the phase running since the last lap: its time, less the planning
+ * done meanwhile, is added to *PHASE (a member of PHASES). */
+void cli_phases_lap (CliPhases *phases, double *phase);
+void cli_phases_finish (CliPhases *phases);
 
 /* ---- summaries ---- */
 
@@ -76,6 +105,8 @@ typedef struct {
   double noise;                 /* scaled units, the one auto alpha used; NAN otherwise */
   double mse, psnr;             /* over the image (cropped); NAN without a truth */
   gboolean nonneg;
+  const CliPhases *phases;      /* deblur's final summary; NULL otherwise */
+  const SsSolveParams *params;  /* what was solved with; NULL: the configuration's */
 } CliSummary;
 
 void cli_summary_init (CliSummary *summary, const char *command);

@@ -20,4 +20,8 @@
 #include "ss-psf-fit.h"
 #include "ss-noise.h"
 #include "ss-synth.h"
+#include "ss-synth-frame.h"
+#include "ss-linop.h"
+#include "ss-cs.h"
+#include "ss-cs-bench.h"
 #include "ss-quality.h"

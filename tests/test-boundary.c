@@ -267,6 +267,21 @@ test_margin_for_psf (void)
   g_test_message ("gaussian FWHM %.2f: margin %d, continuous %.2f", fwhm, margin, expect);
   g_assert_cmpfloat (fabs (margin - expect), <=, 1.5);
 
+  /* The margin is the PSF's alone: on an image that just holds the PSF and on
+   * a large one (where only a canvas around the PSF is rendered), the same. */
+  for (int t = 0; t < 6; t++)
+    {
+      SsPsfSpec model = { .kind = t % 2 ? SS_PSF_MOFFAT : SS_PSF_GAUSSIAN,
+                          .fwhm = g_test_rand_double_range (1.5, 6),
+                          .beta = g_test_rand_double_range (1.5, 5) };
+      int tight = 2 * ss_psf_reach (&model) + 1 + g_test_rand_int_range (0, 2);
+      int large = ss_boundary_margin_for_psf (&model, g_test_rand_int_range (600, 900),
+                                              g_test_rand_int_range (400, 700), &error);
+      g_assert_no_error (error);
+      g_assert_cmpint (ss_boundary_margin_for_psf (&model, tight, tight, &error), ==, large);
+      g_assert_no_error (error);
+    }
+
   SsPsfSpec huge = { .kind = SS_PSF_BOX, .size = 100 };
   g_assert_cmpint (ss_boundary_margin_for_psf (&huge, 20, 20, &error), ==, -1);
   g_assert_error (error, SS_ERROR, SS_ERROR_INVALID_ARGUMENT);

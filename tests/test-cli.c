@@ -7,187 +7,12 @@
  * Random inputs come from g_test_rand_int, so GLib prints the seed that
  * reproduces a failure (--seed).
  */
-#include "test-common.h"
+#include "test-cli-run.h"
 #include "ss-noise.h"
 
 #include <stdlib.h>
-#include <sys/wait.h>
 
 #define SIDE 64
-
-/* ---- running the binary ------------------------------------------------ */
-
-typedef struct {
-  int status;        /* exit status, or -1 when killed by a signal */
-  char *out;
-  char *err;
-} CliRun;
-
-static void
-cli_run_clear (CliRun *run)
-{
-  g_clear_pointer (&run->out, g_free);
-  g_clear_pointer (&run->err, g_free);
-}
-
-static const char *
-cli_path (void)
-{
-  return g_getenv ("SHARPSKY_CLI");
-}
-
-/* Runs sharpsky-cli with the NULL-terminated ARGS. A crash fails the test. */
-static CliRun
-run_cli_argv (const char *const *args)
-{
-  GPtrArray *argv = g_ptr_array_new ();
-  g_ptr_array_add (argv, (gpointer) cli_path ());
-  for (gsize i = 0; args[i] != NULL; i++)
-    g_ptr_array_add (argv, (gpointer) args[i]);
-  g_ptr_array_add (argv, NULL);
-
-  CliRun run = { 0 };
-  int wait_status = 0;
-  g_autoptr (GError) error = NULL;
-  gboolean spawned = g_spawn_sync (NULL, (char **) argv->pdata, NULL, G_SPAWN_DEFAULT, NULL,
-                                   NULL, &run.out, &run.err, &wait_status, &error);
-  g_assert_no_error (error);
-  g_assert_true (spawned);
-  g_ptr_array_free (argv, TRUE);
-
-  if (WIFSIGNALED (wait_status))
-    {
-      g_test_message ("killed by signal %d; stderr: %s", WTERMSIG (wait_status), run.err);
-      run.status = -1;
-    }
-  else
-    run.status = WEXITSTATUS (wait_status);
-  g_test_message ("exit %d\nstdout: %s\nstderr: %s", run.status, run.out, run.err);
-  g_assert_cmpint (run.status, >=, 0);
-  return run;
-}
-
-#define RUN_CLI(...) run_cli_argv ((const char *const[]) { __VA_ARGS__, NULL })
-
-/* Runs sharpsky-cli for its files alone: it must succeed (exit 0). */
-static void
-run_cli_ok_argv (const char *const *args)
-{
-  CliRun run = run_cli_argv (args);
-  g_assert_cmpint (run.status, ==, 0);
-  cli_run_clear (&run);
-}
-
-#define RUN_CLI_OK(...) run_cli_ok_argv ((const char *const[]) { __VA_ARGS__, NULL })
-
-/* ---- temporary files --------------------------------------------------- */
-
-typedef struct {
-  char *dir;
-} Fixture;
-
-static void
-fixture_setup (Fixture *f, gconstpointer data)
-{
-  f->dir = test_scratch_dir ("sharpsky-cli-XXXXXX");
-}
-
-static void
-fixture_teardown (Fixture *f, gconstpointer data)
-{
-  test_remove_tree (f->dir);
-  g_free (f->dir);
-}
-
-static char *
-temp_path (const Fixture *f, const char *name)
-{
-  return g_build_filename (f->dir, name, NULL);
-}
-
-/* Writes a float32 FITS image with an OBJECT card (to check it is kept). */
-static void
-write_fits_float (const char *path, const float *data, long width, long height)
-{
-  test_write_fits_float (path, data, width, height, 1, "test stars");
-}
-
-/* Reads all of a float image and sets its size. With PLANES NULL the image
- * must be 2-D; otherwise *PLANES is NAXIS3, or 1 for a 2-D image. */
-static float *
-read_fits_float (const char *path, long *width, long *height, long *planes)
-{
-  fitsfile *file = NULL;
-  int status = 0, naxis = 0;
-  long axes[3] = { 0, 0, 1 };
-  fits_open_image (&file, path, READONLY, &status);
-  fits_get_img_dim (file, &naxis, &status);
-  fits_get_img_size (file, 3, axes, &status);
-  test_check_cfitsio (status);
-  if (planes == NULL)
-    g_assert_cmpint (naxis, ==, 2);
-  if (naxis == 2)
-    axes[2] = 1;
-  gsize count = (gsize) axes[0] * axes[1] * axes[2];
-  float *data = g_new (float, count);
-  int any_null = 0;
-  float null_value = NAN;
-  fits_read_img (file, TFLOAT, 1, count, &null_value, data, &any_null, &status);
-  fits_close_file (file, &status);
-  test_check_cfitsio (status);
-  *width = axes[0];
-  *height = axes[1];
-  if (planes != NULL)
-    *planes = axes[2];
-  return data;
-}
-
-/* All header cards of the first HDU, joined by newlines. */
-static char *
-read_fits_header (const char *path)
-{
-  fitsfile *file = NULL;
-  int status = 0, count = 0;
-  char *text = NULL;
-  fits_open_file (&file, path, READONLY, &status);
-  fits_hdr2str (file, 0, NULL, 0, &text, &count, &status);
-  g_assert_cmpint (status, ==, 0);
-  GString *joined = g_string_new (NULL);
-  for (int i = 0; i < count; i++)
-    g_string_append_printf (joined, "%.80s\n", text + 80 * i);
-  fits_free_memory (text, &status);
-  fits_close_file (file, &status);
-  return g_string_free (joined, FALSE);
-}
-
-/* A random field of truncated Gaussian stars on a zero background, peak
- * exactly 1: its median is 0 and its maximum 1, so the CLI's sky and scale
- * are 0 and 1 and scaled units equal the file's values. */
-static float *
-random_star_field (int width, int height)
-{
-  float *data = g_new0 (float, (gsize) width * height);
-  int stars = 12 + g_test_rand_int_range (0, 12);
-  for (int s = 0; s < stars; s++)
-    {
-      double cx = g_test_rand_double_range (4, width - 4);
-      double cy = g_test_rand_double_range (4, height - 4);
-      double amplitude = g_test_rand_double_range (0.1, 1.0);
-      double sigma = g_test_rand_double_range (0.6, 1.5);
-      for (int y = (int) cy - 3; y <= (int) cy + 3; y++)
-        for (int x = (int) cx - 3; x <= (int) cx + 3; x++)
-          {
-            double r2 = (x - cx) * (x - cx) + (y - cy) * (y - cy);
-            data[(gsize) y * width + x] += (float) (amplitude * exp (-r2 / (2 * sigma * sigma)));
-          }
-    }
-  float peak = 0;
-  for (gsize i = 0; i < (gsize) width * height; i++)
-    peak = MAX (peak, data[i]);
-  for (gsize i = 0; i < (gsize) width * height; i++)
-    data[i] /= peak;
-  return data;
-}
 
 static char *
 write_star_field (const Fixture *f, const char *name, float **pixels)
@@ -954,7 +779,7 @@ test_usage (void)
 {
   if (!cli_available ())
     return;
-  const char *commands[] = { "simulate", "deblur", "run", "bench", "info" };
+  const char *commands[] = { "simulate", "deblur", "run", "bench", "cs", "info" };
   for (gsize i = 0; i < G_N_ELEMENTS (commands); i++)
     {
       CliRun run = RUN_CLI (commands[i], "--help");
@@ -1018,6 +843,325 @@ test_info (Fixture *f, gconstpointer data)
   cli_run_clear (&run);
 }
 
+/* The solver options come from the engine's tables: --help names every
+ * solver and offers every parameter, and a parameter out of its range is
+ * refused with the table's rule. */
+static void
+test_solver_table_options (void)
+{
+  if (!cli_available ())
+    return;
+  CliRun run = RUN_CLI ("deblur", "--help");
+  g_assert_cmpint (run.status, ==, 0);
+  for (guint i = 0; i < ss_solver_count (); i++)
+    g_assert_nonnull (strstr (run.out, ss_solver_nth (i)->name));
+  for (int id = 0; id < SS_N_PARAMS; id++)
+    {
+      g_autofree char *option = g_strdup_printf ("--%s", ss_param_info ((SsParamId) id)->name);
+      g_assert_nonnull (strstr (run.out, option));
+    }
+  cli_run_clear (&run);
+
+  run = RUN_CLI ("run", "--solver", "cpadmm", "--tau", "1.7", "--iters", "1");
+  assert_refused (&run, 2, "--tau 1.7");
+  cli_run_clear (&run);
+  run = RUN_CLI ("run", "--solver", "direct", "--direct-method", "sideways");
+  assert_refused (&run, 2, "--direct-method");
+  cli_run_clear (&run);
+  run = RUN_CLI ("run", "--solver", "nonesuch");
+  assert_refused (&run, 2, "--solver");
+  cli_run_clear (&run);
+}
+
+/* ---- speed: FFTW wisdom, phases, the whole-path bench (issue 11) -------- */
+
+/* This environment with the user cache in CACHE (NULL: leave it) and FFTW
+ * measuring plans (the suite's SHARPSKY_FFTW=estimate would skip wisdom);
+ * WISDOM, when not NULL, is SHARPSKY_FFTW_WISDOM. */
+static char **
+wisdom_environment (const char *cache, const char *wisdom)
+{
+  char **envp = g_get_environ ();
+  envp = g_environ_unsetenv (envp, "SHARPSKY_FFTW");
+  envp = g_environ_unsetenv (envp, "SHARPSKY_FFTW_WISDOM");
+  if (cache)
+    envp = g_environ_setenv (envp, "XDG_CACHE_HOME", cache, TRUE);
+  if (wisdom)
+    envp = g_environ_setenv (envp, "SHARPSKY_FFTW_WISDOM", wisdom, TRUE);
+  return envp;
+}
+
+/* deblur IN in ENVP; returns its JSON summary and checks the output exists. */
+static char *
+deblur_summary (char **envp, const char *in, const char *out)
+{
+  /* CPADMM: its iterations' plans are the only measured ones, so a run from
+   * wisdom repeats the first bit for bit (RL also transforms once at the
+   * same size, estimated at first and from wisdom later: the last bits move). */
+  CliRun run = RUN_CLI_ENV (envp, "deblur", in, "-o", out, "--force", "--psf", "gaussian:2",
+                            "--solver", "cpadmm", "--iters", "4", "--backend", "cpu", "--json");
+  g_assert_cmpint (run.status, ==, 0);
+  char *summary = json_line (run.out, "summary");
+  cli_run_clear (&run);
+  g_assert_true (g_file_test (out, G_FILE_TEST_IS_REGULAR));
+  return summary;
+}
+
+/* The one wisdom file under CACHE/sharpsky, or NULL. */
+static char *
+find_wisdom_file (const char *cache)
+{
+  g_autofree char *dir = g_build_filename (cache, "sharpsky", NULL);
+  g_autoptr (GDir) listing = g_dir_open (dir, 0, NULL);
+  const char *name;
+  while (listing && (name = g_dir_read_name (listing)) != NULL)
+    if (g_str_has_prefix (name, "fftw-wisdom-"))
+      return g_build_filename (dir, name, NULL);
+  return NULL;
+}
+
+/* The first run measures plans and writes wisdom into the user's cache; the
+ * next takes every measured plan from it (the same plans: the same bits); a
+ * damaged file is ignored (and replaced), an unwritable cache or
+ * SHARPSKY_FFTW_WISDOM=0 change nothing but the planning. */
+static void
+test_fftw_wisdom (Fixture *f, gconstpointer data)
+{
+  if (!cli_available ())
+    return;
+  g_autofree char *in = write_star_field (f, "stars.fits", NULL);
+  g_autofree char *out = temp_path (f, "out.fits");
+  g_autofree char *cache = temp_path (f, "cache");
+  g_auto (GStrv) envp = wisdom_environment (cache, NULL);
+
+  g_autofree char *first = deblur_summary (envp, in, out);
+  assert_json_string (first, "fftw_wisdom", "none");
+  g_assert_cmpfloat (json_number (first, "fftw_plans_measured"), >=, 1);
+  g_autofree char *wisdom = find_wisdom_file (cache);
+  g_assert_nonnull (wisdom);
+  long w, h;
+  g_autofree float *reference = read_fits_float (out, &w, &h, NULL);
+
+  g_autofree char *second = deblur_summary (envp, in, out);
+  assert_json_string (second, "fftw_wisdom", "loaded");
+  g_assert_cmpfloat (json_number (second, "fftw_plans_measured"), ==, 0);
+  g_assert_cmpfloat (json_number (second, "fftw_plans_from_wisdom"), >=, 1);
+  g_autofree float *again = read_fits_float (out, &w, &h, NULL);
+  g_assert_cmpmem (again, (gsize) w * h * sizeof (float), reference,
+                   (gsize) w * h * sizeof (float));
+
+  /* Damaged: random bytes (a NUL among them), then a truncated copy of FFTW's text. */
+  guint8 junk[256];
+  for (gsize i = 0; i < sizeof junk; i++)
+    junk[i] = (guint8) g_test_rand_int_range (0, 256);
+  junk[17] = 0;
+  g_assert_true (g_file_set_contents (wisdom, (const char *) junk, sizeof junk, NULL));
+  g_autofree char *damaged = deblur_summary (envp, in, out);
+  assert_json_string (damaged, "fftw_wisdom", "unreadable");
+  g_autofree char *text = NULL;
+  gsize length = 0;
+  g_assert_true (g_file_get_contents (wisdom, &text, &length, NULL));
+  g_assert_true (g_str_has_prefix (text, "(fftw-"));
+  g_assert_true (g_file_set_contents (wisdom, text, (gssize) length / 2, NULL));
+  g_autofree char *truncated = deblur_summary (envp, in, out);
+  g_assert_cmpfloat (json_number (truncated, "iterations"), ==, 4);
+
+  /* Unwritable: the cache directory is a file. */
+  g_autofree char *blocked = temp_path (f, "not-a-dir");
+  g_assert_true (g_file_set_contents (blocked, "x", 1, NULL));
+  g_auto (GStrv) blocked_env = wisdom_environment (blocked, NULL);
+  g_autofree char *unwritable = deblur_summary (blocked_env, in, out);
+  assert_json_string (unwritable, "fftw_wisdom", "none");
+
+  /* Off, and an explicit path. */
+  g_auto (GStrv) off_env = wisdom_environment (cache, "0");
+  g_autofree char *off = deblur_summary (off_env, in, out);
+  assert_json_string (off, "fftw_wisdom", "off");
+  g_autofree char *explicit_path = temp_path (f, "my-wisdom");
+  g_auto (GStrv) path_env = wisdom_environment (cache, explicit_path);
+  g_autofree char *explicit = deblur_summary (path_env, in, out);
+  assert_json_string (explicit, "fftw_wisdom", "none");
+  g_assert_true (g_file_test (explicit_path, G_FILE_TEST_IS_REGULAR));
+  /* A plan measured afresh may be another algorithm: equal to rounding. */
+  g_autofree float *last = read_fits_float (out, &w, &h, NULL);
+  g_assert_cmpfloat (test_rel_diff (last, reference, (gsize) w * h), <, 1e-5);
+}
+
+/* deblur says where its time went: every phase present, >= 0, and together
+ * no more than the wall time they are part of; the text says it too. */
+static void
+test_deblur_phases (Fixture *f, gconstpointer data)
+{
+  if (!cli_available ())
+    return;
+  g_autofree char *in = write_star_field (f, "stars.fits", NULL);
+  g_autofree char *out = temp_path (f, "out.fits");
+  CliRun run = RUN_CLI ("deblur", in, "-o", out, "--psf", "moffat:2.5,3", "--alpha", "auto",
+                        "--iters", "6", "--json");
+  g_assert_cmpint (run.status, ==, 0);
+  g_autofree char *summary = json_line (run.out, "summary");
+  const char *phases[] = { "seconds_read", "seconds_prepare", "seconds_plan", "seconds_solve",
+                           "seconds_write" };
+  double sum = 0, wall = json_number (summary, "seconds_wall");
+  for (gsize i = 0; i < G_N_ELEMENTS (phases); i++)
+    {
+      double value = json_number (summary, phases[i]);
+      g_assert_true (isfinite (value));
+      g_assert_cmpfloat (value, >=, 0);
+      sum += value;
+    }
+  g_assert_true (isfinite (wall));
+  g_assert_cmpfloat (sum, <=, wall * (1 + 1e-9) + 1e-6);
+  cli_run_clear (&run);
+
+  CliRun text = RUN_CLI ("deblur", in, "-o", out, "--force", "--psf", "moffat:2.5,3",
+                         "--iters", "3");
+  g_assert_cmpint (text.status, ==, 0);
+  g_autoptr (GRegex) line = g_regex_new ("^time +read [0-9.]+ s, prepare [0-9.]+ s, plan "
+                                         "[0-9.]+ s, solve [0-9.]+ s, write [0-9.]+ s; wall "
+                                         "[0-9.]+ s$", G_REGEX_MULTILINE, 0, NULL);
+  g_assert_true (g_regex_match (line, text.out, 0, NULL));
+  cli_run_clear (&text);
+}
+
+/* bench --whole on a small frame: the real path runs (first, 2 and 12
+ * iterations, and --iters N), every run's phases come back, and the
+ * overhead is computed from the walls as the issue defines it. */
+static void
+test_bench_whole (Fixture *f, gconstpointer data)
+{
+  if (!cli_available ())
+    return;
+  int width = g_test_rand_int_range (64, 100), height = g_test_rand_int_range (64, 90);
+  g_autofree char *w = g_strdup_printf ("%d", width), *h = g_strdup_printf ("%d", height);
+  CliRun run = RUN_CLI ("bench", "--whole", "--width", w, "--height", h, "--iters", "5",
+                        "--backend", "cpu", "--json");
+  g_assert_cmpint (run.status, ==, 0);
+  g_autofree char *line = json_line (run.out, "bench_whole");
+  g_assert_cmpfloat (json_number (line, "width"), ==, width);
+  g_assert_cmpfloat (json_number (line, "height"), ==, height);
+  g_assert_cmpfloat (json_number (line, "padded_width"), >=, width);
+  g_assert_cmpfloat (json_number (line, "extra_iterations"), ==, 5);
+  const char *runs[] = { "first", "t2", "t12", "extra" };
+  for (gsize i = 0; i < G_N_ELEMENTS (runs); i++)
+    {
+      g_autofree char *key = g_strdup_printf ("%s_wall", runs[i]);
+      g_assert_cmpfloat (json_number (line, key), >, 0);
+      g_autofree char *solve = g_strdup_printf ("%s_solve", runs[i]);
+      g_assert_cmpfloat (json_number (line, solve), >=, 0);
+    }
+  double t2 = json_number (line, "t2_wall"), t12 = json_number (line, "t12_wall");
+  double per = json_number (line, "seconds_per_iteration");
+  g_assert_cmpfloat_with_epsilon (per, (t12 - t2) / 10, 1e-6);
+  g_assert_cmpfloat_with_epsilon (json_number (line, "overhead_seconds"), t2 - 2 * per, 1e-6);
+  cli_run_clear (&run);
+
+  CliRun text = RUN_CLI ("bench", "--whole", "--width", w, "--height", h, "--backend", "cpu");
+  g_assert_cmpint (text.status, ==, 0);
+  g_assert_nonnull (strstr (text.out, "iterations' worth"));
+  cli_run_clear (&text);
+
+  CliRun refused = RUN_CLI ("bench", "--whole", "--boundary", "mirror");
+  assert_refused (&refused, 2, "--boundary");
+  cli_run_clear (&refused);
+  CliRun small = RUN_CLI ("bench", "--whole", "--width", "63");
+  assert_refused (&small, 2, "--width");
+  cli_run_clear (&small);
+}
+
+/* cs: one solve and a batch recover their problems (the JSON says how many),
+ * and the greedy solvers appear in run like any other solver of the table. */
+static void
+test_cs_solves (Fixture *f, gconstpointer data)
+{
+  if (!cli_available ())
+    return;
+  g_autofree char *seed = g_strdup_printf ("%u", g_test_rand_int ());
+  /* IHT's fixed safe step 1/||A||² can settle on a wrong support, so it
+   * is run but not held to every problem; the others recover all four. */
+  const char *solvers[] = { "niht", "htp", "cosamp", "alm", "iht" };
+  for (gsize i = 0; i < G_N_ELEMENTS (solvers); i++)
+    {
+      CliRun run = RUN_CLI ("cs", "--solver", solvers[i], "--n", "256", "--rho", "0.1",
+                            "--batch", "4", "--seed", seed, "--json");
+      g_assert_cmpint (run.status, ==, 0);
+      g_autofree char *line = json_line (run.out, "cs");
+      g_assert_nonnull (strstr (line, g_str_equal (solvers[i], "iht") ? "\"recovered\":"
+                                                                       : "\"recovered\":4"));
+      cli_run_clear (&run);
+    }
+  CliRun run = RUN_CLI ("cs", "--ensemble", "dct", "--n", "512", "--solver", "niht");
+  g_assert_cmpint (run.status, ==, 0);
+  g_assert_nonnull (strstr (run.out, "recovered        1 of 1"));
+  cli_run_clear (&run);
+  run = RUN_CLI ("cs", "--ensemble", "sparse", "--p", "6", "--n", "512", "--values", "sign");
+  g_assert_cmpint (run.status, ==, 0);
+  cli_run_clear (&run);
+}
+
+/* cs --phase-transition writes the CSV (one line a cell) and a PNG, and
+ * refuses to overwrite them without --force. */
+static void
+test_cs_phase_transition (Fixture *f, gconstpointer data)
+{
+  if (!cli_available ())
+    return;
+  g_autofree char *prefix = temp_path (f, "pt");
+  g_autofree char *csv = temp_path (f, "pt.csv"), *png = temp_path (f, "pt.png");
+  CliRun run = RUN_CLI ("cs", "--phase-transition", "--n", "128", "--trials", "4", "--deltas",
+                        "0.3,0.6", "--rhos", "0.1,0.3,0.9", "-o", prefix);
+  g_assert_cmpint (run.status, ==, 0);
+  cli_run_clear (&run);
+  g_autofree char *text = NULL;
+  g_assert_true (g_file_get_contents (csv, &text, NULL, NULL));
+  g_auto (GStrv) lines = g_strsplit (g_strstrip (text), "\n", -1);
+  g_assert_cmpint (g_strv_length (lines), ==, 1 + 2 * 3);
+  g_assert_true (g_str_has_prefix (lines[0], "delta,rho,m,k,trials,recovered,fraction"));
+  /* δ 0.6, ρ 0.1 is recovered; δ 0.3, ρ 0.9 is far past the transition. */
+  g_assert_true (g_str_has_prefix (lines[2], "0.6,0.1,77,8,4,4,1,"));
+  g_assert_true (g_str_has_prefix (lines[5], "0.3,0.9,"));
+  g_assert_nonnull (strstr (lines[5], ",4,0,0,"));
+  g_autoptr (SsImage) image = ss_png_read (png, NULL);
+  g_assert_nonnull (image);
+  g_assert_cmpint (image->width, ==, 2 * 24 + 1);
+  g_assert_cmpint (image->height, ==, 3 * 24 + 1);
+  run = RUN_CLI ("cs", "--phase-transition", "--n", "128", "--trials", "2", "-o", prefix);
+  assert_refused (&run, 2, "pt.csv");
+  cli_run_clear (&run);
+}
+
+/* cs refuses bad arguments with exit 2 and one line naming the option. */
+static void
+test_cs_bad_arguments (Fixture *f, gconstpointer data)
+{
+  if (!cli_available ())
+    return;
+  const struct { const char *args[4]; const char *named; } cases[] = {
+    { { "--solver", "magic" }, "magic" },
+    { { "--ensemble", "fourier" }, "fourier" },
+    { { "--values", "cauchy" }, "cauchy" },
+    { { "--delta", "1.5" }, "--delta" },
+    { { "--n", "-4" }, "--n" },
+    { { "--k", "600", "--m", "500" }, "k <= m" },
+    { { "--trials", "zero" }, "--trials" },
+    { { "--phase-transition" }, "-o PREFIX" },
+    { { "--deltas", "0.2,,x" }, "--deltas" },
+    { { "--matrix", "13", "--bench" }, "--matrix" },
+    { { "--ensemble", "gaussian", "--n", "2000000000" }, "largest n" },
+    { { "extra" }, "extra" },
+  };
+  for (gsize i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      const char *args[8] = { "cs" };
+      int count = 1;
+      for (int j = 0; j < 4 && cases[i].args[j]; j++)
+        args[count++] = cases[i].args[j];
+      CliRun run = run_cli_argv (args);
+      assert_refused (&run, 2, cases[i].named);
+      cli_run_clear (&run);
+    }
+}
+
 int
 main (int argc, char **argv)
 {
@@ -1039,6 +1183,13 @@ main (int argc, char **argv)
   ADD ("output-protection", test_output_protection);
   ADD ("info", test_info);
   ADD ("json-escaping", test_json_escaping);
+  ADD ("fftw-wisdom", test_fftw_wisdom);
+  ADD ("deblur-phases", test_deblur_phases);
+  ADD ("bench-whole", test_bench_whole);
+  ADD ("cs-solves", test_cs_solves);
+  ADD ("cs-phase-transition", test_cs_phase_transition);
+  ADD ("cs-bad-arguments", test_cs_bad_arguments);
   g_test_add_func ("/cli/usage", test_usage);
+  g_test_add_func ("/cli/solver-table-options", test_solver_table_options);
   return g_test_run ();
 }

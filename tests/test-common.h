@@ -76,9 +76,11 @@ typedef struct {
   gsize n;
 } TestProblem;
 
+/* The same with the sensing chosen (SS_SENSING_NONE: a mask without sensing,
+ * a blur as Richardson–Lucy needs). */
 static inline void
-test_problem_init (TestProblem *p, GRand *rng, int width, int height, const char *psf,
-                   double ratio, double noise)
+test_problem_init_sensing (TestProblem *p, GRand *rng, int width, int height, const char *psf,
+                           double ratio, double noise, SsSensing sensing)
 {
   memset (p, 0, sizeof *p);
   p->width = width;
@@ -87,6 +89,7 @@ test_problem_init (TestProblem *p, GRand *rng, int width, int height, const char
   ss_acquisition_init (&p->acq);
   g_assert_true (ss_psf_spec_parse (psf, &p->acq.psf, NULL));
   p->acq.ratio = ratio;
+  p->acq.sensing = sensing;
   p->acq.noise = noise;
   p->acq.seed = g_rand_int (rng);
   g_autoptr (GError) error = NULL;
@@ -95,6 +98,13 @@ test_problem_init (TestProblem *p, GRand *rng, int width, int height, const char
   p->truth = test_sparse_image (rng, width, height, 0.1);
   p->y = ss_simulate (p->op, &p->acq, p->truth, &error);
   g_assert_no_error (error);
+}
+
+static inline void
+test_problem_init (TestProblem *p, GRand *rng, int width, int height, const char *psf,
+                   double ratio, double noise)
+{
+  test_problem_init_sensing (p, rng, width, height, psf, ratio, noise, SS_SENSING_AUTO);
 }
 
 static inline void

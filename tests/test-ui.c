@@ -145,6 +145,7 @@ set_cli_deblur (SsSettings *s, int iterations)
   s->boundary = SS_BOUNDARY_MIRROR;
   s->params.kind = SS_SOLVER_CPADMM;
   s->params.alpha = 0.002;
+  s->auto_params = 0;   /* a given alpha, as the CLI's --alpha=0.002 (not the files' auto) */
   s->params.iterations = iterations;
   s->params.nonneg = TRUE;
   s->backend = SS_BACKEND_CPU;
@@ -491,6 +492,17 @@ thread_cpu_seconds (void)
   return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
+/* Wall-clock bounds hold on an idle machine, not on a busy one (a 50 ms
+ * bound on the longest main-loop iteration failed under load): the ui suite
+ * checks what does not depend on load (the main thread's own CPU time,
+ * counts), and the benchmark `meson test --benchmark test-ui-responsiveness`
+ * (SHARPSKY_UI_BENCH=1) checks the wall-clock bounds too. */
+static gboolean
+checking_wall_clock (void)
+{
+  return g_getenv ("SHARPSKY_UI_BENCH") != NULL;
+}
+
 static void
 test_stop (Fixture *f, gconstpointer data)
 {
@@ -541,21 +553,29 @@ test_stop (Fixture *f, gconstpointer data)
   g_test_message ("previews: %u in 3 s, intervals %.0f to %.0f ms; %.0f ms per iteration",
                   previews - first_previews, shortest_preview_gap / 1000.0,
                   worst_preview_gap / 1000.0, per_iteration * 1000.0);
-  /* At most 10 a second (coalesced), and one with every report when the
-   * solver is slower than that. A report that lands just inside the
-   * coalescing window is skipped, so the longest wait is two iterations
-   * (measured 215 ms at 100 ms an iteration on a loaded machine). */
-  g_assert_cmpint (shortest_preview_gap, >=, 80 * 1000);
-  g_assert_cmpfloat (worst_preview_gap / 1e6, <=, MAX (0.25, 2.5 * per_iteration));
+  /* The window's own work per main-loop iteration, whatever the load. */
   g_assert_cmpfloat (worst_cpu, <, 0.050);
-  g_assert_cmpint (worst_gap, <, 50 * 1000);
   g_assert_cmpuint (ss_window_get_preview_count (f->window), >=, 2);
+  /* At most 10 previews a second (coalesced): a busy machine only lowers
+   * the count seen in the 3 s watched. */
+  g_assert_cmpuint (previews - first_previews, <=, 3 * 10 + 1);
+  if (checking_wall_clock ())
+    {
+      /* One preview with every report when the solver is slower than 10 a
+       * second. A report that lands just inside the coalescing window is
+       * skipped, so the longest wait is two iterations (measured 215 ms at
+       * 100 ms an iteration on a loaded machine). */
+      g_assert_cmpint (shortest_preview_gap, >=, 80 * 1000);
+      g_assert_cmpfloat (worst_preview_gap / 1e6, <=, MAX (0.25, 2.5 * per_iteration));
+      g_assert_cmpint (worst_gap, <, 50 * 1000);
+    }
 
   int at_stop = ss_window_get_iteration (f->window);
   gint64 t0 = g_get_monotonic_time ();
   g_action_group_activate_action (G_ACTION_GROUP (f->window), "stop", NULL);
-  /* Poll gently: a busy loop here would take the CPU from the solver. */
-  while (ss_window_is_running (f->window) && g_get_monotonic_time () - t0 < 5 * G_USEC_PER_SEC)
+  /* Poll gently: a busy loop here would take the CPU from the solver. The
+   * limit only keeps a hung solver from hanging the suite. */
+  while (ss_window_is_running (f->window) && g_get_monotonic_time () - t0 < 120 * G_USEC_PER_SEC)
     {
       g_main_context_iteration (NULL, FALSE);
       g_usleep (1000);
@@ -563,7 +583,8 @@ test_stop (Fixture *f, gconstpointer data)
   double took = (g_get_monotonic_time () - t0) / 1e6;
   g_test_message ("stop took %.3f s at iteration %d", took, at_stop);
   g_assert_false (ss_window_is_running (f->window));
-  g_assert_cmpfloat (took, <, 0.5);
+  if (checking_wall_clock ())
+    g_assert_cmpfloat (took, <, 0.5);
   g_assert_nonnull (strstr (ss_window_get_status (f->window), "Stopped"));
   /* The partial estimate is kept. */
   g_assert_nonnull (ss_window_get_frame (f->window, SS_VIEW_RECOVERED));
@@ -667,8 +688,10 @@ test_compare (Fixture *f, gconstpointer data)
   apply_settings (f, &s);
 
   SsSolverKind kinds[] = { SS_SOLVER_CPADMM, SS_SOLVER_DIRECT_FFT, SS_SOLVER_DIRECT };
-  SsDirectMethod methods[] = { SS_DIRECT_SOLVE, SS_DIRECT_SOLVE, SS_DIRECT_SOLVE };
-  ss_window_compare (f->window, kinds, methods, G_N_ELEMENTS (kinds));
+  SsSolveParams choices[G_N_ELEMENTS (kinds)];
+  for (guint i = 0; i < G_N_ELEMENTS (kinds); i++)
+    ss_solve_params_set_defaults (&choices[i], kinds[i]);   /* direct: the Cholesky solve */
+  ss_window_compare (f->window, choices, G_N_ELEMENTS (kinds));
   g_assert_true (ss_window_wait_idle (f->window, 300));
   g_assert_null (ss_window_get_message (f->window));
 
@@ -1183,6 +1206,11 @@ test_hdu_chooser (Fixture *f, gconstpointer data)
   g_assert_no_error (error);
   g_assert_true (file_contains (out, "input = mef.fits, HDU 2 (ERR)"));
   g_assert_true (file_contains (out, "EXTNAME = 'ERR"));
+
+  /* An export leaves the file's HDUs offered (it once dropped them). */
+  ss_window_choose_hdu (f->window);
+  g_assert_nonnull (ss_window_get_hdu_chooser (f->window));
+  gtk_window_destroy (GTK_WINDOW (ss_window_get_hdu_chooser (f->window)));
   g_free (m.sci);
   g_free (m.err);
   g_free (m.cube);
@@ -1452,10 +1480,93 @@ test_star_count_shown (Fixture *f, gconstpointer data)
   g_assert_nonnull (strstr (ss_params_panel_get_psf_fit_text (panel), "one star"));
   g_assert_true (ss_params_panel_get_psf_fit (panel, NULL));
 
-  /* Another image (here the same file again) needs its own measurement. */
+  /* Another image (here the same file again) needs its own measurement: the
+   * one-star fit is dropped and, as for any real image, the stars are
+   * searched again on opening (as --psf auto does). */
   g_assert_true (ss_window_open_path_sync (f->window, in, 30, &error));
   g_assert_no_error (error);
-  g_assert_false (ss_params_panel_get_psf_fit (panel, NULL));
+  g_assert_null (strstr (ss_params_panel_get_psf_fit_text (panel), "one star"));
+  g_assert_nonnull (strstr (ss_params_panel_get_psf_fit_text (panel), expected));
+  SsSettings reopened;
+  ss_params_panel_get_settings (panel, &reopened);
+  g_assert_cmpint (reopened.mode, ==, SS_MODE_DEBLUR);
+  g_assert_true (reopened.psf_from_fit);
+  g_assert_true (reopened.auto_params & (G_GUINT64_CONSTANT (1) << SS_PARAM_ALPHA));
+  ss_settings_clear (&reopened);
+}
+
+/* A real image opens on sharpsky-cli deblur's defaults: deblurred as it is,
+ * the PSF measured on its stars, alpha from the noise, the solver for real
+ * images. Run as it opened, the app gives the CLI's `deblur IN --psf auto
+ * --alpha auto` image; the sample still opens on the teaching demo. */
+static void
+test_real_image_defaults (Fixture *f, gconstpointer data)
+{
+  if (skip_without_display ())
+    return;
+  const char *cli = cli_or_skip ();
+  if (cli == NULL)
+    return;
+  g_autoptr (GRand) rng = g_rand_new_with_seed (f->seed);
+  static const double grid_x[N_STARS] = { 30, 80, 130, 45, 115 };
+  static const double grid_y[N_STARS] = { 30, 30, 30, 85, 85 };
+  double xs[N_STARS], ys[N_STARS];
+  for (int k = 0; k < N_STARS; k++)
+    {
+      xs[k] = grid_x[k] + g_rand_double_range (rng, -5, 5);
+      ys[k] = grid_y[k] + g_rand_double_range (rng, -5, 5);
+    }
+  g_autoptr (SsImage) image = star_field (rng, 160, 120, xs, ys,
+                                          g_rand_double_range (rng, 2.5, 4.5));
+  g_autofree char *in = g_build_filename (f->dir, "frame.fits", NULL);
+  g_autoptr (GError) error = NULL;
+  g_assert_true (ss_fits_write (image, in, FALSE, NULL, &error));
+  g_assert_true (ss_window_open_path_sync (f->window, in, 60, &error));
+  g_assert_no_error (error);
+
+  SsParamsPanel *panel = ss_window_get_params_panel (f->window);
+  SsSettings s;
+  ss_params_panel_get_settings (panel, &s);
+  g_assert_cmpint (s.mode, ==, SS_MODE_DEBLUR);
+  g_assert_true (s.psf_from_fit);
+  g_assert_true (ss_params_panel_get_psf_fit (panel, NULL));
+  g_assert_true (s.auto_params & (G_GUINT64_CONSTANT (1) << SS_PARAM_ALPHA));
+  g_assert_cmpint (s.sky_mode, ==, SS_SKY_MEDIAN);
+  g_assert_true (s.params.nonneg);
+
+  g_assert_cmpint (s.params.kind, ==, ss_solver_default_for_real_data ());
+  s.params.iterations = 20;
+  s.backend = SS_BACKEND_CPU;
+  apply_settings (f, &s);
+  ss_settings_clear (&s);
+  ss_window_run (f->window);
+  g_assert_true (ss_window_wait_idle (f->window, 120));
+  g_assert_null (ss_window_get_message (f->window));
+  SsFrame *recovered = ss_window_get_frame (f->window, SS_VIEW_RECOVERED);
+  g_assert_nonnull (recovered);
+
+  g_autofree char *out = g_build_filename (f->dir, "cli.fits", NULL);
+  const char *argv[] = { cli, "deblur", in, "-o", out, "--psf=auto", "--alpha=auto",
+                         "--iters=20", "--backend=cpu", "--quiet", NULL };
+  int status = 0;
+  g_autofree char *cli_out = NULL, *cli_err = NULL;
+  g_assert_true (g_spawn_sync (NULL, (char **) argv, NULL, G_SPAWN_DEFAULT, NULL, NULL,
+                               &cli_out, &cli_err, &status, &error));
+  if (!g_spawn_check_wait_status (status, NULL))
+    g_error ("sharpsky-cli failed: %s", cli_err);
+  g_autoptr (SsImage) expected = ss_fits_read (out, NULL, &error);
+  g_assert_no_error (error);
+  double diff = relative_difference (recovered, expected);
+  g_test_message ("app as opened vs sharpsky-cli --psf auto --alpha auto: %.3g", diff);
+  g_assert_cmpfloat (diff, <, 1e-5);
+
+  /* The sample opens on the teaching demo again. */
+  g_autofree char *sample = ss_window_find_sample ();
+  g_assert_true (ss_window_open_path_sync (f->window, sample, 60, &error));
+  ss_params_panel_get_settings (panel, &s);
+  g_assert_cmpint (s.mode, ==, SS_MODE_SIMULATE);
+  g_assert_false (s.psf_from_fit);
+  ss_settings_clear (&s);
 }
 
 /* A colour PNG has no HDUs, but its channels are offered as a FITS colour
@@ -1564,6 +1675,8 @@ main (int argc, char **argv)
               fixture_teardown);
   g_test_add ("/ui/hdu-colour-matches-cli", Fixture, NULL, fixture_setup,
               test_hdu_colour_matches_cli, fixture_teardown);
+  g_test_add ("/ui/real-image-defaults", Fixture, NULL, fixture_setup, test_real_image_defaults,
+              fixture_teardown);
   g_test_add ("/ui/star-count-shown", Fixture, NULL, fixture_setup, test_star_count_shown,
               fixture_teardown);
   g_test_add ("/ui/png-channels", Fixture, NULL, fixture_setup, test_png_channels,

@@ -44,6 +44,16 @@ ss_settings_copy (const SsSettings *src, SsSettings *dst)
   ss_psf_spec_copy (&src->acquisition.psf, &dst->acquisition.psf);
 }
 
+void
+ss_settings_take_resolved (SsSettings *settings, const SsSettings *resolved)
+{
+  if (settings->auto_params & (G_GUINT64_CONSTANT (1) << SS_PARAM_ALPHA))
+    {
+      settings->params.alpha = resolved->params.alpha;
+      settings->noise_estimate = resolved->noise_estimate;
+    }
+}
+
 /* Whether two fits describe the same profile (what the operator uses). */
 static gboolean
 same_profile (const SsPsfFit *a, const SsPsfFit *b)
@@ -63,7 +73,7 @@ ss_settings_same_problem (const SsSettings *a, const SsSettings *b)
     return FALSE;
   if (a->mode != b->mode || g_strcmp0 (psf_a, psf_b) != 0 || a->sky_mode != b->sky_mode
       || (a->sky_mode == SS_SKY_VALUE && a->sky_value != b->sky_value)
-      || a->use_roi != b->use_roi
+      || a->use_roi != b->use_roi || a->auto_params != b->auto_params
       || (a->mode == SS_MODE_DEBLUR && a->boundary != b->boundary))
     return FALSE;
   if (a->use_roi && (a->roi_x != b->roi_x || a->roi_y != b->roi_y
@@ -109,29 +119,6 @@ ss_backend_kind_to_string (SsBackendKind kind)
     }
 }
 
-/* The solver's label, with the choices it was given ("Direct (dense), GETS
- * explicit inverse"): Compare rows of one solver must be told apart. Interned,
- * so callers need not free it. */
-const char *
-ss_solver_display_name (SsSolverKind kind, SsDirectMethod method)
-{
-  const SsSolverInfo *info = ss_solver_info (kind);
-  if (info == NULL)
-    return "unknown";
-  SsSolveParams params;
-  ss_solve_params_set_defaults (&params, kind);
-  params.direct_method = method;
-  g_autoptr (GString) name = g_string_new (info->label);
-  for (int id = 0; id < SS_N_PARAMS; id++)
-    {
-      const SsParamInfo *param = ss_param_info ((SsParamId) id);
-      if (param->type == SS_PARAM_CHOICE && ss_solver_uses (info, (SsParamId) id))
-        g_string_append_printf (name, ", %s",
-                                param->choice_labels[(int) ss_param_get (&params, param)]);
-    }
-  return g_intern_string (name->str);
-}
-
 static void
 history_add_param (const SsParamInfo *info, double value, const char *text, gpointer header)
 {
@@ -167,6 +154,9 @@ ss_settings_add_history (const SsSettings *s, SsHeader *header)
     ss_header_add_history (header, "sky value = %.17g", s->sky_value);
   ss_header_add_history (header, "solver = %s", ss_solver_kind_to_string (p->kind));
   ss_solve_params_foreach_used (p, history_add_param, header);
+  if (s->auto_params & (G_GUINT64_CONSTANT (1) << SS_PARAM_ALPHA))
+    ss_header_add_history (header, "alpha chosen from the noise %.6g (scaled units)",
+                           s->noise_estimate);
   ss_header_add_history (header, "backend = %s", ss_backend_kind_to_string (s->backend));
   if (s->use_roi)
     ss_header_add_history (header, "region = %dx%d at x=%d y=%d (0-based, row 0 first)",
@@ -265,6 +255,26 @@ build_deblur (SsJob *job, GError **error)
   return TRUE;
 }
 
+/* alpha from the noise, as sharpsky-cli's --alpha auto: the simulation's
+ * own noise, or the noise estimated on the image. */
+static gboolean
+resolve_auto_params (SsJob *job, GError **error)
+{
+  SsSettings *s = &job->settings;
+  if (!(s->auto_params & (G_GUINT64_CONSTANT (1) << SS_PARAM_ALPHA)))
+    return TRUE;
+  if (s->mode == SS_MODE_SIMULATE)
+    {
+      s->noise_estimate = s->acquisition.noise;
+      s->params.alpha = ss_alpha_auto (s->acquisition.noise, job->op);
+    }
+  else if (!ss_alpha_auto_from_data (job->original->data, job->width, job->height,
+                                     job->scaling.scale, job->op, &s->params.alpha,
+                                     &s->noise_estimate, error))
+    return FALSE;
+  return ss_solve_params_validate (&s->params, error);
+}
+
 static gboolean
 build_measured_frame (SsJob *job, GError **error)
 {
@@ -307,7 +317,7 @@ ss_job_build (SsFrame *input, const SsHeader *header, const char *source_path,
 
   gboolean ok = settings->mode == SS_MODE_SIMULATE ? build_simulation (job, error)
                                                    : build_deblur (job, error);
-  if (!ok || !build_measured_frame (job, error))
+  if (!ok || !resolve_auto_params (job, error) || !build_measured_frame (job, error))
     return NULL;
   return g_steal_pointer (&job);
 }

@@ -43,6 +43,11 @@ typedef struct {
   double sky_value;
   SsBoundary boundary;        /* deblur mode: padding of the edges (CLI default mirror) */
   SsSolveParams params;
+  /* Parameters chosen from the data when the job is built (bit 1 << SsParamId;
+   * only alpha so far: from the estimated noise, or the simulation's), as
+   * sharpsky-cli's --alpha auto. */
+  guint64 auto_params;
+  double noise_estimate;      /* scaled units; set by the job when alpha is auto */
   SsBackendKind backend;
   gboolean use_roi;
   int roi_x, roi_y, roi_width, roi_height; /* full-image pixels; roi_y = first (bottom) row */
@@ -51,6 +56,9 @@ typedef struct {
 void ss_settings_init (SsSettings *settings);
 void ss_settings_clear (SsSettings *settings);
 void ss_settings_copy (const SsSettings *src, SsSettings *dst);
+/* Takes into SETTINGS the values a built job chose from the data (its
+ * settings RESOLVED): alpha and the noise estimate when alpha is auto. */
+void ss_settings_take_resolved (SsSettings *settings, const SsSettings *resolved);
 /* TRUE when A and B build the same problem (a job can be reused). */
 gboolean ss_settings_same_problem (const SsSettings *a, const SsSettings *b);
 /* One HISTORY card per parameter. */
@@ -59,7 +67,6 @@ const char *ss_mode_to_string (SsMode mode);
 const char *ss_sky_mode_to_string (SsSkyMode mode);
 const char *ss_backend_kind_to_string (SsBackendKind kind);
 /* "CPADMM", "Direct (Cholesky)", ...: names for people. */
-const char *ss_solver_display_name (SsSolverKind kind, SsDirectMethod method);
 
 typedef struct {
   SsSettings settings;

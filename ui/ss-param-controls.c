@@ -15,6 +15,7 @@ struct _SsParamControls
 
   GtkWidget *label[SS_N_PARAMS];    /* NULL for check buttons (they carry their label) */
   GtkWidget *control[SS_N_PARAMS];
+  GtkWidget *auto_check[SS_N_PARAMS]; /* for parameters the data can choose, else NULL */
   gboolean updating;
 };
 
@@ -52,7 +53,8 @@ static GtkWidget *
 new_log_spin (const SsParamInfo *info)
 {
   double low = log10 (info->ui_min), high = log10 (info->ui_max);
-  GtkAdjustment *adjustment = gtk_adjustment_new (log10 (info->default_value), low, high,
+  double start = info->default_value > 0 ? log10 (info->default_value) : low;
+  GtkAdjustment *adjustment = gtk_adjustment_new (CLAMP (start, low, high), low, high,
                                                   0.1, 1.0, 0.0);
   GtkSpinButton *spin = GTK_SPIN_BUTTON (gtk_spin_button_new (adjustment, 0.1, 4));
   gtk_spin_button_set_numeric (spin, FALSE);
@@ -93,6 +95,27 @@ on_edited (SsParamControls *self)
 }
 
 static void
+on_auto_toggled (SsParamControls *self, GtkCheckButton *check)
+{
+  for (int id = 0; id < SS_N_PARAMS; id++)
+    if (self->auto_check[id] == GTK_WIDGET (check))
+      gtk_widget_set_sensitive (self->control[id], !gtk_check_button_get_active (check));
+  on_edited (self);
+}
+
+/* "auto": the value is chosen from the data when the problem is built. */
+static void
+add_auto_check (SsParamControls *self, const SsParamInfo *info, int row)
+{
+  GtkWidget *check = gtk_check_button_new_with_label ("auto");
+  gtk_widget_set_tooltip_text (check, "Choose the value from the image's noise when the "
+                                      "problem is built (as --alpha auto does)");
+  gtk_grid_attach (GTK_GRID (self), check, 2, row, 1, 1);
+  g_signal_connect_swapped (check, "toggled", G_CALLBACK (on_auto_toggled), self);
+  self->auto_check[info->id] = check;
+}
+
+static void
 add_row (SsParamControls *self, const SsParamInfo *info, int row)
 {
   GtkWidget *control = new_control (info);
@@ -116,6 +139,8 @@ add_row (SsParamControls *self, const SsParamInfo *info, int row)
       g_signal_connect_swapped (control, signal, G_CALLBACK (on_edited), self);
     }
   self->control[info->id] = control;
+  if (info->allows_auto)
+    add_auto_check (self, info, row);
 }
 
 void
@@ -128,6 +153,8 @@ ss_param_controls_show_solver (SsParamControls *self, SsSolverKind kind)
       gtk_widget_set_visible (self->control[id], used);
       if (self->label[id])
         gtk_widget_set_visible (self->label[id], used);
+      if (self->auto_check[id])
+        gtk_widget_set_visible (self->auto_check[id], used);
     }
 }
 
@@ -200,6 +227,29 @@ ss_param_controls_set (SsParamControls *self, const SsSolveParams *params)
       const SsParamInfo *info = ss_param_info ((SsParamId) id);
       set_control (self, info, ss_param_get (params, info));
     }
+  self->updating = FALSE;
+}
+
+guint64
+ss_param_controls_get_auto (SsParamControls *self)
+{
+  g_return_val_if_fail (SS_IS_PARAM_CONTROLS (self), 0);
+  guint64 auto_params = 0;
+  for (int id = 0; id < SS_N_PARAMS; id++)
+    if (self->auto_check[id] && gtk_check_button_get_active (GTK_CHECK_BUTTON (self->auto_check[id])))
+      auto_params |= G_GUINT64_CONSTANT (1) << id;
+  return auto_params;
+}
+
+void
+ss_param_controls_set_auto (SsParamControls *self, guint64 auto_params)
+{
+  g_return_if_fail (SS_IS_PARAM_CONTROLS (self));
+  self->updating = TRUE;
+  for (int id = 0; id < SS_N_PARAMS; id++)
+    if (self->auto_check[id])
+      gtk_check_button_set_active (GTK_CHECK_BUTTON (self->auto_check[id]),
+                                   (auto_params >> id) & 1);
   self->updating = FALSE;
 }
 

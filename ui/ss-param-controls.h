@@ -19,5 +19,9 @@ void ss_param_controls_show_solver (SsParamControls *self, SsSolverKind kind);
 void ss_param_controls_get (SsParamControls *self, SsSolveParams *params);
 /* Sets every control from PARAMS, without emitting "changed". */
 void ss_param_controls_set (SsParamControls *self, const SsSolveParams *params);
+/* Parameters left to the data ("auto" ticked; bit 1 << SsParamId), for those
+ * the table allows it. */
+guint64 ss_param_controls_get_auto (SsParamControls *self);
+void ss_param_controls_set_auto (SsParamControls *self, guint64 auto_params);
 
 G_END_DECLS

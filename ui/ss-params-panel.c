@@ -332,6 +332,7 @@ ss_params_panel_get_settings (SsParamsPanel *self, SsSettings *s)
   SsSolveParams *p = &s->params;
   p->kind = selected_solver (self)->kind;
   ss_param_controls_get (self->param_controls, p);
+  s->auto_params = ss_param_controls_get_auto (self->param_controls);
 
   static const SsBackendKind backends[] = { SS_BACKEND_AUTO, SS_BACKEND_CUDA, SS_BACKEND_CPU };
   s->backend = backends[MIN (gtk_drop_down_get_selected (self->backend_dropdown),
@@ -398,6 +399,7 @@ ss_params_panel_set_settings (SsParamsPanel *self, const SsSettings *s)
     if (ss_solver_nth (i)->kind == p->kind)
       gtk_drop_down_set_selected (self->solver_dropdown, i);
   ss_param_controls_set (self->param_controls, p);
+  ss_param_controls_set_auto (self->param_controls, s->auto_params);
   static const guint backend_rows[] = { [SS_BACKEND_AUTO] = BACKEND_ROW_AUTO,
                                         [SS_BACKEND_CPU] = BACKEND_ROW_CPU,
                                         [SS_BACKEND_CUDA] = BACKEND_ROW_CUDA };

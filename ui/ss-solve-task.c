@@ -232,13 +232,24 @@ solve_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *ca
   g_mutex_unlock (&self->lock);
 
   SsJob *job = self->job;
-  SsSolveParams params = self->settings.params;
+  /* A job serves every solver of a comparison: its settings give the values
+   * chosen from the data, the task's the solver. */
+  SsSettings run;
+  ss_settings_copy (&self->settings, &run);
+  ss_settings_take_resolved (&run, &job->settings);
+  SsSolveParams params = run.params;
+  ss_settings_clear (&run);
   self->report_every = ss_solve_task_choose_report_every (
       ss_job_solve_pixels (job), params.kind, ss_backend_get_name (backend), params.iterations);
   params.report_every = self->report_every;
   choose_preview_size (job, &params.preview_width, &params.preview_height);
 
-  SsProblem problem = { .op = job->op, .y = job->y, .truth = job->truth };
+  /* A real image's sky, for solvers that model the counts as measured (RL);
+   * a simulation has none. */
+  double background = job->settings.mode == SS_MODE_DEBLUR
+                      ? ss_scaling_background (&job->scaling) : 0;
+  SsProblem problem = { .op = job->op, .y = job->y, .truth = job->truth,
+                        .background = background };
   gboolean ok = ss_backend_solve (backend, &problem, &params, on_report, self, cancellable,
                                   &self->result, &error);
   /* After a stop the partial estimate is still worth showing. */
@@ -359,6 +370,15 @@ const SsSettings *
 ss_solve_task_get_settings (SsSolveTask *self)
 {
   return &self->settings;
+}
+
+void
+ss_solve_task_get_run_settings (SsSolveTask *self, SsSettings *settings)
+{
+  ss_settings_copy (&self->settings, settings);
+  SsJob *job = ss_solve_task_get_job (self);
+  if (job != NULL)
+    ss_settings_take_resolved (settings, &job->settings);
 }
 
 SsJob *

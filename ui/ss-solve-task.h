@@ -41,6 +41,9 @@ void ss_solve_task_run_async (SsSolveTask *self, GCancellable *cancellable,
 gboolean ss_solve_task_run_finish (SsSolveTask *self, GAsyncResult *result, GError **error);
 
 const SsSettings *ss_solve_task_get_settings (SsSolveTask *self);
+/* The settings as run: once the problem is built, with the values chosen
+ * from the data (alpha auto) in place; for HISTORY. ss_settings_clear it. */
+void ss_solve_task_get_run_settings (SsSolveTask *self, SsSettings *settings);
 SsJob *ss_solve_task_get_job (SsSolveTask *self);          /* NULL until job-ready */
 /* After completion: the engine's result (x may be NULL), and frames in input units. */
 const SsSolveResult *ss_solve_task_get_result (SsSolveTask *self);

@@ -53,14 +53,6 @@ void ss_window_open_path (SsWindow *self, const char *path);
  * channels (it opens by itself when a file has more than one image HDU, or
  * is a cube of other than three planes). */
 void ss_window_choose_hdu (SsWindow *self);
-/* The chooser while it is open, else NULL. */
-SsHduChooser *ss_window_get_hdu_chooser (SsWindow *self);
-/* Fits the PSF to the star nearest (COL, ROW) (full-image pixels from 0, row 0
- * at the bottom), as a click in pick mode does, or to the stars found
- * automatically; the fit goes to the panel. FALSE with the fit's error. */
-gboolean ss_window_fit_star_sync (SsWindow *self, int col, int row, double timeout,
-                                  GError **error);
-gboolean ss_window_find_stars_sync (SsWindow *self, double timeout, GError **error);
 /* Opens the bundled sample image. */
 void ss_window_open_sample (SsWindow *self);
 /* The sample's path (SHARPSKY_DATA, the installed data, the source tree), or NULL. */
@@ -68,16 +60,42 @@ char *ss_window_find_sample (void);
 
 void ss_window_run (SsWindow *self);
 void ss_window_stop (SsWindow *self);
-/* Runs the solvers KINDS[i] with METHODS[i] (for the dense one) one after another. */
-void ss_window_compare (SsWindow *self, const SsSolverKind *kinds, const SsDirectMethod *methods,
-                        guint n);
-gboolean ss_window_is_busy (SsWindow *self);      /* loading, solving or exporting */
-gboolean ss_window_is_running (SsWindow *self);   /* a solve (or comparison) under way */
+/* Runs the solvers of CHOICES[i] (their kind and the choices they read; every
+ * other setting from the panel) one after another. */
+void ss_window_compare (SsWindow *self, const SsSolveParams *choices, guint n);
 
 void ss_window_set_view (SsWindow *self, SsViewKind view);
+
+/* Writes the shown view (or the curves) to PATH without a dialog. */
+void ss_window_export (SsWindow *self, SsExportFormat format, const char *path,
+                       const SsExportOptions *options, gboolean force);
+
+/* ---- for tests only (ss-window-testing.c) ----------------------------------
+ * The app never calls these: tests/test-ui.c drives the window through them.
+ * The _sync and wait functions iterate the default main context until the
+ * work is done or TIMEOUT seconds have passed. */
+
+gboolean ss_window_open_path_sync (SsWindow *self, const char *path, double timeout,
+                                   GError **error);
+/* Fits the PSF to the star nearest (COL, ROW) (full-image pixels from 0, row 0
+ * at the bottom), as a click in pick mode does, or to the stars found
+ * automatically; the fit goes to the panel. FALSE with the fit's error. */
+gboolean ss_window_fit_star_sync (SsWindow *self, int col, int row, double timeout,
+                                  GError **error);
+gboolean ss_window_find_stars_sync (SsWindow *self, double timeout, GError **error);
+gboolean ss_window_wait_idle (SsWindow *self, double timeout);
+gboolean ss_window_export_sync (SsWindow *self, SsExportFormat format, const char *path,
+                                const SsExportOptions *options, gboolean force, double timeout,
+                                GError **error);
+/* Iterates the main context until the image view has drawn its latest frame. */
+gboolean ss_window_wait_rendered (SsWindow *self, double timeout);
+
+gboolean ss_window_is_busy (SsWindow *self);      /* loading, solving or exporting */
+gboolean ss_window_is_running (SsWindow *self);   /* a solve (or comparison) under way */
 /* The frame a view shows now (live preview while running), or NULL. */
 SsFrame *ss_window_get_frame (SsWindow *self, SsViewKind view);
-
+/* The chooser while it is open, else NULL. */
+SsHduChooser *ss_window_get_hdu_chooser (SsWindow *self);
 SsParamsPanel *ss_window_get_params_panel (SsWindow *self);
 SsImageView *ss_window_get_image_view (SsWindow *self);
 SsPlot *ss_window_get_plot (SsWindow *self);
@@ -92,20 +110,5 @@ guint ss_window_get_preview_count (SsWindow *self);
 SsFrame *ss_window_get_last_preview (SsWindow *self);
 /* Iteration of the latest report of the current or last run. */
 int ss_window_get_iteration (SsWindow *self);
-
-/* Writes the shown view (or the curves) to PATH without a dialog. */
-void ss_window_export (SsWindow *self, SsExportFormat format, const char *path,
-                       const SsExportOptions *options, gboolean force);
-
-/* Test helpers: each iterates the default main context until the work is
- * done or TIMEOUT seconds have passed. */
-gboolean ss_window_open_path_sync (SsWindow *self, const char *path, double timeout,
-                                   GError **error);
-gboolean ss_window_wait_idle (SsWindow *self, double timeout);
-gboolean ss_window_export_sync (SsWindow *self, SsExportFormat format, const char *path,
-                                const SsExportOptions *options, gboolean force, double timeout,
-                                GError **error);
-/* Iterates the main context until the image view has drawn its latest frame. */
-gboolean ss_window_wait_rendered (SsWindow *self, double timeout);
 
 G_END_DECLS

@@ -1,23 +1,10 @@
 /* ss-backend.c: choosing where to solve, and falling back when a GPU cannot. */
-#include "ss-backend.h"
+#include "ss-backend-private.h"
 #include "ss-boundary.h"
-#include "ss-config.h"
 #include "ss-cpu.h"
 #include "ss-error.h"
 #include "ss-fft.h"
 
-#if SHARPSKY_HAVE_CUDA
-#include "cuda/ss-cuda.h"
-#endif
-
-struct _SsBackend {
-  SsBackendKind requested;
-  gboolean use_cuda;
-  char *device;
-#if SHARPSKY_HAVE_CUDA
-  SsCudaContext *cuda;
-#endif
-};
 
 gboolean
 ss_backend_kind_from_string (const char *text, SsBackendKind *kind, GError **error)
@@ -38,49 +25,184 @@ ss_backend_kind_from_string (const char *text, SsBackendKind *kind, GError **err
 }
 
 #if SHARPSKY_HAVE_CUDA
-static gboolean
-open_cuda (SsBackend *backend, GError **error)
+/* The contexts of the backends freed so far, kept for the next ones: a
+ * context (driver start, stream, library handles) and its cuFFT plans cost
+ * tenths of a second that the app, which makes a backend per solve, would
+ * otherwise pay at every solve. A pool, not one shared context, so that two
+ * backends alive at once never share a stream; each context stays on the
+ * device it was made for. */
+static GMutex context_pool_lock;
+static GSList *context_pool;
+
+static SsCudaContext *
+take_pooled_context (int device)
 {
+  g_mutex_lock (&context_pool_lock);
+  SsCudaContext *ctx = NULL;
+  for (GSList *l = context_pool; l != NULL; l = l->next)
+    if (ss_cuda_context_get_device (l->data) == device)
+      {
+        ctx = l->data;
+        context_pool = g_slist_delete_link (context_pool, l);
+        break;
+      }
+  g_mutex_unlock (&context_pool_lock);
+  return ctx;
+}
+
+static void
+pool_context (SsCudaContext *ctx)
+{
+  g_mutex_lock (&context_pool_lock);
+  context_pool = g_slist_prepend (context_pool, ctx);
+  g_mutex_unlock (&context_pool_lock);
+}
+
+/* "NAME" for one device; "2 devices: 0 NAME; 1 NAME" for several. */
+static char *
+describe_contexts (SsCudaContext *const *contexts, const int *devices, int count)
+{
+  if (count == 1)
+    return g_strdup (ss_cuda_context_get_device_name (contexts[0]));
+  GString *text = g_string_new (NULL);
+  g_string_append_printf (text, "%d devices:", count);
+  for (int i = 0; i < count; i++)
+    g_string_append_printf (text, "%s %d %s", i ? ";" : "", devices[i],
+                            ss_cuda_context_get_device_name (contexts[i]));
+  return g_string_free (text, FALSE);
+}
+
+static gboolean
+open_cuda (SsBackend *backend, const int *devices, int count, GError **error)
+{
+  static const int first_device = 0;
   if (ss_cuda_device_count () == 0)
     {
       g_set_error (error, SS_ERROR, SS_ERROR_NO_DEVICE, "no CUDA device is present");
       return FALSE;
     }
-  backend->cuda = ss_cuda_context_new (0, error);
-  if (backend->cuda == NULL)
-    return FALSE;
+  if (count <= 0)
+    {
+      devices = &first_device;
+      count = 1;
+    }
+  backend->cuda = g_new0 (SsCudaContext *, count);
+  for (int i = 0; i < count; i++)
+    {
+      backend->cuda[i] = take_pooled_context (devices[i]);
+      if (backend->cuda[i] == NULL)
+        backend->cuda[i] = ss_cuda_context_new (devices[i], error);
+      if (backend->cuda[i] == NULL)
+        return FALSE;
+      backend->n_cuda = i + 1;
+    }
   backend->use_cuda = TRUE;
-  backend->device = g_strdup (ss_cuda_context_get_device_name (backend->cuda));
+  backend->device = describe_contexts (backend->cuda, devices, count);
   return TRUE;
+}
+
+static void
+close_cuda (SsBackend *backend)
+{
+  for (int i = 0; i < backend->n_cuda; i++)
+    pool_context (backend->cuda[i]);
+  g_clear_pointer (&backend->cuda, g_free);
+  backend->n_cuda = 0;
+  backend->use_cuda = FALSE;
 }
 #endif
 
 SsBackend *
 ss_backend_new (SsBackendKind kind, GError **error)
 {
-  g_autofree SsBackend *backend = g_new0 (SsBackend, 1);
+  return ss_backend_new_with_devices (kind, NULL, 0, error);
+}
+
+SsBackend *
+ss_backend_new_with_devices (SsBackendKind kind, const int *devices, int count, GError **error)
+{
+  SsBackend *backend = g_new0 (SsBackend, 1);
   backend->requested = kind;
   if (kind != SS_BACKEND_CPU)
     {
 #if SHARPSKY_HAVE_CUDA
       g_autoptr (GError) cuda_error = NULL;
-      if (!open_cuda (backend, &cuda_error) && kind == SS_BACKEND_CUDA)
+      if (!open_cuda (backend, devices, count, &cuda_error))
         {
-          g_propagate_error (error, g_steal_pointer (&cuda_error));
-          return NULL;
+          close_cuda (backend);
+          /* Auto tolerates a machine without a GPU, not a device list
+           * naming one that is not there. */
+          gboolean absent = ss_cuda_device_count () == 0;
+          if (kind == SS_BACKEND_CUDA || (count > 0 && !absent))
+            {
+              g_propagate_error (error, g_steal_pointer (&cuda_error));
+              ss_backend_free (backend);
+              return NULL;
+            }
         }
 #else
       if (kind == SS_BACKEND_CUDA)
         {
           g_set_error (error, SS_ERROR, SS_ERROR_NO_DEVICE,
                        "this build of Sharpsky has no CUDA backend (configure with -Dcuda=enabled)");
+          ss_backend_free (backend);
           return NULL;
         }
 #endif
     }
   if (!backend->use_cuda)
     backend->device = ss_cpu_device_name ();
-  return g_steal_pointer (&backend);
+  return backend;
+}
+
+int
+ss_backend_get_device_count (const SsBackend *backend)
+{
+#if SHARPSKY_HAVE_CUDA
+  if (backend->use_cuda)
+    return backend->n_cuda;
+#endif
+  return 1;
+}
+
+gboolean
+ss_backend_parse_devices (const char *text, int **devices, int *count, GError **error)
+{
+  *devices = NULL;
+  *count = 0;
+  if (text != NULL && g_ascii_strcasecmp (text, "all") == 0)
+    {
+#if SHARPSKY_HAVE_CUDA
+      *count = ss_cuda_device_count ();
+      *devices = *count > 0 ? g_new (int, *count) : NULL;
+      for (int i = 0; i < *count; i++)
+        (*devices)[i] = i;
+#endif
+      return TRUE;
+    }
+  g_auto (GStrv) parts = g_strsplit (text ? text : "", ",", -1);
+  int n = (int) g_strv_length (parts);
+  g_autofree int *list = g_new0 (int, MAX (n, 1));
+  for (int i = 0; i < n; i++)
+    {
+      guint64 value;
+      if (!g_ascii_string_to_unsigned (g_strstrip (parts[i]), 10, 0, 1023, &value, NULL))
+        {
+          g_set_error (error, SS_ERROR, SS_ERROR_INVALID_ARGUMENT,
+                       "\"%s\": expected all or device numbers such as 0,1", text);
+          return FALSE;
+        }
+      list[i] = (int) value;
+    }
+  if (n == 0)
+    {
+      g_set_error (error, SS_ERROR, SS_ERROR_INVALID_ARGUMENT,
+                   "\"\": expected all or device numbers such as 0,1");
+      return FALSE;
+    }
+  *devices = g_steal_pointer (&list);
+  *count = n;
+  return TRUE;
 }
 
 void
@@ -89,8 +211,7 @@ ss_backend_free (SsBackend *backend)
   if (backend == NULL)
     return;
 #if SHARPSKY_HAVE_CUDA
-  if (backend->cuda)
-    ss_cuda_context_free (backend->cuda);
+  close_cuda (backend);
 #endif
   g_free (backend->device);
   g_free (backend);
@@ -139,7 +260,7 @@ ss_backend_solve (SsBackend *backend, const SsProblem *problem, const SsSolvePar
   if (backend->use_cuda)
     {
       g_autoptr (GError) cuda_error = NULL;
-      if (ss_cuda_solve (backend->cuda, problem, params, report, user_data, cancellable, result,
+      if (ss_cuda_solve (backend->cuda[0], problem, params, report, user_data, cancellable, result,
                          &cuda_error))
         return TRUE;
       /* Auto means "fastest that works": a GPU too small for the problem is
@@ -194,7 +315,7 @@ ss_backend_bench (SsBackend *backend, const SsBenchParams *params, SsBenchResult
   gboolean ok;
 #if SHARPSKY_HAVE_CUDA
   if (backend->use_cuda)
-    ok = ss_cuda_bench (backend->cuda, &padded, result, error);
+    ok = ss_cuda_bench (backend->cuda[0], &padded, result, error);
   else
 #endif
     ok = ss_cpu_bench (&padded, result, error);

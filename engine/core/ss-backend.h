@@ -21,8 +21,24 @@ typedef struct _SsBackend SsBackend;
 gboolean ss_backend_kind_from_string (const char *text, SsBackendKind *kind, GError **error);
 
 /* AUTO never fails; CUDA fails with SS_ERROR_NO_DEVICE when the build lacks
- * CUDA or no device is usable. */
+ * CUDA or no device is usable. On CUDA it uses device 0. A freed backend's
+ * CUDA context (with its cuFFT plans) is kept for the next backend of the process. */
 SsBackend *ss_backend_new (SsBackendKind kind, GError **error);
+/* The same on the CUDA devices DEVICES[0..COUNT) (indices as `info` lists
+ * them; COUNT 0: device 0), one context each. ss_backend_solve and the
+ * bench use the first; ss_backend_solve_batch spreads its problems over all.
+ * A CPU backend ignores the list; AUTO falls back to the CPU when CUDA is
+ * absent, and fails like CUDA when a listed device does not exist. */
+SsBackend *ss_backend_new_with_devices (SsBackendKind kind, const int *devices, int count,
+                                        GError **error);
+/* "all" (every CUDA device; none without CUDA), "0" or "0,2,3" into a
+ * g_free'd array of *COUNT indices (NULL with *COUNT 0 for "all" without
+ * devices). A device listed twice gets two contexts, each with its own
+ * stream and host thread: "0,0" runs the several-device path on one GPU
+ * (tests, and overlapping one frame's transfers with another's solve). */
+gboolean ss_backend_parse_devices (const char *text, int **devices, int *count, GError **error);
+/* CUDA devices in use (1 for the CPU). */
+int ss_backend_get_device_count (const SsBackend *backend);
 void ss_backend_free (SsBackend *backend);
 const char *ss_backend_get_name (const SsBackend *backend);    /* "cpu" / "cuda" */
 const char *ss_backend_get_device (const SsBackend *backend);  /* human-readable */
@@ -36,6 +52,48 @@ gboolean ss_backend_solve (SsBackend *backend, const SsProblem *problem,
                            const SsSolveParams *params, SsReportFunc report,
                            gpointer user_data, GCancellable *cancellable,
                            SsSolveResult *result, GError **error);
+
+/* Solves COUNT problems of one size with the same parameters, each with its
+ * own weight ALPHAS[i] when ALPHAS is not NULL, into RESULTS[0..COUNT)
+ * (cleared first; each result's seconds is its share of the batch's time).
+ * On CUDA, CPADMM problems that share one operator (equal c^; masks and data
+ * may differ) are solved together: one batched cuFFT plan, one kernel over
+ * all pixels; other solvers run one by one on the device. Problems are
+ * spread over the backend's devices in contiguous shares, one host thread
+ * per device. The CPU solves them one by one: the same answers as
+ * ss_backend_solve. REPORT (may be NULL) gets every problem's reports with
+ * its index; the calls are serialised (never two at once) but may come from
+ * a device's thread. Cancellation is honoured at the next report point. */
+gboolean ss_backend_solve_batch (SsBackend *backend, const SsProblem *problems, int count,
+                                 const double *alphas, const SsSolveParams *params,
+                                 SsBatchReportFunc report, gpointer user_data,
+                                 GCancellable *cancellable, SsSolveResult *results,
+                                 GError **error);
+
+/* Batches against separate solves, and several devices against one. */
+typedef struct {
+  int count;                  /* problems */
+  int devices;                /* devices the batch was spread over */
+  int width, height, iterations;
+  double batch_seconds;       /* all COUNT as one batch, on every device */
+  double one_device_seconds;  /* the same batch on the first device alone (NAN: one device) */
+  double separate_seconds;    /* COUNT separate ss_backend_solve calls, first device */
+  double batch_speedup;       /* separate_seconds / one-device batch time */
+  double device_scaling;      /* one_device_seconds / batch_seconds (NAN: one device) */
+  /* Where the one-device batch's time went (SsBatchPhase; all zero when the
+   * backend has no device batch, e.g. the CPU): its sum is batch_seconds
+   * less the host's own bookkeeping. */
+  double batch_phase_seconds[SS_BATCH_PHASES];
+  char *device;
+} SsBatchBenchResult;
+
+/* Times COUNT random CPADMM problems of PARAMS's size sharing one operator
+ * (box:5 row blur, random circulant sensing, half the pixels observed), each
+ * with its own data, PARAMS->iterations iterations each: as one batch and as
+ * separate solves, end to end (upload, solve, download), after a warm-up. */
+gboolean ss_backend_bench_batch (SsBackend *backend, const SsBenchParams *params, int count,
+                                 SsBatchBenchResult *result, GError **error);
+void ss_batch_bench_result_clear (SsBatchBenchResult *result);
 
 /* Times PARAMS->iterations iterations of a random problem against the floor
  * measured in the same process (ss-bench.h). */

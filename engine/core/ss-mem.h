@@ -10,8 +10,16 @@ typedef struct {
   gsize peak;
 } SsMemCounter;
 
-/* 64-byte aligned (fftwf_malloc), zero-filled; SS_ERROR_OUT_OF_MEMORY on failure.
- * COUNTER may be NULL. */
+#define SS_MEM_ALIGNMENT 64
+
+/* Passes over at least this many pixels are spread over the cores (OpenMP):
+ * on a 26-megapixel frame each serial pass cost tens of milliseconds, and a
+ * deblur makes a dozen of them; below it, waking the team costs more. */
+#define SS_PARALLEL_PIXELS 65536
+
+/* SS_MEM_ALIGNMENT-aligned (posix_memalign), zero-filled; SS_ERROR_OUT_OF_MEMORY
+ * on failure. COUNTER may be NULL. Free with ss_mem_free, or with g_free where
+ * the memory is handed on (a result's x): GLib uses the system allocator. */
 gpointer ss_mem_alloc (SsMemCounter *counter, gsize bytes, GError **error);
 void ss_mem_free (SsMemCounter *counter, gpointer ptr, gsize bytes);
 

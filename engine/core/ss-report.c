@@ -9,6 +9,26 @@ ss_now (void)
   return (double) g_get_monotonic_time () * 1e-6;
 }
 
+static GMutex planning_lock;
+static double planning_total;
+
+double
+ss_planning_seconds (void)
+{
+  g_mutex_lock (&planning_lock);
+  double total = planning_total;
+  g_mutex_unlock (&planning_lock);
+  return total;
+}
+
+void
+ss_planning_add (double seconds)
+{
+  g_mutex_lock (&planning_lock);
+  planning_total += seconds;
+  g_mutex_unlock (&planning_lock);
+}
+
 void
 ss_preview_reduce (const float *x, int w, int h, float *out, int pw, int ph)
 {

@@ -8,6 +8,12 @@ G_BEGIN_DECLS
 /* Monotonic seconds. */
 double ss_now (void);
 
+/* Wall seconds this process has spent planning transforms (FFTW on the
+ * CPU, cuFFT on the GPU) so far, for the "plan" phase the CLI reports; the
+ * planners add to it. Thread-safe. */
+double ss_planning_seconds (void);
+void ss_planning_add (double seconds);
+
 /* Box-averages a w x h image into pw x ph (pw <= w, ph <= h; any ratio). */
 void ss_preview_reduce (const float *x, int w, int h, float *out, int pw, int ph);
 

@@ -18,16 +18,7 @@ static gboolean
 out_of_range (const SsParamInfo *info, double value, GError **error)
 {
   g_autofree char *text = ss_param_format (info, value);
-  g_autofree char *low = ss_param_format (info, info->min);
-  g_autofree char *high = ss_param_format (info, info->max);
-  if (isinf (info->max))
-    g_set_error (error, SS_ERROR, SS_ERROR_INVALID_ARGUMENT, "%s = %s: must be finite and %s %s",
-                 info->name, text, info->min_open ? ">" : ">=", low);
-  else
-    g_set_error (error, SS_ERROR, SS_ERROR_INVALID_ARGUMENT, "%s = %s: must lie in %s%s, %s%s",
-                 info->name, text, info->min_open ? "(" : "[", low, high,
-                 info->max_open ? ")" : "]");
-  return FALSE;
+  return ss_param_range_error (info, info->name, text, error);
 }
 
 gboolean

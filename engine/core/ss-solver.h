@@ -20,6 +20,11 @@ typedef enum {
   SS_SOLVER_ISTA,
   SS_SOLVER_DIRECT,       /* dense Cholesky, then solve or explicit (GETS) inverse */
   SS_SOLVER_DIRECT_FFT,   /* Fourier-diagonal Tikhonov, exact when every pixel is observed */
+  SS_SOLVER_IHT,          /* greedy, k-sparse (seed 003; engine/cs) */
+  SS_SOLVER_NIHT,
+  SS_SOLVER_HTP,
+  SS_SOLVER_COSAMP,
+  SS_SOLVER_ALM,          /* augmented Lagrangian l1 (seed 001): basis pursuit or the LASSO */
   SS_SOLVER_RL,           /* Richardson–Lucy, optionally with TV (RL-TV) */
   SS_SOLVER_ADMM_PRIOR,   /* circulant ADMM with TV / starlet priors and a weighted data term */
   SS_N_SOLVERS
@@ -32,8 +37,10 @@ typedef enum {
 
 /* When Richardson–Lucy stops before its iteration count. */
 typedef enum {
+  SS_RL_STOP_DISCREPANCY, /* at the first report point where ||P C x - y||²/m falls to the
+                             noise level (ss-rl.h); the default, so first (Compare's
+                             variant 0 is the defaults) */
   SS_RL_STOP_NONE,        /* run every iteration */
-  SS_RL_STOP_DISCREPANCY, /* at the first report point where ||P C x - y||²/m <= noise² */
 } SsRlStop;
 
 /* The analysis prior of the ADMM-prior solver. */
@@ -69,6 +76,8 @@ typedef struct {
   int preview_width;      /* 0: no preview in reports */
   int preview_height;
   gsize memory_limit;     /* bytes the dense direct path may use; 0 = what the machine has */
+  double sparsity;        /* greedy: k, a count, or a fraction of the pixels when < 1 */
+  int inner_iterations;   /* ALM: FISTA steps per outer step; HTP/CoSaMP: CG steps */
 } SsSolveParams;
 
 /* Defaults: CPADMM, alpha 1e-3, rho 1, sigma 1, tau 1, 300 iterations, report every 10. */
@@ -90,6 +99,10 @@ typedef struct {
                              photon counts Richardson–Lucy models */
 } SsProblem;
 
+/* Do COUNT problems have one size and one c^ (masks and data may differ)?
+ * Such problems can be solved as one batch. */
+gboolean ss_problems_share_operator (const SsProblem *problems, int count);
+
 typedef struct {
   int iteration;          /* iterations done */
   double elapsed;         /* seconds since the solve started */
@@ -107,6 +120,8 @@ typedef struct {
 
 /* Runs on the solver's thread; a UI hands the data to its main loop itself. */
 typedef void (*SsReportFunc) (const SsReport *report, gpointer user_data);
+/* A report on problem INDEX of a batch (ss_backend_solve_batch). */
+typedef void (*SsBatchReportFunc) (int index, const SsReport *report, gpointer user_data);
 
 typedef struct {
   float *x;               /* n floats, scaled units (g_free) */
@@ -141,6 +156,8 @@ typedef enum {
   SS_PARAM_BACKTRACKING,
   SS_PARAM_CONTINUATION,
   SS_PARAM_DIRECT_METHOD,
+  SS_PARAM_SPARSITY,
+  SS_PARAM_INNER_ITERATIONS,
   SS_PARAM_TV,
   SS_PARAM_RL_STOP,
   SS_PARAM_PRIOR,
@@ -179,6 +196,7 @@ typedef enum {
   SS_SOLVER_MASKS         = 1 << 1,  /* handles an observation mask (ratio < 1, blank pixels) */
   SS_SOLVER_PRIOR         = 1 << 2,  /* a prior beyond pixel l1 / Tikhonov */
   SS_SOLVER_NEEDS_REGION  = 1 << 3,  /* dense n x n: large images need a region of interest */
+  SS_SOLVER_BATCHES       = 1 << 4,  /* the GPU solves problems sharing an operator as one batch */
 } SsSolverCaps;
 
 typedef gboolean (*SsSolveFunc) (const SsProblem *problem, const SsSolveParams *params,
@@ -205,6 +223,7 @@ typedef struct {
   SsParamDefault defaults[4];  /* its own defaults (first n_defaults) */
   int n_defaults;
   const char *phases[5];  /* names of the timed phases in phase_seconds, NULL-ended */
+  gboolean compare_by_default;  /* ticked in the app's Compare list */
   /* --alpha auto multiplies the noise rule (ss_alpha_auto) by this; 0 means 1.
    * A prior's best weight is in its own units. */
   double alpha_auto_scale;
@@ -244,6 +263,9 @@ const SsParamInfo *ss_param_info (SsParamId id);
 double ss_param_get (const SsSolveParams *params, const SsParamInfo *info);
 void ss_param_set (SsSolveParams *params, const SsParamInfo *info, double value);
 gboolean ss_param_in_range (const SsParamInfo *info, double value);
+/* "NAME TEXT: must lie in [min, max]" (or "be >= min"); always FALSE. */
+gboolean ss_param_range_error (const SsParamInfo *info, const char *name, const char *text,
+                               GError **error);
 /* The default of ID for the solver INFO. */
 double ss_param_default (const SsSolverInfo *info, SsParamId id);
 /* Parses TEXT ("1e-3", "yes", "inverse") into *VALUE, checking the range;
@@ -258,7 +280,39 @@ typedef void (*SsParamFunc) (const SsParamInfo *info, double value, const char *
                              gpointer user_data);
 void ss_solve_params_foreach_used (const SsSolveParams *params, SsParamFunc func,
                                    gpointer user_data);
+/* The ways to run a solver that Compare lists: one per value of each choice
+ * it reads ("direct": Cholesky solve, GETS inverse). VARIANT in
+ * [0, ss_solver_n_variants) sets PARAMS's kind and choices; 0 is the
+ * solver's defaults. */
+guint ss_solver_n_variants (const SsSolverInfo *info);
+void ss_solver_apply_variant (const SsSolverInfo *info, guint variant, SsSolveParams *params);
+/* Copies FROM's kind and the choices its solver reads into TO. */
+void ss_solve_params_copy_choices (const SsSolveParams *from, SsSolveParams *to);
+/* "Direct (dense), GETS explicit inverse" for people, "direct-inverse" for
+ * scripts: the solver and its choices when they are not the default. g_free. */
+char *ss_solve_params_label (const SsSolveParams *params);
+char *ss_solve_params_name (const SsSolveParams *params);
 /* Sets every parameter of PARAMS to the solver's default; keeps the rest. */
 void ss_solve_params_set_defaults (SsSolveParams *params, SsSolverKind kind);
+
+/* Phases of a device batch solve (ss_cuda_solve_batch), timed on the host
+ * with a stream sync at each boundary only (never per iteration), for the
+ * bench's breakdown: sizing + allocation, upload + zeroing, the first
+ * enqueue of plain iterations (CUDA graph capture and instantiation, host
+ * time while the device is idle), the other iterations, the report points'
+ * metrics, the estimates' download, and freeing the device buffers. */
+typedef enum {
+  SS_BATCH_PHASE_SETUP,
+  SS_BATCH_PHASE_UPLOAD,
+  SS_BATCH_PHASE_CAPTURE,
+  SS_BATCH_PHASE_ITERATE,
+  SS_BATCH_PHASE_REPORT,
+  SS_BATCH_PHASE_DOWNLOAD,
+  SS_BATCH_PHASE_FREE,
+  SS_BATCH_PHASES
+} SsBatchPhase;
+
+/* "setup", "upload", ... (NULL past the end). */
+const char *ss_batch_phase_name (int phase);
 
 G_END_DECLS

@@ -407,7 +407,7 @@ ss_cpu_admm_prior (const SsProblem *problem, const SsSolveParams *params, SsRepo
     }
   /* A cancelled run keeps the estimate of its last report point, as CPADMM does. */
   if (s.x && reporter.last.iteration > 0)
-    ss_cpu_finish_result (result, &reporter, s.x, reporter.last.iteration, &mem);
+    ss_cpu_finish_result (result, &reporter, &s.x, reporter.last.iteration, &mem);
   ss_mem_free (&mem, kept, 0);
   state_free (&s, &mem);
   ss_cpu_reporter_clear (&reporter);

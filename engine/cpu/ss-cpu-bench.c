@@ -30,8 +30,8 @@ median_of (double *values, int count)
 }
 
 /* Copy bandwidth, bytes read + written per second, over a buffer well past the caches. */
-static double
-measure_copy_bandwidth (void)
+double
+ss_cpu_copy_bandwidth (void)
 {
   const gsize count = 32u << 20; /* 128 MiB each way */
   float *a = ss_mem_alloc (NULL, count * sizeof (float), NULL);
@@ -220,7 +220,7 @@ bench_iterative (const SsBenchParams *params, const SsProblem *problem, SsBenchR
   if (pair < 0)
     return FALSE;
   result->floor_fft_seconds = pair;
-  result->bandwidth = measure_copy_bandwidth ();
+  result->bandwidth = ss_cpu_copy_bandwidth ();
   result->floor_bytes = elementwise_bytes (params->solver, width, height);
   result->floor_seconds = pair + result->floor_bytes / result->bandwidth;
   result->ratio = result->seconds_per_iteration / result->floor_seconds;

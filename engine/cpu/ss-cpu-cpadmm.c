@@ -140,7 +140,8 @@ ss_cpu_cpadmm (const SsProblem *problem, const SsSolveParams *params, SsReportFu
 {
   const SsOperator *op = problem->op;
   SsFft *fft2 = ss_fft_get (op->width, op->height, 2, error);
-  SsFft *fft1 = fft2 ? ss_fft_get (op->width, op->height, 1, error) : NULL;
+  /* C z at report points only: a one-off plan. */
+  SsFft *fft1 = fft2 ? ss_fft_get_once (op->width, op->height, error) : NULL;
   if (fft1 == NULL)
     return FALSE;
 
@@ -167,7 +168,7 @@ ss_cpu_cpadmm (const SsProblem *problem, const SsSolveParams *params, SsReportFu
     {
       mem.peak += ss_fft_spectrum_floats (op->width, op->height) * sizeof (float)
                   + (op->mask ? s.n : 0);
-      ss_cpu_finish_result (result, &reporter, s.z, iteration, &mem);
+      ss_cpu_finish_result (result, &reporter, &s.z, iteration, &mem);
     }
   state_free (&s, &mem);
   ss_cpu_reporter_clear (&reporter);

@@ -172,7 +172,7 @@ finish (DenseSolve *s, SsCpuReporter *reporter, GError **error)
     return FALSE;
   /* An exact solve: one step, nothing further would change. */
   gboolean ok = ss_cpu_reporter_emit (reporter, 1, s->x, s->cx, 0.0, TRUE, error);
-  ss_cpu_finish_result (s->result, reporter, s->x, 1, &s->memory);
+  ss_cpu_finish_result (s->result, reporter, &s->x, 1, &s->memory);
   return ok;
 }
 

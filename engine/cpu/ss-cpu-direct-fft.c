@@ -27,7 +27,7 @@ ss_cpu_direct_fft (const SsProblem *problem, const SsSolveParams *params, SsRepo
       g_set_error (error, SS_ERROR, SS_ERROR_INVALID_ARGUMENT, "the operator is zero");
       return FALSE;
     }
-  SsFft *fft = ss_fft_get (op->width, op->height, 1, error);
+  SsFft *fft = ss_fft_get_once (op->width, op->height, error);
   if (fft == NULL)
     return FALSE;
   SsMemCounter mem = { 0 };
@@ -58,7 +58,7 @@ ss_cpu_direct_fft (const SsProblem *problem, const SsSolveParams *params, SsRepo
       ss_cpu_circulant (fft, op, x, cx, spectrum, cx, FALSE);
       ok = ss_cpu_reporter_emit (&reporter, 1, x, cx, 0.0, TRUE, error);
       mem.peak += spec_floats * sizeof (float);
-      ss_cpu_finish_result (result, &reporter, x, 1, &mem);
+      ss_cpu_finish_result (result, &reporter, &x, 1, &mem);
     }
   ss_mem_free (&mem, x, 0);
   ss_mem_free (&mem, cx, 0);

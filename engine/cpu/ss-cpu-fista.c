@@ -118,16 +118,7 @@ gradient (FistaState *s, const float *v, const float *y, gboolean want_f)
 static double
 data_term (FistaState *s, const float *v, const float *y)
 {
-  ss_cpu_circulant (s->fft, s->op, v, s->real, s->spectrum, s->real, FALSE);
-  const guint8 *mask = s->op->mask;
-  double f = 0;
-  for (gsize i = 0; i < s->n; i++)
-    if (mask == NULL || mask[i])
-      {
-        double d = (double) s->real[i] - y[i];
-        f += d * d;
-      }
-  return 0.5 * f;
+  return 0.5 * ss_cpu_masked_misfit (s->fft, s->op, v, y, s->real, s->spectrum);
 }
 
 /* out = soft(yk − grad/L, λ/L). */
@@ -162,6 +153,53 @@ backtrack (FistaState *s, const float *y, double f_y, double lipschitz, double l
         return lipschitz;
       lipschitz = MIN (2.0 * lipschitz, s->op->lipschitz);
     }
+}
+
+/* The proximal step and the momentum in one pass, for the usual case (no
+ * backtracking, which needs x⁺ whole before it accepts it):
+ *   x⁺ = soft(y_k − grad/L, λ/L);  y_k ← x⁺ + β (x⁺ − x);  x ← x⁺
+ * reads y_k, grad and x and writes x and y_k: 5 floats a pixel where the two
+ * passes apart moved 7 (and x⁺ never went through memory). Returns
+ * ||x⁺ − x||² and ||x⁺||² when MEASURE. */
+static inline __attribute__ ((always_inline)) void
+prox_momentum_range (FistaState *s, float step, float threshold, float beta,
+                     const gboolean nonneg, const gboolean measure, double *change2,
+                     double *norm2)
+{
+  float *x = s->x, *yk = s->yk;
+  const float *g = s->grad;
+  double c2 = 0, x2 = 0;
+#pragma omp parallel for simd schedule(static) reduction(+ : c2, x2) if (s->n > SS_PARALLEL_MIN)
+  for (gsize i = 0; i < s->n; i++)
+    {
+      float x_new = ss_soft_threshold (yk[i] - step * g[i], threshold, nonneg);
+      float diff = x_new - x[i];
+      if (measure)
+        {
+          c2 += (double) diff * diff;
+          x2 += (double) x_new * x_new;
+        }
+      yk[i] = x_new + beta * diff;
+      x[i] = x_new;
+    }
+  *change2 = c2;
+  *norm2 = x2;
+}
+
+static void
+prox_momentum_step (FistaState *s, double lipschitz, double lambda, gboolean nonneg,
+                    float beta, gboolean measure, double *change2, double *norm2)
+{
+  const float step = (float) (1.0 / lipschitz), threshold = (float) (lambda / lipschitz);
+  /* Constant flags at each call: four branch-free, vectorised loops. */
+  if (nonneg && measure)
+    prox_momentum_range (s, step, threshold, beta, TRUE, TRUE, change2, norm2);
+  else if (nonneg)
+    prox_momentum_range (s, step, threshold, beta, TRUE, FALSE, change2, norm2);
+  else if (measure)
+    prox_momentum_range (s, step, threshold, beta, FALSE, TRUE, change2, norm2);
+  else
+    prox_momentum_range (s, step, threshold, beta, FALSE, FALSE, change2, norm2);
 }
 
 /* x ← x⁺, y_k ← x⁺ + β (x⁺ − x); returns ||x⁺ − x||² and ||x⁺||² if MEASURE. */
@@ -247,21 +285,19 @@ ss_cpu_fista (const SsProblem *problem, const SsSolveParams *params, SsReportFun
     {
       gboolean bt = params->backtracking;
       double f_y = gradient (&s, s.yk, problem->y, bt);
-      float *x_new = s.real;
       if (bt)
-        {
-          lipschitz = backtrack (&s, problem->y, f_y, lipschitz, lambda, params->nonneg);
-          x_new = s.trial;
-        }
-      else
-        proximal_step (&s, x_new, lipschitz, lambda, params->nonneg);
+        lipschitz = backtrack (&s, problem->y, f_y, lipschitz, lambda, params->nonneg);
       double t_next = momentum ? 0.5 * (1.0 + sqrt (1.0 + 4.0 * t * t)) : 1.0;
       float beta = momentum ? (float) ((t - 1.0) / t_next) : 0.0f;
       t = t_next;
       iteration++;
       gboolean measure = ss_cpu_is_report_point (params, iteration);
       double change2 = 0, norm2 = 0;
-      momentum_step (&s, x_new, beta, measure, &change2, &norm2);
+      if (bt)
+        momentum_step (&s, s.trial, beta, measure, &change2, &norm2);
+      else
+        prox_momentum_step (&s, lipschitz, lambda, params->nonneg, beta, measure, &change2,
+                            &norm2);
       lambda = MAX (lambda * decay, params->alpha);
       if (measure)
         ok = report_point (&reporter, &s, iteration, change2, norm2, error);
@@ -269,7 +305,7 @@ ss_cpu_fista (const SsProblem *problem, const SsSolveParams *params, SsReportFun
   if (s.x)
     {
       mem.peak += s.spec_floats * sizeof (float) + (op->mask ? s.n : 0);
-      ss_cpu_finish_result (result, &reporter, s.x, iteration, &mem);
+      ss_cpu_finish_result (result, &reporter, &s.x, iteration, &mem);
     }
   state_free (&s, &mem);
   ss_cpu_reporter_clear (&reporter);

@@ -56,13 +56,20 @@ ss_cpu_report_iterate (SsCpuReporter *reporter, int iteration, const float *x, c
 }
 
 /* OUT = C IN (or C^T IN when ADJOINT), no mask, using the caller's scratch
- * (REAL: n floats, SPECTRUM: ss_fft_spectrum_floats floats). FFT is a batch-1 plan. */
+ * (REAL: n floats, used only when IN is not aligned for FFTW; SPECTRUM:
+ * ss_fft_spectrum_floats floats). FFT is a batch-1 plan. IN is not changed. */
 void ss_cpu_circulant (const SsFft *fft, const SsOperator *op, const float *in, float *real,
                        float *spectrum, float *out, gboolean adjoint);
 
-/* Fills the common fields of RESULT from the last report and copies X. */
+/* REAL = P C X (0 off the mask); returns ||P C X − Y||² (the data misfit of
+ * the solvers and their reports). SPECTRUM is scratch. */
+double ss_cpu_masked_misfit (const SsFft *fft, const SsOperator *op, const float *x,
+                             const float *y, float *real, float *spectrum);
+
+/* Fills the common fields of RESULT from the last report and hands it *X
+ * (from ss_mem_alloc; *X becomes NULL, so the solver's clean-up skips it). */
 void ss_cpu_finish_result (SsSolveResult *result, const SsCpuReporter *reporter,
-                           const float *x, int iterations, const SsMemCounter *memory);
+                           float **x, int iterations, const SsMemCounter *memory);
 
 /* soft(a, t) = sign(a) max(|a| - t, 0); with non-negativity max(a - t, 0).
  * Written as max(a - t, 0) + k min(a + t, 0) with k = 0 or 1, which has no

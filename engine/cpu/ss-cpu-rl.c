@@ -7,8 +7,7 @@
  * observation mask: unobserved and blank pixels take no part in the
  * ratio, and Cᵀ(P1) normalises by how much of each pixel's light is
  * observed. A pixel that reaches no observed pixel keeps its value. The TV
- * term (Dey et al. 2006) uses forward differences for ∇ and backward ones for
- * div, wrapped periodically like the operators. Two FFT pairs an iteration,
+ * factor is ss-rl-tv.h's, shared with the GPU. Two FFT pairs an iteration,
  * one more at each report point (the metrics need Cx of the new estimate).
  * The discrepancy rule is checked at report points only, as on the GPU,
  * where checking means a reduction and a wait.
@@ -16,6 +15,7 @@
 #include "ss-cpu-private.h"
 #include "ss-error.h"
 #include "ss-rl.h"
+#include "ss-rl-tv.h"
 
 #include <math.h>
 #include <string.h>
@@ -66,30 +66,6 @@ data_ratio (RlState *s, const float *y)
     }
 }
 
-/* ∇x/|∇x| at (i, j), forward differences with periodic wrap. */
-static inline void
-unit_gradient (const float *x, int w, int h, int i, int j, float *gx, float *gy)
-{
-  gsize p = (gsize) j * w + i;
-  float dx = x[(gsize) j * w + (i + 1 == w ? 0 : i + 1)] - x[p];
-  float dy = x[(gsize) (j + 1 == h ? 0 : j + 1) * w + i] - x[p];
-  float norm = sqrtf (dx * dx + dy * dy + SS_RL_TV_EPSILON * SS_RL_TV_EPSILON);
-  *gx = dx / norm;
-  *gy = dy / norm;
-}
-
-/* 1 / (1 − λ div(∇x/|∇x|)) at (i, j), the divergence by backward differences. */
-static inline float
-tv_factor (const float *x, int w, int h, int i, int j, float lambda)
-{
-  float gx, gy, lx, ly, ux, uy;
-  unit_gradient (x, w, h, i, j, &gx, &gy);
-  unit_gradient (x, w, h, i == 0 ? w - 1 : i - 1, j, &lx, &ly);
-  unit_gradient (x, w, h, i, j == 0 ? h - 1 : j - 1, &ux, &uy);
-  float divergence = (gx - lx) + (gy - uy);
-  return 1.0f / fmaxf (1.0f - lambda * divergence, SS_RL_TV_FLOOR);
-}
-
 /* next = x ⊙ (Cᵀ ratio) ⊙ weight (⊙ TV factor); x where weight is 0. */
 static void
 multiplicative_step (RlState *s, float lambda)
@@ -105,7 +81,7 @@ multiplicative_step (RlState *s, float lambda)
         gsize p = (gsize) j * w + i;
         float step = weight[p] > 0 ? back[p] * weight[p] : 1.0f;
         if (lambda > 0)
-          step *= tv_factor (x, w, h, i, j, lambda);
+          step *= ss_rl_tv_factor (x, w, h, i, j, lambda);
         back[p] = x[p] * step;
       }
 }
@@ -151,18 +127,7 @@ export_estimate (RlState *s)
 static double
 residual (RlState *s, const float *x, const float *y)
 {
-  ss_cpu_circulant (s->fft, s->op, x, s->real, s->spectrum, s->real, FALSE);
-  const guint8 *mask = s->op->mask;
-  double sum = 0;
-  for (gsize i = 0; i < s->n; i++)
-    if (mask == NULL || mask[i])
-      {
-        double d = (double) s->real[i] - y[i];
-        sum += d * d;
-      }
-    else
-      s->real[i] = 0.0f;
-  return sum / (double) s->op->m;
+  return ss_cpu_masked_misfit (s->fft, s->op, x, y, s->real, s->spectrum) / (double) s->op->m;
 }
 
 /* The run from the flat start, or from START (engine units) when given. */
@@ -210,7 +175,9 @@ rl_run (const SsProblem *problem, const SsSolveParams *params, const float *star
   if (s.x)
     {
       mem.peak += s.n * sizeof (float) + (s.op->mask ? s.n : 0);   /* weight, mask */
-      ss_cpu_finish_result (result, &reporter, export_estimate (&s), iteration, &mem);
+      export_estimate (&s);
+      /* s.next holds the estimate: handed over, so the clean-up skips it. */
+      ss_cpu_finish_result (result, &reporter, &s.next, iteration, &mem);
     }
   state_free (&s, &mem);
   ss_cpu_reporter_clear (&reporter);

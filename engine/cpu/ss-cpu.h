@@ -33,8 +33,16 @@ gboolean ss_cpu_direct_dense (const SsProblem *problem, const SsSolveParams *par
                               SsReportFunc report, gpointer user_data, GCancellable *cancellable,
                               SsSolveResult *result, GError **error);
 
+/* IHT, NIHT, HTP, CoSaMP and ALM on the image's operator P C (engine/cs). */
+gboolean ss_cpu_cs_image (const SsProblem *problem, const SsSolveParams *params,
+                          SsReportFunc report, gpointer user_data, GCancellable *cancellable,
+                          SsSolveResult *result, GError **error);
+
 /* "CPU, N threads (FFTW, LAPACKE)": the one name every CPU report uses. */
 char *ss_cpu_device_name (void);
+
+/* Bytes read + written per second by a parallel copy well past the caches. */
+double ss_cpu_copy_bandwidth (void);
 
 gboolean ss_cpu_bench (const SsBenchParams *params, SsBenchResult *result, GError **error);
 

@@ -1,6 +1,7 @@
 /* ss-cuda-context.cu: device choice, status checks, memory accounting, the
  * cuFFT plan cache and the library handles. */
 #include "ss-cuda-internal.h"
+#include "ss-report.h"
 
 #include <string.h>
 
@@ -176,6 +177,12 @@ ss_cuda_context_free (SsCudaContext *ctx)
     cudaStreamDestroy (ctx->stream);
   g_free (ctx->name);
   g_free (ctx);
+}
+
+int
+ss_cuda_context_get_device (const SsCudaContext *ctx)
+{
+  return ctx->device;
 }
 
 const char *
@@ -369,6 +376,19 @@ ss_cuda_plan_work_estimate (int width, int height, int batch, cufftType type)
   return work;
 }
 
+size_t
+ss_cuda_plan_work_needed (SsCudaContext *ctx, int width, int height, int batch, cufftType type)
+{
+  for (guint i = 0; i < ctx->plans->len; i++)
+    {
+      const SsCudaPlan *cached = &g_array_index (ctx->plans, SsCudaPlan, i);
+      if (cached->width == width && cached->height == height && cached->batch == batch
+          && cached->type == type)
+        return 0;
+    }
+  return ss_cuda_plan_work_estimate (width, height, batch, type);
+}
+
 /* Grows the shared work area to BYTES and points every plan at it. */
 static gboolean
 ensure_work_area (SsCudaContext *ctx, size_t bytes, GError **error)
@@ -416,7 +436,10 @@ ss_cuda_plan (SsCudaContext *ctx, int width, int height, int batch, cufftType ty
         }
     }
   SsCudaPlan fresh = { width, height, batch, type, 0, 0 };
-  if (!make_plan (width, height, batch, type, &fresh.handle, &fresh.work_bytes, error))
+  double start = ss_now ();
+  gboolean made = make_plan (width, height, batch, type, &fresh.handle, &fresh.work_bytes, error);
+  ss_planning_add (ss_now () - start);
+  if (!made)
     return FALSE;
   if (!CUFFT_OK (cufftSetStream (fresh.handle, ctx->stream)))
     {
@@ -458,4 +481,14 @@ ss_cuda_plans_clear (SsCudaContext *ctx)
     cudaFree (ctx->fft_work);
   ctx->fft_work = NULL;
   ctx->fft_work_bytes = 0;
+}
+
+void
+ss_cuda_context_take_batch_phases (SsCudaContext *ctx, double *seconds)
+{
+  for (int i = 0; i < SS_BATCH_PHASES; i++)
+    {
+      seconds[i] += ctx->batch_phases[i];
+      ctx->batch_phases[i] = 0.0;
+    }
 }

@@ -16,15 +16,9 @@
  * Memory: real 2n, spec 2 half-spectra (~2n), nu, mu, z: ~7 floats per pixel,
  * plus the problem (c^ ~1, y 1, mask 1/4, truth 1).
  */
-#include "ss-cuda-internal.h"
-#include "ss-cuda-device.cuh"
+#include "ss-cuda-cpadmm.cuh"
 
 #include <string.h>
-
-typedef struct {
-  float rho, sigma, thresh, tau, d_obs, d_off, inv_n;
-  bool nonneg;
-} CpadmmConstants;
 
 typedef struct {
   SsCudaSolver base;
@@ -43,38 +37,7 @@ cpadmm_spectral_kernel (float2 *__restrict__ s0, float2 *__restrict__ s1,
 {
   for (size_t i = blockIdx.x * (size_t) blockDim.x + threadIdx.x; i < count;
        i += (size_t) gridDim.x * blockDim.x)
-    {
-      float2 c = chat[i], fw = s0[i], fq = s1[i];
-      float scale = k.inv_n / (k.rho * (c.x * c.x + c.y * c.y) + k.sigma);
-      float2 cw = ss_cmulc (c, fw); /* conj(c) F(w) */
-      float2 xh = make_float2 ((k.rho * cw.x + k.sigma * fq.x) * scale,
-                               (k.rho * cw.y + k.sigma * fq.y) * scale);
-      s0[i] = xh;
-      s1[i] = ss_cmul (c, xh);
-    }
-}
-
-/* One pixel of the CPADMM update. X_W holds x on entry and w on exit; U_Q
- * holds u on entry and z - nu on exit. */
-template <unsigned FLAGS>
-__device__ __forceinline__ void
-cpadmm_pixel (float &x_w, float &u_q, float &nu, float &mu, float &z, float y, bool observed,
-              const CpadmmConstants &k, double &delta)
-{
-  float x = x_w, u = u_q;
-  float d = observed ? k.d_obs : k.d_off;
-  float v = d * (k.rho * (u - mu) + y);
-  float znew = ss_soft (x + nu, k.thresh, k.nonneg);
-  mu = mu + k.tau * (v - u);
-  nu = nu + k.tau * (x - znew);
-  x_w = v + mu;
-  u_q = znew - nu;
-  if (FLAGS & SS_ITER_DELTA)
-    {
-      float dz = znew - z;
-      delta += (double) dz * dz;
-    }
-  z = znew;
+    cpadmm_spectral_at (s0[i], s1[i], chat[i], k);
 }
 
 /* One pixel per thread and grid-stride step. Measured at 4096² on an H100:
@@ -114,22 +77,10 @@ launch_pixel (Cpadmm *s, unsigned flags, unsigned blocks)
   cudaStream_t st = s->base.ctx->stream;
   float *xw = s->real, *uq = s->real + p->n;
   double *acc = s->reporter->block;
-  switch (flags)
-    {
-    case 0:
-      cpadmm_pixel_kernel<MASK, 0><<<blocks, SS_CUDA_THREADS, 0, st>>> (
-        xw, uq, s->nu, s->mu, s->z, p->y, p->mask, p->n, s->k, acc);
-      break;
-    case SS_ITER_WRITE_ESTIMATE:
-      cpadmm_pixel_kernel<MASK, SS_ITER_WRITE_ESTIMATE><<<blocks, SS_CUDA_THREADS, 0, st>>> (
-        xw, uq, s->nu, s->mu, s->z, p->y, p->mask, p->n, s->k, acc);
-      break;
-    default:
-      cpadmm_pixel_kernel<MASK, SS_ITER_WRITE_ESTIMATE | SS_ITER_DELTA>
-        <<<blocks, SS_CUDA_THREADS, 0, st>>> (xw, uq, s->nu, s->mu, s->z, p->y, p->mask, p->n,
-                                              s->k, acc);
-      break;
-    }
+  cpadmm_with_flags (flags, [&] (auto f) {
+    cpadmm_pixel_kernel<MASK, decltype (f)::value><<<blocks, SS_CUDA_THREADS, 0, st>>> (
+      xw, uq, s->nu, s->mu, s->z, p->y, p->mask, p->n, s->k, acc);
+  });
 }
 
 static const char *const cpadmm_stage_names[] = {
@@ -235,8 +186,8 @@ SsCudaSolver *
 ss_cuda_cpadmm_new (SsCudaContext *ctx, const SsCudaProblem *p, const SsSolveParams *params,
                     SsCudaIterator *it, SsCudaReporter *reporter, GError **error)
 {
-  size_t work = MAX (ss_cuda_plan_work_estimate (p->width, p->height, 2, CUFFT_R2C),
-                     ss_cuda_plan_work_estimate (p->width, p->height, 2, CUFFT_C2R));
+  size_t work = MAX (ss_cuda_plan_work_needed (ctx, p->width, p->height, 2, CUFFT_R2C),
+                     ss_cuda_plan_work_needed (ctx, p->width, p->height, 2, CUFFT_C2R));
   g_autofree char *what = g_strdup_printf ("a %d×%d CPADMM solve", p->width, p->height);
   if (!ss_cuda_check_free (ctx, cpadmm_buffer_bytes (p) + work, what, error))
     return NULL;
@@ -247,14 +198,7 @@ ss_cuda_cpadmm_new (SsCudaContext *ctx, const SsCudaProblem *p, const SsSolvePar
   s->base.bytes = cpadmm_buffer_bytes (p);
   s->p = p;
   s->reporter = reporter;
-  s->k.rho = (float) params->rho;
-  s->k.sigma = (float) params->sigma;
-  s->k.thresh = (float) (params->alpha / params->sigma);
-  s->k.tau = (float) params->tau;
-  s->k.d_obs = (float) (1.0 / (1.0 + params->rho));
-  s->k.d_off = (float) (1.0 / params->rho);
-  s->k.inv_n = (float) (1.0 / (double) p->n);
-  s->k.nonneg = params->nonneg != FALSE;
+  s->k = cpadmm_constants (params, p->n);
 
   gboolean ok =
     ss_cuda_plan (ctx, p->width, p->height, 2, CUFFT_R2C, &s->r2c2, error)

@@ -40,6 +40,7 @@ struct _SsCudaContext {
   size_t pinned_bytes;
   size_t mem_current, mem_peak; /* bytes from ss_cuda_alloc */
   gboolean use_graphs;
+  double batch_phases[SS_BATCH_PHASES]; /* ss_cuda_solve_batch's phases, seconds */
   int blocks_per_sm;            /* grid cap of the elementwise kernels (0: none) */
 };
 
@@ -85,6 +86,11 @@ gboolean ss_cuda_plan (SsCudaContext *ctx, int width, int height, int batch, cuf
                        cufftHandle *plan, GError **error);
 /* Work-area bytes the plan for this shape would need (0 on failure). */
 size_t ss_cuda_plan_work_estimate (int width, int height, int batch, cufftType type);
+/* The work-area bytes a plan would add on CTX: 0 when it is cached (its
+ * work area is allocated already), else ss_cuda_plan_work_estimate. Cheap
+ * for cached plans: no cuFFT call. */
+size_t ss_cuda_plan_work_needed (SsCudaContext *ctx, int width, int height, int batch,
+                                 cufftType type);
 /* Destroys every cached plan and frees the work area. */
 void ss_cuda_plans_clear (SsCudaContext *ctx);
 /* At the start of a solve (nothing holds a plan): drops plans of other sizes,
@@ -176,6 +182,10 @@ void ss_cuda_reporter_clear (SsCudaReporter *r);
 gboolean ss_cuda_reporter_reset (SsCudaReporter *r, GError **error);
 /* Enqueues C x, the metric reductions and the preview of the estimate X. */
 gboolean ss_cuda_reporter_enqueue (SsCudaReporter *r, const float *x, GError **error);
+/* The reductions and the preview alone, with CX = C x already computed
+ * (a batch transforms all its estimates at once). */
+gboolean ss_cuda_reporter_enqueue_metrics (SsCudaReporter *r, const float *x, const float *cx,
+                                           GError **error);
 /* Turns a copied block into a report. */
 void ss_cuda_reporter_fill (const SsCudaReporter *r, const void *host_block, SsReport *report);
 
@@ -212,6 +222,11 @@ typedef struct {
    * use and kept for the solver's life (they hold its buffer addresses). */
   cudaGraphExec_t graphs[SS_CUDA_GRAPH_CHUNK + 1];
 } SsCudaIterator;
+
+/* Enqueues COUNT plain iterations (flags 0), as graphs when the context and
+ * the iterator allow; no host synchronisation. */
+gboolean ss_cuda_iterator_enqueue_plain (SsCudaContext *ctx, SsCudaIterator *it, int count,
+                                         GError **error);
 
 /* Destroys the iterator's graphs (before its solver is freed). */
 void ss_cuda_iterator_clear (SsCudaIterator *it);

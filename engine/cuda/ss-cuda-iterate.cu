@@ -40,8 +40,9 @@ capture_plain (SsCudaContext *ctx, SsCudaIterator *it, int count, GError **error
   return ok;
 }
 
-static gboolean
-enqueue_plain (SsCudaContext *ctx, SsCudaIterator *it, int count, GError **error)
+gboolean
+ss_cuda_iterator_enqueue_plain (SsCudaContext *ctx, SsCudaIterator *it, int count,
+                                GError **error)
 {
   if (!ctx->use_graphs || !it->capturable)
     {
@@ -121,7 +122,7 @@ ss_cuda_run_iterations (SsCudaContext *ctx, SsCudaIterator *it, SsCudaReporter *
       int end = MIN (done + every, total), length = end - done;
       int slot = index & 1;
       ok = ss_cuda_reporter_reset (reporter, error)
-           && enqueue_plain (ctx, it, MAX (length - 2, 0), error)
+           && ss_cuda_iterator_enqueue_plain (ctx, it, MAX (length - 2, 0), error)
            && (length < 2 || it->iterate (it->solver, SS_ITER_WRITE_ESTIMATE, error))
            && it->iterate (it->solver, SS_ITER_WRITE_ESTIMATE | SS_ITER_DELTA, error)
            && ss_cuda_reporter_enqueue (reporter, it->estimate (it->solver), error)

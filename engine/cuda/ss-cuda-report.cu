@@ -112,20 +112,28 @@ ss_cuda_reporter_enqueue (SsCudaReporter *r, const float *x, GError **error)
                                      (float) (1.0 / (double) p->n), error)
       || !CUFFT_OK (cufftExecC2R (c2r, (cufftComplex *) r->spec, r->real)))
     return FALSE;
+  return ss_cuda_reporter_enqueue_metrics (r, x, r->real, error);
+}
 
+gboolean
+ss_cuda_reporter_enqueue_metrics (SsCudaReporter *r, const float *x, const float *cx,
+                                  GError **error)
+{
+  SsCudaContext *ctx = r->ctx;
+  const SsCudaProblem *p = r->p;
   unsigned blocks = ss_cuda_blocks (ctx, p->n);
   cudaStream_t s = ctx->stream;
   if (p->mask && p->truth)
-    metrics_kernel<true, true><<<blocks, SS_CUDA_THREADS, 0, s>>> (x, r->real, p->y, p->mask,
+    metrics_kernel<true, true><<<blocks, SS_CUDA_THREADS, 0, s>>> (x, cx, p->y, p->mask,
                                                                    p->truth, p->n, r->block);
   else if (p->mask)
-    metrics_kernel<true, false><<<blocks, SS_CUDA_THREADS, 0, s>>> (x, r->real, p->y, p->mask,
+    metrics_kernel<true, false><<<blocks, SS_CUDA_THREADS, 0, s>>> (x, cx, p->y, p->mask,
                                                                     NULL, p->n, r->block);
   else if (p->truth)
-    metrics_kernel<false, true><<<blocks, SS_CUDA_THREADS, 0, s>>> (x, r->real, p->y, NULL,
+    metrics_kernel<false, true><<<blocks, SS_CUDA_THREADS, 0, s>>> (x, cx, p->y, NULL,
                                                                     p->truth, p->n, r->block);
   else
-    metrics_kernel<false, false><<<blocks, SS_CUDA_THREADS, 0, s>>> (x, r->real, p->y, NULL,
+    metrics_kernel<false, false><<<blocks, SS_CUDA_THREADS, 0, s>>> (x, cx, p->y, NULL,
                                                                      NULL, p->n, r->block);
   if (!LAUNCH_OK ("metrics_kernel"))
     return FALSE;

@@ -17,6 +17,7 @@
 #include "ss-cuda-internal.h"
 #include "ss-cuda-device.cuh"
 #include "ss-rl.h"
+#include "ss-rl-tv.h"
 
 #include <math.h>
 #include <string.h>
@@ -46,29 +47,6 @@ rl_ratio_kernel (float *__restrict__ r, const float *__restrict__ y,
     }
 }
 
-/* ∇z/|∇z| at (i, j): forward differences, periodic wrap (as the CPU). */
-__device__ __forceinline__ void
-rl_unit_gradient (const float *__restrict__ z, int w, int h, int i, int j, float *gx, float *gy)
-{
-  size_t p = (size_t) j * w + i;
-  float dx = z[(size_t) j * w + (i + 1 == w ? 0 : i + 1)] - z[p];
-  float dy = z[(size_t) (j + 1 == h ? 0 : j + 1) * w + i] - z[p];
-  float norm = sqrtf (dx * dx + dy * dy + SS_RL_TV_EPSILON * SS_RL_TV_EPSILON);
-  *gx = dx / norm;
-  *gy = dy / norm;
-}
-
-__device__ __forceinline__ float
-rl_tv_factor (const float *__restrict__ z, int w, int h, int i, int j, float lambda)
-{
-  float gx, gy, lx, ly, ux, uy;
-  rl_unit_gradient (z, w, h, i, j, &gx, &gy);
-  rl_unit_gradient (z, w, h, i == 0 ? w - 1 : i - 1, j, &lx, &ly);
-  rl_unit_gradient (z, w, h, i, j == 0 ? h - 1 : j - 1, &ux, &uy);
-  float divergence = (gx - lx) + (gy - uy);
-  return 1.0f / fmaxf (1.0f - lambda * divergence, SS_RL_TV_FLOOR);
-}
-
 /* z_new = z ⊙ (back ⊙ weight, or 1 where weight is 0) (⊙ TV factor), into z
  * (no TV) or back (TV); the estimate x = z_new + shift and the squared change
  * when FLAGS ask. */
@@ -86,7 +64,7 @@ rl_update_kernel (float *__restrict__ z, float *__restrict__ back,
       float wp = weight[p];
       float step = wp > 0 ? back[p] * wp : 1.0f;
       if (TV)
-        step *= rl_tv_factor (z, w, h, (int) (p % w), (int) (p / w), lambda);
+        step *= ss_rl_tv_factor (z, w, h, (int) (p % w), (int) (p / w), lambda);
       float zn = z[p] * step;
       if (FLAGS & SS_ITER_DELTA)
         {

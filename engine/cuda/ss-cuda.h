@@ -10,6 +10,7 @@
 
 #include "ss-solver.h"
 #include "ss-bench.h"
+#include "ss-cs-bench.h"
 
 G_BEGIN_DECLS
 
@@ -21,6 +22,7 @@ int ss_cuda_device_count (void);
 SsCudaContext *ss_cuda_context_new (int device, GError **error);
 void ss_cuda_context_free (SsCudaContext *ctx);
 const char *ss_cuda_context_get_device_name (const SsCudaContext *ctx);
+int ss_cuda_context_get_device (const SsCudaContext *ctx);
 /* Free and total device memory now, bytes. */
 void ss_cuda_context_get_memory (SsCudaContext *ctx, gsize *free_bytes, gsize *total_bytes);
 
@@ -29,6 +31,21 @@ gboolean ss_cuda_solve (SsCudaContext *ctx, const SsProblem *problem,
                         const SsSolveParams *params, SsReportFunc report,
                         gpointer user_data, GCancellable *cancellable,
                         SsSolveResult *result, GError **error);
+
+/* Same contract as ss_backend_solve_batch on one device (ss-cuda-batch.cu),
+ * for CPADMM problems sharing one operator (ss_problems_share_operator;
+ * anything else fails with SS_ERROR_UNSUPPORTED): one batched iteration, in
+ * as many sub-batches as the free memory needs. */
+gboolean ss_cuda_solve_batch (SsCudaContext *ctx, const SsProblem *problems, int count,
+                              const double *alphas, const SsSolveParams *params,
+                              SsBatchReportFunc report, gpointer user_data,
+                              GCancellable *cancellable, SsSolveResult *results,
+                              GError **error);
+
+/* Adds the seconds of each SsBatchPhase that ss_cuda_solve_batch spent on
+ * CTX since the last call into SECONDS (SS_BATCH_PHASES values), and
+ * starts the count afresh. */
+void ss_cuda_context_take_batch_phases (SsCudaContext *ctx, double *seconds);
 
 gboolean ss_cuda_bench (SsCudaContext *ctx, const SsBenchParams *params,
                         SsBenchResult *result, GError **error);
@@ -39,6 +56,20 @@ extern const SsCudaSolverEntry ss_cuda_fista_entry;
 extern const SsCudaSolverEntry ss_cuda_direct_entry;
 extern const SsCudaSolverEntry ss_cuda_direct_fft_entry;
 extern const SsCudaSolverEntry ss_cuda_rl_entry;
+extern const SsCudaSolverEntry ss_cuda_cs_entry;   /* iht, niht, htp, cosamp, alm */
+
+/* Compressed sensing (ss-cuda-cs.cu) on the host operator A, uploaded: the
+ * same contract as ss_cs_solve (every iteration asked for runs: there is no
+ * stopping test, so no host wait). */
+gboolean ss_cuda_cs_solve (SsCudaContext *ctx, const SsCsParams *params, SsLinop *A,
+                           const float *y, int batch, float *x, SsCsStats *stats,
+                           GError **error);
+/* The cs benchmarks (ss-cs-bench.h) on the GPU. */
+gboolean ss_cuda_cs_bench (SsCudaContext *ctx, const SsCsBenchParams *params,
+                           SsCsBenchResult *result, GError **error);
+/* AX = A X and ATY = Aᵀ Y (BATCH columns) computed on the GPU, for tests. */
+gboolean ss_cuda_linop_check (SsCudaContext *ctx, SsLinop *A, const float *x, float *ax,
+                              const float *y, float *aty, int batch, GError **error);
 
 /* Added for tests and benchmarks. */
 

@@ -799,8 +799,11 @@ write_header (fitsfile *fits, const SsHeader *header, int *status)
   return TRUE;
 }
 
+/* BITPIX is FLOAT_IMG or USHORT_IMG (cfitsio writes BITPIX 16 with BZERO
+ * 32768 and converts the floats, already whole numbers in range). */
 static gboolean
-write_fits_file (const SsImage *image, const char *temp, const char *name, GError **error)
+write_fits_file (const SsImage *image, const char *temp, const char *name, int bitpix,
+                 GError **error)
 {
   fitsfile *fits = NULL;
   int status = 0;
@@ -810,7 +813,7 @@ write_fits_file (const SsImage *image, const char *temp, const char *name, GErro
 
   fits_create_diskfile (&fits, temp, &status);
   if (status == 0)
-    fits_create_imgll (fits, FLOAT_IMG, naxis, axes, &status);
+    fits_create_imgll (fits, bitpix, naxis, axes, &status);
   if (status == 0)
     write_header (fits, image->header, &status);
   if (status == 0)
@@ -844,20 +847,44 @@ check_image (const SsImage *image, const char *name, GError **error)
   return TRUE;
 }
 
-gboolean
-ss_fits_write (const SsImage *image, const char *path, gboolean force,
-               const char *const *inputs, GError **error)
+static gboolean
+write_fits (const SsImage *image, const char *path, gboolean force, const char *const *inputs,
+            int bitpix, GError **error)
 {
   g_autofree char *name = g_filename_display_name (path ? path : "");
   if (!check_image (image, name, error) || !ss_output_check (path, force, inputs, error))
     return FALSE;
   g_autofree char *temp = ss_output_temp_path (path);
-  if (!write_fits_file (image, temp, name, error))
+  if (!write_fits_file (image, temp, name, bitpix, error))
     {
       ss_output_abort (temp);
       return FALSE;
     }
   return ss_output_commit (temp, path, error);
+}
+
+gboolean
+ss_fits_write (const SsImage *image, const char *path, gboolean force,
+               const char *const *inputs, GError **error)
+{
+  return write_fits (image, path, force, inputs, FLOAT_IMG, error);
+}
+
+gboolean
+ss_fits_write_uint16 (const SsImage *image, const char *path, gboolean force,
+                      const char *const *inputs, GError **error)
+{
+  gsize count = ss_image_plane_size (image) * (gsize) image->planes;
+  for (gsize i = 0; i < count; i++)
+    if (!(image->data[i] >= 0.0f && image->data[i] <= 65535.0f
+          && image->data[i] == rintf (image->data[i])))
+      {
+        g_set_error (error, SS_ERROR, SS_ERROR_INVALID_ARGUMENT,
+                     "pixel %" G_GSIZE_FORMAT " (%g) is not a whole number in [0, 65535]",
+                     i, image->data[i]);
+        return FALSE;
+      }
+  return write_fits (image, path, force, inputs, USHORT_IMG, error);
 }
 
 /* ------------------------------------------------------------------------ */

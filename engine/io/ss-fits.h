@@ -32,6 +32,12 @@ SsImage *ss_fits_read (const char *path, const SsFitsReadOptions *options, GErro
 gboolean ss_fits_write (const SsImage *image, const char *path, gboolean force,
                         const char *const *inputs, GError **error);
 
+/* The same as uint16 (BITPIX 16, BZERO 32768), what cameras write: every
+ * pixel must be a whole number in [0, 65535] (SS_ERROR_INVALID_ARGUMENT
+ * otherwise, before anything is written). */
+gboolean ss_fits_write_uint16 (const SsImage *image, const char *path, gboolean force,
+                               const char *const *inputs, GError **error);
+
 /* A multi-line human-readable description: HDUs, sizes, BITPIX, main cards. */
 char *ss_fits_describe (const char *path, GError **error);
 

@@ -2,6 +2,7 @@
  * What the modes mean and how the border enters the data term: ss-boundary.h. */
 #include "ss-boundary.h"
 #include "ss-error.h"
+#include "ss-mem.h"
 
 #include <math.h>
 #include <string.h>
@@ -85,6 +86,17 @@ wrapped_distance (int i, int n)
 int
 ss_boundary_margin_for_psf (const SsPsfSpec *spec, int width, int height, GError **error)
 {
+  /* Only pixels within the PSF's reach of (0,0) are non-zero: a canvas of
+   * 2 reach + 3 holds them at the same wrapped distances and sums them in the
+   * same order, so the margin is the one the full image gives, without
+   * rendering (and reading) 26 megapixels of zeros. A PSF that does not fit
+   * is rendered at full size, to be refused as before. */
+  int psf_reach = ss_psf_reach (spec);
+  if (psf_reach >= 0 && 2 * psf_reach + 1 <= width && 2 * psf_reach + 1 <= height)
+    {
+      width = MIN (width, 2 * psf_reach + 3);
+      height = MIN (height, 2 * psf_reach + 3);
+    }
   g_autoptr (SsImage) psf = ss_psf_render (spec, width, height, error);
   if (psf == NULL)
     return -1;
@@ -213,15 +225,22 @@ ss_boundary_pad (const float *in, int w, int h, SsBoundary mode, int margin,
 
   /* Centred: the left (top) border gets the smaller half. */
   int left = (width - w) / 2, top = (height - h) / 2;
+  /* Rows, then columns, are independent: spread over the cores. */
+  gboolean parallel = count > SS_PARALLEL_PIXELS;
+#pragma omp parallel for schedule(static) if (parallel)
   for (int y = 0; y < h; y++)
-    memcpy (padded + (gsize) (y + top) * width + left, in + (gsize) y * w, w * sizeof (float));
-  if (width > w)
-    for (int y = 0; y < h; y++)
-      pad_line (padded + (gsize) (y + top) * width, 1, width, left, w, mode);
+    {
+      memcpy (padded + (gsize) (y + top) * width + left, in + (gsize) y * w, w * sizeof (float));
+      if (width > w)
+        pad_line (padded + (gsize) (y + top) * width, 1, width, left, w, mode);
+    }
   /* Then every column, borders included, so the corners blend both ways. */
   if (height > h)
-    for (int x = 0; x < width; x++)
-      pad_line (padded + x, width, height, top, h, mode);
+    {
+#pragma omp parallel for schedule(static) if (parallel)
+      for (int x = 0; x < width; x++)
+        pad_line (padded + x, width, height, top, h, mode);
+    }
 
   *out = padded;
   *pw = width;
@@ -251,6 +270,7 @@ ss_boundary_crop (const float *in, int pw, int ph, int x0, int y0, int w, int h,
                    "cannot crop %d×%d at (%d, %d) from a %d×%d image", w, h, x0, y0, pw, ph);
       return FALSE;
     }
+#pragma omp parallel for schedule(static) if ((gsize) w * h > SS_PARALLEL_PIXELS)
   for (int y = 0; y < h; y++)
     memcpy (out + (gsize) y * w, in + (gsize) (y + y0) * pw + x0, w * sizeof (float));
   return TRUE;

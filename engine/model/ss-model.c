@@ -103,6 +103,7 @@ update_lipschitz (SsOperator *op)
 {
   gsize count = (gsize) op->height * op->spec_width;
   double best = 0;
+#pragma omp parallel for reduction(max : best) schedule(static) if (count > SS_PARALLEL_PIXELS)
   for (gsize k = 0; k < count; k++)
     {
       double re = op->chat[2 * k], im = op->chat[2 * k + 1];
@@ -111,25 +112,41 @@ update_lipschitz (SsOperator *op)
   op->lipschitz = best;
 }
 
+/* OUT = rfft2 (IMAGE). FFTW's out-of-place r2c leaves its input as it was,
+ * so an aligned IMAGE is transformed where it lies; an unaligned one (the
+ * plans assume ss_mem_alloc's alignment) goes through a copy. */
+static gboolean
+forward_transform_into (const float *image, int width, int height, float *out, GError **error)
+{
+  SsFft *fft = ss_fft_get_once (width, height, error);
+  if (fft == NULL)
+    return FALSE;
+  if (ss_fft_is_aligned (image))
+    {
+      ss_fft_forward (fft, (float *) image, out);
+      return TRUE;
+    }
+  gsize bytes = (gsize) width * height * sizeof (float);
+  float *real = ss_mem_alloc (NULL, bytes, error);
+  if (real == NULL)
+    return FALSE;
+  memcpy (real, image, bytes);
+  ss_fft_forward (fft, real, out);
+  ss_mem_free (NULL, real, 0);
+  return TRUE;
+}
+
 /* rfft2 of a real image into a fresh half-spectrum buffer. */
 static float *
 forward_transform (const float *image, int width, int height, GError **error)
 {
-  SsFft *fft = ss_fft_get (width, height, 1, error);
-  if (fft == NULL)
-    return NULL;
-  gsize n = (gsize) width * height;
-  float *real = ss_mem_alloc (NULL, n * sizeof (float), error);
-  float *spectrum = ss_mem_alloc (NULL, ss_fft_spectrum_floats (width, height) * sizeof (float), error);
-  if (real == NULL || spectrum == NULL)
+  float *spectrum = ss_mem_alloc (NULL, ss_fft_spectrum_floats (width, height) * sizeof (float),
+                                  error);
+  if (spectrum != NULL && !forward_transform_into (image, width, height, spectrum, error))
     {
-      ss_mem_free (NULL, real, 0);
       ss_mem_free (NULL, spectrum, 0);
       return NULL;
     }
-  memcpy (real, image, n * sizeof (float));
-  ss_fft_forward (fft, real, spectrum);
-  ss_mem_free (NULL, real, 0);
   return spectrum;
 }
 
@@ -181,14 +198,8 @@ static gboolean
 set_blur_spectrum (SsOperator *op, const SsPsfSpec *psf, GError **error)
 {
   g_autoptr (SsImage) kernel = ss_psf_render (psf, op->width, op->height, error);
-  if (kernel == NULL)
-    return FALSE;
-  float *bhat = forward_transform (kernel->data, op->width, op->height, error);
-  if (bhat == NULL)
-    return FALSE;
-  memcpy (op->chat, bhat, ss_fft_spectrum_floats (op->width, op->height) * sizeof (float));
-  ss_mem_free (NULL, bhat, 0);
-  return TRUE;
+  return kernel != NULL
+         && forward_transform_into (kernel->data, op->width, op->height, op->chat, error);
 }
 
 SsOperator *
@@ -221,16 +232,17 @@ ss_operator_new (const SsAcquisition *acq, int width, int height, GError **error
 }
 
 SsOperator *
-ss_operator_new_blur (const SsPsfSpec *psf, const float *observed, int width, int height,
-                      GError **error)
+ss_operator_new_from_kernel (const float *kernel, const float *observed, int width, int height,
+                             GError **error)
 {
   g_autoptr (SsOperator) op = operator_alloc (width, height, error);
-  if (op == NULL || !set_blur_spectrum (op, psf, error))
+  if (op == NULL || !forward_transform_into (kernel, width, height, op->chat, error))
     return NULL;
   gsize n = (gsize) width * height;
   if (observed)
     {
       gsize finite = 0;
+#pragma omp parallel for reduction(+ : finite) schedule(static) if (n > SS_PARALLEL_PIXELS)
       for (gsize i = 0; i < n; i++)
         finite += isfinite (observed[i]) ? 1 : 0;
       if (finite == 0)
@@ -242,6 +254,7 @@ ss_operator_new_blur (const SsPsfSpec *psf, const float *observed, int width, in
       if (finite < n)
         {
           op->mask = g_new (guint8, n);
+#pragma omp parallel for schedule(static) if (n > SS_PARALLEL_PIXELS)
           for (gsize i = 0; i < n; i++)
             op->mask[i] = isfinite (observed[i]) ? 1 : 0;
         }
@@ -249,6 +262,18 @@ ss_operator_new_blur (const SsPsfSpec *psf, const float *observed, int width, in
     }
   update_lipschitz (op);
   return g_steal_pointer (&op);
+}
+
+SsOperator *
+ss_operator_new_blur (const SsPsfSpec *psf, const float *observed, int width, int height,
+                      GError **error)
+{
+  if (width <= 0 || height <= 0)
+    return operator_alloc (width, height, error);
+  g_autoptr (SsImage) kernel = ss_psf_render (psf, width, height, error);
+  if (kernel == NULL)
+    return NULL;
+  return ss_operator_new_from_kernel (kernel->data, observed, width, height, error);
 }
 
 SsOperator *
@@ -281,7 +306,7 @@ static gboolean
 circulant_product (const SsOperator *op, const float *in, float *out, gboolean adjoint,
                    GError **error)
 {
-  SsFft *fft = ss_fft_get (op->width, op->height, 1, error);
+  SsFft *fft = ss_fft_get_once (op->width, op->height, error);
   if (fft == NULL)
     return FALSE;
   gsize n = (gsize) op->width * op->height;

@@ -50,6 +50,10 @@ SsOperator *ss_operator_new (const SsAcquisition *acq, int width, int height, GE
  * the data term (OBSERVED may be NULL: all pixels observed). */
 SsOperator *ss_operator_new_blur (const SsPsfSpec *psf, const float *observed,
                                   int width, int height, GError **error);
+/* The same from a rendered kernel (n floats, sum 1, centred on pixel (0,0)
+ * after wrap-around, as ss_psf_render gives): what fitted PSFs use. */
+SsOperator *ss_operator_new_from_kernel (const float *kernel, const float *observed,
+                                         int width, int height, GError **error);
 /* From an explicit half-spectrum and mask (copied); used by tests and backends. */
 SsOperator *ss_operator_new_from_parts (int width, int height, const float *chat,
                                         const guint8 *mask, GError **error);

@@ -2,6 +2,7 @@
  * The derivation of the constants is in ss-noise.h. */
 #include "ss-noise.h"
 #include "ss-error.h"
+#include "ss-mem.h"
 #include "ss-scaling.h"
 
 #include <math.h>
@@ -14,14 +15,16 @@
 /* The same for the 1-D kernel (1 -2 1): sqrt(6). */
 #define KERNEL_1D_NORM 2.449489742783178
 
-/* Fills OUT with the 3x3 high-pass of every NaN-free interior window; returns
- * the count written. */
+/* Fills OUT, (w-2) x (h-2), with the 3x3 high-pass of every interior window;
+ * a window with a NaN or Inf anywhere gives NaN, which the statistics skip.
+ * Rows are independent: every core takes some. */
 static gsize
 high_pass_2d (const float *data, int w, int h, float *out)
 {
   static const float k[3] = { 1.f, -2.f, 1.f };
-  gsize count = 0;
-  for (int y = 1; y + 1 < h; y++)
+  const int ow = w - 2;
+#pragma omp parallel for schedule(static) if ((gsize) w * h > 65536)
+  for (int y = 1; y < h - 1; y++)
     for (int x = 1; x + 1 < w; x++)
       {
         float acc = 0.f;
@@ -30,10 +33,9 @@ high_pass_2d (const float *data, int w, int h, float *out)
             const float *row = data + (gsize) (y + dy) * w + x;
             acc += k[dy + 1] * (k[0] * row[-1] + k[1] * row[0] + k[2] * row[1]);
           }
-        if (isfinite (acc))   /* a NaN or Inf anywhere in the window poisons acc */
-          out[count++] = acc;
+        out[(gsize) (y - 1) * ow + (x - 1)] = isfinite (acc) ? acc : NAN;
       }
-  return count;
+  return (gsize) ow * (gsize) (h - 2);
 }
 
 /* The same along rows only, for images less than 3 rows high. */
@@ -52,24 +54,31 @@ high_pass_rows (const float *data, int w, int h, float *out)
   return count;
 }
 
-/* Robust standard deviation of the values: MAD / Phi^-1(3/4), falling back on
- * the mean absolute deviation when more than half of them are equal (as with
- * quantised data whose noise is under one count). */
+/* Robust standard deviation of the finite values: MAD / Phi^-1(3/4), falling
+ * back on the mean absolute deviation when more than half of them are equal
+ * (as with quantised data whose noise is under one count). VALUES is read,
+ * never reordered. */
 static double
-robust_sigma (float *values, gsize count)
+robust_sigma (const float *values, gsize count)
 {
   double centre = ss_median (values, count);
-  double sum_abs = 0.0;
-  for (gsize i = 0; i < count; i++)
-    {
-      values[i] = fabsf (values[i] - (float) centre);
-      sum_abs += values[i];
-    }
-  double mad = ss_median (values, count);
+  if (!isfinite (centre))
+    return NAN;
+  double mad = ss_mad (values, count, centre);
   if (mad > 0.0)
     return mad / MAD_OF_UNIT_GAUSSIAN;
   /* E|X| = sigma sqrt(2/pi) for a centred Gaussian. */
-  return sum_abs / (double) count * sqrt (G_PI / 2.0);
+  double sum_abs = 0.0;
+  gsize finite = 0;
+  /* One thread: a parallel sum would differ in its last bits from run to
+   * run, and so would alpha. A rare path (quantised, nearly noiseless data). */
+  for (gsize i = 0; i < count; i++)
+    if (isfinite (values[i]))
+      {
+        sum_abs += fabsf (values[i] - (float) centre);
+        finite++;
+      }
+  return sum_abs / (double) finite * sqrt (G_PI / 2.0);
 }
 
 double
@@ -123,15 +132,27 @@ static double
 full_spectrum_energy (const SsOperator *op)
 {
   int sw = op->spec_width;
+  /* Rows summed in parallel, then the row sums in order: the same total on
+   * any number of threads (a reduction clause adds in arrival order, and
+   * alpha auto, hence the result, would change in its last bits). */
+  double *rows = g_new (double, op->height);
+#pragma omp parallel for schedule(static) if ((gsize) op->height * sw > SS_PARALLEL_PIXELS)
+  for (int y = 0; y < op->height; y++)
+    {
+      double row = 0.0;
+      for (int x = 0; x < sw; x++)
+        {
+          const float *c = op->chat + 2 * ((gsize) y * sw + x);
+          double p = (double) c[0] * c[0] + (double) c[1] * c[1];
+          gboolean self_mirrored = x == 0 || (op->width % 2 == 0 && x == op->width / 2);
+          row += self_mirrored ? p : 2.0 * p;
+        }
+      rows[y] = row;
+    }
   double total = 0.0;
   for (int y = 0; y < op->height; y++)
-    for (int x = 0; x < sw; x++)
-      {
-        const float *c = op->chat + 2 * ((gsize) y * sw + x);
-        double p = (double) c[0] * c[0] + (double) c[1] * c[1];
-        gboolean self_mirrored = x == 0 || (op->width % 2 == 0 && x == op->width / 2);
-        total += self_mirrored ? p : 2.0 * p;
-      }
+    total += rows[y];
+  g_free (rows);
   return total;
 }
 

@@ -944,31 +944,5 @@ ss_psf_fit_operator (const SsPsfFit *fit, const float *observed, int width, int 
   g_autoptr (SsImage) psf = ss_psf_fit_render (fit, width, height, error);
   if (psf == NULL)
     return NULL;
-  SsFft *fft = ss_fft_get (width, height, 1, error);
-  if (fft == NULL)
-    return NULL;
-  gsize spectrum_bytes = ss_fft_spectrum_floats (width, height) * sizeof (float);
-  float *chat = ss_mem_alloc (NULL, spectrum_bytes, error);
-  if (chat == NULL)
-    return NULL;
-  ss_fft_forward (fft, psf->data, chat);
-
-  gsize n = (gsize) width * height;
-  guint8 *mask = NULL;
-  if (observed != NULL)
-    {
-      mask = g_malloc (n);
-      gboolean any_missing = FALSE;
-      for (gsize i = 0; i < n; i++)
-        {
-          mask[i] = isnan (observed[i]) ? 0 : 1;
-          any_missing |= mask[i] == 0;
-        }
-      if (!any_missing)
-        g_clear_pointer (&mask, g_free);
-    }
-  SsOperator *op = ss_operator_new_from_parts (width, height, chat, mask, error);
-  ss_mem_free (NULL, chat, spectrum_bytes);
-  g_free (mask);
-  return op;
+  return ss_operator_new_from_kernel (psf->data, observed, width, height, error);
 }

@@ -41,6 +41,10 @@ char *ss_psf_spec_to_string (const SsPsfSpec *spec);
 void ss_psf_spec_clear (SsPsfSpec *spec);
 void ss_psf_spec_copy (const SsPsfSpec *src, SsPsfSpec *dst);
 
+/* How far from (0,0) (wrapped, in rows or columns) a rendered model PSF can
+ * be non-zero; -1 when only the file knows (file:). */
+int ss_psf_reach (const SsPsfSpec *spec);
+
 /* Renders the PSF at the problem size; fails (SS_ERROR_INVALID_ARGUMENT) when
  * the PSF is larger than the image or a file PSF sums to <= 0. */
 SsImage *ss_psf_render (const SsPsfSpec *spec, int width, int height, GError **error);

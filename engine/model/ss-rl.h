@@ -68,10 +68,5 @@ float *ss_rl_weight (const SsOperator *op, GError **error);
 /* The discrepancy rule stops at this fraction of the noise level (above). */
 #define SS_RL_DISCREPANCY_FACTOR 0.85
 
-/* The TV factor's denominator is clamped at this, so that a too-large tv
- * slows RL-TV down instead of flipping signs (Dey et al. need 1 − λ div > 0). */
-#define SS_RL_TV_FLOOR 0.1f
-/* |∇x| is regularised as sqrt(|∇x|² + eps²), in scaled units. */
-#define SS_RL_TV_EPSILON 1e-4f
 
 G_END_DECLS

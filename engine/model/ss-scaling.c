@@ -1,101 +1,65 @@
 /* ss-scaling.c: sky level and scale between input units and [0, 1]. */
 #include "ss-scaling.h"
 #include "ss-error.h"
+#include "ss-mem.h"
+#include "ss-select.h"
 
 #include <math.h>
-
-static float
-select_kth (float *v, gsize n, gsize k)
-{
-  /* Hoare-style quickselect: O(n) on average, in place. */
-  gsize lo = 0, hi = n - 1;
-  while (lo < hi)
-    {
-      float pivot = v[lo + (hi - lo) / 2];
-      gsize i = lo, j = hi;
-      while (i <= j)
-        {
-          while (v[i] < pivot)
-            i++;
-          while (v[j] > pivot)
-            j--;
-          if (i <= j)
-            {
-              float t = v[i];
-              v[i] = v[j];
-              v[j] = t;
-              i++;
-              if (j == 0)
-                break;
-              j--;
-            }
-        }
-      if (k <= j)
-        hi = j;
-      else if (k >= i)
-        lo = i;
-      else
-        break;
-    }
-  return v[k];
-}
-
-static double
-median_of_copy (float *v, gsize count)
-{
-  if (count == 0)
-    return NAN;
-  double upper = select_kth (v, count, count / 2);
-  if (count % 2)
-    return upper;
-  /* Even count: the largest of the lower half sits below index count/2. */
-  float lower = v[0];
-  for (gsize i = 1; i < count / 2; i++)
-    lower = MAX (lower, v[i]);
-  return 0.5 * (upper + lower);
-}
 
 double
 ss_median (const float *data, gsize n)
 {
-  float *copy = g_new (float, MAX (n, 1));
-  gsize count = 0;
-  for (gsize i = 0; i < n; i++)
-    if (isfinite (data[i]))
-      copy[count++] = data[i];
-  double median = median_of_copy (copy, count);
-  g_free (copy);
-  return median;
+  SsSelectView all;
+  ss_select_view_init (&all);
+  return ss_select_median (data, n, &all);
+}
+
+double
+ss_mad (const float *data, gsize n, double centre)
+{
+  SsSelectView deviations;
+  ss_select_view_init (&deviations);
+  deviations.absolute = TRUE;
+  deviations.centre = (float) centre;
+  return isfinite (centre) ? ss_select_median (data, n, &deviations) : NAN;
+}
+
+/* The float farthest from CENTRE on SIDE (+1 or -1) with |x - centre| <=
+ * RADIUS in double, the test the clipping always used. */
+static float
+clip_bound (double centre, double radius, int side)
+{
+  float outward = side > 0 ? INFINITY : -INFINITY;
+  float x = (float) (centre + side * radius);
+  while (fabs ((double) x - centre) > radius)
+    x = nextafterf (x, (float) centre);
+  for (float further = nextafterf (x, outward); fabs ((double) further - centre) <= radius;
+       further = nextafterf (x, outward))
+    x = further;
+  return x;
 }
 
 /* Median after rejecting values beyond 3 sigma (sigma from the MAD), a few
- * rounds: a sky estimate that bright stars do not pull up. */
+ * rounds: a sky estimate that bright stars do not pull up. Every round reads
+ * the data where they are: nothing is copied. */
 static double
 clipped_median (const float *data, gsize n)
 {
   double centre = ss_median (data, n);
-  float *dev = g_new (float, MAX (n, 1));
-  float *kept = g_new (float, MAX (n, 1));
   for (int round = 0; round < 5 && isfinite (centre); round++)
     {
-      gsize count = 0;
-      for (gsize i = 0; i < n; i++)
-        if (isfinite (data[i]))
-          dev[count++] = fabsf (data[i] - (float) centre);
-      double sigma = 1.4826 * median_of_copy (dev, count);
+      double sigma = 1.4826 * ss_mad (data, n, centre);
       if (!(sigma > 0))
         break;
-      gsize k = 0;
-      for (gsize i = 0; i < n; i++)
-        if (isfinite (data[i]) && fabs (data[i] - centre) <= 3 * sigma)
-          kept[k++] = data[i];
-      double next = median_of_copy (kept, k);
+      SsSelectView kept;
+      ss_select_view_init (&kept);
+      kept.low = clip_bound (centre, 3 * sigma, -1);
+      kept.high = clip_bound (centre, 3 * sigma, +1);
+      double next = ss_select_median (data, n, &kept);
       if (next == centre)
         break;
       centre = next;
     }
-  g_free (dev);
-  g_free (kept);
   return centre;
 }
 
@@ -121,6 +85,8 @@ ss_scaling_estimate (const float *data, gsize n, SsSkyMode mode, double sky_valu
     }
   double top = -INFINITY;
   gsize finite = 0;
+#pragma omp parallel for reduction(max : top) reduction(+ : finite) schedule(static) \
+  if (n > SS_PARALLEL_PIXELS)
   for (gsize i = 0; i < n; i++)
     if (isfinite (data[i]))
       {
@@ -155,6 +121,7 @@ ss_scaling_apply (const SsScaling *scaling, const float *in, float *out, gsize n
                   gboolean clamp_negative)
 {
   double inv = 1.0 / scaling->scale;
+#pragma omp parallel for schedule(static) if (n > SS_PARALLEL_PIXELS)
   for (gsize i = 0; i < n; i++)
     {
       float v = (float) ((in[i] - scaling->sky) * inv);
@@ -165,6 +132,14 @@ ss_scaling_apply (const SsScaling *scaling, const float *in, float *out, gsize n
 void
 ss_scaling_unapply (const SsScaling *scaling, const float *in, float *out, gsize n)
 {
+#pragma omp parallel for schedule(static) if (n > SS_PARALLEL_PIXELS)
   for (gsize i = 0; i < n; i++)
     out[i] = (float) (in[i] * scaling->scale + scaling->sky);
+}
+
+double
+ss_scaling_background (const SsScaling *scaling)
+{
+  double background = scaling->scale > 0 ? scaling->sky / scaling->scale : 0;
+  return isfinite (background) ? MAX (background, 0) : 0;
 }

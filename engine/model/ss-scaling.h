@@ -31,7 +31,16 @@ void ss_scaling_apply (const SsScaling *scaling, const float *in, float *out, gs
 /* out = in * scale + sky. */
 void ss_scaling_unapply (const SsScaling *scaling, const float *in, float *out, gsize n);
 
-/* Median of the finite values (copies; O(n) selection). NAN when none. */
+/* The sky SCALING subtracted, in scaled units (>= 0): what a real image's
+ * scaled data must get back to be the counts as measured
+ * (SsProblem.background, for Richardson–Lucy). */
+double ss_scaling_background (const SsScaling *scaling);
+
+/* Median of the finite values (the mean of the middle two for an even
+ * count), NAN when none: O(n) by histogram selection (ss-select.h), on every
+ * core, without copying DATA. */
 double ss_median (const float *data, gsize n);
+/* Median absolute deviation of the finite values about CENTRE, the same way. */
+double ss_mad (const float *data, gsize n, double centre);
 
 G_END_DECLS

@@ -1,0 +1,664 @@
+/* ss-cli-cs.c: `cs`, compressed sensing on random k-sparse problems (seeds
+ * 001, 003, 004): one solve, a batch of problems sharing the matrix solved
+ * as one block, a phase transition over δ = m/n and ρ = k/m (CSV and a PNG
+ * heat map), or the benchmarks against their floors. */
+#include "ss-cli-common.h"
+#include "ss-cli-json.h"
+
+#include <errno.h>
+#include <math.h>
+#include <png.h>
+#include <string.h>
+
+typedef struct {
+  char *solver, *ensemble, *values, *n, *m, *delta, *k, *rho, *noise, *p, *seed, *iters,
+       *inner, *tol, *alpha, *batch, *trials, *deltas, *rhos, *output, *backend, *matrix,
+       *bench_n, *bench_iters, *bench_which;
+  gboolean phase, bench, json, quiet, force, nonneg;
+  char **rest;
+} CsOptions;
+
+typedef struct {
+  SsCsParams solve;
+  SsEnsemble ensemble;
+  SsCsValues values;
+  gsize n, m, k;
+  gboolean m_given, k_given;
+  double delta, rho;
+  double noise, tol;
+  int p, batch, trials;
+  guint64 seed;
+  GArray *deltas, *rhos;   /* double */
+  SsBackendKind backend;
+} CsConfig;
+
+static void
+cs_options_clear (CsOptions *o)
+{
+  char **strings[] = { &o->solver, &o->ensemble, &o->values, &o->n, &o->m, &o->delta, &o->k,
+                       &o->rho, &o->noise, &o->p, &o->seed, &o->iters, &o->inner, &o->tol,
+                       &o->alpha, &o->batch, &o->trials, &o->deltas, &o->rhos, &o->output,
+                       &o->backend, &o->matrix, &o->bench_n, &o->bench_iters, &o->bench_which };
+  for (gsize i = 0; i < G_N_ELEMENTS (strings); i++)
+    g_clear_pointer (strings[i], g_free);
+  g_clear_pointer (&o->rest, g_strfreev);
+}
+
+#define STR(name, field, help, arg) \
+  { name, 0, 0, G_OPTION_ARG_STRING, &o->field, help, arg }
+#define FLAG(name, field, help) { name, 0, 0, G_OPTION_ARG_NONE, &o->field, help, NULL }
+
+static int
+cs_parse (int argc, char **argv, CsOptions *o)
+{
+  const GOptionEntry entries[] = {
+    STR ("solver", solver, "iht, niht, htp, cosamp, fista or alm (default niht)", "NAME"),
+    STR ("ensemble", ensemble, "Sensing matrix: gaussian, sign, dct or sparse (default gaussian)",
+         "NAME"),
+    STR ("values", values, "Nonzero values: gaussian, sign or uniform (default gaussian)", "NAME"),
+    STR ("n", n, "Signal length (default 1024)", "N"),
+    STR ("m", m, "Measurements (default delta·n)", "M"),
+    STR ("delta", delta, "δ = m/n (default 0.5)", "D"),
+    STR ("k", k, "Nonzeros (default rho·m)", "K"),
+    STR ("rho", rho, "ρ = k/m (default 0.2)", "R"),
+    STR ("noise", noise, "Gaussian noise sigma added to y (default 0)", "S"),
+    STR ("p", p, "Nonzeros per column of the sparse ensemble (default 8)", "P"),
+    STR ("seed", seed, "Seed of matrix and problems (default 1)", "N"),
+    STR ("iters", iters, "Most iterations (default: niht/iht 1000, htp/cosamp 100, fista 1000, "
+         "alm 30 outer)", "N"),
+    STR ("inner-iters", inner, "ALM: FISTA steps per outer step (default 200); HTP/CoSaMP: CG "
+         "steps per projection (default 50)", "N"),
+    STR ("tol", tol, "Success: relative error <= TOL (default 1e-4)", "TOL"),
+    STR ("alpha", alpha, "l1 weight of fista and alm (default: fista 1e-3, alm 0 = basis "
+         "pursuit)", "A"),
+    FLAG ("nonneg", nonneg, "Constrain x >= 0"),
+    STR ("batch", batch, "Solve N problems sharing the matrix as one block (default 1)", "N"),
+    FLAG ("phase-transition", phase, "Sweep δ and ρ; success fraction per cell"),
+    STR ("trials", trials, "Phase transition: problems per cell (default 10)", "N"),
+    STR ("deltas", deltas, "Phase transition: δ values, comma-separated (default 0.1,...,0.9)",
+         "LIST"),
+    STR ("rhos", rhos, "Phase transition: ρ values (default 0.05,0.1,...,0.5)", "LIST"),
+    { "output", 'o', 0, G_OPTION_ARG_STRING, &o->output,
+      "Phase transition: write PREFIX.csv and PREFIX.png", "PREFIX" },
+    FLAG ("force", force, "Replace existing output files"),
+    FLAG ("bench", bench, "Time NIHT on the DCT, concurrent FISTA and ALM against their floors"),
+    STR ("bench-which", bench_which, "Benchmarks to run: all, niht, fista or alm (default all)",
+         "NAME"),
+    STR ("bench-n", bench_n, "Bench: DCT length for NIHT (default 1048576)", "N"),
+    STR ("bench-iters", bench_iters, "Bench: FISTA iterations timed (default 100)", "N"),
+    STR ("matrix", matrix, "Bench: seed 004's matrix 1..12 (default 7: 256 x 1048576)", "ROW"),
+    STR ("backend", backend, "auto, cpu or cuda (default auto)", "NAME"),
+    FLAG ("json", json, "Print JSON objects (one per line)"),
+    FLAG ("quiet", quiet, "No notes"),
+    { G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_STRING_ARRAY, &o->rest, NULL, NULL },
+    { NULL },
+  };
+  g_set_prgname (CLI_PROGRAM " cs");
+  GOptionContext *context = g_option_context_new ("");
+  g_option_context_set_summary (context,
+    "Compressed sensing on random k-sparse problems: y = A x (+ noise), A an m x n matrix of an "
+    "ensemble, x with k nonzeros. One solve, --batch N problems sharing A solved as one block, "
+    "--phase-transition over δ = m/n and ρ = k/m, or --bench.");
+  g_option_context_add_main_entries (context, entries, NULL);
+  g_autoptr (GError) error = NULL;
+  gboolean ok = cli_option_context_parse (context, argc, argv, &error);
+  g_option_context_free (context);
+  if (!ok)
+    {
+      cli_error (NULL, "cs: %s (see '" CLI_PROGRAM " cs --help')", error->message);
+      return CLI_EXIT_USAGE;
+    }
+  if (o->rest && o->rest[0])
+    {
+      cli_error (NULL, "cs: unexpected argument '%s'", o->rest[0]);
+      return CLI_EXIT_USAGE;
+    }
+  return -1;
+}
+
+/* ---- settings ------------------------------------------------------------ */
+
+static gboolean
+parse_size (const char *option, const char *text, gint64 min, gint64 max, gint64 *value,
+            GError **error)
+{
+  return text == NULL || cli_parse_int (option, text, min, max, value, error);
+}
+
+static gboolean
+parse_fraction (const char *option, const char *text, double *value, GError **error)
+{
+  if (text == NULL)
+    return TRUE;
+  if (!cli_parse_double (option, text, value, error))
+    return FALSE;
+  if (*value <= 0 || *value > 1)
+    {
+      g_set_error (error, SS_ERROR, SS_ERROR_INVALID_ARGUMENT, "%s %s: must be in (0, 1]", option,
+                   text);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+static gboolean
+parse_list (const char *option, const char *text, GArray *list, GError **error)
+{
+  g_auto (GStrv) parts = g_strsplit (text, ",", -1);
+  for (int i = 0; parts[i]; i++)
+    {
+      double v;
+      if (!parse_fraction (option, g_strstrip (parts[i]), &v, error))
+        return FALSE;
+      g_array_append_val (list, v);
+    }
+  if (list->len == 0)
+    {
+      g_set_error (error, SS_ERROR, SS_ERROR_INVALID_ARGUMENT, "%s: empty list", option);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+static void
+default_list (GArray *list, double first, double step, int count)
+{
+  for (int i = 0; i < count; i++)
+    {
+      double v = round ((first + i * step) * 1000) / 1000;
+      g_array_append_val (list, v);
+    }
+}
+
+static void
+cs_config_clear (CsConfig *c)
+{
+  if (c->deltas)
+    g_array_unref (c->deltas);
+  if (c->rhos)
+    g_array_unref (c->rhos);
+}
+
+static void
+solver_defaults (SsCsParams *p)
+{
+  switch (p->algorithm)
+    {
+    case SS_CS_HTP:
+    case SS_CS_COSAMP: p->iterations = 100; p->inner_iterations = 50; break;
+    case SS_CS_FISTA: p->iterations = 1000; p->alpha = 1e-3; break;
+    case SS_CS_ALM: p->iterations = 30; p->inner_iterations = 200; break;
+    default: p->iterations = 1000; break;
+    }
+}
+
+static gboolean
+config_numbers (const CsOptions *o, CsConfig *c, GError **error)
+{
+  gint64 n = 1024, m = 0, k = 0, p = 8, seed = 1, iters = 0, inner = 0, batch = 1, trials = 10;
+  if (!(parse_size ("--n", o->n, 1, G_MAXINT32, &n, error)
+        && parse_size ("--m", o->m, 1, G_MAXINT32, &m, error)
+        && parse_size ("--k", o->k, 1, G_MAXINT32, &k, error)
+        && parse_size ("--p", o->p, 1, 1 << 20, &p, error)
+        && parse_size ("--seed", o->seed, 0, G_MAXINT64, &seed, error)
+        && parse_size ("--iters", o->iters, 1, 100000000, &iters, error)
+        && parse_size ("--inner-iters", o->inner, 1, 1000000, &inner, error)
+        && parse_size ("--batch", o->batch, 1, 1 << 20, &batch, error)
+        && parse_size ("--trials", o->trials, 1, 1 << 20, &trials, error)
+        && parse_fraction ("--delta", o->delta, &c->delta, error)
+        && parse_fraction ("--rho", o->rho, &c->rho, error)))
+    return FALSE;
+  if (o->noise && !(cli_parse_double ("--noise", o->noise, &c->noise, error)))
+    return FALSE;
+  if (o->tol && !cli_parse_double ("--tol", o->tol, &c->tol, error))
+    return FALSE;
+  if (o->alpha && !cli_parse_double ("--alpha", o->alpha, &c->solve.alpha, error))
+    return FALSE;
+  if (c->noise < 0 || !(c->tol > 0) || c->solve.alpha < 0)
+    {
+      g_set_error (error, SS_ERROR, SS_ERROR_INVALID_ARGUMENT,
+                   "--noise, --tol and --alpha: need noise >= 0, tol > 0, alpha >= 0");
+      return FALSE;
+    }
+  c->n = (gsize) n;
+  c->m = m ? (gsize) m : (gsize) MAX (1, round (c->delta * n));
+  c->m_given = m != 0;
+  c->k = k ? (gsize) k : (gsize) MAX (1, round (c->rho * c->m));
+  c->k_given = k != 0;
+  c->p = (int) p;
+  c->seed = (guint64) seed;
+  c->batch = (int) batch;
+  c->trials = (int) trials;
+  if (iters)
+    c->solve.iterations = (int) iters;
+  if (inner)
+    c->solve.inner_iterations = (int) inner;
+  if (c->m > c->n || c->k > c->m)
+    {
+      g_set_error (error, SS_ERROR, SS_ERROR_INVALID_ARGUMENT,
+                   "need k <= m <= n: k %" G_GSIZE_FORMAT ", m %" G_GSIZE_FORMAT
+                   ", n %" G_GSIZE_FORMAT, c->k, c->m, c->n);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+static int
+cs_config (const CsOptions *o, CsConfig *c)
+{
+  g_autoptr (GError) error = NULL;
+  memset (c, 0, sizeof *c);
+  ss_cs_params_init (&c->solve);
+  c->delta = 0.5;
+  c->rho = 0.2;
+  c->tol = 1e-4;
+  c->deltas = g_array_new (FALSE, FALSE, sizeof (double));
+  c->rhos = g_array_new (FALSE, FALSE, sizeof (double));
+  gboolean ok = (o->solver == NULL
+                 || ss_cs_algorithm_from_string (o->solver, &c->solve.algorithm, &error));
+  if (ok)
+    solver_defaults (&c->solve);
+  ok = ok && (o->ensemble == NULL || ss_ensemble_from_string (o->ensemble, &c->ensemble, &error))
+       && (o->values == NULL || ss_cs_values_from_string (o->values, &c->values, &error))
+       && (o->backend == NULL || ss_backend_kind_from_string (o->backend, &c->backend, &error))
+       && config_numbers (o, c, &error)
+       && (o->deltas == NULL || parse_list ("--deltas", o->deltas, c->deltas, &error))
+       && (o->rhos == NULL || parse_list ("--rhos", o->rhos, c->rhos, &error));
+  if (ok && o->phase && o->output == NULL)
+    {
+      g_set_error (&error, SS_ERROR, SS_ERROR_INVALID_ARGUMENT,
+                   "--phase-transition needs -o PREFIX (it writes PREFIX.csv and PREFIX.png)");
+      ok = FALSE;
+    }
+  if (ok && o->phase && o->bench)
+    {
+      g_set_error (&error, SS_ERROR, SS_ERROR_INVALID_ARGUMENT,
+                   "--phase-transition and --bench: one at a time");
+      ok = FALSE;
+    }
+  if (!ok)
+    return cli_fail (CLI_EXIT_USAGE, NULL, error);
+  if (o->deltas == NULL)
+    default_list (c->deltas, 0.1, 0.1, 9);
+  if (o->rhos == NULL)
+    default_list (c->rhos, 0.05, 0.05, 10);
+  c->solve.k = c->k;
+  c->solve.nonneg = o->nonneg;
+  c->solve.tolerance = MIN (1e-6, c->tol * 1e-2);
+  return -1;
+}
+
+/* ---- one solve or a batch ------------------------------------------------- */
+
+static int
+compare_doubles (const void *a, const void *b)
+{
+  double x = *(const double *) a, y = *(const double *) b;
+  return (x > y) - (x < y);
+}
+
+typedef struct {
+  int recovered;
+  double median_error, max_error, seconds;
+  int iterations;
+  const char *backend;
+} CellResult;
+
+/* Solves BATCH random problems of (m, k) sharing one matrix. */
+static gboolean
+solve_cell (const CsConfig *c, gsize m, gsize k, int batch, guint64 seed, CellResult *out,
+            GError **error)
+{
+  g_autoptr (SsLinop) A = ss_linop_new (c->ensemble, m, c->n, MIN ((gsize) c->p, m), seed, 0,
+                                        error);
+  if (A == NULL)
+    return FALSE;
+  g_autofree float *truth = NULL, *y = NULL;
+  ss_cs_random_problems (A, k, c->values, c->noise, seed + 1, batch, &truth, &y);
+  g_autofree float *x = g_new0 (float, c->n * batch);
+  SsCsParams p = c->solve;
+  p.k = k;
+  SsCsStats stats;
+  if (!ss_cs_solve_backend (c->backend, &p, A, y, batch, x, &stats, &out->backend, error))
+    return FALSE;
+  g_autofree double *errors = g_new (double, batch);
+  out->recovered = 0;
+  for (int b = 0; b < batch; b++)
+    {
+      errors[b] = ss_cs_relative_error (x + b * c->n, truth + b * c->n, c->n);
+      out->recovered += errors[b] <= c->tol;
+    }
+  qsort (errors, batch, sizeof (double), compare_doubles);
+  out->median_error = errors[batch / 2];
+  out->max_error = errors[batch - 1];
+  out->seconds = stats.seconds;
+  out->iterations = stats.iterations;
+  return TRUE;
+}
+
+static int
+run_solve (const CsOptions *o, const CsConfig *c)
+{
+  g_autoptr (GError) error = NULL;
+  CellResult r;
+  if (!solve_cell (c, c->m, c->k, c->batch, c->seed, &r, &error))
+    return cli_fail (error->code == SS_ERROR_TOO_LARGE || error->code == SS_ERROR_INVALID_ARGUMENT
+                     || error->code == SS_ERROR_NO_DEVICE ? CLI_EXIT_USAGE : CLI_EXIT_FAILURE,
+                     NULL, error);
+  const char *solver = ss_cs_algorithm_to_string (c->solve.algorithm);
+  if (o->json)
+    {
+      SsJsonObject j;
+      ss_json_begin (&j);
+      ss_json_add_string (&j, "type", "cs");
+      ss_json_add_string (&j, "solver", solver);
+      ss_json_add_string (&j, "ensemble", ss_ensemble_to_string (c->ensemble));
+      ss_json_add_string (&j, "values", ss_cs_values_to_string (c->values));
+      ss_json_add_int (&j, "n", (gint64) c->n);
+      ss_json_add_int (&j, "m", (gint64) c->m);
+      ss_json_add_int (&j, "k", (gint64) c->k);
+      ss_json_add_int (&j, "batch", c->batch);
+      ss_json_add_number (&j, "noise", c->noise);
+      ss_json_add_int (&j, "iterations", r.iterations);
+      ss_json_add_number (&j, "seconds", r.seconds);
+      ss_json_add_int (&j, "recovered", r.recovered);
+      ss_json_add_number (&j, "tolerance", c->tol);
+      ss_json_add_number (&j, "median_relative_error", r.median_error);
+      ss_json_add_number (&j, "max_relative_error", r.max_error);
+      ss_json_add_string (&j, "backend", r.backend);
+      g_autofree char *text = ss_json_end (&j);
+      printf ("%s\n", text);
+    }
+  else
+    {
+      printf ("solver           %s (%s)\n", solver, r.backend);
+      printf ("problem          %s A, m %zu x n %zu; k %zu %s nonzeros; noise %g; seed %"
+              G_GUINT64_FORMAT "\n", ss_ensemble_to_string (c->ensemble), c->m, c->n, c->k,
+              ss_cs_values_to_string (c->values), c->noise, c->seed);
+      printf ("batch            %d problem%s sharing A, solved as one block\n", c->batch,
+              c->batch == 1 ? "" : "s");
+      printf ("iterations       %d in %.4f s\n", r.iterations, r.seconds);
+      printf ("recovered        %d of %d (relative error <= %g)\n", r.recovered, c->batch, c->tol);
+      printf ("relative error   median %.3g, max %.3g\n", r.median_error, r.max_error);
+    }
+  return CLI_EXIT_OK;
+}
+
+/* ---- phase transition ----------------------------------------------------- */
+
+/* A blue-to-yellow ramp (viridis' end points and middle), success 0 to 1. */
+static void
+heat_colour (double t, guint8 rgb[3])
+{
+  static const double stops[3][3] = { { 68, 1, 84 }, { 33, 145, 140 }, { 253, 231, 37 } };
+  t = CLAMP (t, 0, 1) * 2;
+  int i = MIN ((int) t, 1);
+  double f = t - i;
+  for (int c = 0; c < 3; c++)
+    rgb[c] = (guint8) round (stops[i][c] + f * (stops[i + 1][c] - stops[i][c]));
+}
+
+/* The heat map: δ left to right, ρ bottom to top, CELL pixels a cell, a
+ * one-pixel grey grid; the axes are in the PNG's text chunks and the CSV. */
+static gboolean
+write_heat_map (const char *path, const double *fraction, const CsConfig *c, GError **error)
+{
+  const int cell = 24;
+  int cols = (int) c->deltas->len, rows = (int) c->rhos->len;
+  int width = cols * cell + 1, height = rows * cell + 1;
+  g_autofree guint8 *pixels = g_new (guint8, (gsize) width * height * 3);
+  memset (pixels, 128, (gsize) width * height * 3);
+  for (int j = 0; j < rows; j++)
+    for (int i = 0; i < cols; i++)
+      {
+        guint8 rgb[3];
+        heat_colour (fraction[j * cols + i], rgb);
+        int top = (rows - 1 - j) * cell + 1;
+        for (int y = top; y < top + cell - 1; y++)
+          for (int x = i * cell + 1; x < (i + 1) * cell; x++)
+            memcpy (pixels + ((gsize) y * width + x) * 3, rgb, 3);
+      }
+  FILE *file = fopen (path, "wb");
+  if (file == NULL)
+    {
+      g_set_error (error, SS_ERROR, SS_ERROR_IO, "%s: %s", path, g_strerror (errno));
+      return FALSE;
+    }
+  png_structp png = png_create_write_struct (PNG_LIBPNG_VER_STRING, NULL, NULL, NULL);
+  png_infop info = png ? png_create_info_struct (png) : NULL;
+  if (png == NULL || info == NULL || setjmp (png_jmpbuf (png)))
+    {
+      png_destroy_write_struct (&png, &info);
+      fclose (file);
+      g_set_error (error, SS_ERROR, SS_ERROR_IO, "%s: libpng could not write it", path);
+      return FALSE;
+    }
+  png_init_io (png, file);
+  png_set_IHDR (png, info, width, height, 8, PNG_COLOR_TYPE_RGB, PNG_INTERLACE_NONE,
+                PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
+  g_autofree char *axes = g_strdup_printf ("x: delta = m/n (%d values, left to right); y: rho = "
+                                           "k/m (%d values, bottom to top); colour: success "
+                                           "fraction, blue 0 to yellow 1", cols, rows);
+  png_text text[1] = { { .compression = PNG_TEXT_COMPRESSION_NONE, .key = "Description",
+                         .text = axes } };
+  png_set_text (png, info, text, 1);
+  png_write_info (png, info);
+  for (int y = 0; y < height; y++)
+    png_write_row (png, pixels + (gsize) y * width * 3);
+  png_write_end (png, NULL);
+  png_destroy_write_struct (&png, &info);
+  if (fclose (file) != 0)
+    {
+      g_set_error (error, SS_ERROR, SS_ERROR_IO, "%s: %s", path, g_strerror (errno));
+      return FALSE;
+    }
+  return TRUE;
+}
+
+static int
+check_outputs (const CsOptions *o, const char *csv, const char *png)
+{
+  const char *paths[] = { csv, png };
+  for (int i = 0; i < 2; i++)
+    if (!o->force && g_file_test (paths[i], G_FILE_TEST_EXISTS))
+      {
+        cli_error (paths[i], "exists (use --force to replace it)");
+        return CLI_EXIT_USAGE;
+      }
+  return -1;
+}
+
+static int
+run_phase_transition (const CsOptions *o, const CsConfig *c)
+{
+  g_autofree char *csv_path = g_strdup_printf ("%s.csv", o->output);
+  g_autofree char *png_path = g_strdup_printf ("%s.png", o->output);
+  int status = check_outputs (o, csv_path, png_path);
+  if (status >= 0)
+    return status;
+  int cols = (int) c->deltas->len, rows = (int) c->rhos->len;
+  g_autofree double *fraction = g_new0 (double, (gsize) cols * rows);
+  GString *csv = g_string_new ("delta,rho,m,k,trials,recovered,fraction,median_error,seconds\n");
+  g_autoptr (GError) error = NULL;
+  for (int j = 0; j < rows && status < 0; j++)
+    for (int i = 0; i < cols && status < 0; i++)
+      {
+        double delta = g_array_index (c->deltas, double, i);
+        double rho = g_array_index (c->rhos, double, j);
+        gsize m = (gsize) MAX (1, round (delta * c->n)), k = (gsize) MAX (1, round (rho * m));
+        CellResult r;
+        guint64 seed = c->seed + (guint64) (j * cols + i) * 7919;
+        if (!solve_cell (c, m, k, c->trials, seed, &r, &error))
+          {
+            status = cli_fail (CLI_EXIT_FAILURE, NULL, error);
+            break;
+          }
+        fraction[j * cols + i] = (double) r.recovered / c->trials;
+        char line[256];
+        g_snprintf (line, sizeof line, "%.4g,%.4g,%zu,%zu,%d,%d,%.4g,%.4g,%.4g\n", delta, rho, m,
+                    k, c->trials, r.recovered, fraction[j * cols + i], r.median_error, r.seconds);
+        g_string_append (csv, line);
+        if (o->json)
+          {
+            SsJsonObject jo;
+            ss_json_begin (&jo);
+            ss_json_add_string (&jo, "type", "cs-cell");
+            ss_json_add_number (&jo, "delta", delta);
+            ss_json_add_number (&jo, "rho", rho);
+            ss_json_add_int (&jo, "m", (gint64) m);
+            ss_json_add_int (&jo, "k", (gint64) k);
+            ss_json_add_int (&jo, "trials", c->trials);
+            ss_json_add_int (&jo, "recovered", r.recovered);
+            ss_json_add_number (&jo, "median_relative_error", r.median_error);
+            g_autofree char *text = ss_json_end (&jo);
+            printf ("%s\n", text);
+          }
+      }
+  if (status < 0 && !g_file_set_contents (csv_path, csv->str, (gssize) csv->len, &error))
+    status = cli_fail (CLI_EXIT_FAILURE, csv_path, error);
+  if (status < 0 && !write_heat_map (png_path, fraction, c, &error))
+    status = cli_fail (CLI_EXIT_FAILURE, png_path, error);
+  g_string_free (csv, TRUE);
+  if (status >= 0)
+    return status;
+  if (!o->json)
+    {
+      printf ("%s on %s, n %zu, %d trials a cell, success: relative error <= %g\n",
+              ss_cs_algorithm_to_string (c->solve.algorithm), ss_ensemble_to_string (c->ensemble),
+              c->n, c->trials, c->tol);
+      printf ("rho \\ delta");
+      for (int i = 0; i < cols; i++)
+        printf ("%6.2f", g_array_index (c->deltas, double, i));
+      printf ("\n");
+      for (int j = rows - 1; j >= 0; j--)
+        {
+          printf ("%11.3f", g_array_index (c->rhos, double, j));
+          for (int i = 0; i < cols; i++)
+            printf ("%6.2f", fraction[j * cols + i]);
+          printf ("\n");
+        }
+      printf ("wrote %s and %s\n", csv_path, png_path);
+    }
+  return CLI_EXIT_OK;
+}
+
+/* ---- bench ------------------------------------------------------------------ */
+
+static int
+bench_config (const CsOptions *o, SsCsBenchParams *bp)
+{
+  g_autoptr (GError) error = NULL;
+  ss_cs_bench_params_init (bp);
+  gint64 n = (gint64) bp->dct_n, iters = bp->fista_iterations, matrix = bp->matrix;
+  gint64 seed = (gint64) bp->seed;
+  if (!(parse_size ("--bench-n", o->bench_n, 16, G_MAXINT32, &n, &error)
+        && parse_size ("--bench-iters", o->bench_iters, 1, 100000, &iters, &error)
+        && parse_size ("--matrix", o->matrix, 1, SS_CS_SEED004_MATRICES, &matrix, &error)
+        && parse_size ("--seed", o->seed, 0, G_MAXINT64, &seed, &error)))
+    return cli_fail (CLI_EXIT_USAGE, NULL, error);
+  if (o->bench_which)
+    {
+      const char *names[] = { "niht", "fista", "alm" };
+      bp->which = 0;
+      for (int i = 0; i < 3; i++)
+        if (g_ascii_strcasecmp (o->bench_which, names[i]) == 0)
+          bp->which = 1 << i;
+      if (g_ascii_strcasecmp (o->bench_which, "all") == 0)
+        bp->which = SS_CS_BENCH_ALL;
+      if (bp->which == 0)
+        {
+          cli_error (NULL, "--bench-which '%s': expected all, niht, fista or alm",
+                     o->bench_which);
+          return CLI_EXIT_USAGE;
+        }
+    }
+  bp->dct_n = (gsize) n;
+  bp->fista_iterations = (int) iters;
+  bp->matrix = (int) matrix;
+  bp->seed = (guint64) seed;
+  return -1;
+}
+
+static void
+print_bench (const CsOptions *o, const SsCsBenchResult *r)
+{
+  for (int i = 0; i < r->n_rows; i++)
+    {
+      const SsCsBenchRow *row = &r->rows[i];
+      if (o->json)
+        {
+          SsJsonObject j;
+          ss_json_begin (&j);
+          ss_json_add_string (&j, "type", "cs-bench");
+          ss_json_add_string (&j, "name", row->name);
+          ss_json_add_string (&j, "backend", r->backend);
+          ss_json_add_string (&j, "device", r->device);
+          ss_json_add_string (&j, "size", row->size);
+          ss_json_add_int (&j, "iterations", row->iterations);
+          ss_json_add_number (&j, "seconds_per_iteration", row->seconds);
+          ss_json_add_number (&j, "floor_seconds", row->floor_seconds);
+          ss_json_add_number (&j, "floor_ops_seconds", row->floor_ops_seconds);
+          ss_json_add_number (&j, "floor_bytes", row->floor_bytes);
+          ss_json_add_number (&j, "bandwidth", r->bandwidth);
+          ss_json_add_number (&j, "ratio", row->ratio);
+          ss_json_add_number (&j, "total_seconds", row->total_seconds);
+          ss_json_add_number (&j, "seed_seconds", row->seed_seconds);
+          ss_json_add_number (&j, "speedup_over_seed", row->speedup);
+          ss_json_add_string (&j, "seed_note", row->seed_note);
+          g_autofree char *text = ss_json_end (&j);
+          printf ("%s\n", text);
+          continue;
+        }
+      if (i == 0)
+        printf ("device           %s (%s); copy bandwidth %.1f GB/s\n", r->device, r->backend,
+                r->bandwidth / 1e9);
+      printf ("\n%s             %s\n", row->name, row->size);
+      printf ("  measured       %.4f ms per iteration (%d timed)\n", 1e3 * row->seconds,
+              row->iterations);
+      printf ("  floor          %.4f ms = operator %.4f ms + %.1f MB at the copy bandwidth\n",
+              1e3 * row->floor_seconds, 1e3 * row->floor_ops_seconds, row->floor_bytes / 1e6);
+      printf ("  ratio          %.3f (measured over floor)\n", row->ratio);
+      if (isfinite (row->seed_seconds))
+        printf ("  seed           %.4g s vs ours %.4g s: %.1fx (%s)\n", row->seed_seconds,
+                row->total_seconds, row->speedup, row->seed_note);
+      else
+        printf ("  total          %.4g s (%s)\n", row->total_seconds, row->seed_note);
+    }
+}
+
+static int
+run_bench (const CsOptions *o, const CsConfig *c)
+{
+  SsCsBenchParams bp;
+  int status = bench_config (o, &bp);
+  if (status >= 0)
+    return status;
+  g_autoptr (GError) error = NULL;
+  SsCsBenchResult result = { 0 };
+  if (!ss_cs_bench (c->backend, &bp, &result, &error))
+    status = cli_fail (error->code == SS_ERROR_NO_DEVICE ? CLI_EXIT_USAGE : CLI_EXIT_FAILURE,
+                       NULL, error);
+  else
+    {
+      print_bench (o, &result);
+      status = CLI_EXIT_OK;
+    }
+  ss_cs_bench_result_clear (&result);
+  return status;
+}
+
+int
+cli_cs (int argc, char **argv)
+{
+  CsOptions o = { 0 };
+  CsConfig c = { 0 };
+  int status = cs_parse (argc, argv, &o);
+  if (status < 0)
+    status = cs_config (&o, &c);
+  if (status < 0)
+    status = o.bench ? run_bench (&o, &c)
+             : o.phase ? run_phase_transition (&o, &c) : run_solve (&o, &c);
+  cs_config_clear (&c);
+  cs_options_clear (&o);
+  return status;
+}

@@ -1,0 +1,105 @@
+/* ss-cs-bench.h: the compressed-sensing benchmarks of `sharpsky-cli cs
+ * --bench`, each a measured time against its floor measured in the same run
+ * (DESIGN.md, "How we measure speed"), and against the seed's figure:
+ *
+ *   niht-dct   one NIHT iteration on the subsampled DCT (seed 003, Table 6:
+ *              6.05 + 4.68 δ ms on a C2050 at n = 2^20); floor = the two
+ *              transforms (DCT-II, DCT-III) + the elementwise bytes;
+ *   fista-60   concurrent FISTA, 60 problems sharing a dense Gaussian A, 100
+ *              iterations, at one of seed 004's matrix sizes (Tables 3–5);
+ *              floor = the two GEMMs of an iteration (A·X, Aᵀ·R) + bytes;
+ *   alm        ALM, 10 outer × 50 inner steps (seed 001's setting) on the
+ *              same A, one problem with 1024 nonzeros; floor = two GEMVs a
+ *              step + bytes.
+ */
+#pragma once
+
+#include "ss-backend.h"
+#include "ss-cs.h"
+
+G_BEGIN_DECLS
+
+#define SS_CS_SEED004_MATRICES 12
+
+typedef struct {
+  int m, n;
+  double best_seconds;   /* the best of TB/SM on the K40c and the GTX 1070 (Tables 4, 5) */
+} SsCsSeedMatrix;
+
+/* Seed 004's Table 3 (rows 1..12) with its best concurrent-FISTA times. */
+const SsCsSeedMatrix *ss_cs_seed004_matrix (int row);
+
+typedef enum {
+  SS_CS_BENCH_NIHT = 1 << 0,
+  SS_CS_BENCH_FISTA = 1 << 1,
+  SS_CS_BENCH_ALM = 1 << 2,
+  SS_CS_BENCH_ALL = 7,
+} SsCsBenchWhich;
+
+typedef struct {
+  SsCsBenchWhich which;
+  gsize dct_n;           /* default 2^20 */
+  double delta, rho;     /* NIHT's problem: default 0.5, 0.1 */
+  int niht_iterations;   /* timed NIHT iterations (default 50) */
+  int matrix;            /* seed 004's row, 1..12 (default 7: 256 × 1048576) */
+  int batch;             /* default 60 */
+  int fista_iterations;  /* default 100 */
+  int alm_outer, alm_inner;  /* default 10 × 50 */
+  int nonzeros;          /* of each FISTA/ALM problem: default 1024 */
+  guint64 seed;
+  gsize memory_limit;    /* 0: what the machine has */
+} SsCsBenchParams;
+
+void ss_cs_bench_params_init (SsCsBenchParams *params);
+
+typedef struct {
+  char *name;            /* "niht-dct", "fista-60", "alm" */
+  char *size;            /* "n 1048576, m 524288, k 52429" */
+  int iterations;        /* timed */
+  double seconds;        /* measured, per iteration */
+  double floor_seconds;  /* per iteration */
+  double floor_ops_seconds;   /* the transforms or products part of the floor */
+  double floor_bytes;
+  double ratio;          /* seconds / floor_seconds */
+  double total_seconds;  /* the whole run as the seed timed it (setup excluded) */
+  double seed_seconds;   /* the seed's figure for the same run, NAN when it has none */
+  double speedup;        /* seed_seconds / total_seconds */
+  char *seed_note;       /* where the seed's figure comes from */
+} SsCsBenchRow;
+
+typedef struct {
+  SsCsBenchRow rows[3];
+  int n_rows;
+  char *device;
+  char *backend;
+  double bandwidth;      /* measured copy bandwidth, bytes/s */
+} SsCsBenchResult;
+
+void ss_cs_bench_result_clear (SsCsBenchResult *result);
+
+gboolean ss_cs_bench (SsBackendKind backend, const SsCsBenchParams *params,
+                      SsCsBenchResult *result, GError **error);
+
+/* The CPU's own (the CUDA one is ss_cuda_cs_bench). */
+gboolean ss_cs_bench_cpu (const SsCsBenchParams *params, SsCsBenchResult *result,
+                          GError **error);
+
+/* ss_cs_solve on BACKEND: AUTO takes the GPU when there is one, else the CPU. *USED: "cpu" or
+ * "cuda". The GPU runs every iteration asked for (no stopping test). */
+gboolean ss_cs_solve_backend (SsBackendKind backend, const SsCsParams *params, SsLinop *A,
+                              const float *y, int batch, float *x, SsCsStats *stats,
+                              const char **used, GError **error);
+
+/* Helpers both backends use: a row from its measured times (floors with
+ * their byte counts, the seed's figure, ratio and speed-up), and the seed's
+ * figures. ERROR: the NIHT solve's relative error at the end. */
+void ss_cs_bench_row_niht (SsCsBenchRow *row, const SsCsBenchParams *bp, double seconds,
+                           double pair_seconds, double bandwidth, double error);
+void ss_cs_bench_row_fista (SsCsBenchRow *row, const SsCsBenchParams *bp, double seconds,
+                            double products_seconds, double bandwidth);
+void ss_cs_bench_row_alm (SsCsBenchRow *row, const SsCsBenchParams *bp, double total_seconds,
+                          double products_seconds, double bandwidth);
+void ss_cs_bench_row_finish (SsCsBenchRow *row);
+double ss_cs_seed003_niht_dct_seconds (gsize n, double delta);
+
+G_END_DECLS

@@ -1,0 +1,73 @@
+/* ss-image-view-private.h: what the image view's files share: its state, and
+ * the rendering entry points (ss-image-view-render.c) the widget calls. What
+ * one file alone uses (its constants, its includes) stays in that file. */
+#pragma once
+
+#include "ss-image-view.h"
+
+G_BEGIN_DECLS
+
+typedef enum {
+  DRAG_NONE,
+  DRAG_PAN,
+  DRAG_SPLIT,
+  DRAG_ROI,
+  DRAG_PICK,   /* pick mode: a click (not a drag) picks a pixel */
+} DragKind;
+
+struct _SsImageView
+{
+  GtkWidget parent_instance;
+
+  SsFrame *frames[2];
+  char *labels[2];
+  char *placeholder;
+  SsDisplay display;
+
+  /* What is on screen: the last finished render (kept until the next one),
+   * and, when the picture is reduced, a copy already reduced to the zoom
+   * SCALED_ZOOM: resampling a megapixel takes tens of milliseconds, which
+   * the worker pays, not the main loop. */
+  cairo_surface_t *surfaces[2];
+  cairo_surface_t *scaled[2];
+  double scaled_zoom;
+  double lows[2], highs[2];
+  gboolean have_limits[2];
+
+  /* Geometry: ZOOM screen pixels per image pixel; (OX, OY) is where the
+   * top-left corner of the region lands in widget coordinates. */
+  double zoom, ox, oy;
+  gboolean fit_pending;     /* refit at the next allocation (new region, or "fit" mode) */
+  gboolean fit_mode;        /* stay fitted on resize until the user zooms or pans */
+  gboolean in_allocate;     /* inside size_allocate: no notifications now */
+  guint zoom_notify_id;
+  int region_width, region_height;
+  double split_fraction;
+
+  double pointer_x, pointer_y;
+  gboolean pointer_inside;
+
+  DragKind drag;
+  double drag_ox, drag_oy;  /* origin at drag start */
+  double drag_start_x, drag_start_y;
+  gboolean roi_mode;
+  gboolean pick_mode;
+  gboolean have_roi;
+  GdkRectangle roi;
+
+  /* Background rendering: one job at a time; a request while one runs marks
+   * the view dirty and the next job starts when the current one ends. */
+  gboolean render_in_flight;
+  gboolean render_dirty;    /* frames or display changed: stretch again */
+  gboolean rescale_dirty;   /* zoom changed: reduce again */
+  guint render_count;
+  GCancellable *cancellable;
+};
+
+/* Stretches the frames again (new frames or display), or only reduces the
+ * pictures to a new zoom, in the worker; at most one job runs at a time and
+ * a request while one runs is done when it ends. */
+void ss_image_view_request_render (SsImageView *self);
+void ss_image_view_request_rescale (SsImageView *self);
+
+G_END_DECLS
