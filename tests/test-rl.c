@@ -414,11 +414,37 @@ test_synth_sky_and_exposure (void)
   ss_psf_spec_clear (&psf);
 }
 
+/* RL's weight 1/Cᵀ1 without a mask comes from c^'s DC term, not a
+ * transform: it must equal the transform's, on a fresh blur of any size. */
+static void
+test_rl_weight_without_mask (void)
+{
+  g_autoptr (GRand) rng = test_rng ();
+  int w = 24 + g_rand_int_range (rng, 0, 40), h = 24 + g_rand_int_range (rng, 0, 40);
+  gsize n = (gsize) w * h;
+  g_autofree float *truth = positive_truth (rng, w, h);
+  g_autofree float *y = NULL;
+  g_autofree char *psf = g_strdup_printf ("gaussian:%.2f", g_rand_double_range (rng, 1.0, 3.0));
+  g_autoptr (SsOperator) op = blur_problem (truth, w, h, psf, &y);
+  g_assert_null (op->mask);
+  g_autoptr (GError) error = NULL;
+  g_autofree float *weight = ss_rl_weight (op, &error);
+  g_assert_no_error (error);
+  g_autofree float *ones = g_new (float, n);
+  g_autofree float *reference = g_new (float, n);
+  for (gsize i = 0; i < n; i++)
+    ones[i] = 1.0f;
+  g_assert_true (ss_operator_apply_adjoint (op, ones, reference, &error));
+  for (gsize i = 0; i < n; i++)
+    g_assert_cmpfloat_with_epsilon (weight[i] * reference[i], 1.0, 1e-5);
+}
+
 int
 main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
   g_test_add_func ("/rl/fixed-point", test_rl_fixed_point);
+  g_test_add_func ("/rl/weight-without-mask", test_rl_weight_without_mask);
   g_test_add_func ("/rl/flux-and-positivity", test_rl_flux_and_positivity);
   g_test_add_func ("/rl/tv-zero-is-rl", test_rl_tv_zero_is_rl);
   g_test_add_func ("/rl/discrepancy-stops", test_rl_discrepancy_stops);
