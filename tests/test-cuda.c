@@ -201,7 +201,11 @@ test_rl_matches_cpu (CudaFixture *f, gconstpointer data)
       g_test_message ("rl %d×%d %s ratio %.1f tv %g stop %d: %d iterations",
                       cases[i].width, cases[i].height, cases[i].psf, cases[i].ratio,
                       cases[i].tv, cases[i].stop, cpu.iterations);
-      assert_results_agree (&gpu, &cpu, p.n, 1e-4);
+      /* RL-TV divides by 1 − tv·div(∇x/|∇x|): where the gradient nearly
+       * vanishes, the last bits of the two backends' FFTs are amplified
+       * over 60 iterations (measured on the H100: up to 3e-4 in the image,
+       * 1e-6 in the objective and residual), so its image gets 1e-3. */
+      assert_results_agree (&gpu, &cpu, p.n, cases[i].tv > 0 ? 1e-3 : 1e-4);
       ss_solve_result_clear (&cpu);
       ss_solve_result_clear (&gpu);
       test_problem_clear (&p);
