@@ -112,7 +112,39 @@ skip_without_display (void)
   return !have_display;
 }
 
-/* Settings of a quick CPU simulation with this run's seed. */
+/* The backend of the suite's solves: the CPU, unless SHARPSKY_UI_BACKEND names
+ * another ("cuda" or "auto"). build-aux/device-ui sets cuda on the GPU machine,
+ * so that the same oracles check the app's GPU path there; the comparisons with
+ * sharpsky-cli give it the same backend, so both sides run the same code. */
+static SsBackendKind
+ui_backend (void)
+{
+  const char *name = g_getenv ("SHARPSKY_UI_BACKEND");
+  if (g_strcmp0 (name, "cuda") == 0)
+    return SS_BACKEND_CUDA;
+  if (g_strcmp0 (name, "auto") == 0)
+    return SS_BACKEND_AUTO;
+  return SS_BACKEND_CPU;
+}
+
+static const char *
+ui_backend_option (void)
+{
+  static const char *const options[] = { [SS_BACKEND_AUTO] = "--backend=auto",
+                                         [SS_BACKEND_CPU] = "--backend=cpu",
+                                         [SS_BACKEND_CUDA] = "--backend=cuda" };
+  return options[ui_backend ()];
+}
+
+/* The status line after a solve names the backend and device that ran it:
+ * logged, so a run on the GPU machine shows which one the tests used. */
+static void
+log_solve_status (Fixture *f)
+{
+  g_test_message ("status: %s", ss_window_get_status (f->window));
+}
+
+/* Settings of a quick simulation with this run's seed (on ui_backend ()). */
 static void
 cpu_settings (const Fixture *f, SsSettings *s, SsSolverKind kind, int iterations)
 {
@@ -125,7 +157,7 @@ cpu_settings (const Fixture *f, SsSettings *s, SsSolverKind kind, int iterations
   s->params.kind = kind;
   s->params.alpha = 1e-3;
   s->params.iterations = iterations;
-  s->backend = SS_BACKEND_CPU;
+  s->backend = ui_backend ();
 }
 
 static void
@@ -148,7 +180,7 @@ set_cli_deblur (SsSettings *s, int iterations)
   s->auto_params = 0;   /* a given alpha, as the CLI's --alpha=0.002 (not the files' auto) */
   s->params.iterations = iterations;
   s->params.nonneg = TRUE;
-  s->backend = SS_BACKEND_CPU;
+  s->backend = ui_backend ();
 }
 
 /* ||frame - image|| / ||image||, over the frame's pixels. */
@@ -267,6 +299,7 @@ test_run_cpu (Fixture *f, gconstpointer data)
   g_autoptr (SsFrame) first_preview = ss_frame_ref (first);
   g_assert_true (ss_window_wait_idle (f->window, 300));
   g_assert_null (ss_window_get_message (f->window));
+  log_solve_status (f);
 
   /* The preview changed during the run; the last one (the final report's)
    * is the final estimate box-averaged to the preview's size. */
@@ -1009,7 +1042,8 @@ cli_deblur (const char *cli, const char *in, const char *out, int iterations,
   g_autofree char *iters = g_strdup_printf ("--iters=%d", iterations);
   g_autoptr (GPtrArray) argv = g_ptr_array_new ();
   const char *fixed[] = { cli, "deblur", in, "-o", out, "--sky=median", "--boundary=mirror",
-                          "--solver=cpadmm", "--alpha=0.002", iters, "--backend=cpu", "--quiet" };
+                          "--solver=cpadmm", "--alpha=0.002", iters, ui_backend_option (),
+                          "--quiet" };
   for (gsize i = 0; i < G_N_ELEMENTS (fixed); i++)
     g_ptr_array_add (argv, (gpointer) fixed[i]);
   for (gsize i = 0; extra[i] != NULL; i++)
@@ -1039,6 +1073,7 @@ assert_app_matches_cli (Fixture *f, SsSettings *s, int iterations, const SsImage
   ss_window_run (f->window);
   g_assert_true (ss_window_wait_idle (f->window, 120));
   g_assert_null (ss_window_get_message (f->window));
+  log_solve_status (f);
   SsFrame *recovered = ss_window_get_frame (f->window, SS_VIEW_RECOVERED);
   g_assert_nonnull (recovered);
   g_assert_cmpint (recovered->width, ==, expected->width);
@@ -1536,18 +1571,19 @@ test_real_image_defaults (Fixture *f, gconstpointer data)
 
   g_assert_cmpint (s.params.kind, ==, ss_solver_default_for_real_data ());
   s.params.iterations = 20;
-  s.backend = SS_BACKEND_CPU;
+  s.backend = ui_backend ();
   apply_settings (f, &s);
   ss_settings_clear (&s);
   ss_window_run (f->window);
   g_assert_true (ss_window_wait_idle (f->window, 120));
   g_assert_null (ss_window_get_message (f->window));
+  log_solve_status (f);
   SsFrame *recovered = ss_window_get_frame (f->window, SS_VIEW_RECOVERED);
   g_assert_nonnull (recovered);
 
   g_autofree char *out = g_build_filename (f->dir, "cli.fits", NULL);
   const char *argv[] = { cli, "deblur", in, "-o", out, "--psf=auto", "--alpha=auto",
-                         "--iters=20", "--backend=cpu", "--quiet", NULL };
+                         "--iters=20", ui_backend_option (), "--quiet", NULL };
   int status = 0;
   g_autofree char *cli_out = NULL, *cli_err = NULL;
   g_assert_true (g_spawn_sync (NULL, (char **) argv, NULL, G_SPAWN_DEFAULT, NULL, NULL,
