@@ -266,6 +266,13 @@ SsCudaSolver *ss_cuda_fista_new (SsCudaContext *ctx, const SsCudaProblem *p,
 SsCudaSolver *ss_cuda_rl_new (SsCudaContext *ctx, const SsCudaProblem *p,
                               const SsSolveParams *params, SsCudaIterator *it,
                               SsCudaReporter *reporter, GError **error);
+/* Richardson–Lucy's setup (ss-rl.h) with its transforms here: fills SETUP
+ * and WEIGHT (n floats) with RL's normaliser 1/Cᵀ(P1); SCRATCH and SUM (n
+ * floats) and SPEC (a half-spectrum) are work space. Needs p->host. */
+typedef struct SsRlSetup SsRlSetup;
+gboolean ss_cuda_rl_setup (SsCudaContext *ctx, const SsCudaProblem *p,
+                           const SsSolveParams *params, float *weight, float *scratch,
+                           float *sum, float2 *spec, SsRlSetup *setup, GError **error);
 SsCudaSolver *ss_cuda_direct_fft_new (SsCudaContext *ctx, const SsCudaProblem *p,
                                       const SsSolveParams *params, SsCudaIterator *it,
                                       SsCudaReporter *reporter, GError **error);
