@@ -229,6 +229,15 @@ ss_backend_get_device (const SsBackend *backend)
   return backend->device;
 }
 
+gboolean
+ss_backend_cuda_falls_back (const SsBackend *backend, const GError *cuda_error)
+{
+  return g_error_matches (cuda_error, SS_ERROR, SS_ERROR_UNSUPPORTED)
+         || (backend->requested == SS_BACKEND_AUTO
+             && (g_error_matches (cuda_error, SS_ERROR, SS_ERROR_OUT_OF_MEMORY)
+                 || g_error_matches (cuda_error, SS_ERROR, SS_ERROR_TOO_LARGE)));
+}
+
 static gboolean
 check_problem (const SsProblem *problem, GError **error)
 {
@@ -263,19 +272,16 @@ ss_backend_solve (SsBackend *backend, const SsProblem *problem, const SsSolvePar
       if (ss_cuda_solve (backend->cuda[0], problem, params, report, user_data, cancellable, result,
                          &cuda_error))
         return TRUE;
-      /* Auto means "fastest that works": a GPU too small for the problem is
-       * no reason to fail when the CPU can do it. */
-      gboolean fall_back = backend->requested == SS_BACKEND_AUTO
-                           && (g_error_matches (cuda_error, SS_ERROR, SS_ERROR_OUT_OF_MEMORY)
-                               || g_error_matches (cuda_error, SS_ERROR, SS_ERROR_TOO_LARGE));
-      if (!fall_back)
+      if (!ss_backend_cuda_falls_back (backend, cuda_error))
         {
           g_propagate_error (error, g_steal_pointer (&cuda_error));
           return FALSE;
         }
       g_autofree char *warning = g_strdup_printf ("%s; solved on the CPU instead",
                                                   cuda_error->message);
-      g_warning ("%s", warning);
+      /* An option with no GPU form is expected; running out of GPU is news. */
+      if (!g_error_matches (cuda_error, SS_ERROR, SS_ERROR_UNSUPPORTED))
+        g_warning ("%s", warning);
       ss_solve_result_clear (result);
       gboolean ok = ss_cpu_solve (problem, params, report, user_data, cancellable, result, error);
       result->warning = g_steal_pointer (&warning);

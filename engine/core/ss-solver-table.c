@@ -257,7 +257,7 @@ static const SsSolverInfo solvers[SS_N_SOLVERS] = {
      * starlet's best α was about 0.0006 (HDF), 0.002 (stars), 0.0003-0.0006
      * (Sun). Factor 0.25: 31.13 / 48.03 / 34.00 dB; 0.15: 31.79 / 47.88 / 34.23. */
     .alpha_auto_scale = 0.15,
-    .cpu = ss_cpu_admm_prior, .cuda = NULL },
+    .cpu = ss_cpu_admm_prior, .cuda = CUDA_ENTRY (ss_cuda_admm_entry) },
 };
 
 guint

@@ -56,6 +56,7 @@ extern const SsCudaSolverEntry ss_cuda_fista_entry;
 extern const SsCudaSolverEntry ss_cuda_direct_entry;
 extern const SsCudaSolverEntry ss_cuda_direct_fft_entry;
 extern const SsCudaSolverEntry ss_cuda_rl_entry;
+extern const SsCudaSolverEntry ss_cuda_admm_entry;
 extern const SsCudaSolverEntry ss_cuda_cs_entry;   /* iht, niht, htp, cosamp, alm */
 
 /* Compressed sensing (ss-cuda-cs.cu) on the host operator A, uploaded: the
