@@ -2,6 +2,7 @@
  * (ss-quality.c) and the synthetic skies (ss-synth.c), on fresh random
  * inputs (the seed is printed; SHARPSKY_TEST_SEED=N replays a run). */
 #include "test-common.h"
+#include "ss-noise.h"
 #include "ss-rl.h"
 
 #include <math.h>
@@ -311,6 +312,49 @@ test_rl_blur_check_from_kernel (void)
   g_assert_nonnull (strstr (error->message, "non-negative blur"));
 }
 
+/* Statistics the caller measured (SsProblem.stats) replace RL's own: the
+ * same values give the same setup, other values move the stop level as the
+ * noise model says (level ∝ σ² at a fixed median), and unknown ones (NAN)
+ * are measured. */
+static void
+test_rl_reuses_data_stats (void)
+{
+  g_autoptr (GRand) rng = test_rng ();
+  int w = 40 + g_rand_int_range (rng, 0, 11), h = 36 + g_rand_int_range (rng, 0, 11);
+  gsize n = (gsize) w * h;
+  g_autofree float *truth = positive_truth (rng, w, h);
+  g_autofree float *y = NULL;
+  g_autoptr (SsOperator) op = blur_problem (truth, w, h, "gaussian:2", &y);
+  for (gsize i = 0; i < n; i++)
+    y[i] += (float) g_rand_double_range (rng, -0.02, 0.02) - 0.03f;
+  SsSolveParams params = rl_params (5, 0);
+  params.rl_stop = SS_RL_STOP_DISCREPANCY;
+  SsProblem own = { .op = op, .y = y, .background = 0.03 };
+  g_autoptr (GError) error = NULL;
+  SsRlSetup measured, given, doubled, unknown;
+  g_assert_true (ss_rl_setup (&own, &params, &measured, &error));
+
+  SsDataStats same = { .noise = ss_noise_estimate (y, w, h), .median = ss_median (y, n) };
+  SsProblem with_same = own;
+  with_same.stats = &same;
+  g_assert_true (ss_rl_setup (&with_same, &params, &given, &error));
+  g_assert_cmpfloat (given.noise, ==, measured.noise);
+  g_assert_cmpfloat (given.stop_level, ==, measured.stop_level);
+
+  SsDataStats twice = { .noise = 2 * same.noise, .median = same.median };
+  SsProblem with_twice = own;
+  with_twice.stats = &twice;
+  g_assert_true (ss_rl_setup (&with_twice, &params, &doubled, &error));
+  g_assert_cmpfloat (fabs (doubled.stop_level / measured.stop_level - 4.0), <, 1e-12);
+
+  SsDataStats none = { .noise = NAN, .median = NAN };
+  SsProblem with_none = own;
+  with_none.stats = &none;
+  g_assert_true (ss_rl_setup (&with_none, &params, &unknown, &error));
+  g_assert_no_error (error);
+  g_assert_cmpfloat (unknown.stop_level, ==, measured.stop_level);
+}
+
 /* ---- metrics --------------------------------------------------------------------- */
 
 /* SSIM straight from its definition: every 11×11 window inside the image,
@@ -508,6 +552,7 @@ main (int argc, char **argv)
   g_test_add_func ("/rl/discrepancy-stops", test_rl_discrepancy_stops);
   g_test_add_func ("/rl/refuses-sensing", test_rl_refuses_sensing);
   g_test_add_func ("/rl/blur-check-from-kernel", test_rl_blur_check_from_kernel);
+  g_test_add_func ("/rl/reuses-data-stats", test_rl_reuses_data_stats);
   g_test_add_func ("/quality/ssim-reference", test_ssim_against_reference);
   g_test_add_func ("/quality/affine", test_affine_metrics);
   g_test_add_func ("/synth/poisson", test_poisson_moments);

@@ -90,6 +90,14 @@ gboolean ss_solver_kind_from_string (const char *text, SsSolverKind *kind, GErro
 gboolean ss_solver_is_iterative (SsSolverKind kind);
 
 /* What a backend solves. All arrays are n = width * height floats, scaled units. */
+/* What the caller already measured on the data (deblur does, on the image
+ * before padding), so that a solver need not measure it again: on a
+ * 26-megapixel frame each costs about as much as an iteration. */
+typedef struct {
+  double noise;           /* σ of the noise in y, scaled units; NAN: unknown */
+  double median;          /* median of the observed y, scaled units; NAN: unknown */
+} SsDataStats;
+
 typedef struct {
   const SsOperator *op;
   const float *y;         /* P^T y: the observations, 0 where unobserved */
@@ -97,6 +105,7 @@ typedef struct {
   double background;      /* the sky level subtracted from y before scaling (scaled units;
                              0 when unknown): y + background is the data as measured, the
                              photon counts Richardson–Lucy models */
+  const SsDataStats *stats; /* NULL: solvers measure what they need on y */
 } SsProblem;
 
 /* Do COUNT problems have one size and one c^ (masks and data may differ)?
