@@ -255,9 +255,11 @@ test_admm_tv_matches_cpu (CudaFixture *f, gconstpointer data)
                             .background = cases[i].background };
       SsSolveResult cpu = { 0 }, gpu = { 0 };
       g_autoptr (GError) error = NULL;
-      g_assert_true (ss_cpu_solve (&problem, &params, NULL, NULL, NULL, &cpu, &error));
-      g_assert_true (ss_cuda_solve (f->ctx, &problem, &params, NULL, NULL, NULL, &gpu, &error));
+      gboolean cpu_ok = ss_cpu_solve (&problem, &params, NULL, NULL, NULL, &cpu, &error);
       g_assert_no_error (error);
+      gboolean gpu_ok = ss_cuda_solve (f->ctx, &problem, &params, NULL, NULL, NULL, &gpu, &error);
+      g_assert_no_error (error);
+      g_assert_true (cpu_ok && gpu_ok);
       g_test_message ("admm tv %d×%d %s ratio %.1f sky %g nonneg %d %s reweight %d: %d of %d "
                       "iterations", cases[i].width, cases[i].height, cases[i].psf,
                       cases[i].ratio, cases[i].background, cases[i].nonneg,

@@ -65,6 +65,8 @@ typedef struct {
   float *weight;      /* n: ω (weighted least squares), or NULL: 1 where observed */
   float *reweight;    /* n: TV's per-pixel factor on the threshold */
   float *previous;    /* n: x at the previous report point */
+  float *estimate;    /* n: x at report iterations (OUT's second half is not aligned
+                         for cuFFT when n is odd, and the report transforms x) */
   float noise;        /* ε of the reweighting */
   int iteration;      /* counted by iterate(), for the reweighting stages */
   SsCudaReporter *reporter;
@@ -112,14 +114,16 @@ admm_tv_spectral_kernel (float2 *__restrict__ s0, float2 *__restrict__ s1,
 }
 
 /* The splits from Cx and x: data (v, μ), TV (zx, zy, νx, νy), positivity
- * (zp, νp); with DELTA the squared change of x since the previous report. */
-template <bool MASK, bool WEIGHTED, bool DELTA>
+ * (zp, νp); with WRITE x into ESTIMATE, with DELTA the squared change of x
+ * since the previous report. */
+template <bool MASK, bool WEIGHTED, bool WRITE, bool DELTA>
 __global__ void
 admm_tv_pixel_kernel (float *__restrict__ real, const float *__restrict__ out,
                       float *__restrict__ mu, float *__restrict__ z, float *__restrict__ nu,
                       const float *__restrict__ y, const unsigned char *__restrict__ mask,
                       const float *__restrict__ weight, const float *__restrict__ reweight,
-                      float *__restrict__ previous, AdmmTvConstants k, double *__restrict__ acc)
+                      float *__restrict__ previous, float *__restrict__ estimate,
+                      AdmmTvConstants k, double *__restrict__ acc)
 {
   const int w = k.width, h = k.height;
   const size_t n = (size_t) w * h;
@@ -155,6 +159,8 @@ admm_tv_pixel_kernel (float *__restrict__ real, const float *__restrict__ out,
           nu[2 * n + i] += k.tau * (xi - zp);
           z[2 * n + i] = zp;
         }
+      if (WRITE)
+        estimate[i] = xi;
       if (DELTA)
         {
           float d = xi - previous[i];
@@ -208,21 +214,27 @@ admm_tv_fill_kernel (float *__restrict__ x, size_t n, float value)
 
 /* ---- launches ----------------------------------------------------------------- */
 
-template <bool MASK, bool WEIGHTED>
+template <bool MASK, bool WEIGHTED, bool WRITE, bool DELTA>
 static void
-launch_pixel (AdmmTv *s, gboolean delta, unsigned blocks)
+launch_pixel (AdmmTv *s, unsigned blocks)
 {
   const SsCudaProblem *p = s->p;
-  cudaStream_t st = s->base.ctx->stream;
-  double *acc = s->reporter->block;
-  if (delta)
-    admm_tv_pixel_kernel<MASK, WEIGHTED, true><<<blocks, SS_CUDA_THREADS, 0, st>>> (
+  admm_tv_pixel_kernel<MASK, WEIGHTED, WRITE, DELTA>
+    <<<blocks, SS_CUDA_THREADS, 0, s->base.ctx->stream>>> (
       s->real, s->out, s->mu, s->z, s->nu, p->y, p->mask, s->weight, s->reweight, s->previous,
-      s->k, acc);
+      s->estimate, s->k, s->reporter->block);
+}
+
+template <bool MASK, bool WEIGHTED>
+static void
+launch_pixel_flags (AdmmTv *s, unsigned flags, unsigned blocks)
+{
+  if (flags & SS_ITER_DELTA)
+    launch_pixel<MASK, WEIGHTED, true, true> (s, blocks);
+  else if (flags & SS_ITER_WRITE_ESTIMATE)
+    launch_pixel<MASK, WEIGHTED, true, false> (s, blocks);
   else
-    admm_tv_pixel_kernel<MASK, WEIGHTED, false><<<blocks, SS_CUDA_THREADS, 0, st>>> (
-      s->real, s->out, s->mu, s->z, s->nu, p->y, p->mask, s->weight, s->reweight, s->previous,
-      s->k, acc);
+    launch_pixel<MASK, WEIGHTED, false, false> (s, blocks);
 }
 
 static gboolean
@@ -230,13 +242,12 @@ admm_tv_pixels (AdmmTv *s, unsigned flags, GError **error)
 {
   SsCudaContext *ctx = s->base.ctx;
   unsigned blocks = ss_cuda_blocks (ctx, s->p->n);
-  gboolean delta = (flags & SS_ITER_DELTA) != 0;
   if (s->weight)
-    launch_pixel<false, true> (s, delta, blocks);
+    launch_pixel_flags<false, true> (s, flags, blocks);
   else if (s->p->mask)
-    launch_pixel<true, false> (s, delta, blocks);
+    launch_pixel_flags<true, false> (s, flags, blocks);
   else
-    launch_pixel<false, false> (s, delta, blocks);
+    launch_pixel_flags<false, false> (s, flags, blocks);
   if (!LAUNCH_OK ("admm_tv_pixel_kernel"))
     return FALSE;
   admm_tv_adjoint_kernel<<<blocks, SS_CUDA_THREADS, 0, ctx->stream>>> (s->real, s->z, s->nu,
@@ -292,12 +303,10 @@ admm_tv_iterate (gpointer solver, unsigned flags, GError **error)
   return admm_tv_maybe_reweight (s, error);
 }
 
-/* x lives in the second half of OUT after every iteration. */
 static const float *
 admm_tv_estimate (gpointer solver)
 {
-  AdmmTv *s = (AdmmTv *) solver;
-  return s->out + s->p->n;
+  return ((AdmmTv *) solver)->estimate;
 }
 
 /* Every split, dual and transform input at zero, thresholds unweighted. */
@@ -344,6 +353,7 @@ admm_tv_destroy (SsCudaSolver *solver)
   ss_cuda_free (ctx, s->weight, image);
   ss_cuda_free (ctx, s->reweight, image);
   ss_cuda_free (ctx, s->previous, image);
+  ss_cuda_free (ctx, s->estimate, image);
   g_free (s);
 }
 
@@ -362,8 +372,9 @@ upload_weights (AdmmTv *s, GError **error)
 }
 
 /* Positivity's floor, x >= −sky, or RL's measured darkest level where C is a
- * blur (ss-cpu-admm-prior.c says why), with RL's transforms here; OUT, REAL
- * and SPEC are free until the first iteration. */
+ * blur (ss-cpu-admm-prior.c says why), with RL's transforms here; OUT, REAL,
+ * MU and SPEC are free until the first iteration (cuFFT wants each image
+ * aligned, so not OUT's second half). */
 static gboolean
 positivity_floor (AdmmTv *s, GError **error)
 {
@@ -376,8 +387,8 @@ positivity_floor (AdmmTv *s, GError **error)
   quick.rl_stop = SS_RL_STOP_NONE;   /* the floor needs no noise estimate */
   SsRlSetup rl;
   g_autoptr (GError) local = NULL;
-  if (ss_cuda_rl_setup (s->base.ctx, s->p, &quick, s->out, s->real, s->out + s->p->n, s->spec,
-                        &rl, &local))
+  if (ss_cuda_rl_setup (s->base.ctx, s->p, &quick, s->out, s->real, s->mu, s->spec, &rl,
+                        &local))
     s->k.floor = (float) (rl.background - rl.offset);
   else if (!g_error_matches (local, SS_ERROR, SS_ERROR_INVALID_ARGUMENT))
     {
@@ -431,7 +442,7 @@ ss_cuda_admm_tv_new (SsCudaContext *ctx, const SsCudaProblem *p, const SsSolvePa
     return NULL;
   gboolean weighted = params->data_term == SS_DATA_WLS;
   size_t image = p->n * sizeof (float);
-  size_t bytes = (13 + (weighted ? 1 : 0)) * image + 3 * p->spec * sizeof (float2);
+  size_t bytes = (14 + (weighted ? 1 : 0)) * image + 3 * p->spec * sizeof (float2);
   size_t work = MAX (ss_cuda_plan_work_estimate (p->width, p->height, 2, CUFFT_R2C),
                      ss_cuda_plan_work_estimate (p->width, p->height, 2, CUFFT_C2R));
   g_autofree char *what = g_strdup_printf ("a %d×%d admm solve", p->width, p->height);
@@ -463,6 +474,7 @@ ss_cuda_admm_tv_new (SsCudaContext *ctx, const SsCudaProblem *p, const SsSolvePa
                 && ss_cuda_alloc (ctx, (void **) &s->nu, 3 * image, what, error)
                 && ss_cuda_alloc (ctx, (void **) &s->reweight, image, what, error)
                 && ss_cuda_alloc (ctx, (void **) &s->previous, image, what, error)
+                && ss_cuda_alloc (ctx, (void **) &s->estimate, image, what, error)
                 && (!weighted || ss_cuda_alloc (ctx, (void **) &s->weight, image, what, error))
                 && admm_tv_setup (s, error);
   if (!ok)
