@@ -1270,6 +1270,35 @@ test_cs_bench_runs (CudaFixture *f, gconstpointer data)
   ss_cs_bench_result_clear (&r);
 }
 
+/* The listing's query names the device as a context on it does, without
+ * making one, and refuses an index past the last device naming it. */
+static void
+test_device_query (CudaFixture *f, gconstpointer data)
+{
+  if (f->ctx == NULL)
+    return;
+  g_autoptr (GError) error = NULL;
+  g_autofree char *model = NULL, *name = NULL;
+  gsize free_bytes = 0, total_bytes = 0;
+  g_assert_true (ss_cuda_device_query (0, &model, &name, &free_bytes, &total_bytes, &error));
+  g_assert_no_error (error);
+  g_test_message ("device 0: %s; %" G_GSIZE_FORMAT " of %" G_GSIZE_FORMAT " bytes free", name,
+                  free_bytes, total_bytes);
+  g_assert_cmpstr (name, ==, ss_cuda_context_get_device_name (f->ctx));
+  g_assert_true (g_str_has_prefix (name, model));
+  gsize ctx_total = 0;
+  ss_cuda_context_get_memory (f->ctx, NULL, &ctx_total);
+  g_assert_cmpuint (total_bytes, ==, ctx_total);
+  g_assert_cmpuint (free_bytes, >, 0);
+  g_assert_cmpuint (free_bytes, <=, total_bytes);
+
+  int past = ss_cuda_device_count ();
+  g_autofree char *past_text = g_strdup_printf ("%d", past);
+  g_assert_false (ss_cuda_device_query (past, NULL, NULL, NULL, NULL, &error));
+  g_assert_error (error, SS_ERROR, SS_ERROR_NO_DEVICE);
+  g_assert_nonnull (strstr (error->message, past_text));
+}
+
 #define ADD(path, func) g_test_add (path, CudaFixture, NULL, cuda_setup, func, cuda_teardown)
 #else
 static void
@@ -1304,6 +1333,7 @@ main (int argc, char **argv)
   ADD ("/cuda/batch/bench-runs", test_batch_bench_runs);
   ADD ("/cuda/planning-counted", test_planning_counted);
   ADD ("/cuda/backend-reuses-plans", test_backend_reuses_plans);
+  ADD ("/cuda/device-query", test_device_query);
   ADD ("/cuda/cs/operators-match-cpu", test_cs_operators_match_cpu);
   ADD ("/cuda/cs/solvers-match-cpu", test_cs_solvers_match_cpu);
   ADD ("/cuda/cs/image-solvers", test_cs_image_solvers);

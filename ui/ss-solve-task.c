@@ -218,7 +218,12 @@ solve_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *ca
       g_task_return_error (task, error);
       return;
     }
-  g_autoptr (SsBackend) backend = ss_backend_new (self->settings.backend, &error);
+  /* The GPU the user picked, alone; otherwise the engine's own choice. */
+  const SsSettings *s = &self->settings;
+  int device = s->device;
+  gboolean one_gpu = s->backend == SS_BACKEND_CUDA && device >= 0;
+  g_autoptr (SsBackend) backend = ss_backend_new_with_devices (s->backend, one_gpu ? &device : NULL,
+                                                               one_gpu ? 1 : 0, &error);
   if (backend == NULL)
     {
       g_task_return_error (task, error);

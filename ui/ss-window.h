@@ -59,6 +59,9 @@ void ss_window_open_sample (SsWindow *self);
 char *ss_window_find_sample (void);
 
 void ss_window_run (SsWindow *self);
+/* Runs SETTINGS as Run runs the panel's, leaving the panel as it is: for
+ * settings the panel cannot show (tests ask for a GPU that is not there). */
+void ss_window_run_settings (SsWindow *self, const SsSettings *settings);
 void ss_window_stop (SsWindow *self);
 /* Runs the solvers of CHOICES[i] (their kind and the choices they read; every
  * other setting from the panel) one after another. */

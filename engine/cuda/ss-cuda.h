@@ -19,6 +19,12 @@ typedef struct _SsCudaContext SsCudaContext;
 /* Usable devices; 0 when there is no driver or device (never fails). */
 int ss_cuda_device_count (void);
 
+/* DEVICE's product name (MODEL), its name as a context on it reports it
+ * (NAME) and its memory, without making a context's stream or handles: for
+ * listings. The calling thread's current device is left as it was. */
+gboolean ss_cuda_device_query (int device, char **model, char **name, gsize *free_bytes,
+                               gsize *total_bytes, GError **error);
+
 SsCudaContext *ss_cuda_context_new (int device, GError **error);
 void ss_cuda_context_free (SsCudaContext *ctx);
 const char *ss_cuda_context_get_device_name (const SsCudaContext *ctx);
