@@ -369,6 +369,10 @@ ss_window_dispose (GObject *object)
       if (self->fit_cancellable)
         g_cancellable_cancel (self->fit_cancellable);
       ss_window_detach_task (self);
+      /* The phase window is destroyed with this one, but whatever holds
+       * it (its save dialog) may keep it a moment longer: the weak
+       * pointer into SELF must go first. */
+      g_clear_weak_pointer (&self->phase_window);
       g_clear_handle_id (&self->stop_timeout_id, g_source_remove);
       g_clear_handle_id (&self->status_tick_id, g_source_remove);
     }

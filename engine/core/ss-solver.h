@@ -233,6 +233,12 @@ typedef struct {
   int n_defaults;
   const char *phases[5];  /* names of the timed phases in phase_seconds, NULL-ended */
   gboolean compare_by_default;  /* ticked in the app's Compare list */
+  /* The algorithm of engine/cs (ss_cs_algorithm_from_string) that solves
+   * this solver's problem on random k-sparse vectors, as `sharpsky-cli cs`
+   * does: the app's Phase transition window lists the solvers that have
+   * one, and the image solvers built on engine/cs (ss_cpu_cs_image) run it.
+   * NULL: none. */
+  const char *cs_algorithm;
   /* --alpha auto multiplies the noise rule (ss_alpha_auto) by this; 0 means 1.
    * A prior's best weight is in its own units. */
   double alpha_auto_scale;
