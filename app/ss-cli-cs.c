@@ -1,13 +1,13 @@
 /* ss-cli-cs.c: `cs`, compressed sensing on random k-sparse problems (seeds
  * 001, 003, 004): one solve, a batch of problems sharing the matrix solved
  * as one block, a phase transition over δ = m/n and ρ = k/m (CSV and a PNG
- * heat map), or the benchmarks against their floors. */
+ * heat map), or the benchmarks against their floors. The solves, the sweep
+ * and its files are engine/cs's (ss-cs-phase.h), which the app's Phase
+ * transition window shares: here only the options and the printing. */
 #include "ss-cli-common.h"
 #include "ss-cli-json.h"
 
-#include <errno.h>
 #include <math.h>
-#include <png.h>
 #include <string.h>
 
 typedef struct {
@@ -160,14 +160,13 @@ parse_list (const char *option, const char *text, GArray *list, GError **error)
   return TRUE;
 }
 
+/* COUNT values of the engine's grid (GRID: ss_cs_phase_deltas or _rhos),
+ * the app's window's too: 9 δ and 10 ρ are the defaults. */
 static void
-default_list (GArray *list, double first, double step, int count)
+default_list (GArray *list, void (*grid) (int, double *), int count)
 {
-  for (int i = 0; i < count; i++)
-    {
-      double v = round ((first + i * step) * 1000) / 1000;
-      g_array_append_val (list, v);
-    }
+  g_array_set_size (list, count);
+  grid (count, (double *) list->data);
 }
 
 static void
@@ -177,19 +176,6 @@ cs_config_clear (CsConfig *c)
     g_array_unref (c->deltas);
   if (c->rhos)
     g_array_unref (c->rhos);
-}
-
-static void
-solver_defaults (SsCsParams *p)
-{
-  switch (p->algorithm)
-    {
-    case SS_CS_HTP:
-    case SS_CS_COSAMP: p->iterations = 100; p->inner_iterations = 50; break;
-    case SS_CS_FISTA: p->iterations = 1000; p->alpha = 1e-3; break;
-    case SS_CS_ALM: p->iterations = 30; p->inner_iterations = 200; break;
-    default: p->iterations = 1000; break;
-    }
 }
 
 static gboolean
@@ -248,16 +234,14 @@ cs_config (const CsOptions *o, CsConfig *c)
 {
   g_autoptr (GError) error = NULL;
   memset (c, 0, sizeof *c);
-  ss_cs_params_init (&c->solve);
   c->delta = 0.5;
   c->rho = 0.2;
   c->tol = 1e-4;
   c->deltas = g_array_new (FALSE, FALSE, sizeof (double));
   c->rhos = g_array_new (FALSE, FALSE, sizeof (double));
-  gboolean ok = (o->solver == NULL
-                 || ss_cs_algorithm_from_string (o->solver, &c->solve.algorithm, &error));
-  if (ok)
-    solver_defaults (&c->solve);
+  SsCsAlgorithm algorithm = SS_CS_NIHT;
+  gboolean ok = (o->solver == NULL || ss_cs_algorithm_from_string (o->solver, &algorithm, &error));
+  ss_cs_params_defaults (&c->solve, algorithm);
   ok = ok && (o->ensemble == NULL || ss_ensemble_from_string (o->ensemble, &c->ensemble, &error))
        && (o->values == NULL || ss_cs_values_from_string (o->values, &c->values, &error))
        && (o->backend == NULL || ss_backend_kind_from_string (o->backend, &c->backend, &error))
@@ -279,9 +263,9 @@ cs_config (const CsOptions *o, CsConfig *c)
   if (!ok)
     return cli_fail (CLI_EXIT_USAGE, NULL, error);
   if (o->deltas == NULL)
-    default_list (c->deltas, 0.1, 0.1, 9);
+    default_list (c->deltas, ss_cs_phase_deltas, 9);
   if (o->rhos == NULL)
-    default_list (c->rhos, 0.05, 0.05, 10);
+    default_list (c->rhos, ss_cs_phase_rhos, 10);
   c->solve.k = c->k;
   c->solve.nonneg = o->nonneg;
   c->solve.tolerance = MIN (1e-6, c->tol * 1e-2);
@@ -290,57 +274,22 @@ cs_config (const CsOptions *o, CsConfig *c)
 
 /* ---- one solve or a batch ------------------------------------------------- */
 
-static int
-compare_doubles (const void *a, const void *b)
-{
-  double x = *(const double *) a, y = *(const double *) b;
-  return (x > y) - (x < y);
-}
-
-typedef struct {
-  int recovered;
-  double median_error, max_error, seconds;
-  int iterations;
-  const char *backend;
-} CellResult;
-
 /* Solves BATCH random problems of (m, k) sharing one matrix. */
 static gboolean
-solve_cell (const CsConfig *c, gsize m, gsize k, int batch, guint64 seed, CellResult *out,
+solve_cell (const CsConfig *c, gsize m, gsize k, int batch, guint64 seed, SsCsTrialsResult *out,
             GError **error)
 {
-  g_autoptr (SsLinop) A = ss_linop_new (c->ensemble, m, c->n, MIN ((gsize) c->p, m), seed, 0,
-                                        error);
-  if (A == NULL)
-    return FALSE;
-  g_autofree float *truth = NULL, *y = NULL;
-  ss_cs_random_problems (A, k, c->values, c->noise, seed + 1, batch, &truth, &y);
-  g_autofree float *x = g_new0 (float, c->n * batch);
-  SsCsParams p = c->solve;
-  p.k = k;
-  SsCsStats stats;
-  if (!ss_cs_solve_backend (c->backend, &p, A, y, batch, x, &stats, &out->backend, error))
-    return FALSE;
-  g_autofree double *errors = g_new (double, batch);
-  out->recovered = 0;
-  for (int b = 0; b < batch; b++)
-    {
-      errors[b] = ss_cs_relative_error (x + b * c->n, truth + b * c->n, c->n);
-      out->recovered += errors[b] <= c->tol;
-    }
-  qsort (errors, batch, sizeof (double), compare_doubles);
-  out->median_error = errors[batch / 2];
-  out->max_error = errors[batch - 1];
-  out->seconds = stats.seconds;
-  out->iterations = stats.iterations;
-  return TRUE;
+  SsCsProblemSpec spec = { .ensemble = c->ensemble, .values = c->values, .n = c->n, .m = m,
+                           .k = k, .p = c->p, .noise = c->noise, .success_tol = c->tol,
+                           .batch = batch, .seed = seed };
+  return ss_cs_solve_random (&spec, &c->solve, c->backend, out, error);
 }
 
 static int
 run_solve (const CsOptions *o, const CsConfig *c)
 {
   g_autoptr (GError) error = NULL;
-  CellResult r;
+  SsCsTrialsResult r;
   if (!solve_cell (c, c->m, c->k, c->batch, c->seed, &r, &error))
     return cli_fail (error->code == SS_ERROR_TOO_LARGE || error->code == SS_ERROR_INVALID_ARGUMENT
                      || error->code == SS_ERROR_NO_DEVICE ? CLI_EXIT_USAGE : CLI_EXIT_FAILURE,
@@ -386,75 +335,6 @@ run_solve (const CsOptions *o, const CsConfig *c)
 
 /* ---- phase transition ----------------------------------------------------- */
 
-/* A blue-to-yellow ramp (viridis' end points and middle), success 0 to 1. */
-static void
-heat_colour (double t, guint8 rgb[3])
-{
-  static const double stops[3][3] = { { 68, 1, 84 }, { 33, 145, 140 }, { 253, 231, 37 } };
-  t = CLAMP (t, 0, 1) * 2;
-  int i = MIN ((int) t, 1);
-  double f = t - i;
-  for (int c = 0; c < 3; c++)
-    rgb[c] = (guint8) round (stops[i][c] + f * (stops[i + 1][c] - stops[i][c]));
-}
-
-/* The heat map: δ left to right, ρ bottom to top, CELL pixels a cell, a
- * one-pixel grey grid; the axes are in the PNG's text chunks and the CSV. */
-static gboolean
-write_heat_map (const char *path, const double *fraction, const CsConfig *c, GError **error)
-{
-  const int cell = 24;
-  int cols = (int) c->deltas->len, rows = (int) c->rhos->len;
-  int width = cols * cell + 1, height = rows * cell + 1;
-  g_autofree guint8 *pixels = g_new (guint8, (gsize) width * height * 3);
-  memset (pixels, 128, (gsize) width * height * 3);
-  for (int j = 0; j < rows; j++)
-    for (int i = 0; i < cols; i++)
-      {
-        guint8 rgb[3];
-        heat_colour (fraction[j * cols + i], rgb);
-        int top = (rows - 1 - j) * cell + 1;
-        for (int y = top; y < top + cell - 1; y++)
-          for (int x = i * cell + 1; x < (i + 1) * cell; x++)
-            memcpy (pixels + ((gsize) y * width + x) * 3, rgb, 3);
-      }
-  FILE *file = fopen (path, "wb");
-  if (file == NULL)
-    {
-      g_set_error (error, SS_ERROR, SS_ERROR_IO, "%s: %s", path, g_strerror (errno));
-      return FALSE;
-    }
-  png_structp png = png_create_write_struct (PNG_LIBPNG_VER_STRING, NULL, NULL, NULL);
-  png_infop info = png ? png_create_info_struct (png) : NULL;
-  if (png == NULL || info == NULL || setjmp (png_jmpbuf (png)))
-    {
-      png_destroy_write_struct (&png, &info);
-      fclose (file);
-      g_set_error (error, SS_ERROR, SS_ERROR_IO, "%s: libpng could not write it", path);
-      return FALSE;
-    }
-  png_init_io (png, file);
-  png_set_IHDR (png, info, width, height, 8, PNG_COLOR_TYPE_RGB, PNG_INTERLACE_NONE,
-                PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
-  g_autofree char *axes = g_strdup_printf ("x: delta = m/n (%d values, left to right); y: rho = "
-                                           "k/m (%d values, bottom to top); colour: success "
-                                           "fraction, blue 0 to yellow 1", cols, rows);
-  png_text text[1] = { { .compression = PNG_TEXT_COMPRESSION_NONE, .key = "Description",
-                         .text = axes } };
-  png_set_text (png, info, text, 1);
-  png_write_info (png, info);
-  for (int y = 0; y < height; y++)
-    png_write_row (png, pixels + (gsize) y * width * 3);
-  png_write_end (png, NULL);
-  png_destroy_write_struct (&png, &info);
-  if (fclose (file) != 0)
-    {
-      g_set_error (error, SS_ERROR, SS_ERROR_IO, "%s: %s", path, g_strerror (errno));
-      return FALSE;
-    }
-  return TRUE;
-}
-
 static int
 check_outputs (const CsOptions *o, const char *csv, const char *png)
 {
@@ -468,6 +348,36 @@ check_outputs (const CsOptions *o, const char *csv, const char *png)
   return -1;
 }
 
+typedef struct {
+  const CsOptions *o;
+  GArray *cells;            /* SsCsPhaseCell */
+  double *fraction;
+} Sweep;
+
+static gboolean
+on_cell (const SsCsPhaseCell *cell, gpointer user_data, GError **error)
+{
+  Sweep *s = user_data;
+  g_array_append_vals (s->cells, cell, 1);
+  s->fraction[cell->index] = cell->fraction;
+  if (s->o->json)
+    {
+      SsJsonObject jo;
+      ss_json_begin (&jo);
+      ss_json_add_string (&jo, "type", "cs-cell");
+      ss_json_add_number (&jo, "delta", cell->delta);
+      ss_json_add_number (&jo, "rho", cell->rho);
+      ss_json_add_int (&jo, "m", (gint64) cell->m);
+      ss_json_add_int (&jo, "k", (gint64) cell->k);
+      ss_json_add_int (&jo, "trials", cell->trials);
+      ss_json_add_int (&jo, "recovered", cell->result.recovered);
+      ss_json_add_number (&jo, "median_relative_error", cell->result.median_error);
+      g_autofree char *text = ss_json_end (&jo);
+      printf ("%s\n", text);
+    }
+  return TRUE;
+}
+
 static int
 run_phase_transition (const CsOptions *o, const CsConfig *c)
 {
@@ -477,50 +387,31 @@ run_phase_transition (const CsOptions *o, const CsConfig *c)
   if (status >= 0)
     return status;
   int cols = (int) c->deltas->len, rows = (int) c->rhos->len;
+  SsCsPhaseParams params;
+  ss_cs_phase_params_init (&params);
+  params.problem = (SsCsProblemSpec) { .ensemble = c->ensemble, .values = c->values, .n = c->n,
+                                       .p = c->p, .noise = c->noise, .success_tol = c->tol,
+                                       .seed = c->seed };
+  params.solve = c->solve;
+  params.backend = c->backend;
+  params.trials = c->trials;
+  params.deltas = (const double *) c->deltas->data;
+  params.n_deltas = cols;
+  params.rhos = (const double *) c->rhos->data;
+  params.n_rhos = rows;
   g_autofree double *fraction = g_new0 (double, (gsize) cols * rows);
-  GString *csv = g_string_new ("delta,rho,m,k,trials,recovered,fraction,median_error,seconds\n");
+  g_autoptr (GArray) cells = g_array_new (FALSE, FALSE, sizeof (SsCsPhaseCell));
+  Sweep sweep = { o, cells, fraction };
   g_autoptr (GError) error = NULL;
-  for (int j = 0; j < rows && status < 0; j++)
-    for (int i = 0; i < cols && status < 0; i++)
-      {
-        double delta = g_array_index (c->deltas, double, i);
-        double rho = g_array_index (c->rhos, double, j);
-        gsize m = (gsize) MAX (1, round (delta * c->n)), k = (gsize) MAX (1, round (rho * m));
-        CellResult r;
-        guint64 seed = c->seed + (guint64) (j * cols + i) * 7919;
-        if (!solve_cell (c, m, k, c->trials, seed, &r, &error))
-          {
-            status = cli_fail (CLI_EXIT_FAILURE, NULL, error);
-            break;
-          }
-        fraction[j * cols + i] = (double) r.recovered / c->trials;
-        char line[256];
-        g_snprintf (line, sizeof line, "%.4g,%.4g,%zu,%zu,%d,%d,%.4g,%.4g,%.4g\n", delta, rho, m,
-                    k, c->trials, r.recovered, fraction[j * cols + i], r.median_error, r.seconds);
-        g_string_append (csv, line);
-        if (o->json)
-          {
-            SsJsonObject jo;
-            ss_json_begin (&jo);
-            ss_json_add_string (&jo, "type", "cs-cell");
-            ss_json_add_number (&jo, "delta", delta);
-            ss_json_add_number (&jo, "rho", rho);
-            ss_json_add_int (&jo, "m", (gint64) m);
-            ss_json_add_int (&jo, "k", (gint64) k);
-            ss_json_add_int (&jo, "trials", c->trials);
-            ss_json_add_int (&jo, "recovered", r.recovered);
-            ss_json_add_number (&jo, "median_relative_error", r.median_error);
-            g_autofree char *text = ss_json_end (&jo);
-            printf ("%s\n", text);
-          }
-      }
-  if (status < 0 && !g_file_set_contents (csv_path, csv->str, (gssize) csv->len, &error))
-    status = cli_fail (CLI_EXIT_FAILURE, csv_path, error);
-  if (status < 0 && !write_heat_map (png_path, fraction, c, &error))
-    status = cli_fail (CLI_EXIT_FAILURE, png_path, error);
-  g_string_free (csv, TRUE);
-  if (status >= 0)
-    return status;
+  if (!ss_cs_phase_transition (&params, on_cell, &sweep, NULL, &error))
+    return cli_fail (CLI_EXIT_FAILURE, NULL, error);
+  /* --force was checked above; the writers still never replace a file
+   * that appeared meanwhile without it. */
+  if (!ss_cs_phase_write_csv (csv_path, (const SsCsPhaseCell *) cells->data, cells->len,
+                              o->force, &error))
+    return cli_fail (CLI_EXIT_FAILURE, csv_path, error);
+  if (!ss_cs_phase_write_png (png_path, fraction, cols, rows, o->force, &error))
+    return cli_fail (CLI_EXIT_FAILURE, png_path, error);
   if (!o->json)
     {
       printf ("%s on %s, n %zu, %d trials a cell, success: relative error <= %g\n",

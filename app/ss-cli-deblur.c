@@ -29,6 +29,7 @@ cli_plane_job_init (CliPlaneJob *job, int plane, const CliConfig *c)
   job->plane = plane;
   job->params = c->params;
   job->noise = NAN;
+  job->stats = ss_data_stats_from_estimates (NAN, SS_SKY_NONE);
   job->mse = job->psnr = job->baseline = NAN;
 }
 
@@ -303,6 +304,7 @@ cli_deblur_prepare_real (const CliDeblurInput *in, const CliOptions *o, const Cl
     }
   if (c->alpha_auto)
     job->params.alpha *= ss_solver_alpha_auto_scale (&job->params);
+  job->stats = ss_data_stats_from_estimates (job->noise, c->sky_mode);
   return -1;
 }
 
@@ -360,7 +362,7 @@ SsProblem
 cli_plane_job_problem (const CliPlaneJob *job)
 {
   return (SsProblem) { .op = job->op, .y = job->y, .truth = job->truth,
-                       .background = job->background };
+                       .background = job->background, .stats = &job->stats };
 }
 
 static int

@@ -23,6 +23,7 @@ typedef struct {
   gsize blanks;
   SsSolveParams params;
   double noise;             /* scaled units, when alpha is automatic */
+  SsDataStats stats;        /* what the solvers may reuse (noise and median) */
   SsPsfSpec psf;            /* the blur (for a fit: its circular approximation) */
   SsPsfFit fit;
   gboolean fitted;

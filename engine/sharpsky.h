@@ -24,4 +24,5 @@
 #include "ss-linop.h"
 #include "ss-cs.h"
 #include "ss-cs-bench.h"
+#include "ss-cs-phase.h"
 #include "ss-quality.h"

@@ -2,6 +2,7 @@
  * on fresh random problems (suite engine); device lists; the batch bench.
  * The CUDA batch is checked against the CPU in test-cuda.c. */
 #include "test-common.h"
+#include "ss-config.h"
 
 #include <string.h>
 
@@ -265,6 +266,52 @@ test_backend_devices (void)
   SsBackend *cuda = ss_backend_new_with_devices (SS_BACKEND_CUDA, missing, 1, &error);
   g_assert_null (cuda);
   g_assert_error (error, SS_ERROR, SS_ERROR_NO_DEVICE);
+  /* A CPU-only build says it has no CUDA; a CUDA one names the device. */
+  if (SHARPSKY_HAVE_CUDA)
+    g_assert_nonnull (strstr (error->message, "1000"));
+}
+
+/* The structured device list (the app's picker) and `info`'s lines agree:
+ * the same devices, numbered as --devices numbers them, each line naming
+ * the device as a backend on it reports it. None without CUDA or a GPU. */
+static void
+test_list_devices (void)
+{
+  g_autoptr (GArray) list = ss_backend_list_devices ();
+  g_assert_nonnull (list);
+  int *all = NULL, count = -1;
+  g_autoptr (GError) error = NULL;
+  g_assert_true (ss_backend_parse_devices ("all", &all, &count, &error));
+  g_free (all);
+  g_assert_cmpint ((int) list->len, ==, count);
+  g_autofree char *text = ss_backend_describe_devices ();
+  g_test_message ("%s", text);
+  g_assert_true (g_str_has_prefix (text, "cpu: "));
+  if (list->len == 0)
+    g_assert_nonnull (strstr (text, SHARPSKY_HAVE_CUDA ? "cuda: no device found"
+                                                       : "cuda: not built"));
+  for (guint i = 0; i < list->len; i++)
+    {
+      const SsDeviceInfo *d = &g_array_index (list, SsDeviceInfo, i);
+      g_assert_cmpint (d->index, ==, (int) i);
+      g_autofree char *line = d->unusable
+                                  ? g_strdup_printf ("cuda %d: unusable: %s\n", d->index,
+                                                     d->unusable)
+                                  : g_strdup_printf ("cuda %d: %s, ", d->index, d->name);
+      g_assert_nonnull (strstr (text, line));
+      if (d->unusable)
+        continue;
+      g_assert_true (g_str_has_prefix (d->name, d->model));
+      g_assert_cmpuint (d->total_bytes, >, 0);
+      g_assert_cmpuint (d->free_bytes, <=, d->total_bytes);
+      /* A backend made on the listed index runs there, under the listed name. */
+      int one[] = { d->index };
+      g_autoptr (SsBackend) backend = ss_backend_new_with_devices (SS_BACKEND_CUDA, one, 1,
+                                                                   &error);
+      g_assert_no_error (error);
+      g_assert_cmpstr (ss_backend_get_name (backend), ==, "cuda");
+      g_assert_cmpstr (ss_backend_get_device (backend), ==, d->name);
+    }
 }
 
 /* Every phase of the breakdown has a distinct name, and none past the end. */
@@ -324,6 +371,7 @@ main (int argc, char **argv)
   g_test_add_func ("/batch/share-operator", test_share_operator);
   g_test_add_func ("/batch/parse-devices", test_parse_devices);
   g_test_add_func ("/batch/backend-devices", test_backend_devices);
+  g_test_add_func ("/batch/list-devices", test_list_devices);
   g_test_add_func ("/batch/bench-cpu", test_batch_bench_cpu);
   g_test_add_func ("/batch/phase-names", test_batch_phase_names);
   return g_test_run ();

@@ -895,9 +895,9 @@ wisdom_environment (const char *cache, const char *wisdom)
 static char *
 deblur_summary (char **envp, const char *in, const char *out)
 {
-  /* CPADMM: its iterations' plans are the only measured ones, so a run from
-   * wisdom repeats the first bit for bit (RL also transforms once at the
-   * same size, estimated at first and from wisdom later: the last bits move). */
+  /* CPADMM: its iterations' plans are the only measured ones (RL also
+   * transforms once at the same size, estimated at first and from wisdom
+   * later). */
   CliRun run = RUN_CLI_ENV (envp, "deblur", in, "-o", out, "--force", "--psf", "gaussian:2",
                             "--solver", "cpadmm", "--iters", "4", "--backend", "cpu", "--json");
   g_assert_cmpint (run.status, ==, 0);
@@ -947,8 +947,14 @@ test_fftw_wisdom (Fixture *f, gconstpointer data)
   g_assert_cmpfloat (json_number (second, "fftw_plans_measured"), ==, 0);
   g_assert_cmpfloat (json_number (second, "fftw_plans_from_wisdom"), >=, 1);
   g_autofree float *again = read_fits_float (out, &w, &h, NULL);
-  g_assert_cmpmem (again, (gsize) w * h * sizeof (float), reference,
-                   (gsize) w * h * sizeof (float));
+  /* The same result to float rounding, not always bit for bit: with more
+   * threads than a batch has transforms (16 cores) the solver plans single
+   * transforms of the frame's size, and the next run's one-off transform of
+   * the PSF at that size finds their measured plan in the wisdom where the
+   * first run had estimated one. Measured there: the last bits differ. */
+  double diff = test_rel_diff (again, reference, (gsize) w * h);
+  g_test_message ("second run against the first: relative difference %.3g", diff);
+  g_assert_cmpfloat (diff, <, 1e-6);
 
   /* Damaged: random bytes (a NUL among them), then a truncated copy of FFTW's text. */
   guint8 junk[256];

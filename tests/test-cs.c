@@ -1,10 +1,12 @@
 /* test-cs.c: compressed sensing (engine/cs): selection against a sort, the
  * ensembles' adjoints and the DCT against its definition, recovery rates of
  * the greedy solvers where seed 003 reports success, ALM against the basis
- * pursuit solution and against FISTA, batches against one-by-one, and the
- * greedy solvers and ALM on images through the solver table. */
+ * pursuit solution and against FISTA, batches against one-by-one, the
+ * greedy solvers and ALM on images through the solver table, and the
+ * phase-transition sweep the CLI and the app share (ss-cs-phase.h). */
 #include "test-common.h"
 #include "ss-cs.h"
+#include "ss-cs-phase.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -412,6 +414,125 @@ test_image_solvers (gconstpointer data)
   test_problem_clear (&p);
 }
 
+/* ---- the phase-transition sweep ---------------------------------------------- */
+
+typedef struct {
+  GArray *cells;            /* SsCsPhaseCell */
+  int cancel_after;         /* cancel when this many cells are done (0: never) */
+  GCancellable *cancellable;
+} SweepLog;
+
+static gboolean
+log_cell (const SsCsPhaseCell *cell, gpointer user_data, GError **error)
+{
+  SweepLog *log = user_data;
+  g_array_append_vals (log->cells, cell, 1);
+  if (log->cancel_after > 0 && (int) log->cells->len == log->cancel_after)
+    g_cancellable_cancel (log->cancellable);
+  return TRUE;
+}
+
+/* The grids give the CLI's default lists; cells come row by row with each
+ * cell's own matrix seed, the same as a single solve of that cell; a
+ * cancelled sweep stops at the next cell with G_IO_ERROR_CANCELLED. */
+static void
+test_phase_sweep (void)
+{
+  double deltas[9], rhos[10];
+  ss_cs_phase_deltas (9, deltas);
+  ss_cs_phase_rhos (10, rhos);
+  for (int i = 0; i < 9; i++)
+    g_assert_cmpfloat (deltas[i], ==, round ((0.1 + i * 0.1) * 1000) / 1000);
+  for (int j = 0; j < 10; j++)
+    g_assert_cmpfloat (rhos[j], ==, round ((0.05 + j * 0.05) * 1000) / 1000);
+
+  guint32 seed = g_test_rand_int ();
+  g_test_message ("seed %u", seed);
+  SsCsPhaseParams params;
+  ss_cs_phase_params_init (&params);
+  params.problem.n = 64;
+  params.problem.seed = seed;
+  params.backend = SS_BACKEND_CPU;
+  params.trials = 3;
+  double grid[3];
+  ss_cs_phase_deltas (3, grid);
+  params.deltas = grid;
+  params.n_deltas = 3;
+  params.rhos = grid;   /* 0.25, 0.5, 0.75 as ρ as well */
+  params.n_rhos = 3;
+  SweepLog log = { g_array_new (FALSE, FALSE, sizeof (SsCsPhaseCell)), 0, NULL };
+  g_autoptr (GError) error = NULL;
+  g_assert_true (ss_cs_phase_transition (&params, log_cell, &log, NULL, &error));
+  g_assert_no_error (error);
+  g_assert_cmpuint (log.cells->len, ==, 9);
+  for (guint i = 0; i < 9; i++)
+    {
+      const SsCsPhaseCell *c = &g_array_index (log.cells, SsCsPhaseCell, i);
+      g_assert_cmpint (c->index, ==, (int) i);
+      g_assert_cmpint (c->row * 3 + c->column, ==, c->index);
+      g_assert_cmpuint (c->m, ==, (gsize) MAX (1, round (grid[c->column] * 64)));
+      g_assert_cmpfloat (c->fraction, ==, c->result.recovered / 3.0);
+      if (i == 4)
+        {
+          SsCsProblemSpec spec = params.problem;
+          spec.m = c->m;
+          spec.k = c->k;
+          spec.batch = 3;
+          spec.seed = seed + 4 * 7919;
+          SsCsTrialsResult alone;
+          g_assert_true (ss_cs_solve_random (&spec, &params.solve, SS_BACKEND_CPU, &alone,
+                                             &error));
+          g_assert_cmpint (alone.recovered, ==, c->result.recovered);
+          g_assert_cmpfloat (alone.median_error, ==, c->result.median_error);
+        }
+    }
+  /* The CSV: a header and a line a cell. */
+  g_autofree char *csv = ss_cs_phase_csv ((const SsCsPhaseCell *) log.cells->data, 9);
+  g_auto (GStrv) lines = g_strsplit (g_strchomp (csv), "\n", -1);
+  g_assert_cmpuint (g_strv_length (lines), ==, 10);
+  g_assert_cmpstr (lines[0], ==, "delta,rho,m,k,trials,recovered,fraction,median_error,seconds");
+  g_assert_true (g_str_has_prefix (lines[1], "0.25,0.25,16,4,3,"));
+
+  /* Stopped after 4 cells: exactly 4 given, and the error says why. */
+  g_array_set_size (log.cells, 0);
+  log.cancellable = g_cancellable_new ();
+  log.cancel_after = 4;
+  g_assert_false (ss_cs_phase_transition (&params, log_cell, &log, log.cancellable, &error));
+  g_assert_error (error, G_IO_ERROR, G_IO_ERROR_CANCELLED);
+  g_assert_cmpuint (log.cells->len, ==, 4);
+  g_object_unref (log.cancellable);
+  g_array_unref (log.cells);
+}
+
+/* The heat map: a cell's interior in its colour, δ left to right and ρ
+ * bottom to top, the grid grey, a pending (NAN) cell light grey. */
+static void
+test_phase_render (void)
+{
+  double fraction[6] = { 0, 0.5, 1, NAN, 0.25, 0.75 };   /* 3 columns, 2 rows */
+  int width, height;
+  g_autofree guint8 *rgb = ss_cs_phase_render (fraction, 3, 2, 10, &width, &height);
+  g_assert_cmpint (width, ==, 31);
+  g_assert_cmpint (height, ==, 21);
+  for (int row = 0; row < 2; row++)
+    for (int col = 0; col < 3; col++)
+      {
+        /* Row 0 (the lowest ρ) is drawn at the bottom. */
+        int x = col * 10 + 5, y = (1 - row) * 10 + 5;
+        const guint8 *px = rgb + ((gsize) y * width + x) * 3;
+        guint8 want[3] = { 224, 224, 224 };
+        if (!isnan (fraction[row * 3 + col]))
+          ss_cs_phase_colour (fraction[row * 3 + col], want);
+        g_assert_cmpmem (px, 3, want, 3);
+      }
+  g_assert_cmpint (rgb[0], ==, 128);   /* the grid */
+  guint8 low[3], high[3];
+  ss_cs_phase_colour (0, low);
+  ss_cs_phase_colour (1, high);
+  g_assert_cmpint (low[2], >, low[1]);    /* blue-ish at 0 */
+  g_assert_cmpint (high[0], >, 200);      /* yellow at 1 */
+}
+
 int
 main (int argc, char **argv)
 {
@@ -437,5 +558,7 @@ main (int argc, char **argv)
   g_test_add_data_func ("/cs/image/cosamp", GINT_TO_POINTER (SS_SOLVER_COSAMP),
                         test_image_solvers);
   g_test_add_data_func ("/cs/image/alm", GINT_TO_POINTER (SS_SOLVER_ALM), test_image_solvers);
+  g_test_add_func ("/cs/phase/sweep", test_phase_sweep);
+  g_test_add_func ("/cs/phase/render", test_phase_render);
   return g_test_run ();
 }

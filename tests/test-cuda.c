@@ -212,6 +212,102 @@ test_rl_matches_cpu (CudaFixture *f, gconstpointer data)
     }
 }
 
+/* ADMM with the TV prior: the GPU's two-pair iteration (pixel stencils for
+ * TV and positivity) against the CPU's transform of every split, masked or
+ * not, least squares or weighted, with and without positivity and
+ * reweighting, with a sky; and the convergence rule stops both at the same
+ * report. */
+static void
+test_admm_tv_matches_cpu (CudaFixture *f, gconstpointer data)
+{
+  if (f->ctx == NULL)
+    return;
+  static const struct {
+    int width, height;
+    const char *psf;
+    double ratio, background;
+    gboolean nonneg;
+    SsDataTerm data;
+    int reweight, iterations;
+  } cases[] = {
+    { 64, 48, "gaussian:2", 1.0, 0, TRUE, SS_DATA_LS, 0, 60 },
+    { 45, 37, "moffat:3,2.5", 0.7, 0.2, TRUE, SS_DATA_WLS, 0, 60 },
+    { 64, 64, "gaussian:2.5", 1.0, 0.1, FALSE, SS_DATA_LS, 0, 60 },
+    { 96, 64, "box:5", 1.0, 0.3, TRUE, SS_DATA_WLS, 2, 60 },
+    /* long enough for the convergence rule to stop both */
+    { 48, 40, "gaussian:1.5", 1.0, 0.05, TRUE, SS_DATA_LS, 0, 3000 },
+  };
+  for (gsize i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      TestProblem p;
+      test_problem_init_sensing (&p, f->rng, cases[i].width, cases[i].height, cases[i].psf,
+                                 cases[i].ratio, 0.01, SS_SENSING_NONE);
+      SsSolveParams params = test_solve_params (SS_SOLVER_ADMM_PRIOR, 0, 60);
+      ss_solve_params_set_defaults (&params, SS_SOLVER_ADMM_PRIOR);
+      params.prior = SS_PRIOR_TV;
+      params.alpha = 1e-3 * (0.5 + g_rand_double (f->rng));
+      params.iterations = cases[i].iterations;
+      params.report_every = 10;
+      params.nonneg = cases[i].nonneg;
+      params.data_term = cases[i].data;
+      params.reweight = cases[i].reweight;
+      SsProblem problem = { .op = p.op, .y = p.y, .truth = p.truth,
+                            .background = cases[i].background };
+      SsSolveResult cpu = { 0 }, gpu = { 0 };
+      g_autoptr (GError) error = NULL;
+      gboolean cpu_ok = ss_cpu_solve (&problem, &params, NULL, NULL, NULL, &cpu, &error);
+      g_assert_no_error (error);
+      gboolean gpu_ok = ss_cuda_solve (f->ctx, &problem, &params, NULL, NULL, NULL, &gpu, &error);
+      g_assert_no_error (error);
+      g_assert_true (cpu_ok && gpu_ok);
+      g_test_message ("admm tv %d×%d %s ratio %.1f sky %g nonneg %d %s reweight %d: %d of %d "
+                      "iterations", cases[i].width, cases[i].height, cases[i].psf,
+                      cases[i].ratio, cases[i].background, cases[i].nonneg,
+                      cases[i].data == SS_DATA_WLS ? "wls" : "ls", cases[i].reweight,
+                      cpu.iterations, cases[i].iterations);
+      if (cases[i].iterations > 1000)
+        g_assert_cmpint (cpu.iterations, <, cases[i].iterations);
+      assert_results_agree (&gpu, &cpu, p.n, 1e-4);
+      ss_solve_result_clear (&cpu);
+      ss_solve_result_clear (&gpu);
+      test_problem_clear (&p);
+    }
+}
+
+/* admm's starlet priors have no GPU form: the CUDA backend says so, and the
+ * backend solves them on the CPU, to the CPU's answer, with a warning. */
+static void
+test_admm_starlet_falls_back (CudaFixture *f, gconstpointer data)
+{
+  if (f->ctx == NULL)
+    return;
+  TestProblem p;
+  test_problem_init_sensing (&p, f->rng, 40, 32, "gaussian:2", 1.0, 0.01, SS_SENSING_NONE);
+  SsSolveParams params = test_solve_params (SS_SOLVER_ADMM_PRIOR, 0, 40);
+  ss_solve_params_set_defaults (&params, SS_SOLVER_ADMM_PRIOR);
+  params.iterations = 40;
+  params.alpha = 1e-3;
+  SsProblem problem = { .op = p.op, .y = p.y, .truth = p.truth };
+  SsSolveResult direct = { 0 }, cpu = { 0 }, via = { 0 };
+  g_autoptr (GError) error = NULL;
+  g_assert_false (ss_cuda_solve (f->ctx, &problem, &params, NULL, NULL, NULL, &direct, &error));
+  g_assert_error (error, SS_ERROR, SS_ERROR_UNSUPPORTED);
+  g_clear_error (&error);
+  g_autoptr (SsBackend) backend = ss_backend_new (SS_BACKEND_CUDA, &error);
+  g_assert_no_error (error);
+  g_assert_true (ss_backend_solve (backend, &problem, &params, NULL, NULL, NULL, &via, &error));
+  g_assert_true (ss_cpu_solve (&problem, &params, NULL, NULL, NULL, &cpu, &error));
+  g_assert_no_error (error);
+  g_assert_cmpstr (via.backend, ==, "cpu");
+  g_assert_nonnull (via.warning);
+  g_assert_nonnull (strstr (via.warning, "starlet"));
+  g_assert_cmpfloat (test_rel_diff (via.x, cpu.x, p.n), ==, 0.0);
+  ss_solve_result_clear (&direct);
+  ss_solve_result_clear (&cpu);
+  ss_solve_result_clear (&via);
+  test_problem_clear (&p);
+}
+
 /* Graphs change how work is launched, never what it computes. */
 static void
 test_graphs_change_nothing (CudaFixture *f, gconstpointer data)
@@ -1174,6 +1270,35 @@ test_cs_bench_runs (CudaFixture *f, gconstpointer data)
   ss_cs_bench_result_clear (&r);
 }
 
+/* The listing's query names the device as a context on it does, without
+ * making one, and refuses an index past the last device naming it. */
+static void
+test_device_query (CudaFixture *f, gconstpointer data)
+{
+  if (f->ctx == NULL)
+    return;
+  g_autoptr (GError) error = NULL;
+  g_autofree char *model = NULL, *name = NULL;
+  gsize free_bytes = 0, total_bytes = 0;
+  g_assert_true (ss_cuda_device_query (0, &model, &name, &free_bytes, &total_bytes, &error));
+  g_assert_no_error (error);
+  g_test_message ("device 0: %s; %" G_GSIZE_FORMAT " of %" G_GSIZE_FORMAT " bytes free", name,
+                  free_bytes, total_bytes);
+  g_assert_cmpstr (name, ==, ss_cuda_context_get_device_name (f->ctx));
+  g_assert_true (g_str_has_prefix (name, model));
+  gsize ctx_total = 0;
+  ss_cuda_context_get_memory (f->ctx, NULL, &ctx_total);
+  g_assert_cmpuint (total_bytes, ==, ctx_total);
+  g_assert_cmpuint (free_bytes, >, 0);
+  g_assert_cmpuint (free_bytes, <=, total_bytes);
+
+  int past = ss_cuda_device_count ();
+  g_autofree char *past_text = g_strdup_printf ("%d", past);
+  g_assert_false (ss_cuda_device_query (past, NULL, NULL, NULL, NULL, &error));
+  g_assert_error (error, SS_ERROR, SS_ERROR_NO_DEVICE);
+  g_assert_nonnull (strstr (error->message, past_text));
+}
+
 #define ADD(path, func) g_test_add (path, CudaFixture, NULL, cuda_setup, func, cuda_teardown)
 #else
 static void
@@ -1191,6 +1316,8 @@ main (int argc, char **argv)
   ADD ("/cuda/cpadmm/matches-cpu", test_cpadmm_matches_cpu);
   ADD ("/cuda/fista/matches-cpu", test_fista_matches_cpu);
   ADD ("/cuda/rl/matches-cpu", test_rl_matches_cpu);
+  ADD ("/cuda/admm/tv-matches-cpu", test_admm_tv_matches_cpu);
+  ADD ("/cuda/admm/starlet-falls-back", test_admm_starlet_falls_back);
   ADD ("/cuda/graphs-change-nothing", test_graphs_change_nothing);
   ADD ("/cuda/reports-and-preview-match-cpu", test_reports_match_cpu);
   ADD ("/cuda/cancellation", test_cancellation);
@@ -1206,6 +1333,7 @@ main (int argc, char **argv)
   ADD ("/cuda/batch/bench-runs", test_batch_bench_runs);
   ADD ("/cuda/planning-counted", test_planning_counted);
   ADD ("/cuda/backend-reuses-plans", test_backend_reuses_plans);
+  ADD ("/cuda/device-query", test_device_query);
   ADD ("/cuda/cs/operators-match-cpu", test_cs_operators_match_cpu);
   ADD ("/cuda/cs/solvers-match-cpu", test_cs_solvers_match_cpu);
   ADD ("/cuda/cs/image-solvers", test_cs_image_solvers);

@@ -2,8 +2,10 @@
  * (ss-quality.c) and the synthetic skies (ss-synth.c), on fresh random
  * inputs (the seed is printed; SHARPSKY_TEST_SEED=N replays a run). */
 #include "test-common.h"
+#include "ss-noise.h"
 #include "ss-rl.h"
 
+#include <math.h>
 #include <string.h>
 
 /* A positive scene: a floor of 0.05, sources on its left half, the right
@@ -253,6 +255,106 @@ test_rl_refuses_sensing (void)
   test_problem_clear (&p);
 }
 
+/* The blur check is read from how the operator was built when it can be
+ * (kernel_nonnegative) and falls back on transforming its spectrum when it
+ * cannot (from parts): both must decide alike and give one setup. A kernel
+ * with a negative lobe (a sharpening filter) is refused either way. */
+static void
+test_rl_blur_check_from_kernel (void)
+{
+  g_autoptr (GRand) rng = test_rng ();
+  int w = 40 + g_rand_int_range (rng, 0, 11), h = 36 + g_rand_int_range (rng, 0, 11);
+  gsize n = (gsize) w * h;
+  g_autofree float *truth = positive_truth (rng, w, h);
+  g_autofree float *y = NULL;
+  g_autoptr (SsOperator) op = blur_problem (truth, w, h, "moffat:3,2.5", &y);
+  g_assert_true (op->kernel_nonnegative);
+  g_autoptr (GError) error = NULL;
+  g_autoptr (SsOperator) parts = ss_operator_new_from_parts (w, h, op->chat, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_false (parts->kernel_nonnegative);
+
+  SsSolveParams params = rl_params (5, 0);
+  params.rl_stop = SS_RL_STOP_DISCREPANCY;
+  double sky = g_rand_double_range (rng, 0.01, 0.2);
+  SsProblem from_kernel = { .op = op, .y = y, .background = sky };
+  SsProblem from_parts = { .op = parts, .y = y, .background = sky };
+  SsRlSetup a, b;
+  g_assert_true (ss_rl_setup (&from_kernel, &params, &a, &error));
+  g_assert_true (ss_rl_setup (&from_parts, &params, &b, &error));
+  g_assert_no_error (error);
+  g_assert_cmpfloat (a.offset, ==, b.offset);
+  g_assert_cmpfloat (a.background, ==, b.background);
+  g_assert_cmpfloat (a.start, ==, b.start);
+  g_assert_cmpfloat (a.stop_level, ==, b.stop_level);
+  g_assert_true (isfinite (a.background) && a.background >= 0 && a.background <= a.offset);
+
+  /* The steps a GPU backend takes give what ss_rl_setup gives. */
+  SsRlSetup c;
+  double darkest;
+  g_assert_true (ss_rl_setup_data (&from_kernel, &params, &c, &error));
+  g_assert_true (isnan (c.background) && isnan (c.start));
+  g_assert_true (ss_rl_darkest_level (op, y, c.offset, &darkest, &error));
+  ss_rl_setup_finish (&c, darkest);
+  g_assert_cmpfloat (c.background, ==, a.background);
+  g_assert_cmpfloat (c.start, ==, a.start);
+
+  /* 1 at the centre, -0.1 on its four neighbours (wrapped to pixel 0). */
+  g_autofree float *sharpen = g_new0 (float, n);
+  sharpen[0] = 1.4f;
+  sharpen[1] = sharpen[w - 1] = sharpen[w] = sharpen[n - w] = -0.1f;
+  g_autoptr (SsOperator) lobe = ss_operator_new_from_kernel (sharpen, NULL, w, h, &error);
+  g_assert_no_error (error);
+  g_assert_false (lobe->kernel_nonnegative);
+  SsProblem negative = { .op = lobe, .y = y };
+  g_assert_false (ss_rl_setup (&negative, &params, &c, &error));
+  g_assert_error (error, SS_ERROR, SS_ERROR_INVALID_ARGUMENT);
+  g_assert_nonnull (strstr (error->message, "non-negative blur"));
+}
+
+/* Statistics the caller measured (SsProblem.stats) replace RL's own: the
+ * same values give the same setup, other values move the stop level as the
+ * noise model says (level ∝ σ² at a fixed median), and unknown ones (NAN)
+ * are measured. */
+static void
+test_rl_reuses_data_stats (void)
+{
+  g_autoptr (GRand) rng = test_rng ();
+  int w = 40 + g_rand_int_range (rng, 0, 11), h = 36 + g_rand_int_range (rng, 0, 11);
+  gsize n = (gsize) w * h;
+  g_autofree float *truth = positive_truth (rng, w, h);
+  g_autofree float *y = NULL;
+  g_autoptr (SsOperator) op = blur_problem (truth, w, h, "gaussian:2", &y);
+  for (gsize i = 0; i < n; i++)
+    y[i] += (float) g_rand_double_range (rng, -0.02, 0.02) - 0.03f;
+  SsSolveParams params = rl_params (5, 0);
+  params.rl_stop = SS_RL_STOP_DISCREPANCY;
+  SsProblem own = { .op = op, .y = y, .background = 0.03 };
+  g_autoptr (GError) error = NULL;
+  SsRlSetup measured, given, doubled, unknown;
+  g_assert_true (ss_rl_setup (&own, &params, &measured, &error));
+
+  SsDataStats same = { .noise = ss_noise_estimate (y, w, h), .median = ss_median (y, n) };
+  SsProblem with_same = own;
+  with_same.stats = &same;
+  g_assert_true (ss_rl_setup (&with_same, &params, &given, &error));
+  g_assert_cmpfloat (given.noise, ==, measured.noise);
+  g_assert_cmpfloat (given.stop_level, ==, measured.stop_level);
+
+  SsDataStats twice = { .noise = 2 * same.noise, .median = same.median };
+  SsProblem with_twice = own;
+  with_twice.stats = &twice;
+  g_assert_true (ss_rl_setup (&with_twice, &params, &doubled, &error));
+  g_assert_cmpfloat (fabs (doubled.stop_level / measured.stop_level - 4.0), <, 1e-12);
+
+  SsDataStats none = { .noise = NAN, .median = NAN };
+  SsProblem with_none = own;
+  with_none.stats = &none;
+  g_assert_true (ss_rl_setup (&with_none, &params, &unknown, &error));
+  g_assert_no_error (error);
+  g_assert_cmpfloat (unknown.stop_level, ==, measured.stop_level);
+}
+
 /* ---- metrics --------------------------------------------------------------------- */
 
 /* SSIM straight from its definition: every 11×11 window inside the image,
@@ -449,6 +551,8 @@ main (int argc, char **argv)
   g_test_add_func ("/rl/tv-zero-is-rl", test_rl_tv_zero_is_rl);
   g_test_add_func ("/rl/discrepancy-stops", test_rl_discrepancy_stops);
   g_test_add_func ("/rl/refuses-sensing", test_rl_refuses_sensing);
+  g_test_add_func ("/rl/blur-check-from-kernel", test_rl_blur_check_from_kernel);
+  g_test_add_func ("/rl/reuses-data-stats", test_rl_reuses_data_stats);
   g_test_add_func ("/quality/ssim-reference", test_ssim_against_reference);
   g_test_add_func ("/quality/affine", test_affine_metrics);
   g_test_add_func ("/synth/poisson", test_poisson_moments);

@@ -12,6 +12,7 @@ test_descriptors (void)
 {
   g_assert_cmpuint (ss_solver_count (), ==, SS_N_SOLVERS);
   g_autoptr (GHashTable) names = g_hash_table_new (g_str_hash, g_str_equal);
+  g_autoptr (GHashTable) cs_names = g_hash_table_new (g_str_hash, g_str_equal);
   for (guint i = 0; i < ss_solver_count (); i++)
     {
       const SsSolverInfo *info = ss_solver_nth (i);
@@ -37,6 +38,16 @@ test_descriptors (void)
       g_assert_no_error (error);
       g_assert_cmpint (ss_solver_is_iterative (info->kind), ==,
                        (info->caps & SS_SOLVER_ITERATIVE) != 0);
+      /* A compressed-sensing algorithm, when named, is one `cs` knows; and
+       * each is named by one solver only (the app's phase-transition list). */
+      SsCsAlgorithm algorithm;
+      g_assert_true (info->cs_algorithm == NULL
+                     || ss_cs_algorithm_from_string (info->cs_algorithm, &algorithm, NULL));
+      if (info->cs_algorithm)
+        {
+          g_assert_false (g_hash_table_contains (cs_names, info->cs_algorithm));
+          g_hash_table_add (cs_names, (gpointer) info->cs_algorithm);
+        }
     }
   g_autoptr (GError) error = NULL;
   g_assert_null (ss_solver_find ("no-such-solver", &error));

@@ -1085,6 +1085,7 @@ test_keys_and_dialogs (Fixture *f, gconstpointer data)
     { "win.open", "<Control>o" },    { "win.export::fits", "<Control>s" },
     { "win.run", "<Control>r" },     { "win.stop", "Escape" },
     { "app.quit", "<Control>q" },    { "win.fullscreen", "F11" },
+    { "win.phase-transition", "<Control>t" },
   };
   for (guint i = 0; i < G_N_ELEMENTS (wanted); i++)
     {
@@ -1093,10 +1094,26 @@ test_keys_and_dialogs (Fixture *f, gconstpointer data)
       g_assert_nonnull (accels);
       g_assert_true (g_strv_contains ((const char *const *) accels, wanted[i].accel));
     }
+  /* No two actions share a shortcut (a new one must find a free key). */
+  g_autoptr (GHashTable) taken = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
+  g_auto (GStrv) actions = gtk_application_list_action_descriptions (GTK_APPLICATION (app));
+  for (guint i = 0; actions[i]; i++)
+    {
+      g_auto (GStrv) accels = gtk_application_get_accels_for_action (GTK_APPLICATION (app),
+                                                                     actions[i]);
+      for (guint k = 0; accels[k]; k++)
+        {
+          const char *other = g_hash_table_lookup (taken, accels[k]);
+          if (other)
+            g_error ("%s is the shortcut of both %s and %s", accels[k], other, actions[i]);
+          g_hash_table_insert (taken, g_strdup (accels[k]), g_strdup (actions[i]));
+        }
+    }
   /* Every command is an action of the window or the application. */
   const char *win_actions[] = { "open", "run", "stop", "compare", "export", "zoom-in",
                                 "zoom-out", "zoom-fit", "zoom-one", "view", "split",
-                                "fullscreen", "open-recent", "show-help-overlay" };
+                                "fullscreen", "open-recent", "show-help-overlay",
+                                "phase-transition" };
   for (guint i = 0; i < G_N_ELEMENTS (win_actions); i++)
     g_assert_true (g_action_group_has_action (G_ACTION_GROUP (f->window), win_actions[i]));
   g_assert_true (g_action_group_has_action (G_ACTION_GROUP (app), "about"));
@@ -1155,11 +1172,12 @@ test_no_gpu (Fixture *f, gconstpointer data)
       g_test_skip ("this build has CUDA: the no-GPU message is tested on CPU-only builds");
       return;
     }
+  /* The panel offers no GPU here: ask for one as a job would. */
   SsSettings s;
   cpu_settings (f, &s, SS_SOLVER_CPADMM, 5);
   s.backend = SS_BACKEND_CUDA;
-  apply_settings (f, &s);
-  ss_window_run (f->window);
+  ss_window_run_settings (f->window, &s);
+  ss_settings_clear (&s);
   g_assert_true (ss_window_wait_idle (f->window, 120));
   const char *message = ss_window_get_message (f->window);
   g_assert_nonnull (message);
@@ -1819,6 +1837,695 @@ test_png_channels (Fixture *f, gconstpointer data)
   g_assert_null (ss_window_get_message (f->window));   /* a choice made is not announced */
 }
 
+/* ---- the compute device ---------------------------------------------------- */
+
+static SsDevicePicker *
+device_picker (Fixture *f)
+{
+  return ss_params_panel_get_device_picker (ss_window_get_params_panel (f->window));
+}
+
+/* The window lists the devices in a worker: wait for the picker to have them. */
+static SsDevicePicker *
+wait_for_devices (Fixture *f)
+{
+  SsDevicePicker *picker = device_picker (f);
+  gint64 end = g_get_monotonic_time () + 60 * G_USEC_PER_SEC;
+  while (!ss_device_picker_has_devices (picker) && g_get_monotonic_time () < end)
+    g_main_context_iteration (NULL, TRUE);
+  g_assert_true (ss_device_picker_has_devices (picker));
+  return picker;
+}
+
+static const char *
+row_label (SsDevicePicker *picker, guint row)
+{
+  GListModel *model = gtk_drop_down_get_model (ss_device_picker_get_drop_down (picker));
+  return gtk_string_list_get_string (GTK_STRING_LIST (model), row);
+}
+
+static guint
+n_rows (SsDevicePicker *picker)
+{
+  GListModel *model = gtk_drop_down_get_model (ss_device_picker_get_drop_down (picker));
+  return g_list_model_get_n_items (model);
+}
+
+/* The row for GPU DEVICE, or G_MAXUINT when it is not offered. */
+static guint
+gpu_row (SsDevicePicker *picker, int device)
+{
+  g_autofree char *prefix = g_strdup_printf ("GPU %d: ", device);
+  for (guint row = 0; row < n_rows (picker); row++)
+    if (g_str_has_prefix (row_label (picker, row), prefix))
+      return row;
+  return G_MAXUINT;
+}
+
+/* Chooses ROW as a user would, and reads the choice back from the panel. */
+static void
+choose_row (Fixture *f, guint row, SsBackendKind *kind, int *device)
+{
+  gtk_drop_down_set_selected (ss_device_picker_get_drop_down (device_picker (f)), row);
+  SsSettings s;
+  ss_params_panel_get_settings (ss_window_get_params_panel (f->window), &s);
+  *kind = s.backend;
+  *device = s.device;
+  ss_settings_clear (&s);
+}
+
+/* The usable devices of `sharpsky-cli info` ("cuda N: NAME, X free of Y"),
+ * as "N NAME"; NULL (said) without the CLI. */
+static GPtrArray *
+cli_listed_devices (void)
+{
+  const char *cli = g_getenv ("SHARPSKY_CLI");
+  if (cli == NULL || !g_file_test (cli, G_FILE_TEST_IS_EXECUTABLE))
+    {
+      g_test_message ("sharpsky-cli is not built: the picker is compared with the engine only");
+      return NULL;
+    }
+  g_autofree char *sample = ss_window_find_sample ();
+  const char *argv[] = { cli, "info", sample, NULL };
+  g_autofree char *out = NULL, *err = NULL;
+  int status = 0;
+  g_autoptr (GError) error = NULL;
+  g_assert_true (g_spawn_sync (NULL, (char **) argv, NULL, G_SPAWN_DEFAULT, NULL, NULL, &out,
+                               &err, &status, &error));
+  g_assert_no_error (error);
+  g_assert_true (g_spawn_check_wait_status (status, NULL));
+  GPtrArray *found = g_ptr_array_new_with_free_func (g_free);
+  g_auto (GStrv) lines = g_strsplit (out, "\n", -1);
+  for (guint i = 0; lines[i] != NULL; i++)
+    {
+      int index = -1, end = 0;
+      if (sscanf (lines[i], "cuda %d: %n", &index, &end) == 1 && end > 0
+          && !g_str_has_prefix (lines[i] + end, "unusable"))
+        {
+          const char *comma = strstr (lines[i] + end, ", ");
+          g_assert_nonnull (comma);
+          g_ptr_array_add (found, g_strdup_printf ("%d %.*s", index,
+                                                   (int) (comma - (lines[i] + end)),
+                                                   lines[i] + end));
+        }
+    }
+  return found;
+}
+
+/* The picker offers Automatic, CPU and exactly the usable devices the
+ * engine lists (and `sharpsky-cli info` prints), numbered as they number
+ * them; each row is the choice it says; it is reached from the keyboard
+ * and its tooltip says what Automatic does. */
+static void
+test_device_picker_lists (Fixture *f, gconstpointer data)
+{
+  if (skip_without_display ())
+    return;
+  SsDevicePicker *picker = wait_for_devices (f);
+  g_autoptr (GArray) engine = ss_backend_list_devices ();
+  g_autoptr (GPtrArray) expected = g_ptr_array_new_with_free_func (g_free);
+  GArray *indices = g_array_new (FALSE, FALSE, sizeof (int));
+  for (guint i = 0; i < engine->len; i++)
+    {
+      const SsDeviceInfo *d = &g_array_index (engine, SsDeviceInfo, i);
+      if (d->unusable == NULL)
+        {
+          g_ptr_array_add (expected, g_strdup_printf ("GPU %d: %s", d->index, d->model));
+          g_array_append_val (indices, d->index);
+        }
+    }
+  g_test_message ("engine: %u usable CUDA devices of %u", expected->len, engine->len);
+  g_assert_cmpuint (n_rows (picker), ==, 2 + expected->len);
+  g_assert_cmpstr (row_label (picker, 0), ==, "Automatic");
+  g_assert_cmpstr (row_label (picker, 1), ==, "CPU");
+  for (guint i = 0; i < expected->len; i++)
+    g_assert_cmpstr (row_label (picker, 2 + i), ==, g_ptr_array_index (expected, i));
+
+  g_autoptr (GPtrArray) cli = cli_listed_devices ();
+  if (cli != NULL)
+    {
+      g_assert_cmpuint (cli->len, ==, expected->len);
+      for (guint i = 0; i < cli->len; i++)
+        {
+          /* "N NAME" from info against "GPU N: MODEL": the same N, NAME begins with MODEL. */
+          const char *line = g_ptr_array_index (cli, i);
+          const char *label = row_label (picker, 2 + i);
+          g_autofree char *number = g_strndup (line, strcspn (line, " "));
+          g_autofree char *prefix = g_strdup_printf ("GPU %s: ", number);
+          g_assert_true (g_str_has_prefix (label, prefix));
+          g_assert_true (g_str_has_prefix (strchr (line, ' ') + 1, label + strlen (prefix)));
+        }
+    }
+
+  /* Each row is the choice it names, in the panel's settings. */
+  SsBackendKind kind;
+  int device;
+  choose_row (f, 1, &kind, &device);
+  g_assert_cmpint (kind, ==, SS_BACKEND_CPU);
+  g_assert_cmpint (device, ==, -1);
+  for (guint i = 0; i < indices->len; i++)
+    {
+      choose_row (f, 2 + i, &kind, &device);
+      g_assert_cmpint (kind, ==, SS_BACKEND_CUDA);
+      g_assert_cmpint (device, ==, g_array_index (indices, int, i));
+    }
+  choose_row (f, 0, &kind, &device);
+  g_assert_cmpint (kind, ==, SS_BACKEND_AUTO);
+  g_assert_cmpint (device, ==, -1);
+
+  /* A GPU that is not listed is never shown: Automatic stands instead. */
+  SsSettings s;
+  cpu_settings (f, &s, SS_SOLVER_CPADMM, 5);
+  s.backend = SS_BACKEND_CUDA;
+  s.device = (int) engine->len + 7;
+  apply_settings (f, &s);
+  g_assert_cmpuint (n_rows (picker), ==, 2 + expected->len);
+  g_assert_cmpuint (gtk_drop_down_get_selected (ss_device_picker_get_drop_down (picker)), ==, 0);
+
+  /* The keyboard: "_Compute" (Alt+C) labels it and gives the drop-down the focus. */
+  GtkDropDown *dropdown = ss_device_picker_get_drop_down (picker);
+  GList *labels = gtk_widget_list_mnemonic_labels (GTK_WIDGET (picker));
+  g_assert_cmpuint (g_list_length (labels), ==, 1);
+  g_assert_cmpstr (gtk_label_get_label (GTK_LABEL (labels->data)), ==, "_Compute");
+  g_assert_true (gtk_label_get_use_underline (GTK_LABEL (labels->data)));
+  g_list_free (labels);
+  gtk_widget_mnemonic_activate (GTK_WIDGET (picker), TRUE);
+  iterate_for (0.05);
+  GtkWidget *focus = gtk_root_get_focus (GTK_ROOT (f->window));
+  g_assert_nonnull (focus);
+  g_assert_true (focus == GTK_WIDGET (dropdown)
+                 || gtk_widget_is_ancestor (focus, GTK_WIDGET (dropdown)));
+  const char *tip = gtk_widget_get_tooltip_text (GTK_WIDGET (dropdown));
+  g_assert_nonnull (strstr (tip, "Automatic: GPU 0 when this build has CUDA"));
+  g_assert_nonnull (strstr (tip, "runs out of memory"));
+  g_assert_nonnull (strstr (tip, "run again on the CPU"));
+  g_array_unref (indices);
+}
+
+/* Quick settings for a device run: 8 iterations on a 64×64 region. */
+static void
+device_settings (Fixture *f, SsSettings *s, SsSolverKind kind)
+{
+  cpu_settings (f, s, kind, 8);
+  s->use_roi = TRUE;
+  s->roi_width = s->roi_height = 64;
+  s->roi_x = 400;
+  s->roi_y = 300;
+}
+
+/* Runs the panel's settings with the compute choice in ROW; then a
+ * comparison of CPADMM and FISTA with the same choice. Checks that the
+ * status line, the HISTORY and every row of the comparison say BACKEND, on
+ * the device named NAME (NULL: not checked), and HISTORY's "device = N". */
+static void
+run_on_row (Fixture *f, guint row, const char *backend, const char *name, int device)
+{
+  SsSettings s;
+  device_settings (f, &s, SS_SOLVER_CPADMM);
+  apply_settings (f, &s);
+  SsBackendKind kind;
+  int chosen;
+  choose_row (f, row, &kind, &chosen);
+  g_assert_cmpint (chosen, ==, device);
+  ss_window_run (f->window);
+  g_assert_true (ss_window_wait_idle (f->window, 300));
+  g_assert_null (ss_window_get_message (f->window));
+  const char *status = ss_window_get_status (f->window);
+  g_test_message ("%s", status);
+  g_assert_true (g_str_has_prefix (status, "Done"));
+  g_autofree char *where = name ? g_strdup_printf (" · %s (%s)", backend, name)
+                                : g_strdup_printf (" · %s (", backend);
+  g_assert_nonnull (strstr (status, where));
+
+  g_autoptr (GError) error = NULL;
+  g_autofree char *fits = g_build_filename (f->dir, "device.fits", NULL);
+  ss_window_set_view (f->window, SS_VIEW_RECOVERED);
+  g_assert_true (ss_window_export_sync (f->window, SS_EXPORT_FITS, fits, NULL, FALSE, 60, &error));
+  g_assert_no_error (error);
+  g_autoptr (SsImage) back = ss_fits_read (fits, NULL, &error);
+  g_assert_no_error (error);
+  g_autofree char *ran = g_strdup_printf ("on %s (", backend);
+  g_assert_true (has_history (back->header, ran));
+  g_autofree char *device_card = g_strdup_printf ("device = %d", device);
+  g_assert_true (has_history (back->header, device >= 0 ? device_card : "backend = "));
+  if (device < 0)
+    g_assert_false (has_history (back->header, "device = "));
+
+  SsSolveParams choices[2];
+  ss_solve_params_set_defaults (&choices[0], SS_SOLVER_CPADMM);
+  ss_solve_params_set_defaults (&choices[1], SS_SOLVER_FISTA);
+  ss_window_compare (f->window, choices, 2);
+  g_assert_true (ss_window_wait_idle (f->window, 300));
+  SsCompareTable *table = ss_window_get_compare_table (f->window);
+  g_assert_cmpuint (ss_compare_table_get_n_entries (table), ==, 2);
+  for (guint i = 0; i < 2; i++)
+    {
+      SsCompareEntry *e = ss_compare_table_get_entry (table, i);
+      g_test_message ("%s: %s on %s (%s)", ss_compare_entry_get_solver_name (e),
+                      ss_compare_entry_get_status (e), ss_compare_entry_get_backend (e),
+                      ss_compare_entry_get_device (e));
+      g_assert_cmpstr (ss_compare_entry_get_status (e), ==, "done");
+      g_assert_cmpstr (ss_compare_entry_get_backend (e), ==, backend);
+      if (name)
+        g_assert_cmpstr (ss_compare_entry_get_device (e), ==, name);
+      g_autofree char *cell = ss_compare_entry_dup_column_text (e, SS_COMPARE_COLUMN_BACKEND);
+      g_assert_cmpstr (cell, ==, backend);
+    }
+
+  /* The choice is kept from file to file: a real image, then the sample. */
+  g_autoptr (SsImage) image = read_sample ();
+  g_autoptr (SsImage) part = ss_image_new (96, 96, 1, &error);
+  for (int r = 0; r < 96; r++)
+    memcpy (part->data + r * 96, image->data + (gsize) (300 + r) * image->width + 400,
+            96 * sizeof (float));
+  g_autofree char *in = g_build_filename (f->dir, "part.fits", NULL);
+  g_assert_true (ss_fits_write (part, in, FALSE, NULL, &error));
+  g_autofree char *sample = ss_window_find_sample ();
+  const char *paths[] = { in, sample };
+  for (guint i = 0; i < G_N_ELEMENTS (paths); i++)
+    {
+      ss_window_open_path_sync (f->window, paths[i], 60, NULL);   /* a failed star search is fine */
+      SsSettings kept;
+      ss_params_panel_get_settings (ss_window_get_params_panel (f->window), &kept);
+      g_assert_cmpint (kept.backend, ==, kind);
+      g_assert_cmpint (kept.device, ==, device);
+      ss_settings_clear (&kept);
+    }
+}
+
+/* Choosing CPU runs on the CPU, whatever else the machine has. */
+static void
+test_device_cpu (Fixture *f, gconstpointer data)
+{
+  if (skip_without_display ())
+    return;
+  wait_for_devices (f);
+  run_on_row (f, 1, "cpu", NULL, -1);
+}
+
+/* Choosing GPU 0 runs on it (on a machine with a GPU; skipped without). */
+static void
+test_device_gpu0 (Fixture *f, gconstpointer data)
+{
+  if (skip_without_display ())
+    return;
+  SsDevicePicker *picker = wait_for_devices (f);
+  guint row = gpu_row (picker, 0);
+  if (row == G_MAXUINT)
+    {
+      g_test_skip ("no usable CUDA device 0 here: choosing GPU 0 is checked where there is one");
+      return;
+    }
+  g_autoptr (GArray) engine = ss_backend_list_devices ();
+  const SsDeviceInfo *d = &g_array_index (engine, SsDeviceInfo, 0);
+  run_on_row (f, row, "cuda", d->name, 0);
+}
+
+/* A job asking for a GPU that is not there fails with a clear message in
+ * the status line (and the banner), and the window stays usable. */
+static void
+test_device_missing (Fixture *f, gconstpointer data)
+{
+  if (skip_without_display ())
+    return;
+  g_autoptr (GArray) engine = ss_backend_list_devices ();
+  int missing = (int) engine->len + 7;
+  SsSettings s;
+  device_settings (f, &s, SS_SOLVER_CPADMM);
+  s.backend = SS_BACKEND_CUDA;
+  s.device = missing;
+  ss_window_run_settings (f->window, &s);
+  ss_settings_clear (&s);
+  g_assert_true (ss_window_wait_idle (f->window, 120));
+  g_assert_false (ss_window_is_running (f->window));
+  const char *status = ss_window_get_status (f->window);
+  g_test_message ("%s", status);
+  g_assert_true (g_str_has_prefix (status, "Failed: "));
+  g_assert_nonnull (strstr (status, "CUDA"));
+  /* With CUDA built, the message names the device asked for (a CPU-only
+   * build says it has no CUDA backend). */
+  g_autofree char *number = g_strdup_printf ("%d", missing);
+  if (SHARPSKY_HAVE_CUDA)
+    g_assert_nonnull (strstr (status, number));
+  g_assert_nonnull (ss_window_get_message (f->window));
+  g_assert_null (ss_window_get_frame (f->window, SS_VIEW_RECOVERED));
+
+  /* The next run, on the CPU, works. */
+  device_settings (f, &s, SS_SOLVER_CPADMM);
+  apply_settings (f, &s);
+  ss_window_run (f->window);
+  g_assert_true (ss_window_wait_idle (f->window, 300));
+  g_assert_true (g_str_has_prefix (ss_window_get_status (f->window), "Done"));
+}
+
+/* ---- compressed sensing: the solver list, Compare, the phase transition --- */
+
+/* Issue 12: every solver of the table that solves compressed-sensing
+ * problems is in the panel's solver list, in Compare, and in the Phase
+ * transition window's list. */
+static void
+test_cs_solvers_listed (Fixture *f, gconstpointer data)
+{
+  if (skip_without_display ())
+    return;
+  g_autoptr (GPtrArray) choices = ss_window_get_compare_choices (f->window);
+  g_action_group_activate_action (G_ACTION_GROUP (f->window), "phase-transition", NULL);
+  SsPhaseWindow *phase = ss_window_get_phase_window (f->window);
+  g_assert_nonnull (phase);
+  guint listed = 0;
+  for (guint i = 0; i < ss_solver_count (); i++)
+    {
+      const SsSolverInfo *info = ss_solver_nth (i);
+      if (info->cs_algorithm == NULL)
+        continue;
+      listed++;
+      /* The panel: choosing it sticks. */
+      SsSettings s;
+      ss_settings_init (&s);
+      s.params.kind = info->kind;
+      ss_params_panel_set_settings (ss_window_get_params_panel (f->window), &s);
+      ss_settings_clear (&s);
+      ss_params_panel_get_settings (ss_window_get_params_panel (f->window), &s);
+      g_assert_cmpint (s.params.kind, ==, info->kind);
+      ss_settings_clear (&s);
+      /* Compare offers it. */
+      gboolean offered = FALSE;
+      for (guint c = 0; c < choices->len; c++)
+        offered |= ((const SsSolveParams *) g_ptr_array_index (choices, c))->kind == info->kind;
+      g_assert_true (offered);
+      /* The phase window lists it. */
+      SsPhaseSettings p;
+      ss_phase_settings_init (&p);
+      g_assert_true (ss_cs_algorithm_from_string (info->cs_algorithm, &p.algorithm, NULL));
+      ss_phase_window_set_settings (phase, &p);
+      SsPhaseSettings back;
+      ss_phase_window_get_settings (phase, &back);
+      g_assert_cmpint (back.algorithm, ==, p.algorithm);
+      g_test_message ("%s: in the solver list, Compare and the phase window", info->label);
+    }
+  g_assert_cmpuint (listed, >=, 5);   /* iht, niht, htp, cosamp, alm (and fista) */
+}
+
+/* Runs sharpsky-cli with ARGV (NULL-terminated, the program first). */
+static void
+run_cli (GPtrArray *argv)
+{
+  int status = 0;
+  g_autoptr (GError) error = NULL;
+  g_autofree char *out = NULL, *err = NULL;   /* kept out of the TAP stream */
+  g_ptr_array_add (argv, NULL);
+  g_assert_true (g_spawn_sync (NULL, (char **) argv->pdata, NULL, G_SPAWN_DEFAULT, NULL, NULL,
+                               &out, &err, &status, &error));
+  g_assert_no_error (error);
+  if (!g_spawn_check_wait_status (status, NULL))
+    g_error ("sharpsky-cli failed: %s", err);
+}
+
+static char *
+number_list (const double *values, int n)
+{
+  GString *text = g_string_new (NULL);
+  for (int i = 0; i < n; i++)
+    {
+      char number[G_ASCII_DTOSTR_BUF_SIZE];
+      g_string_append_printf (text, "%s%s", i ? "," : "",
+                              g_ascii_formatd (number, sizeof number, "%.17g", values[i]));
+    }
+  return g_string_free (text, FALSE);
+}
+
+static GStrv
+read_lines (const char *path)
+{
+  g_autofree char *text = NULL;
+  g_assert_true (g_file_get_contents (path, &text, NULL, NULL));
+  return g_strsplit (g_strchomp (text), "\n", -1);
+}
+
+static GBytes *
+read_bytes (const char *path)
+{
+  g_autofree char *contents = NULL;
+  gsize length = 0;
+  g_assert_true (g_file_get_contents (path, &contents, &length, NULL));
+  return g_bytes_new_take (g_steal_pointer (&contents), length);
+}
+
+/* A tiny sweep in the window (3 × 3 cells, the fixture's fresh seed) gives
+ * the success rates of `sharpsky-cli cs --phase-transition` with the same
+ * settings; its CSV equals the CLI's but for the timings, and its PNG is
+ * the CLI's byte for byte. */
+static void
+test_phase_matches_cli (Fixture *f, gconstpointer data)
+{
+  if (skip_without_display ())
+    return;
+  const char *cli = cli_or_skip ();
+  if (cli == NULL)
+    return;
+  g_action_group_activate_action (G_ACTION_GROUP (f->window), "phase-transition", NULL);
+  SsPhaseWindow *phase = ss_window_get_phase_window (f->window);
+  g_assert_nonnull (phase);
+  g_assert_true (gtk_widget_get_visible (GTK_WIDGET (phase)));
+  /* Opening it again raises the same window. */
+  g_action_group_activate_action (G_ACTION_GROUP (f->window), "phase-transition", NULL);
+  g_assert_true (ss_window_get_phase_window (f->window) == phase);
+
+  SsPhaseSettings s;
+  ss_phase_settings_init (&s);
+  s.algorithm = SS_CS_NIHT;
+  s.ensemble = SS_ENSEMBLE_GAUSSIAN;
+  s.values = (SsCsValues) (f->seed % SS_N_CS_VALUES);
+  s.n = 64;
+  s.n_deltas = s.n_rhos = 3;
+  s.trials = 4;
+  s.seed = f->seed;
+  s.backend = SS_BACKEND_CPU;
+  ss_phase_window_set_settings (phase, &s);
+  g_test_message ("niht on gaussian, %s values, n 64, 3 × 3, 4 trials, seed %u",
+                  ss_cs_values_to_string (s.values), f->seed);
+  gtk_widget_activate_action (GTK_WIDGET (phase), "phase.run", NULL);
+  g_assert_true (ss_phase_window_is_running (phase));
+  g_assert_true (ss_phase_window_wait_idle (phase, 300));
+  g_test_message ("%s", ss_phase_window_get_status (phase));
+  g_assert_true (g_str_has_prefix (ss_phase_window_get_status (phase), "Done"));
+  guint n_cells = 0;
+  const SsCsPhaseCell *cells = ss_phase_window_get_cells (phase, &n_cells);
+  g_assert_cmpuint (n_cells, ==, 9);
+  g_assert_cmpuint (ss_phase_window_get_n_total (phase), ==, 9);
+  /* The diagram shows every cell's rate. */
+  const double *shown = ss_phase_view_get_fractions (ss_phase_window_get_view (phase), NULL, NULL);
+  for (guint i = 0; i < n_cells; i++)
+    g_assert_cmpfloat (shown[cells[i].index], ==, cells[i].fraction);
+
+  /* The CLI, with the same settings. */
+  int n_deltas, n_rhos;
+  const double *deltas = ss_phase_window_get_deltas (phase, &n_deltas);
+  const double *rhos = ss_phase_window_get_rhos (phase, &n_rhos);
+  g_autofree char *delta_list = number_list (deltas, n_deltas);
+  g_autofree char *rho_list = number_list (rhos, n_rhos);
+  g_autofree char *seed = g_strdup_printf ("%u", f->seed);
+  g_autofree char *prefix = g_build_filename (f->dir, "cli", NULL);
+  const char *args[] = { "cs", "--phase-transition", "--solver", "niht", "--ensemble",
+                         "gaussian", "--values", ss_cs_values_to_string (s.values), "--n", "64",
+                         "--trials", "4", "--seed", seed, "--backend", "cpu", "--deltas",
+                         delta_list, "--rhos", rho_list, "-o", prefix, "--quiet" };
+  g_autoptr (GPtrArray) argv = g_ptr_array_new ();
+  g_ptr_array_add (argv, (gpointer) cli);
+  for (guint i = 0; i < G_N_ELEMENTS (args); i++)
+    g_ptr_array_add (argv, (gpointer) args[i]);
+  run_cli (argv);
+  /* The command line the window shows is that one: each option with the
+   * same value (in its own order, -o PREFIX left to the user). */
+  g_autofree char *command = ss_phase_window_get_command_line (phase);
+  g_test_message ("%s", command);
+  g_auto (GStrv) shown_argv = NULL;
+  g_assert_true (g_shell_parse_argv (command, NULL, &shown_argv, NULL));
+  for (guint i = 2; i + 1 < G_N_ELEMENTS (args); i++)
+    if (g_str_has_prefix (args[i], "--") && !g_str_equal (args[i], "--quiet"))
+      {
+        guint k = 0;
+        while (shown_argv[k] && !g_str_equal (shown_argv[k], args[i]))
+          k++;
+        g_assert_nonnull (shown_argv[k]);
+        if (strchr (args[i + 1], ','))
+          {
+            /* A list: the same numbers, however many digits they show. */
+            g_auto (GStrv) want = g_strsplit (args[i + 1], ",", -1);
+            g_auto (GStrv) got = g_strsplit (shown_argv[k + 1], ",", -1);
+            g_assert_cmpuint (g_strv_length (got), ==, g_strv_length (want));
+            for (guint v = 0; want[v]; v++)
+              g_assert_cmpfloat (g_ascii_strtod (got[v], NULL), ==,
+                                 g_ascii_strtod (want[v], NULL));
+          }
+        else
+          g_assert_cmpstr (shown_argv[k + 1], ==, args[i + 1]);
+      }
+
+  g_autofree char *cli_csv = g_strconcat (prefix, ".csv", NULL);
+  g_auto (GStrv) cli_lines = read_lines (cli_csv);
+  g_assert_cmpuint (g_strv_length (cli_lines), ==, 1 + n_cells);
+  for (guint i = 0; i < n_cells; i++)
+    {
+      g_auto (GStrv) field = g_strsplit (cli_lines[i + 1], ",", -1);
+      g_assert_cmpuint (g_strv_length (field), ==, 9);
+      char fraction[G_ASCII_DTOSTR_BUF_SIZE];
+      g_ascii_formatd (fraction, sizeof fraction, "%.4g", cells[i].fraction);
+      g_test_message ("cell %u: δ %s ρ %s, window %d/%d, CLI %s/%s", i, field[0], field[1],
+                      cells[i].result.recovered, cells[i].trials, field[5], field[4]);
+      g_assert_cmpint (atoi (field[5]), ==, cells[i].result.recovered);
+      g_assert_cmpstr (field[6], ==, fraction);
+      g_assert_cmpuint (g_ascii_strtoull (field[2], NULL, 10), ==, cells[i].m);
+      g_assert_cmpuint (g_ascii_strtoull (field[3], NULL, 10), ==, cells[i].k);
+    }
+
+  /* Exported: the CSV equals the CLI's but for the seconds column (timings);
+   * the PNG is the same file. */
+  g_autoptr (GError) error = NULL;
+  g_autofree char *app_csv = g_build_filename (f->dir, "app.csv", NULL);
+  g_assert_true (ss_phase_window_export (phase, SS_PHASE_EXPORT_CSV, app_csv, FALSE, &error));
+  g_assert_no_error (error);
+  g_auto (GStrv) app_lines = read_lines (app_csv);
+  g_assert_cmpuint (g_strv_length (app_lines), ==, g_strv_length (cli_lines));
+  g_assert_cmpstr (app_lines[0], ==, cli_lines[0]);
+  for (guint i = 1; app_lines[i]; i++)
+    {
+      char *cut_app = strrchr (app_lines[i], ','), *cut_cli = strrchr (cli_lines[i], ',');
+      g_assert_nonnull (cut_app);
+      g_assert_nonnull (cut_cli);
+      *cut_app = *cut_cli = '\0';   /* drop "seconds" */
+      g_assert_cmpstr (app_lines[i], ==, cli_lines[i]);
+    }
+  g_autofree char *app_png = g_build_filename (f->dir, "app.png", NULL);
+  g_autofree char *cli_png = g_strconcat (prefix, ".png", NULL);
+  g_assert_true (ss_phase_window_export (phase, SS_PHASE_EXPORT_PNG, app_png, FALSE, &error));
+  g_assert_no_error (error);
+  g_autoptr (GBytes) app_bytes = read_bytes (app_png), cli_bytes = read_bytes (cli_png);
+  g_assert_true (g_bytes_equal (app_bytes, cli_bytes));
+
+  /* Never over an existing file without consent: refused, file unchanged;
+   * with it (the save dialog's confirmation), replaced. */
+  g_assert_true (g_file_set_contents (app_csv, "mine\n", -1, NULL));
+  g_assert_false (ss_phase_window_export (phase, SS_PHASE_EXPORT_CSV, app_csv, FALSE, &error));
+  g_assert_nonnull (error);
+  g_test_message ("%s", ss_phase_window_get_status (phase));
+  g_assert_nonnull (strstr (ss_phase_window_get_status (phase), "Could not export"));
+  g_clear_error (&error);
+  g_auto (GStrv) kept = read_lines (app_csv);
+  g_assert_cmpstr (kept[0], ==, "mine");
+  g_assert_true (ss_phase_window_export (phase, SS_PHASE_EXPORT_CSV, app_csv, TRUE, &error));
+  g_assert_no_error (error);
+  g_auto (GStrv) replaced = read_lines (app_csv);
+  g_assert_cmpstr (replaced[0], ==, cli_lines[0]);
+
+  gtk_window_set_default_size (GTK_WINDOW (phase), 980, 640);
+  iterate_for (0.3);
+  save_screenshot_of (GTK_WINDOW (phase), "screenshot-phase.png");
+}
+
+/* Does one of WIDGET's shortcut controllers (its class's bindings among
+ * them) run the action NAME on KEYVAL with MODIFIERS? */
+static gboolean
+has_shortcut (GtkWidget *widget, guint keyval, GdkModifierType modifiers, const char *name)
+{
+  g_autoptr (GListModel) controllers = gtk_widget_observe_controllers (widget);
+  GtkShortcutTrigger *wanted = gtk_keyval_trigger_new (keyval, modifiers);
+  gboolean found = FALSE;
+  for (guint i = 0; !found && i < g_list_model_get_n_items (controllers); i++)
+    {
+      g_autoptr (GObject) controller = g_list_model_get_item (controllers, i);
+      if (!GTK_IS_SHORTCUT_CONTROLLER (controller))
+        continue;
+      GListModel *shortcuts = G_LIST_MODEL (controller);
+      for (guint k = 0; !found && k < g_list_model_get_n_items (shortcuts); k++)
+        {
+          g_autoptr (GtkShortcut) shortcut = g_list_model_get_item (shortcuts, k);
+          GtkShortcutAction *action = gtk_shortcut_get_action (shortcut);
+          found = gtk_shortcut_trigger_equal (gtk_shortcut_get_trigger (shortcut), wanted)
+                  && GTK_IS_NAMED_ACTION (action)
+                  && g_strcmp0 (gtk_named_action_get_action_name (GTK_NAMED_ACTION (action)),
+                                name) == 0;
+        }
+    }
+  g_object_unref (wanted);
+  return found;
+}
+
+/* Stop during a long sweep: it ends with fewer cells than the grid holds,
+ * each of them shown; a new sweep then runs; closing the window during one
+ * cancels it without harm. */
+static void
+test_phase_stop (Fixture *f, gconstpointer data)
+{
+  if (skip_without_display ())
+    return;
+  g_action_group_activate_action (G_ACTION_GROUP (f->window), "phase-transition", NULL);
+  SsPhaseWindow *phase = ss_window_get_phase_window (f->window);
+  g_assert_nonnull (phase);
+  /* 900 cells of 20 problems of length 1024: many minutes of work. */
+  SsPhaseSettings s;
+  ss_phase_settings_init (&s);
+  s.n = 1024;
+  s.n_deltas = s.n_rhos = 30;
+  s.trials = 20;
+  s.seed = f->seed;
+  s.backend = SS_BACKEND_CPU;
+  ss_phase_window_set_settings (phase, &s);
+  gtk_widget_activate_action (GTK_WIDGET (phase), "phase.run", NULL);
+  guint n_cells = 0;
+  /* The limit only keeps a hung sweep from hanging the suite. */
+  gint64 end = g_get_monotonic_time () + 300 * G_USEC_PER_SEC;
+  while (ss_phase_window_is_running (phase) && g_get_monotonic_time () < end
+         && (ss_phase_window_get_cells (phase, &n_cells), n_cells) < 1)
+    {
+      g_main_context_iteration (NULL, FALSE);
+      g_usleep (1000);
+    }
+  g_assert_cmpuint (n_cells, >=, 1);
+  g_assert_true (ss_phase_window_is_running (phase));
+  /* Stop is the window's own action, bound to Escape there. */
+  g_assert_true (has_shortcut (GTK_WIDGET (phase), GDK_KEY_Escape, 0, "phase.stop"));
+  g_assert_true (has_shortcut (GTK_WIDGET (phase), GDK_KEY_r, GDK_CONTROL_MASK, "phase.run"));
+  gtk_widget_activate_action (GTK_WIDGET (phase), "phase.stop", NULL);
+  g_assert_true (ss_phase_window_wait_idle (phase, 300));
+  const SsCsPhaseCell *cells = ss_phase_window_get_cells (phase, &n_cells);
+  guint total = ss_phase_window_get_n_total (phase);
+  g_test_message ("%s", ss_phase_window_get_status (phase));
+  g_assert_cmpuint (total, ==, 900);
+  g_assert_cmpuint (n_cells, <, total);
+  g_assert_true (g_str_has_prefix (ss_phase_window_get_status (phase), "Stopped"));
+  /* The cells done are the first ones, in order, and the only ones shown. */
+  const double *shown = ss_phase_view_get_fractions (ss_phase_window_get_view (phase), NULL, NULL);
+  for (guint i = 0; i < total; i++)
+    g_assert_true (i < n_cells ? !isnan (shown[i]) && cells[i].index == (int) i
+                               : isnan (shown[i]));
+  /* A partial diagram still exports. */
+  g_autoptr (GError) error = NULL;
+  g_autofree char *png = g_build_filename (f->dir, "partial.png", NULL);
+  g_assert_true (ss_phase_window_export (phase, SS_PHASE_EXPORT_PNG, png, FALSE, &error));
+  g_assert_no_error (error);
+
+  /* It runs again after a stop. */
+  s.n = 32;
+  s.n_deltas = s.n_rhos = 2;
+  s.trials = 2;
+  ss_phase_window_set_settings (phase, &s);
+  ss_phase_window_run (phase);
+  g_assert_true (ss_phase_window_wait_idle (phase, 300));
+  ss_phase_window_get_cells (phase, &n_cells);
+  g_assert_cmpuint (n_cells, ==, 4);
+
+  /* Closed in the middle of a long sweep: cancelled, nothing left behind. */
+  s.n = 1024;
+  s.n_deltas = s.n_rhos = 30;
+  ss_phase_window_set_settings (phase, &s);
+  ss_phase_window_run (phase);
+  iterate_for (0.05);
+  gtk_window_destroy (GTK_WINDOW (phase));
+  iterate_for (0.2);
+  g_assert_null (ss_window_get_phase_window (f->window));
+}
+
 int
 main (int argc, char **argv)
 {
@@ -1877,6 +2584,19 @@ main (int argc, char **argv)
   g_test_add ("/ui/star-count-shown", Fixture, NULL, fixture_setup, test_star_count_shown,
               fixture_teardown);
   g_test_add ("/ui/png-channels", Fixture, NULL, fixture_setup, test_png_channels,
+              fixture_teardown);
+  g_test_add ("/ui/device/picker-lists", Fixture, NULL, fixture_setup, test_device_picker_lists,
+              fixture_teardown);
+  g_test_add ("/ui/device/cpu", Fixture, NULL, fixture_setup, test_device_cpu, fixture_teardown);
+  g_test_add ("/ui/device/gpu0", Fixture, NULL, fixture_setup, test_device_gpu0,
+              fixture_teardown);
+  g_test_add ("/ui/device/missing", Fixture, NULL, fixture_setup, test_device_missing,
+              fixture_teardown);
+  g_test_add ("/ui/cs-solvers-listed", Fixture, NULL, fixture_setup, test_cs_solvers_listed,
+              fixture_teardown);
+  g_test_add ("/ui/phase-matches-cli", Fixture, NULL, fixture_setup, test_phase_matches_cli,
+              fixture_teardown);
+  g_test_add ("/ui/phase-stop", Fixture, NULL, fixture_setup, test_phase_stop,
               fixture_teardown);
   int status = g_test_run ();
   g_clear_object (&app);

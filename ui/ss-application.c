@@ -54,6 +54,7 @@ static const Accel accels[] = {
   { "win.run", { "<Control>r", NULL } },
   { "win.stop", { "Escape", NULL } },
   { "win.compare", { "<Control><Shift>r", NULL } },
+  { "win.phase-transition", { "<Control>t", NULL } },
   { "win.export::fits", { "<Control>s", NULL } },
   { "win.export::png", { "<Control><Shift>s", NULL } },
   { "win.export::csv", { "<Control>e", NULL } },

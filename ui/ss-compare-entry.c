@@ -9,6 +9,7 @@ struct _SsCompareEntry
   GObject parent_instance;
   char *solver_name;
   char *status;
+  char *backend, *device;   /* the result's, once finished */
   guint series;
   guint revision;
   gboolean finished;
@@ -71,6 +72,10 @@ ss_compare_entry_set_finished (SsCompareEntry *self, const SsSolveResult *result
       self->psnr = result->psnr;
       self->residual = result->residual;
       self->memory = result->peak_memory_bytes;
+      g_free (self->backend);
+      g_free (self->device);
+      self->backend = g_strdup (result->backend);
+      self->device = g_strdup (result->device);
     }
   g_clear_pointer (&self->recovered, ss_frame_unref);
   g_clear_pointer (&self->error_frame, ss_frame_unref);
@@ -93,6 +98,18 @@ const char *
 ss_compare_entry_get_status (SsCompareEntry *self)
 {
   return self->status;
+}
+
+const char *
+ss_compare_entry_get_backend (SsCompareEntry *self)
+{
+  return self->backend;
+}
+
+const char *
+ss_compare_entry_get_device (SsCompareEntry *self)
+{
+  return self->device;
 }
 
 guint
@@ -164,6 +181,7 @@ ss_compare_entry_dup_column_text (SsCompareEntry *self, SsCompareColumn column)
     {
     case SS_COMPARE_COLUMN_SOLVER: return g_strdup (self->solver_name);
     case SS_COMPARE_COLUMN_STATUS: return g_strdup (self->status);
+    case SS_COMPARE_COLUMN_BACKEND: return g_strdup (self->backend ? self->backend : "—");
     case SS_COMPARE_COLUMN_TIME: return format_metric (self->seconds, "%.2f");
     case SS_COMPARE_COLUMN_ITERATIONS: return g_strdup_printf ("%d", self->iterations);
     case SS_COMPARE_COLUMN_MSE: return format_metric (self->mse, "%.3e");
@@ -185,6 +203,7 @@ ss_compare_column_title (SsCompareColumn column)
     [SS_COMPARE_COLUMN_TIME] = "Time (s)", [SS_COMPARE_COLUMN_ITERATIONS] = "Iterations",
     [SS_COMPARE_COLUMN_MSE] = "MSE", [SS_COMPARE_COLUMN_PSNR] = "PSNR (dB)",
     [SS_COMPARE_COLUMN_RESIDUAL] = "Residual", [SS_COMPARE_COLUMN_MEMORY] = "Memory",
+    [SS_COMPARE_COLUMN_BACKEND] = "Ran on",
   };
   return (unsigned) column < G_N_ELEMENTS (titles) ? titles[column] : "";
 }
@@ -205,6 +224,8 @@ ss_compare_entry_finalize (GObject *object)
   SsCompareEntry *self = SS_COMPARE_ENTRY (object);
   g_free (self->solver_name);
   g_free (self->status);
+  g_free (self->backend);
+  g_free (self->device);
   ss_frame_unref (self->recovered);
   ss_frame_unref (self->error_frame);
   if (self->points)

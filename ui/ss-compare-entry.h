@@ -1,7 +1,7 @@
 /* ss-compare-entry.h: one solver's run in a comparison (a row of the table).
  *
  * Holds what the row shows (time, iterations, MSE/PSNR, residual, memory,
- * a status) and what selecting the row brings back (the recovered frame,
+ * where it ran, a status) and what selecting the row brings back (the recovered frame,
  * the error frame, the convergence points). The "revision" property changes
  * on every update so that the table's cells can refresh.
  */
@@ -22,6 +22,7 @@ typedef enum {
   SS_COMPARE_COLUMN_PSNR,
   SS_COMPARE_COLUMN_MEMORY,
   SS_COMPARE_COLUMN_RESIDUAL,
+  SS_COMPARE_COLUMN_BACKEND,   /* where it ran: a solver without a GPU form runs on the CPU */
   SS_COMPARE_COLUMN_STATUS,
   SS_COMPARE_N_COLUMNS
 } SsCompareColumn;
@@ -41,6 +42,10 @@ void ss_compare_entry_set_finished (SsCompareEntry *self, const SsSolveResult *r
 
 const char *ss_compare_entry_get_solver_name (SsCompareEntry *self);
 const char *ss_compare_entry_get_status (SsCompareEntry *self);
+/* Where it ran, as the engine reports it ("cpu" / "cuda" and the device's
+ * name), once finished with a result; else NULL. */
+const char *ss_compare_entry_get_backend (SsCompareEntry *self);
+const char *ss_compare_entry_get_device (SsCompareEntry *self);
 guint ss_compare_entry_get_series (SsCompareEntry *self);
 SsFrame *ss_compare_entry_get_recovered (SsCompareEntry *self);
 SsFrame *ss_compare_entry_get_error_frame (SsCompareEntry *self);

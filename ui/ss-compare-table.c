@@ -26,8 +26,11 @@ refresh_cell (GtkLabel *label, SsCompareEntry *entry)
   SsCompareColumn column = GPOINTER_TO_INT (g_object_get_data (G_OBJECT (label), COLUMN_KEY));
   g_autofree char *text = ss_compare_entry_dup_column_text (entry, column);
   gtk_label_set_text (label, text);
-  gtk_widget_set_tooltip_text (GTK_WIDGET (label),
-                               column == SS_COMPARE_COLUMN_STATUS ? text : NULL);
+  /* A cut status (an error) in full; the device behind "cuda" or "cpu". */
+  const char *tip = column == SS_COMPARE_COLUMN_STATUS    ? text
+                    : column == SS_COMPARE_COLUMN_BACKEND ? ss_compare_entry_get_device (entry)
+                                                          : NULL;
+  gtk_widget_set_tooltip_text (GTK_WIDGET (label), tip);
 }
 
 static void
@@ -41,7 +44,8 @@ setup_cell (GtkSignalListItemFactory *factory, GtkListItem *item, gpointer colum
 {
   GtkWidget *label = gtk_label_new (NULL);
   gboolean numeric = GPOINTER_TO_INT (column) != SS_COMPARE_COLUMN_SOLVER
-                     && GPOINTER_TO_INT (column) != SS_COMPARE_COLUMN_STATUS;
+                     && GPOINTER_TO_INT (column) != SS_COMPARE_COLUMN_STATUS
+                     && GPOINTER_TO_INT (column) != SS_COMPARE_COLUMN_BACKEND;
   gtk_label_set_xalign (GTK_LABEL (label), numeric ? 1.0f : 0.0f);
   /* Numbers are never cut; a long status (an error) is, with a tooltip. */
   if (GPOINTER_TO_INT (column) == SS_COMPARE_COLUMN_STATUS)
@@ -90,7 +94,8 @@ add_column (SsCompareTable *self, SsCompareColumn column)
     [SS_COMPARE_COLUMN_SOLVER] = 160, [SS_COMPARE_COLUMN_TIME] = 75,
     [SS_COMPARE_COLUMN_ITERATIONS] = 85, [SS_COMPARE_COLUMN_MSE] = 90,
     [SS_COMPARE_COLUMN_PSNR] = 90, [SS_COMPARE_COLUMN_MEMORY] = 90,
-    [SS_COMPARE_COLUMN_RESIDUAL] = 90, [SS_COMPARE_COLUMN_STATUS] = 120,
+    [SS_COMPARE_COLUMN_RESIDUAL] = 90, [SS_COMPARE_COLUMN_BACKEND] = 65,
+    [SS_COMPARE_COLUMN_STATUS] = 120,
   };
   gtk_column_view_column_set_fixed_width (col, widths[column]);
   gtk_column_view_append_column (self->view, col);

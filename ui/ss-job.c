@@ -27,6 +27,7 @@ ss_settings_init (SsSettings *settings)
   settings->params.iterations = 300;
   settings->params.nonneg = TRUE;
   settings->backend = SS_BACKEND_AUTO;
+  settings->device = -1;
 }
 
 void
@@ -158,6 +159,9 @@ ss_settings_add_history (const SsSettings *s, SsHeader *header)
     ss_header_add_history (header, "alpha chosen from the noise %.6g (scaled units)",
                            s->noise_estimate);
   ss_header_add_history (header, "backend = %s", ss_backend_kind_to_string (s->backend));
+  /* The GPU picked, numbered as --devices takes it (the result's line names it). */
+  if (s->backend == SS_BACKEND_CUDA && s->device >= 0)
+    ss_header_add_history (header, "device = %d", s->device);
   if (s->use_roi)
     ss_header_add_history (header, "region = %dx%d at x=%d y=%d (0-based, row 0 first)",
                            s->roi_width, s->roi_height, s->roi_x, s->roi_y);

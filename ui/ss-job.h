@@ -48,7 +48,12 @@ typedef struct {
    * sharpsky-cli's --alpha auto. */
   guint64 auto_params;
   double noise_estimate;      /* scaled units; set by the job when alpha is auto */
+  /* Where it runs: AUTO or CPU with DEVICE -1, or CUDA on the GPU numbered
+   * DEVICE as `sharpsky-cli info` lists it (-1: device 0), solved with
+   * ss_backend_new_with_devices. Where a solve runs changes nothing in the
+   * problem, so a job is reused across devices. */
   SsBackendKind backend;
+  int device;
   gboolean use_roi;
   int roi_x, roi_y, roi_width, roi_height; /* full-image pixels; roi_y = first (bottom) row */
 } SsSettings;

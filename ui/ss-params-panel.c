@@ -1,5 +1,6 @@
 /* ss-params-panel.c: the settings column (template in ss-params-panel.ui). */
 #include "ss-params-panel.h"
+#include "ss-device-picker.h"
 #include "ss-param-controls.h"
 
 #include <math.h>
@@ -7,7 +8,6 @@
 /* Positions in the drop-downs of the template. */
 enum { PSF_ROW_NONE, PSF_ROW_BOX_ROW, PSF_ROW_BOX, PSF_ROW_GAUSSIAN, PSF_ROW_MOFFAT, PSF_ROW_FILE,
        PSF_ROW_MEASURED };
-enum { BACKEND_ROW_AUTO, BACKEND_ROW_CUDA, BACKEND_ROW_CPU };
 enum { SKY_ROW_NONE, SKY_ROW_MEDIAN, SKY_ROW_CLIPPED, SKY_ROW_VALUE };
 
 struct _SsParamsPanel
@@ -41,7 +41,7 @@ struct _SsParamsPanel
   GtkDropDown *boundary_dropdown;
   GtkDropDown *solver_dropdown;      /* the solver table, in its order */
   SsParamControls *param_controls;
-  GtkDropDown *backend_dropdown;
+  SsDevicePicker *device_picker;    /* Automatic, CPU or one GPU */
   GtkLabel *device_label;
   GtkCheckButton *roi_check;
   GtkToggleButton *roi_draw_button;
@@ -334,9 +334,7 @@ ss_params_panel_get_settings (SsParamsPanel *self, SsSettings *s)
   ss_param_controls_get (self->param_controls, p);
   s->auto_params = ss_param_controls_get_auto (self->param_controls);
 
-  static const SsBackendKind backends[] = { SS_BACKEND_AUTO, SS_BACKEND_CUDA, SS_BACKEND_CPU };
-  s->backend = backends[MIN (gtk_drop_down_get_selected (self->backend_dropdown),
-                             BACKEND_ROW_CPU)];
+  ss_device_picker_get_choice (self->device_picker, &s->backend, &s->device);
 
   s->use_roi = self->have_roi && gtk_check_button_get_active (self->roi_check);
   if (s->use_roi)
@@ -400,10 +398,7 @@ ss_params_panel_set_settings (SsParamsPanel *self, const SsSettings *s)
       gtk_drop_down_set_selected (self->solver_dropdown, i);
   ss_param_controls_set (self->param_controls, p);
   ss_param_controls_set_auto (self->param_controls, s->auto_params);
-  static const guint backend_rows[] = { [SS_BACKEND_AUTO] = BACKEND_ROW_AUTO,
-                                        [SS_BACKEND_CPU] = BACKEND_ROW_CPU,
-                                        [SS_BACKEND_CUDA] = BACKEND_ROW_CUDA };
-  gtk_drop_down_set_selected (self->backend_dropdown, backend_rows[MIN ((guint) s->backend, 2u)]);
+  ss_device_picker_set_choice (self->device_picker, s->backend, s->device);
   self->updating = FALSE;
 
   if (s->use_roi)
@@ -435,6 +430,20 @@ ss_params_panel_set_device_text (SsParamsPanel *self, const char *text)
 {
   g_return_if_fail (SS_IS_PARAMS_PANEL (self));
   gtk_label_set_text (self->device_label, text);
+}
+
+void
+ss_params_panel_set_devices (SsParamsPanel *self, GArray *devices)
+{
+  g_return_if_fail (SS_IS_PARAMS_PANEL (self));
+  ss_device_picker_set_devices (self->device_picker, devices);
+}
+
+SsDevicePicker *
+ss_params_panel_get_device_picker (SsParamsPanel *self)
+{
+  g_return_val_if_fail (SS_IS_PARAMS_PANEL (self), NULL);
+  return self->device_picker;
 }
 
 const char *
@@ -583,6 +592,7 @@ ss_params_panel_class_init (SsParamsPanelClass *klass)
   object_class->set_property = ss_params_panel_set_property;
   object_class->finalize = ss_params_panel_finalize;
   g_type_ensure (SS_TYPE_PARAM_CONTROLS);
+  g_type_ensure (SS_TYPE_DEVICE_PICKER);
 
   properties[PROP_ROI_DRAWING] = g_param_spec_boolean (
       "roi-drawing", NULL, NULL, FALSE,
@@ -628,7 +638,7 @@ ss_params_panel_class_init (SsParamsPanelClass *klass)
   CHILD (boundary_dropdown);
   CHILD (solver_dropdown);
   CHILD (param_controls);
-  CHILD (backend_dropdown);
+  CHILD (device_picker);
   CHILD (device_label);
   CHILD (roi_check);
   CHILD (roi_draw_button);
@@ -667,11 +677,12 @@ ss_params_panel_init (SsParamsPanel *self)
   setup_solver_list (self);
   g_signal_connect_swapped (self->param_controls, "changed", G_CALLBACK (on_control_changed),
                             self);
+  g_signal_connect_swapped (self->device_picker, "changed", G_CALLBACK (on_control_changed),
+                            self);
 
   GObject *dropdowns[] = { G_OBJECT (self->mode_dropdown), G_OBJECT (self->psf_dropdown),
                            G_OBJECT (self->sky_dropdown), G_OBJECT (self->solver_dropdown),
-                           G_OBJECT (self->boundary_dropdown),
-                           G_OBJECT (self->backend_dropdown) };
+                           G_OBJECT (self->boundary_dropdown) };
   for (guint i = 0; i < G_N_ELEMENTS (dropdowns); i++)
     g_signal_connect_swapped (dropdowns[i], "notify::selected", G_CALLBACK (on_control_changed),
                               self);

@@ -12,6 +12,7 @@
 #pragma once
 
 #include <gtk/gtk.h>
+#include "ss-device-picker.h"
 #include "ss-job.h"
 
 G_BEGIN_DECLS
@@ -31,8 +32,13 @@ void ss_params_panel_set_image_size (SsParamsPanel *self, int width, int height)
  * Setting one also ticks "solve only the region". */
 void ss_params_panel_set_roi (SsParamsPanel *self, const GdkRectangle *roi);
 gboolean ss_params_panel_get_roi (SsParamsPanel *self, GdkRectangle *roi);
-/* The compute devices found, shown under the backend choice. */
+/* The compute devices found, shown under the compute choice. */
 void ss_params_panel_set_device_text (SsParamsPanel *self, const char *text);
+/* The CUDA devices the compute choice offers (SsDeviceInfo, as
+ * ss_backend_list_devices gives them; NULL: none). */
+void ss_params_panel_set_devices (SsParamsPanel *self, GArray *devices);
+/* The compute choice (Automatic, CPU or one GPU). */
+SsDevicePicker *ss_params_panel_get_device_picker (SsParamsPanel *self);
 /* The hint about the dense direct solver's size limit, as shown. */
 const char *ss_params_panel_get_dense_hint (SsParamsPanel *self);
 

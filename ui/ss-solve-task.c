@@ -218,7 +218,12 @@ solve_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *ca
       g_task_return_error (task, error);
       return;
     }
-  g_autoptr (SsBackend) backend = ss_backend_new (self->settings.backend, &error);
+  /* The GPU the user picked, alone; otherwise the engine's own choice. */
+  const SsSettings *s = &self->settings;
+  int device = s->device;
+  gboolean one_gpu = s->backend == SS_BACKEND_CUDA && device >= 0;
+  g_autoptr (SsBackend) backend = ss_backend_new_with_devices (s->backend, one_gpu ? &device : NULL,
+                                                               one_gpu ? 1 : 0, &error);
   if (backend == NULL)
     {
       g_task_return_error (task, error);
@@ -248,8 +253,14 @@ solve_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *ca
    * a simulation has none. */
   double background = job->settings.mode == SS_MODE_DEBLUR
                       ? ss_scaling_background (&job->scaling) : 0;
+  /* What the job measured on the image, handed on as deblur hands it. */
+  gboolean deblur = job->settings.mode == SS_MODE_DEBLUR;
+  gboolean noise_known
+    = deblur && (job->settings.auto_params & (G_GUINT64_CONSTANT (1) << SS_PARAM_ALPHA));
+  SsDataStats stats = ss_data_stats_from_estimates (
+    noise_known ? job->settings.noise_estimate : NAN, job->settings.sky_mode);
   SsProblem problem = { .op = job->op, .y = job->y, .truth = job->truth,
-                        .background = background };
+                        .background = background, .stats = deblur ? &stats : NULL };
   gboolean ok = ss_backend_solve (backend, &problem, &params, on_report, self, cancellable,
                                   &self->result, &error);
   /* After a stop the partial estimate is still worth showing. */

@@ -78,6 +78,23 @@ action_compare (GSimpleAction *action, GVariant *param, gpointer data)
   ss_window_compare (self, (const SsSolveParams *) choices->data, choices->len);
 }
 
+/* The Phase transition window: one for this window, raised when it is open.
+ * It needs no image, so it is always enabled. Transient for this window and
+ * destroyed with it, as what it teaches belongs to this window's solvers. */
+static void
+action_phase_transition (GSimpleAction *action, GVariant *param, gpointer data)
+{
+  SsWindow *self = data;
+  if (self->phase_window == NULL)
+    {
+      SsPhaseWindow *phase = ss_phase_window_new (gtk_window_get_application (GTK_WINDOW (self)));
+      gtk_window_set_transient_for (GTK_WINDOW (phase), GTK_WINDOW (self));
+      gtk_window_set_destroy_with_parent (GTK_WINDOW (phase), TRUE);
+      g_set_weak_pointer (&self->phase_window, phase);
+    }
+  gtk_window_present (GTK_WINDOW (self->phase_window));
+}
+
 static void
 action_open_sample (GSimpleAction *action, GVariant *param, gpointer data)
 {
@@ -144,6 +161,7 @@ static const GActionEntry win_entries[] = {
   { "pick-star", ss_window_action_pick_star, NULL, NULL, NULL, { 0 } },
   { "choose-hdu", ss_window_action_choose_hdu, NULL, NULL, NULL, { 0 } },
   { "find-stars", ss_window_action_find_stars, NULL, NULL, NULL, { 0 } },
+  { "phase-transition", action_phase_transition, NULL, NULL, NULL, { 0 } },
 };
 
 void

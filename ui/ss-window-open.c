@@ -260,7 +260,8 @@ apply_defaults_for_file (SsWindow *self, const char *base)
       SsSettings demo;
       ss_settings_init (&demo);
       demo.params = s.params;
-      demo.backend = s.backend;
+      demo.backend = s.backend;   /* the compute choice is kept from file to file */
+      demo.device = s.device;
       ss_params_panel_set_settings (self->panel, &demo);
       ss_settings_clear (&demo);
       ss_settings_clear (&s);

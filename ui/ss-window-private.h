@@ -14,6 +14,7 @@
 #pragma once
 
 #include "ss-window.h"
+#include "ss-phase-window.h"
 #include "ss-solve-task.h"
 
 G_BEGIN_DECLS
@@ -88,6 +89,9 @@ struct _SsWindow
   /* Exports. */
   gboolean exporting;
   GError *export_error;
+
+  /* The Phase transition window opened from this one, while it exists. */
+  SsPhaseWindow *phase_window;
 
   SsViewKind view_kind;
   SsViewKind split_kind;

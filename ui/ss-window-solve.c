@@ -31,8 +31,11 @@ update_running_status (SsWindow *self, const SsProgressPoint *p)
   ss_window_set_status (self, text);
 }
 
+/* ERROR: why a run that produced nothing failed (a device that is not
+ * there, a problem that could not be built), said in the status line too. */
 static void
-update_final_status (SsWindow *self, SsSolveTask *task, gboolean ok, gboolean cancelled)
+update_final_status (SsWindow *self, SsSolveTask *task, gboolean ok, gboolean cancelled,
+                     const GError *error)
 {
   const SsSolveResult *r = ss_solve_task_get_result (task);
   g_autofree char *mem = ss_format_bytes (r->peak_memory_bytes);
@@ -42,7 +45,9 @@ update_final_status (SsWindow *self, SsSolveTask *task, gboolean ok, gboolean ca
   double rate = r->seconds > 0 ? r->iterations / r->seconds : 0;
   g_autofree char *text = NULL;
   if (r->x == NULL)
-    text = g_strdup (cancelled ? "Stopped" : "Failed (see the message above)");
+    text = cancelled ? g_strdup ("Stopped")
+           : error   ? g_strdup_printf ("Failed: %s", error->message)
+                     : g_strdup ("Failed (see the message above)");
   else
     text = g_strdup_printf ("%s: %d iterations in %.2f s (%.1f it/s) · %s · %s (%s) · "
                             "engine peak %s",
@@ -215,7 +220,7 @@ on_solve_done (GObject *source, GAsyncResult *result, gpointer user_data)
   ss_window_detach_task (self);
   ss_window_set_job (self, ss_solve_task_get_job (task));
   show_result_of (self, task);
-  update_final_status (self, task, ok, cancelled);
+  update_final_status (self, task, ok, cancelled, error);
 
   const SsSolveResult *r = ss_solve_task_get_result (task);
   const SsSolveParams *params = &ss_solve_task_get_settings (task)->params;
@@ -357,10 +362,20 @@ void
 ss_window_run (SsWindow *self)
 {
   g_return_if_fail (SS_IS_WINDOW (self));
+  SsSettings settings;
+  ss_params_panel_get_settings (self->panel, &settings);
+  ss_window_run_settings (self, &settings);
+  ss_settings_clear (&settings);
+}
+
+void
+ss_window_run_settings (SsWindow *self, const SsSettings *given)
+{
+  g_return_if_fail (SS_IS_WINDOW (self));
   if (!can_start (self))
     return;
   SsSettings settings;
-  ss_params_panel_get_settings (self->panel, &settings);
+  ss_settings_copy (given, &settings);
   if (validate_settings (self, &settings))
     {
       self->comparing = FALSE;
@@ -468,6 +483,6 @@ ss_window_on_table_selected (SsCompareTable *table, SsCompareEntry *entry, SsWin
         ss_window_set_view (self, SS_VIEW_RECOVERED);
       else
         ss_window_refresh_view (self);
-      update_final_status (self, task, TRUE, FALSE);
+      update_final_status (self, task, TRUE, FALSE, NULL);
     }
 }

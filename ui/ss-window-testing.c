@@ -214,3 +214,21 @@ ss_window_get_hdu_chooser (SsWindow *self)
   g_return_val_if_fail (SS_IS_WINDOW (self), NULL);
   return self->chooser;
 }
+
+SsPhaseWindow *
+ss_window_get_phase_window (SsWindow *self)
+{
+  g_return_val_if_fail (SS_IS_WINDOW (self), NULL);
+  return self->phase_window;
+}
+
+GPtrArray *
+ss_window_get_compare_choices (SsWindow *self)
+{
+  g_return_val_if_fail (SS_IS_WINDOW (self), NULL);
+  GPtrArray *choices = g_ptr_array_new ();
+  for (GtkWidget *child = gtk_widget_get_first_child (GTK_WIDGET (self->compare_list));
+       child != NULL; child = gtk_widget_get_next_sibling (child))
+    g_ptr_array_add (choices, g_object_get_data (G_OBJECT (child), "choice"));
+  return choices;
+}

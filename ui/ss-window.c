@@ -297,21 +297,46 @@ on_panel_roi_changed (SsParamsPanel *panel, SsWindow *self)
 
 /* ---- devices -------------------------------------------------------------- */
 
+/* What the devices thread found: the list the compute choice offers and
+ * the lines shown under it (the CPU's too), as `sharpsky-cli info` has them. */
+typedef struct {
+  GArray *list;
+  char *text;
+} FoundDevices;
+
+static void
+found_devices_free (gpointer data)
+{
+  FoundDevices *found = data;
+  g_array_unref (found->list);
+  g_free (found->text);
+  g_free (found);
+}
+
+/* Asking the driver takes a while (its start-up): off the main thread. */
 static void
 devices_thread (GTask *task, gpointer source, gpointer data, GCancellable *cancellable)
 {
-  g_task_return_pointer (task, ss_backend_describe_devices (), g_free);
+  FoundDevices *found = g_new0 (FoundDevices, 1);
+  found->list = ss_backend_list_devices ();
+  found->text = ss_backend_describe_devices ();
+  g_task_return_pointer (task, found, found_devices_free);
 }
 
 static void
 devices_done (GObject *source, GAsyncResult *result, gpointer data)
 {
   SsWindow *self = SS_WINDOW (source);
-  g_autofree char *text = g_task_propagate_pointer (G_TASK (result), NULL);
-  if (self->disposed)
+  FoundDevices *found = g_task_propagate_pointer (G_TASK (result), NULL);
+  if (found == NULL)
     return;
-  g_strchomp (text ? text : (text = g_strdup ("")));
-  ss_params_panel_set_device_text (self->panel, text[0] ? text : "No compute device found");
+  if (!self->disposed)
+    {
+      const char *text = g_strchomp (found->text);
+      ss_params_panel_set_device_text (self->panel, text[0] ? text : "No compute device found");
+      ss_params_panel_set_devices (self->panel, found->list);
+    }
+  found_devices_free (found);
 }
 
 /* ---- GObject -------------------------------------------------------------- */
@@ -344,6 +369,10 @@ ss_window_dispose (GObject *object)
       if (self->fit_cancellable)
         g_cancellable_cancel (self->fit_cancellable);
       ss_window_detach_task (self);
+      /* The phase window is destroyed with this one, but whatever holds
+       * it (its save dialog) may keep it a moment longer: the weak
+       * pointer into SELF must go first. */
+      g_clear_weak_pointer (&self->phase_window);
       g_clear_handle_id (&self->stop_timeout_id, g_source_remove);
       g_clear_handle_id (&self->status_tick_id, g_source_remove);
     }

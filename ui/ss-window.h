@@ -4,7 +4,7 @@
  * "win.compare", "win.export" ('fits' | 'png' | 'csv'), "win.zoom-*",
  * "win.view" ('original' | 'measured' | 'recovered' | 'error'), "win.split",
  * "win.fullscreen", "win.open-recent" (URI), "win.dismiss-message",
- * "win.choose-hdu", "win.pick-star", "win.find-stars").
+ * "win.choose-hdu", "win.pick-star", "win.find-stars", "win.phase-transition").
  * Long work (loading, solving, exporting, stretching) runs in worker
  * threads; widgets are touched on the main thread only. Errors show as a
  * banner at the top of the window.
@@ -19,6 +19,7 @@
 #include "ss-hdu-chooser.h"
 #include "ss-image-view.h"
 #include "ss-params-panel.h"
+#include "ss-phase-window.h"
 #include "ss-plot.h"
 #include "ss-compare-table.h"
 
@@ -59,6 +60,9 @@ void ss_window_open_sample (SsWindow *self);
 char *ss_window_find_sample (void);
 
 void ss_window_run (SsWindow *self);
+/* Runs SETTINGS as Run runs the panel's, leaving the panel as it is: for
+ * settings the panel cannot show (tests ask for a GPU that is not there). */
+void ss_window_run_settings (SsWindow *self, const SsSettings *settings);
 void ss_window_stop (SsWindow *self);
 /* Runs the solvers of CHOICES[i] (their kind and the choices they read; every
  * other setting from the panel) one after another. */
@@ -96,6 +100,11 @@ gboolean ss_window_is_running (SsWindow *self);   /* a solve (or comparison) und
 SsFrame *ss_window_get_frame (SsWindow *self, SsViewKind view);
 /* The chooser while it is open, else NULL. */
 SsHduChooser *ss_window_get_hdu_chooser (SsWindow *self);
+/* The Phase transition window "win.phase-transition" opened, while it exists. */
+SsPhaseWindow *ss_window_get_phase_window (SsWindow *self);
+/* What Compare offers: each check button's solver and choices (owned by
+ * the list; the array is the caller's to free). */
+GPtrArray *ss_window_get_compare_choices (SsWindow *self);
 SsParamsPanel *ss_window_get_params_panel (SsWindow *self);
 SsImageView *ss_window_get_image_view (SsWindow *self);
 SsPlot *ss_window_get_plot (SsWindow *self);

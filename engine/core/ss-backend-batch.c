@@ -199,17 +199,15 @@ solve_share_on_device (DeviceShare *share)
   g_autoptr (GError) cuda_error = NULL;
   if (solve_share_on_context (share, &cuda_error))
     return TRUE;
-  /* As for one solve: auto means "fastest that works", so a device too
-   * small for even one problem hands its share to the CPU. */
-  gboolean fall_back = share->backend->requested == SS_BACKEND_AUTO
-                       && (g_error_matches (cuda_error, SS_ERROR, SS_ERROR_OUT_OF_MEMORY)
-                           || g_error_matches (cuda_error, SS_ERROR, SS_ERROR_TOO_LARGE));
-  if (!fall_back)
+  /* As for one solve: a device too small for even one problem, or an
+   * option with no GPU form, hands the share to the CPU. */
+  if (!ss_backend_cuda_falls_back (share->backend, cuda_error))
     {
       share->error = g_steal_pointer (&cuda_error);
       return FALSE;
     }
-  g_warning ("%s; solved on the CPU instead", cuda_error->message);
+  if (!g_error_matches (cuda_error, SS_ERROR, SS_ERROR_UNSUPPORTED))
+    g_warning ("%s; solved on the CPU instead", cuda_error->message);
   if (!solve_one_by_one (solve_on_cpu, NULL, share->problems, share->count, share->alphas,
                          share->params, share->report.shared, share->report.offset,
                          share->cancellable, share->results, &share->error))

@@ -18,3 +18,10 @@ struct _SsBackend {
   int n_cuda;
 #endif
 };
+
+/* Whether a failed GPU solve goes to the CPU instead. Auto means "fastest
+ * that works": a GPU too small for the problem (out of memory, too large) is
+ * no reason to fail when the CPU can do it. A solver whose GPU form lacks
+ * one of its options (SS_ERROR_UNSUPPORTED: admm's starlet priors) is solved
+ * on the CPU whatever was asked, as a solver with no GPU form at all is. */
+gboolean ss_backend_cuda_falls_back (const SsBackend *backend, const GError *cuda_error);

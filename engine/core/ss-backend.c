@@ -78,7 +78,12 @@ open_cuda (SsBackend *backend, const int *devices, int count, GError **error)
   static const int first_device = 0;
   if (ss_cuda_device_count () == 0)
     {
-      g_set_error (error, SS_ERROR, SS_ERROR_NO_DEVICE, "no CUDA device is present");
+      /* Name the device asked for: the app's picker and --devices give one. */
+      if (count > 0)
+        g_set_error (error, SS_ERROR, SS_ERROR_NO_DEVICE,
+                     "CUDA device %d was asked for, but no CUDA device is present", devices[0]);
+      else
+        g_set_error (error, SS_ERROR, SS_ERROR_NO_DEVICE, "no CUDA device is present");
       return FALSE;
     }
   if (count <= 0)
@@ -229,6 +234,15 @@ ss_backend_get_device (const SsBackend *backend)
   return backend->device;
 }
 
+gboolean
+ss_backend_cuda_falls_back (const SsBackend *backend, const GError *cuda_error)
+{
+  return g_error_matches (cuda_error, SS_ERROR, SS_ERROR_UNSUPPORTED)
+         || (backend->requested == SS_BACKEND_AUTO
+             && (g_error_matches (cuda_error, SS_ERROR, SS_ERROR_OUT_OF_MEMORY)
+                 || g_error_matches (cuda_error, SS_ERROR, SS_ERROR_TOO_LARGE)));
+}
+
 static gboolean
 check_problem (const SsProblem *problem, GError **error)
 {
@@ -263,19 +277,16 @@ ss_backend_solve (SsBackend *backend, const SsProblem *problem, const SsSolvePar
       if (ss_cuda_solve (backend->cuda[0], problem, params, report, user_data, cancellable, result,
                          &cuda_error))
         return TRUE;
-      /* Auto means "fastest that works": a GPU too small for the problem is
-       * no reason to fail when the CPU can do it. */
-      gboolean fall_back = backend->requested == SS_BACKEND_AUTO
-                           && (g_error_matches (cuda_error, SS_ERROR, SS_ERROR_OUT_OF_MEMORY)
-                               || g_error_matches (cuda_error, SS_ERROR, SS_ERROR_TOO_LARGE));
-      if (!fall_back)
+      if (!ss_backend_cuda_falls_back (backend, cuda_error))
         {
           g_propagate_error (error, g_steal_pointer (&cuda_error));
           return FALSE;
         }
       g_autofree char *warning = g_strdup_printf ("%s; solved on the CPU instead",
                                                   cuda_error->message);
-      g_warning ("%s", warning);
+      /* An option with no GPU form is expected; running out of GPU is news. */
+      if (!g_error_matches (cuda_error, SS_ERROR, SS_ERROR_UNSUPPORTED))
+        g_warning ("%s", warning);
       ss_solve_result_clear (result);
       gboolean ok = ss_cpu_solve (problem, params, report, user_data, cancellable, result, error);
       result->warning = g_steal_pointer (&warning);
@@ -323,6 +334,35 @@ ss_backend_bench (SsBackend *backend, const SsBenchParams *params, SsBenchResult
   return ok;
 }
 
+static void
+device_info_clear (gpointer data)
+{
+  SsDeviceInfo *info = data;
+  g_free (info->model);
+  g_free (info->name);
+  g_free (info->unusable);
+}
+
+GArray *
+ss_backend_list_devices (void)
+{
+  GArray *list = g_array_new (FALSE, TRUE, sizeof (SsDeviceInfo));
+  g_array_set_clear_func (list, device_info_clear);
+#if SHARPSKY_HAVE_CUDA
+  int count = ss_cuda_device_count ();
+  for (int i = 0; i < count; i++)
+    {
+      SsDeviceInfo info = { .index = i };
+      g_autoptr (GError) error = NULL;
+      if (!ss_cuda_device_query (i, &info.model, &info.name, &info.free_bytes,
+                                 &info.total_bytes, &error))
+        info.unusable = g_strdup (error->message);
+      g_array_append_val (list, info);
+    }
+#endif
+  return list;
+}
+
 char *
 ss_backend_describe_devices (void)
 {
@@ -330,25 +370,21 @@ ss_backend_describe_devices (void)
   g_autofree char *cpu = ss_cpu_device_name ();
   g_string_append_printf (text, "cpu: %s\n", cpu);
 #if SHARPSKY_HAVE_CUDA
-  int count = ss_cuda_device_count ();
-  if (count == 0)
+  g_autoptr (GArray) devices = ss_backend_list_devices ();
+  if (devices->len == 0)
     g_string_append (text, "cuda: no device found\n");
-  for (int i = 0; i < count; i++)
+  for (guint i = 0; i < devices->len; i++)
     {
-      g_autoptr (GError) error = NULL;
-      SsCudaContext *ctx = ss_cuda_context_new (i, &error);
-      if (ctx == NULL)
+      const SsDeviceInfo *d = &g_array_index (devices, SsDeviceInfo, i);
+      if (d->unusable)
         {
-          g_string_append_printf (text, "cuda %d: unusable: %s\n", i, error->message);
+          g_string_append_printf (text, "cuda %d: unusable: %s\n", d->index, d->unusable);
           continue;
         }
-      gsize free_bytes = 0, total_bytes = 0;
-      ss_cuda_context_get_memory (ctx, &free_bytes, &total_bytes);
-      g_autofree char *free_text = g_format_size_full (free_bytes, G_FORMAT_SIZE_IEC_UNITS);
-      g_autofree char *total_text = g_format_size_full (total_bytes, G_FORMAT_SIZE_IEC_UNITS);
-      g_string_append_printf (text, "cuda %d: %s, %s free of %s\n", i,
-                              ss_cuda_context_get_device_name (ctx), free_text, total_text);
-      ss_cuda_context_free (ctx);
+      g_autofree char *free_text = g_format_size_full (d->free_bytes, G_FORMAT_SIZE_IEC_UNITS);
+      g_autofree char *total_text = g_format_size_full (d->total_bytes, G_FORMAT_SIZE_IEC_UNITS);
+      g_string_append_printf (text, "cuda %d: %s, %s free of %s\n", d->index, d->name,
+                              free_text, total_text);
     }
 #else
   g_string_append (text, "cuda: not built (configure with -Dcuda=enabled)\n");

@@ -100,7 +100,23 @@ void ss_batch_bench_result_clear (SsBatchBenchResult *result);
 gboolean ss_backend_bench (SsBackend *backend, const SsBenchParams *params,
                            SsBenchResult *result, GError **error);
 
-/* Lists the compute devices found, one line each (for `info` and the app). */
+/* One CUDA device, as ss_backend_list_devices finds it. */
+typedef struct {
+  int index;           /* the number --devices and ss_backend_new_with_devices take */
+  char *model;         /* the product name: "NVIDIA H100 80GB HBM3" */
+  char *name;          /* as a backend on it reports its device (ss_backend_get_device) */
+  gsize free_bytes;    /* device memory free when listed, and in all */
+  gsize total_bytes;
+  char *unusable;      /* why it cannot be used (and the fields above are empty), or NULL */
+} SsDeviceInfo;
+
+/* The CUDA devices found, in index order, as an array of SsDeviceInfo
+ * (g_array_unref frees their strings too). Empty, never NULL, when the
+ * build has no CUDA or no device is present. Cheaper than a backend: no
+ * stream, plan or library handle is made. */
+GArray *ss_backend_list_devices (void);
+/* Lists the compute devices found, one line each (for `info` and the app):
+ * the CPU's, then ss_backend_list_devices's as "cuda N: NAME, X free of Y". */
 char *ss_backend_describe_devices (void);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (SsBackend, ss_backend_free)

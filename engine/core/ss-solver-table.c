@@ -175,6 +175,8 @@ static const SsSolverInfo solvers[SS_N_SOLVERS] = {
     .compare_by_default = TRUE,
     .caps = SS_SOLVER_ITERATIVE | SS_SOLVER_MASKS,
     .params = LASSO_COMMON | USES (SS_PARAM_BACKTRACKING) | USES (SS_PARAM_CONTINUATION),
+    /* The same LASSO by the same iteration: `cs --solver fista`. */
+    .cs_algorithm = "fista",
     .cpu = ss_cpu_fista, .cuda = CUDA_ENTRY (ss_cuda_fista_entry) },
   [SS_SOLVER_ISTA] = {
     .kind = SS_SOLVER_ISTA, .name = "ista", .label = "ISTA",
@@ -203,13 +205,13 @@ static const SsSolverInfo solvers[SS_N_SOLVERS] = {
     .help = "Keeps the k brightest pixels after each gradient step of fixed size 1/max|c|² "
             "(iterative hard thresholding, seed 003)",
     .caps = SS_SOLVER_ITERATIVE | SS_SOLVER_MASKS, .params = GREEDY_COMMON,
-    .cpu = ss_cpu_cs_image, .cuda = CUDA_CS_ENTRY },
+    .cs_algorithm = "iht", .cpu = ss_cpu_cs_image, .cuda = CUDA_CS_ENTRY },
   [SS_SOLVER_NIHT] = {
     .kind = SS_SOLVER_NIHT, .name = "niht", .label = "NIHT",
     .help = "Hard thresholding to k pixels with the optimal step on the current support "
             "(normalised IHT, seed 003)",
     .caps = SS_SOLVER_ITERATIVE | SS_SOLVER_MASKS, .params = GREEDY_COMMON,
-    .cpu = ss_cpu_cs_image, .cuda = CUDA_CS_ENTRY },
+    .cs_algorithm = "niht", .cpu = ss_cpu_cs_image, .cuda = CUDA_CS_ENTRY },
   [SS_SOLVER_HTP] = {
     .kind = SS_SOLVER_HTP, .name = "htp", .label = "HTP",
     .help = "NIHT's support, then the least-squares fit on it (hard thresholding pursuit, "
@@ -217,7 +219,7 @@ static const SsSolverInfo solvers[SS_N_SOLVERS] = {
     .caps = SS_SOLVER_ITERATIVE | SS_SOLVER_MASKS,
     .params = GREEDY_COMMON | USES (SS_PARAM_INNER_ITERATIONS),
     .defaults = { { SS_PARAM_ITERATIONS, 50 }, { SS_PARAM_INNER_ITERATIONS, 20 } },
-    .n_defaults = 2, .cpu = ss_cpu_cs_image, .cuda = CUDA_CS_ENTRY },
+    .n_defaults = 2, .cs_algorithm = "htp", .cpu = ss_cpu_cs_image, .cuda = CUDA_CS_ENTRY },
   [SS_SOLVER_COSAMP] = {
     .kind = SS_SOLVER_COSAMP, .name = "cosamp", .label = "CoSaMP",
     .help = "Support ∪ the 2k largest of the gradient, least squares on it, keep k "
@@ -225,7 +227,7 @@ static const SsSolverInfo solvers[SS_N_SOLVERS] = {
     .caps = SS_SOLVER_ITERATIVE | SS_SOLVER_MASKS,
     .params = GREEDY_COMMON | USES (SS_PARAM_INNER_ITERATIONS),
     .defaults = { { SS_PARAM_ITERATIONS, 50 }, { SS_PARAM_INNER_ITERATIONS, 20 } },
-    .n_defaults = 2, .cpu = ss_cpu_cs_image, .cuda = CUDA_CS_ENTRY },
+    .n_defaults = 2, .cs_algorithm = "cosamp", .cpu = ss_cpu_cs_image, .cuda = CUDA_CS_ENTRY },
   [SS_SOLVER_ALM] = {
     .kind = SS_SOLVER_ALM, .name = "alm", .label = "ALM",
     .help = "Augmented Lagrangian: basis pursuit (PCx = y exactly) with alpha 0, else the LASSO "
@@ -233,7 +235,7 @@ static const SsSolverInfo solvers[SS_N_SOLVERS] = {
     .caps = SS_SOLVER_ITERATIVE | SS_SOLVER_MASKS,
     .params = LASSO_COMMON | USES (SS_PARAM_INNER_ITERATIONS),
     .defaults = { { SS_PARAM_ITERATIONS, 10 }, { SS_PARAM_INNER_ITERATIONS, 50 } },
-    .n_defaults = 2, .cpu = ss_cpu_cs_image, .cuda = CUDA_CS_ENTRY },
+    .n_defaults = 2, .cs_algorithm = "alm", .cpu = ss_cpu_cs_image, .cuda = CUDA_CS_ENTRY },
   [SS_SOLVER_RL] = {
     .kind = SS_SOLVER_RL, .name = "rl", .label = "Richardson–Lucy",
     .help = "Poisson maximum likelihood x ← x ⊙ Cᵀ(y ⊘ Cx)/Cᵀ1, non-negative by construction; "
@@ -257,7 +259,7 @@ static const SsSolverInfo solvers[SS_N_SOLVERS] = {
      * starlet's best α was about 0.0006 (HDF), 0.002 (stars), 0.0003-0.0006
      * (Sun). Factor 0.25: 31.13 / 48.03 / 34.00 dB; 0.15: 31.79 / 47.88 / 34.23. */
     .alpha_auto_scale = 0.15,
-    .cpu = ss_cpu_admm_prior, .cuda = NULL },
+    .cpu = ss_cpu_admm_prior, .cuda = CUDA_ENTRY (ss_cuda_admm_entry) },
 };
 
 guint

@@ -90,6 +90,14 @@ gboolean ss_solver_kind_from_string (const char *text, SsSolverKind *kind, GErro
 gboolean ss_solver_is_iterative (SsSolverKind kind);
 
 /* What a backend solves. All arrays are n = width * height floats, scaled units. */
+/* What the caller already measured on the data (deblur does, on the image
+ * before padding), so that a solver need not measure it again: on a
+ * 26-megapixel frame each costs about as much as an iteration. */
+typedef struct {
+  double noise;           /* σ of the noise in y, scaled units; NAN: unknown */
+  double median;          /* median of the observed y, scaled units; NAN: unknown */
+} SsDataStats;
+
 typedef struct {
   const SsOperator *op;
   const float *y;         /* P^T y: the observations, 0 where unobserved */
@@ -97,6 +105,7 @@ typedef struct {
   double background;      /* the sky level subtracted from y before scaling (scaled units;
                              0 when unknown): y + background is the data as measured, the
                              photon counts Richardson–Lucy models */
+  const SsDataStats *stats; /* NULL: solvers measure what they need on y */
 } SsProblem;
 
 /* Do COUNT problems have one size and one c^ (masks and data may differ)?
@@ -224,6 +233,12 @@ typedef struct {
   int n_defaults;
   const char *phases[5];  /* names of the timed phases in phase_seconds, NULL-ended */
   gboolean compare_by_default;  /* ticked in the app's Compare list */
+  /* The algorithm of engine/cs (ss_cs_algorithm_from_string) that solves
+   * this solver's problem on random k-sparse vectors, as `sharpsky-cli cs`
+   * does: the app's Phase transition window lists the solvers that have
+   * one, and the image solvers built on engine/cs (ss_cpu_cs_image) run it.
+   * NULL: none. */
+  const char *cs_algorithm;
   /* --alpha auto multiplies the noise rule (ss_alpha_auto) by this; 0 means 1.
    * A prior's best weight is in its own units. */
   double alpha_auto_scale;

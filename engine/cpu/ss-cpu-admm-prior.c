@@ -15,12 +15,11 @@
  * proxes (weighted least squares, soft thresholds, grouped shrinkage,
  * projection) and the duals.
  *
- * ω_i = m / max(y'_i, m), with y' = y + sky the data as measured and m its
- * median: Poisson plus read noise has variance ∝ the level, and the typical
- * (sky) pixel, whose noise the estimate measures, gets weight 1, so α keeps
- * the units of the unweighted problem. Unobserved pixels get ω = 0.
+ * ω are the data term's weights (ss-data-weights.h). With --prior tv the GPU
+ * runs the same iteration with pixel stencils (ss-cuda-admm-tv.cu).
  */
 #include "ss-cpu-private.h"
+#include "ss-data-weights.h"
 #include "ss-error.h"
 #include "ss-noise.h"
 #include "ss-rl.h"
@@ -138,30 +137,6 @@ fill_denominator (PriorState *s, const float *chat, float rho, float sigma)
     }
 }
 
-/* ω from the data: see the top of the file. */
-static void
-fill_weights (PriorState *s, const SsProblem *problem, const SsSolveParams *p)
-{
-  const SsOperator *op = problem->op;
-  double level = 0;
-  if (p->data_term == SS_DATA_WLS)
-    {
-      g_autofree float *measured = g_new (float, s->n);
-      gsize m = 0;
-      for (gsize i = 0; i < s->n; i++)
-        if (op->mask == NULL || op->mask[i])
-          measured[m++] = problem->y[i] + (float) problem->background;
-      level = m > 0 ? ss_median (measured, m) : 0;
-    }
-  for (gsize i = 0; i < s->n; i++)
-    {
-      gboolean observed = op->mask == NULL || op->mask[i];
-      double measured = problem->y[i] + problem->background;
-      s->weight[i] = !observed ? 0.0f
-                     : level > 0 ? (float) (level / MAX (measured, level)) : 1.0f;
-    }
-}
-
 static gboolean
 state_alloc (PriorState *s, const SsProblem *problem, const SsSolveParams *p, SsMemCounter *mem,
              GError **error)
@@ -192,11 +167,13 @@ state_alloc (PriorState *s, const SsProblem *problem, const SsSolveParams *p, Ss
   /* Where C is a blur, RL's measured darkest level β is a tighter floor
    * (ss-rl.h): x + b >= β. A sensing operator keeps the loose one. */
   SsRlSetup rl;
-  if (ss_rl_setup (problem, p, &rl, NULL))
+  SsSolveParams quick = *p;
+  quick.rl_stop = SS_RL_STOP_NONE;   /* the floor needs no noise estimate */
+  if (ss_rl_setup (problem, &quick, &rl, NULL))
     s->floor = (float) (rl.background - rl.offset);
   build_splits (s, op, p, ss_noise_estimate (problem->y, op->width, op->height));
   fill_denominator (s, op->chat, (float) p->rho, (float) p->sigma);
-  fill_weights (s, problem, p);
+  ss_data_weights_fill (problem, p, s->weight);
   /* Every split and dual starts at zero, and so does every FFT input. */
   memset (s->in, 0, (gsize) (s->splits + 1) * real);
   memset (s->z, 0, (gsize) s->splits * real);

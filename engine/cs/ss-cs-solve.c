@@ -76,17 +76,16 @@ ss_cs_params_init (SsCsParams *params)
   params->tolerance = 1e-6;
 }
 
+/* The table says which algorithm runs a solver (NIHT when it names none). */
 static SsCsAlgorithm
 algorithm_of_kind (SsSolverKind kind)
 {
-  switch (kind)
-    {
-    case SS_SOLVER_IHT: return SS_CS_IHT;
-    case SS_SOLVER_HTP: return SS_CS_HTP;
-    case SS_SOLVER_COSAMP: return SS_CS_COSAMP;
-    case SS_SOLVER_ALM: return SS_CS_ALM;
-    default: return SS_CS_NIHT;
-    }
+  const SsSolverInfo *info = ss_solver_info (kind);
+  SsCsAlgorithm algorithm = SS_CS_NIHT;
+  if (info && info->cs_algorithm
+      && !ss_cs_algorithm_from_string (info->cs_algorithm, &algorithm, NULL))
+    g_warn_if_reached ();
+  return algorithm;
 }
 
 gboolean

@@ -7,8 +7,8 @@
  * work an iteration does.
  *
  * Floor = the transforms an iteration cannot avoid, timed here with cuFFT on
- * random data (CPADMM: one batch-of-2 R2C plus one batch-of-2 C2R; FISTA and
- * ISTA: two dependent R2C+C2R pairs) + the elementwise bytes of the fused
+ * random data (CPADMM and ADMM-TV: one batch-of-2 R2C plus one batch-of-2
+ * C2R; FISTA and ISTA: two dependent R2C+C2R pairs) + the elementwise bytes of the fused
  * passes at the device copy bandwidth measured here (a large
  * cudaMemcpyDeviceToDevice, bytes read + written).
  * The solver is then run through the same code path as a solve (report only
@@ -101,7 +101,7 @@ static gboolean
 measure_fft_floor (SsCudaContext *ctx, const SsCudaProblem *p, SsSolverKind kind,
                    double *seconds, GError **error)
 {
-  gboolean cpadmm = kind == SS_SOLVER_CPADMM;
+  gboolean cpadmm = kind == SS_SOLVER_CPADMM || kind == SS_SOLVER_ADMM_PRIOR;
   int batch = cpadmm ? 2 : 1;
   size_t real_bytes = batch * p->n * sizeof (float);
   size_t spec_bytes = batch * p->spec * sizeof (float2);
@@ -153,12 +153,21 @@ bench_iterative (SsCudaContext *ctx, const SsBenchParams *params, SsCudaProblem 
   result->bandwidth = bandwidth;
   result->floor_fft_seconds = fft;
   result->floor_bytes = params->solver == SS_SOLVER_CPADMM ? ss_cuda_cpadmm_iteration_bytes (p)
-                                                           : ss_cuda_fista_iteration_bytes (p);
+                        : params->solver == SS_SOLVER_ADMM_PRIOR
+                          ? ss_cuda_admm_tv_iteration_bytes (p)
+                          : ss_cuda_fista_iteration_bytes (p);
   result->floor_seconds = fft + result->floor_bytes / bandwidth;
 
   SsSolveParams sp;
   ss_solve_params_init (&sp);
   sp.kind = params->solver;
+  if (params->solver == SS_SOLVER_ADMM_PRIOR)
+    {
+      /* admm is timed with the prior its GPU form has, on the unweighted data. */
+      ss_solve_params_set_defaults (&sp, params->solver);
+      sp.prior = SS_PRIOR_TV;
+      sp.data_term = SS_DATA_LS;
+    }
   sp.iterations = params->iterations;
   sp.report_every = params->iterations;
   SsCudaReporter reporter;
@@ -170,7 +179,9 @@ bench_iterative (SsCudaContext *ctx, const SsBenchParams *params, SsCudaProblem 
     return FALSE;
   SsCudaSolver *solver = params->solver == SS_SOLVER_CPADMM
                          ? ss_cuda_cpadmm_new (ctx, p, &sp, &it, &reporter, error)
-                         : ss_cuda_fista_new (ctx, p, &sp, &it, &reporter, error);
+                         : params->solver == SS_SOLVER_ADMM_PRIOR
+                           ? ss_cuda_admm_tv_new (ctx, p, &sp, &it, &reporter, error)
+                           : ss_cuda_fista_new (ctx, p, &sp, &it, &reporter, error);
   if (solver == NULL)
     {
       ss_cuda_reporter_clear (&reporter);
@@ -262,11 +273,12 @@ ss_cuda_bench (SsCudaContext *ctx, const SsBenchParams *params, SsBenchResult *r
       return FALSE;
     }
   gboolean iterative = params->solver == SS_SOLVER_CPADMM || params->solver == SS_SOLVER_FISTA
-                       || params->solver == SS_SOLVER_ISTA;
+                       || params->solver == SS_SOLVER_ISTA
+                       || params->solver == SS_SOLVER_ADMM_PRIOR;
   if (!iterative && params->solver != SS_SOLVER_DIRECT)
     {
       g_set_error (error, SS_ERROR, SS_ERROR_UNSUPPORTED,
-                   "the CUDA benchmark covers cpadmm, fista, ista and direct, not %s",
+                   "the CUDA benchmark covers cpadmm, fista, ista, admm (tv) and direct, not %s",
                    ss_solver_kind_to_string (params->solver));
       return FALSE;
     }

@@ -119,30 +119,79 @@ ss_cuda_device_count (void)
   return count;
 }
 
-SsCudaContext *
-ss_cuda_context_new (int device, GError **error)
+static gboolean
+check_device_index (int device, GError **error)
 {
   int count = ss_cuda_device_count ();
   if (count == 0)
     {
       g_set_error (error, SS_ERROR, SS_ERROR_NO_DEVICE, "no CUDA device is usable");
-      return NULL;
+      return FALSE;
     }
   if (device < 0 || device >= count)
     {
       g_set_error (error, SS_ERROR, SS_ERROR_NO_DEVICE, "CUDA device %d does not exist (%d found)",
                    device, count);
-      return NULL;
+      return FALSE;
     }
+  return TRUE;
+}
+
+/* One text for the device in listings, status lines and HISTORY. */
+static char *
+device_name (const cudaDeviceProp *prop)
+{
+  return g_strdup_printf ("%s (CUDA %d.%d, %d SMs, %.0f GiB)", prop->name, prop->major,
+                          prop->minor, prop->multiProcessorCount,
+                          prop->totalGlobalMem / 1073741824.0);
+}
+
+gboolean
+ss_cuda_device_query (int device, char **model, char **name, gsize *free_bytes,
+                      gsize *total_bytes, GError **error)
+{
+  if (!check_device_index (device, error))
+    return FALSE;
+  /* A listing runs beside solves (the app lists devices from a worker):
+   * it must not move the thread's current device under them. */
+  int previous = -1;
+  if (cudaGetDevice (&previous) != cudaSuccess)
+    {
+      cudaGetLastError ();
+      previous = -1;
+    }
+  cudaDeviceProp prop;
+  size_t free_now = 0, total = 0;
+  gboolean ok = CUDA_OK (cudaSetDevice (device))
+                && CUDA_OK (cudaGetDeviceProperties (&prop, device))
+                && CUDA_OK (cudaMemGetInfo (&free_now, &total));
+  if (previous >= 0 && previous != device)
+    cudaSetDevice (previous);
+  if (!ok)
+    return FALSE;
+  if (model)
+    *model = g_strdup (prop.name);
+  if (name)
+    *name = device_name (&prop);
+  if (free_bytes)
+    *free_bytes = free_now;
+  if (total_bytes)
+    *total_bytes = total;
+  return TRUE;
+}
+
+SsCudaContext *
+ss_cuda_context_new (int device, GError **error)
+{
+  if (!check_device_index (device, error))
+    return NULL;
   cudaDeviceProp prop;
   if (!CUDA_OK (cudaSetDevice (device)) || !CUDA_OK (cudaGetDeviceProperties (&prop, device)))
     return NULL;
 
   SsCudaContext *ctx = g_new0 (SsCudaContext, 1);
   ctx->device = device;
-  ctx->name = g_strdup_printf ("%s (CUDA %d.%d, %d SMs, %.0f GiB)", prop.name, prop.major,
-                               prop.minor, prop.multiProcessorCount,
-                               prop.totalGlobalMem / 1073741824.0);
+  ctx->name = device_name (&prop);
   ctx->sm_count = prop.multiProcessorCount;
   ctx->total_memory = prop.totalGlobalMem;
   ctx->plans = g_array_new (FALSE, TRUE, sizeof (SsCudaPlan));

@@ -77,7 +77,7 @@ typedef struct {
   unsigned *rows;            /* DCT: m kept frequencies */
   float *perm;               /* DCT: n x batch, the even/odd reordering */
   float2 *spec;              /* DCT: (n/2+1) x batch */
-  float *full;               /* DCT: n x batch, scattered coefficients */
+  int *row_of;               /* DCT: n, the place of frequency k in y, or -1 */
   cufftHandle r2c, c2r;
   cusparseHandle_t sparse;
   cusparseSpMatDescr_t a_mat, t_mat;
@@ -95,7 +95,7 @@ dev_linop_free (DevLinop *L)
   ss_cuda_free (ctx, L->rows, 0);
   ss_cuda_free (ctx, L->perm, 0);
   ss_cuda_free (ctx, L->spec, 0);
-  ss_cuda_free (ctx, L->full, 0);
+  ss_cuda_free (ctx, L->row_of, 0);
   if (L->a_mat)
     cusparseDestroySpMat (L->a_mat);
   if (L->t_mat)
@@ -116,6 +116,9 @@ upload (SsCudaContext *ctx, void **dev, const void *host, size_t bytes, const ch
   return ss_cuda_alloc (ctx, dev, bytes, what, error)
          && CUDA_OK (cudaMemcpy (*dev, host, bytes, cudaMemcpyHostToDevice));
 }
+
+/* ROW_OF from the kept frequencies: -1 everywhere, then i at rows[i]. */
+static gboolean dct_index_rows (DevLinop *L, GError **error);
 
 /* The CSR of A (m rows) and of Aᵀ (n rows): the host's, uploaded. */
 static gboolean
@@ -174,7 +177,8 @@ dev_linop_init (DevLinop *L, SsCudaContext *ctx, SsLinop *host, int batch, GErro
       size_t half = L->n / 2 + 1;
       return upload (ctx, (void **) &L->rows, host->dct_rows, L->m * 4, "DCT rows", error)
              && ss_cuda_alloc (ctx, (void **) &L->perm, L->n * batch * 4, "DCT buffer", error)
-             && ss_cuda_alloc (ctx, (void **) &L->full, L->n * batch * 4, "DCT buffer", error)
+             && ss_cuda_alloc (ctx, (void **) &L->row_of, L->n * 4, "DCT rows", error)
+             && dct_index_rows (L, error)
              && ss_cuda_alloc (ctx, (void **) &L->spec, half * batch * 8, "DCT spectrum", error)
              && ss_cuda_plan (ctx, (int) L->n, 1, batch, CUFFT_R2C, &L->r2c, error)
              && ss_cuda_plan (ctx, (int) L->n, 1, batch, CUFFT_C2R, &L->c2r, error);
@@ -242,26 +246,27 @@ dct_gather_kernel (const float2 *__restrict__ spec, const unsigned *__restrict__
     }
 }
 
-__global__ void
-dct_scatter_kernel (const float *__restrict__ y, const unsigned *__restrict__ rows,
-                    float *__restrict__ full, size_t m, size_t n)
+/* The inverse of REDFT10 on the kept coefficients, gathered from y: with
+ * Y_k = y_i / s(k) where rows[i] = k (0 for frequencies not kept),
+ * V_k = ½ e^{iπk/2n} (Y_k − i Y_{n−k}), k = 0..n/2. Reading y through ROW_OF
+ * spares the scatter into a zeroed n-vector (a memset, a scatter pass and
+ * its n-float read): on n = 2^20, two launches and 8 MB an adjoint. */
+__device__ __forceinline__ float
+dct_kept (const float *__restrict__ yc, const int *__restrict__ row_of, size_t k, size_t n)
 {
-  const float *yc = y + blockIdx.y * m;
-  float *fc = full + blockIdx.y * n;
-  COLUMN_LOOP (i, m)
-    fc[rows[i]] = yc[i] / dct_scale (rows[i], n);
+  int i = row_of[k];
+  return i >= 0 ? yc[i] / dct_scale ((unsigned) k, n) : 0.0f;
 }
 
-/* The inverse of REDFT10: V_k = ½ e^{iπk/2n} (Y_k − i Y_{n−k}), k = 0..n/2. */
 __global__ void
-dct_inverse_spectrum_kernel (const float *__restrict__ full, float2 *__restrict__ spec,
-                             size_t n, float scale)
+dct_adjoint_spectrum_kernel (const float *__restrict__ y, const int *__restrict__ row_of,
+                             float2 *__restrict__ spec, size_t m, size_t n, float scale)
 {
-  const float *f = full + blockIdx.y * n;
+  const float *yc = y + blockIdx.y * m;
   float2 *s = spec + blockIdx.y * (n / 2 + 1);
   COLUMN_LOOP (k, n / 2 + 1)
     {
-      float a = f[k], b = k == 0 ? 0.0f : f[n - k];
+      float a = dct_kept (yc, row_of, k, n), b = k == 0 ? 0.0f : dct_kept (yc, row_of, n - k, n);
       float sn, cs;
       sincospif ((float) k / (2.0f * (float) n), &sn, &cs);
       /* ½ (cos θ + i sin θ)(a − i b), times SCALE (1/n in FFT order: cuFFT's
@@ -269,6 +274,13 @@ dct_inverse_spectrum_kernel (const float *__restrict__ full, float2 *__restrict_
       float h = 0.5f * scale;
       s[k] = make_float2 (h * (cs * a + sn * b), h * (sn * a - cs * b));
     }
+}
+
+__global__ void
+dct_index_rows_kernel (const unsigned *__restrict__ rows, int *__restrict__ row_of, size_t m)
+{
+  COLUMN_LOOP (i, m)
+    row_of[rows[i]] = (int) i;
 }
 
 __global__ void
@@ -378,17 +390,11 @@ dev_adjoint (DevLinop *L, const float *in, float *out, int batch, GError **error
     case SS_ENSEMBLE_DCT:
       {
         g_return_val_if_fail (batch == L->batch, FALSE);
-        if (!CUDA_OK (cudaMemsetAsync (L->full, 0, L->n * batch * sizeof (float), ctx->stream)))
-          return FALSE;
-        dct_scatter_kernel<<<column_grid (ctx, L->m, batch), SS_CUDA_THREADS, 0, ctx->stream>>> (
-          in, L->rows, L->full, L->m, L->n);
-        if (!LAUNCH_OK ("dct_scatter_kernel"))
-          return FALSE;
         float inv_n = 1.0f / (float) L->n;
-        dct_inverse_spectrum_kernel<<<column_grid (ctx, L->n / 2 + 1, batch), SS_CUDA_THREADS, 0,
-                                      ctx->stream>>> (L->full, L->spec, L->n,
+        dct_adjoint_spectrum_kernel<<<column_grid (ctx, L->n / 2 + 1, batch), SS_CUDA_THREADS, 0,
+                                      ctx->stream>>> (in, L->row_of, L->spec, L->m, L->n,
                                                       L->fft_order ? inv_n : 1.0f);
-        if (!LAUNCH_OK ("dct_inverse_spectrum_kernel")
+        if (!LAUNCH_OK ("dct_adjoint_spectrum_kernel")
             || !CUFFT_OK (cufftExecC2R (L->c2r, (cufftComplex *) L->spec,
                                         L->fft_order ? out : L->perm)))
           return FALSE;
@@ -578,35 +584,29 @@ niht_test_kernel (const float *__restrict__ x, const float *__restrict__ g,
   block_min_max (low, high, &c->low_on, &c->high_off);
 }
 
-/* Decides per problem: kept (update), changed (select), or refreshed. */
-__global__ void
-niht_decide_kernel (Column *col, int batch, unsigned k)
-{
-  int b = blockIdx.x * blockDim.x + threadIdx.x;
-  if (b >= batch)
-    return;
-  Column *c = &col[b];
-  if (c->stale || c->mu <= 0)
-    return;
-  bool kept = __uint_as_float (c->low_on) > __uint_as_float (c->high_off);
-  c->select = !kept;
-  c->next_stale = !kept;
-  c->prefix = 0;
-  c->remaining = k;
-}
-
-/* kept: x += μ d on the support (d = g_T); changing: the candidate
- * x + μ g for the selection. One pass for both, by the problem's flag. */
+/* Decides per problem whether the support is kept (the test's two
+ * reductions, when the step is positive) and moves: kept, x += μ d on the
+ * support (d = g_T); changing, the candidate x + μ g for the selection,
+ * which the flags set here then ask for. Every block decides alike from the
+ * column; one thread writes the flags, which no block of this pass reads. */
 __global__ void
 niht_move_kernel (float *__restrict__ x, const float *__restrict__ d, const float *__restrict__ g,
-                  float *__restrict__ trial, size_t n, const Column *__restrict__ col)
+                  float *__restrict__ trial, size_t n, Column *__restrict__ col, unsigned k)
 {
-  const Column *c = &col[blockIdx.y];
+  Column *c = &col[blockIdx.y];
   if (c->stale)
     return;
-  size_t off = blockIdx.y * n;
   float mu = c->mu;
-  if (c->select)
+  bool select = mu > 0 && !(__uint_as_float (c->low_on) > __uint_as_float (c->high_off));
+  if (blockIdx.x == 0 && threadIdx.x == 0 && mu > 0)
+    {
+      c->select = select;
+      c->next_stale = select;
+      c->prefix = 0;
+      c->remaining = k;
+    }
+  size_t off = blockIdx.y * n;
+  if (select)
     COLUMN_LOOP (i, n)
       trial[off + i] = x[off + i] + mu * g[off + i];
   else
@@ -869,9 +869,8 @@ niht_iteration (Niht *s, GError **error)
   niht_after_apply_kernel<<<gm, SS_CUDA_THREADS, 0, ctx->stream>>> (s->r, s->y, s->ad, m, col);
   niht_test_kernel<<<gn, SS_CUDA_THREADS, 0, ctx->stream>>> (s->x, s->g, s->mask, n, col,
                                                              s->omega, s->sel.nonneg);
-  niht_decide_kernel<<<small_blocks (batch), SS_CUDA_THREADS, 0, ctx->stream>>> (
-    col, batch, (unsigned) s->sel.k);
-  niht_move_kernel<<<gn, SS_CUDA_THREADS, 0, ctx->stream>>> (s->x, s->d, s->g, s->trial, n, col);
+  niht_move_kernel<<<gn, SS_CUDA_THREADS, 0, ctx->stream>>> (s->x, s->d, s->g, s->trial, n, col,
+                                                             (unsigned) s->sel.k);
   niht_update_r_kernel<<<gm, SS_CUDA_THREADS, 0, ctx->stream>>> (s->r, s->ad, m, col);
   if (!LAUNCH_OK ("niht kernels") || !select_top_k (&s->sel, s->trial, s->x, s->mask, TRUE, error))
     return FALSE;
@@ -1091,9 +1090,8 @@ htp_iteration (Niht *h, GError **error)
   niht_after_apply_kernel<<<gm, SS_CUDA_THREADS, 0, ctx->stream>>> (h->r, h->y, h->ad, m, col);
   niht_test_kernel<<<gn, SS_CUDA_THREADS, 0, ctx->stream>>> (h->x, h->g, h->mask, n, col, 0.0f,
                                                              h->sel.nonneg);
-  niht_decide_kernel<<<small_blocks (batch), SS_CUDA_THREADS, 0, ctx->stream>>> (
-    col, batch, (unsigned) h->sel.k);
-  niht_move_kernel<<<gn, SS_CUDA_THREADS, 0, ctx->stream>>> (h->x, h->d, h->g, h->trial, n, col);
+  niht_move_kernel<<<gn, SS_CUDA_THREADS, 0, ctx->stream>>> (h->x, h->d, h->g, h->trial, n, col,
+                                                             (unsigned) h->sel.k);
   if (!LAUNCH_OK ("htp kernels") || !select_top_k (&h->sel, h->trial, h->x, h->mask, TRUE, error)
       || !project_on_supports (h, h->mask, error))
     return FALSE;
@@ -1880,4 +1878,15 @@ ss_cuda_cs_bench (SsCudaContext *ctx, const SsCsBenchParams *bp, SsCsBenchResult
       && !bench_fista_alm (ctx, bp, result->bandwidth, result, error))
     return FALSE;
   return TRUE;
+}
+
+static gboolean
+dct_index_rows (DevLinop *L, GError **error)
+{
+  SsCudaContext *ctx = L->ctx;
+  if (!CUDA_OK (cudaMemsetAsync (L->row_of, 0xff, L->n * sizeof (int), ctx->stream)))
+    return FALSE;
+  dct_index_rows_kernel<<<ss_cuda_blocks (ctx, L->m), SS_CUDA_THREADS, 0, ctx->stream>>> (
+    L->rows, L->row_of, L->m);
+  return LAUNCH_OK ("dct_index_rows_kernel");
 }

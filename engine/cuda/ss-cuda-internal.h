@@ -266,6 +266,18 @@ SsCudaSolver *ss_cuda_fista_new (SsCudaContext *ctx, const SsCudaProblem *p,
 SsCudaSolver *ss_cuda_rl_new (SsCudaContext *ctx, const SsCudaProblem *p,
                               const SsSolveParams *params, SsCudaIterator *it,
                               SsCudaReporter *reporter, GError **error);
+/* Richardson–Lucy's setup (ss-rl.h) with its transforms here: fills SETUP
+ * and WEIGHT (n floats) with RL's normaliser 1/Cᵀ(P1); SCRATCH and SUM (n
+ * floats) and SPEC (a half-spectrum) are work space. Needs p->host. */
+typedef struct SsRlSetup SsRlSetup;
+gboolean ss_cuda_rl_setup (SsCudaContext *ctx, const SsCudaProblem *p,
+                           const SsSolveParams *params, float *weight, float *scratch,
+                           float *sum, float2 *spec, SsRlSetup *setup, GError **error);
+/* ADMM with the TV prior (ss-cuda-admm-tv.cu); SS_ERROR_UNSUPPORTED for the
+ * starlet priors, which the backend then solves on the CPU. */
+SsCudaSolver *ss_cuda_admm_tv_new (SsCudaContext *ctx, const SsCudaProblem *p,
+                                   const SsSolveParams *params, SsCudaIterator *it,
+                                   SsCudaReporter *reporter, GError **error);
 SsCudaSolver *ss_cuda_direct_fft_new (SsCudaContext *ctx, const SsCudaProblem *p,
                                       const SsSolveParams *params, SsCudaIterator *it,
                                       SsCudaReporter *reporter, GError **error);
@@ -290,6 +302,7 @@ struct _SsCudaSolverEntry {
 /* Floor accounting: elementwise bytes one iteration moves (fused passes). */
 double ss_cuda_cpadmm_iteration_bytes (const SsCudaProblem *p);
 double ss_cuda_fista_iteration_bytes (const SsCudaProblem *p);
+double ss_cuda_admm_tv_iteration_bytes (const SsCudaProblem *p);
 
 /* Dense direct (ss-cuda-direct.cu). X_OUT: n floats on the device (caller allocates). */
 typedef struct {

@@ -9,10 +9,11 @@
  * and at the last iterations of a report interval the estimate x and the
  * squared change). Without TV the update is in place; with TV it reads z's
  * neighbours, so it writes the new z beside it and a device copy follows.
- * The offset b, the background β, the start and the normaliser 1/Cᵀ(P1) come
- * from the host (ss-rl.h), as on the CPU; the iteration's arguments are fixed,
- * so it is captured as a CUDA graph. The discrepancy rule is the iterator's
- * stop hook: one wait per report, none per iteration.
+ * The offset b, the background β, the start and the normaliser 1/Cᵀ(P1) are
+ * ss-rl.h's, with their transforms done here (ss-cuda-rl-setup.cu). The
+ * iteration's arguments are fixed, so it is captured as a CUDA graph. The
+ * discrepancy rule is the iterator's stop hook: one wait per report, none per
+ * iteration.
  */
 #include "ss-cuda-internal.h"
 #include "ss-cuda-device.cuh"
@@ -219,18 +220,6 @@ rl_destroy (SsCudaSolver *solver)
   g_free (s);
 }
 
-/* The normaliser, computed on the host as the CPU computes it. */
-static gboolean
-upload_weight (Rl *s, GError **error)
-{
-  SsCudaContext *ctx = s->base.ctx;
-  g_autofree float *weight = ss_rl_weight (s->p->host->op, error);
-  return weight != NULL
-         && CUDA_OK (cudaMemcpyAsync (s->weight, weight, s->p->n * sizeof (float),
-                                      cudaMemcpyHostToDevice, ctx->stream))
-         && CUDA_OK (cudaStreamSynchronize (ctx->stream));
-}
-
 SsCudaSolver *
 ss_cuda_rl_new (SsCudaContext *ctx, const SsCudaProblem *p, const SsSolveParams *params,
                 SsCudaIterator *it, SsCudaReporter *reporter, GError **error)
@@ -241,9 +230,6 @@ ss_cuda_rl_new (SsCudaContext *ctx, const SsCudaProblem *p, const SsSolveParams 
                    "Richardson–Lucy needs the host problem for its setup");
       return NULL;
     }
-  SsRlSetup setup;
-  if (!ss_rl_setup (p->host, params, &setup, error))
-    return NULL;
   size_t image = p->n * sizeof (float);
   size_t bytes = 5 * image + p->spec * sizeof (float2);
   size_t work = MAX (ss_cuda_plan_work_estimate (p->width, p->height, 1, CUFFT_R2C),
@@ -258,7 +244,6 @@ ss_cuda_rl_new (SsCudaContext *ctx, const SsCudaProblem *p, const SsSolveParams 
   s->base.bytes = bytes;
   s->p = p;
   s->params = params;
-  s->setup = setup;
   s->reporter = reporter;
   gboolean ok = ss_cuda_plan (ctx, p->width, p->height, 1, CUFFT_R2C, &s->r2c, error)
                 && ss_cuda_plan (ctx, p->width, p->height, 1, CUFFT_C2R, &s->c2r, error)
@@ -269,7 +254,9 @@ ss_cuda_rl_new (SsCudaContext *ctx, const SsCudaProblem *p, const SsSolveParams 
                 && ss_cuda_alloc (ctx, (void **) &s->estimate, image, what, error)
                 && ss_cuda_alloc (ctx, (void **) &s->spec, p->spec * sizeof (float2), what,
                                   error)
-                && upload_weight (s, error) && rl_reset (s, error);
+                && ss_cuda_rl_setup (ctx, p, params, s->weight, s->z, s->back, s->spec,
+                                     &s->setup, error)
+                && rl_reset (s, error);
   if (!ok)
     {
       rl_destroy (&s->base);
@@ -286,6 +273,6 @@ ss_cuda_rl_new (SsCudaContext *ctx, const SsCudaProblem *p, const SsSolveParams 
   it->estimate = rl_estimate;
   it->reset = rl_reset;
   it->capturable = TRUE;
-  it->stop = setup.stop_level >= 0 ? rl_stop : NULL;
+  it->stop = s->setup.stop_level >= 0 ? rl_stop : NULL;
   return &s->base;
 }

@@ -19,6 +19,12 @@ typedef struct _SsCudaContext SsCudaContext;
 /* Usable devices; 0 when there is no driver or device (never fails). */
 int ss_cuda_device_count (void);
 
+/* DEVICE's product name (MODEL), its name as a context on it reports it
+ * (NAME) and its memory, without making a context's stream or handles: for
+ * listings. The calling thread's current device is left as it was. */
+gboolean ss_cuda_device_query (int device, char **model, char **name, gsize *free_bytes,
+                               gsize *total_bytes, GError **error);
+
 SsCudaContext *ss_cuda_context_new (int device, GError **error);
 void ss_cuda_context_free (SsCudaContext *ctx);
 const char *ss_cuda_context_get_device_name (const SsCudaContext *ctx);
@@ -56,6 +62,7 @@ extern const SsCudaSolverEntry ss_cuda_fista_entry;
 extern const SsCudaSolverEntry ss_cuda_direct_entry;
 extern const SsCudaSolverEntry ss_cuda_direct_fft_entry;
 extern const SsCudaSolverEntry ss_cuda_rl_entry;
+extern const SsCudaSolverEntry ss_cuda_admm_entry;
 extern const SsCudaSolverEntry ss_cuda_cs_entry;   /* iht, niht, htp, cosamp, alm */
 
 /* Compressed sensing (ss-cuda-cs.cu) on the host operator A, uploaded: the

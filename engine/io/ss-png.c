@@ -516,6 +516,54 @@ write_png_with (PngWriter *writer, const SsImage *image, const SsPngWriteOptions
   return TRUE;
 }
 
+/* Creates TEMP (never an existing file) and libpng's write structures. */
+static gboolean
+png_writer_open (PngWriter *w, const char *temp, const char *name, GError **error)
+{
+  int fd = g_open (temp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+  w->file = fd >= 0 ? fdopen (fd, "wb") : NULL;
+  if (w->file == NULL)
+    {
+      int saved = errno;
+      if (fd >= 0)
+        close (fd);
+      g_set_error (error, SS_ERROR, SS_ERROR_IO, "%s: cannot create a file: %s", name, g_strerror (saved));
+      return FALSE;
+    }
+  w->png = png_create_write_struct (PNG_LIBPNG_VER_STRING, &w->context,
+                                    png_error_to_context, png_warning_ignored);
+  w->info = w->png ? png_create_info_struct (w->png) : NULL;
+  if (w->info == NULL)
+    {
+      g_set_error (error, SS_ERROR, SS_ERROR_OUT_OF_MEMORY, "%s: out of memory starting libpng", name);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+/* Frees what png_writer_open made; OK becomes FALSE (with ERROR) when the
+ * file's last bytes could not be written. */
+static gboolean
+png_writer_close (PngWriter *w, gboolean ok, const char *name, GError **error)
+{
+  if (w->png)
+    png_destroy_write_struct (&w->png, w->info ? &w->info : NULL);
+  if (w->file)
+    {
+      /* stdio buffers: a full disk may only show at flush or close */
+      gboolean flushed = fflush (w->file) == 0 && !ferror (w->file);
+      int saved = errno;
+      gboolean closed = fclose (w->file) == 0;
+      if (ok && !(flushed && closed))
+        {
+          g_set_error (error, SS_ERROR, SS_ERROR_IO, "%s: cannot write: %s", name,
+                       g_strerror (flushed ? errno : saved));
+          ok = FALSE;
+        }
+    }
+  return ok;
+}
+
 static gboolean
 write_png_file (const SsImage *image, const SsPngWriteOptions *options, const char *temp,
                 const char *name, GError **error)
@@ -535,46 +583,64 @@ write_png_file (const SsImage *image, const SsPngWriteOptions *options, const ch
   /* One set of limits for all channels keeps the colours' ratios. */
   ss_stretch_apply (image->data, writer.stretched, values, options->stretch,
                     options->low_percent, options->high_percent, NULL, NULL);
-
-  int fd = g_open (temp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-  writer.file = fd >= 0 ? fdopen (fd, "wb") : NULL;
-  if (writer.file == NULL)
-    {
-      int saved = errno;
-      if (fd >= 0)
-        close (fd);
-      g_set_error (error, SS_ERROR, SS_ERROR_IO, "%s: cannot create a file: %s", name, g_strerror (saved));
-      goto out;
-    }
-  writer.png = png_create_write_struct (PNG_LIBPNG_VER_STRING, &writer.context,
-                                        png_error_to_context, png_warning_ignored);
-  writer.info = writer.png ? png_create_info_struct (writer.png) : NULL;
-  if (writer.info == NULL)
-    {
-      g_set_error (error, SS_ERROR, SS_ERROR_OUT_OF_MEMORY, "%s: out of memory starting libpng", name);
-      goto out;
-    }
-  ok = write_png_with (&writer, image, options, name, error);
+  ok = png_writer_open (&writer, temp, name, error)
+       && write_png_with (&writer, image, options, name, error);
 
 out:
-  if (writer.png)
-    png_destroy_write_struct (&writer.png, writer.info ? &writer.info : NULL);
-  if (writer.file)
-    {
-      /* stdio buffers: a full disk may only show at flush or close */
-      gboolean flushed = fflush (writer.file) == 0 && !ferror (writer.file);
-      int saved = errno;
-      gboolean closed = fclose (writer.file) == 0;
-      if (ok && !(flushed && closed))
-        {
-          g_set_error (error, SS_ERROR, SS_ERROR_IO, "%s: cannot write: %s", name,
-                       g_strerror (flushed ? errno : saved));
-          ok = FALSE;
-        }
-    }
+  ok = png_writer_close (&writer, ok, name, error);
   g_free (writer.stretched);
   g_free (writer.row);
   return ok;
+}
+
+static gboolean
+write_rgb8_with (PngWriter *writer, const guint8 *rgb, int width, int height,
+                 const char *description, const char *name, GError **error)
+{
+  PngWriter *volatile w = writer;
+  if (setjmp (w->context.jump))
+    {
+      g_set_error (error, SS_ERROR, SS_ERROR_IO, "%s: cannot write the PNG: %s", name, w->context.message);
+      return FALSE;
+    }
+  png_init_io (w->png, w->file);
+  png_set_IHDR (w->png, w->info, (png_uint_32) width, (png_uint_32) height, 8, PNG_COLOR_TYPE_RGB,
+                PNG_INTERLACE_NONE, PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
+  if (description)
+    {
+      png_text text = { .compression = PNG_TEXT_COMPRESSION_NONE, .key = (char *) "Description",
+                        .text = (char *) description };
+      png_set_text (w->png, w->info, &text, 1);
+    }
+  png_write_info (w->png, w->info);
+  for (int y = 0; y < height; y++)
+    png_write_row (w->png, (png_const_bytep) (rgb + (gsize) y * width * 3));
+  png_write_end (w->png, w->info);
+  return TRUE;
+}
+
+gboolean
+ss_png_write_rgb8 (const guint8 *rgb, int width, int height, const char *description,
+                   const char *path, gboolean force, GError **error)
+{
+  g_autofree char *name = g_filename_display_name (path ? path : "");
+  if (rgb == NULL || width <= 0 || height <= 0)
+    {
+      g_set_error (error, SS_ERROR, SS_ERROR_INVALID_ARGUMENT, "%s: no image to write", name);
+      return FALSE;
+    }
+  if (!ss_output_check (path, force, NULL, error))
+    return FALSE;
+  g_autofree char *temp = ss_output_temp_path (path);
+  PngWriter writer = { 0 };
+  gboolean ok = png_writer_open (&writer, temp, name, error)
+                && write_rgb8_with (&writer, rgb, width, height, description, name, error);
+  if (!png_writer_close (&writer, ok, name, error))
+    {
+      ss_output_abort (temp);
+      return FALSE;
+    }
+  return ss_output_commit (temp, path, error);
 }
 
 gboolean

@@ -32,6 +32,13 @@ SsImage *ss_png_read (const char *path, GError **error);
 gboolean ss_png_write (const SsImage *image, const char *path, const SsPngWriteOptions *options,
                        gboolean force, const char *const *inputs, GError **error);
 
+/* Writes 8-bit RGB rows (RGB: HEIGHT rows of WIDTH pixels, top row first)
+ * as they are, with DESCRIPTION (or NULL) as the PNG's Description text:
+ * for drawings made by the engine (the phase-transition heat map). Same
+ * overwrite rules as ss_png_write. */
+gboolean ss_png_write_rgb8 (const guint8 *rgb, int width, int height, const char *description,
+                            const char *path, gboolean force, GError **error);
+
 /* Maps N values to [0, 1] with the stretch and limits of OPTIONS (shared by the
  * PNG writer and the app's display). LOW/HIGH receive the limits used. */
 void ss_stretch_apply (const float *in, float *out, gsize n, SsStretch stretch,

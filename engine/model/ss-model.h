@@ -42,6 +42,9 @@ typedef struct {
   guint8 *mask;          /* width * height bytes, 1 = observed; NULL = all observed */
   gsize m;               /* observed pixel count */
   double lipschitz;      /* max |c^|^2: the Lipschitz constant of C^T C */
+  gboolean kernel_nonnegative; /* built from a kernel seen to be >= 0 (to 1e-4 of its
+                                  peak), with no sensing: a blur, as Richardson–Lucy
+                                  needs. FALSE also means "not known" (from parts) */
 } SsOperator;
 
 /* Builds C = S o B and P for a width x height problem from ACQ. */

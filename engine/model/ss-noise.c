@@ -213,3 +213,9 @@ ss_alpha_auto_from_data (const float *data, int width, int height, double scale,
     *noise_scaled = sigma_scaled;
   return TRUE;
 }
+
+SsDataStats
+ss_data_stats_from_estimates (double noise, SsSkyMode sky_mode)
+{
+  return (SsDataStats) { .noise = noise, .median = sky_mode == SS_SKY_MEDIAN ? 0.0 : NAN };
+}

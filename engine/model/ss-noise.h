@@ -47,6 +47,8 @@
 
 #include <glib.h>
 #include "ss-model.h"
+#include "ss-scaling.h"
+#include "ss-solver.h"
 
 G_BEGIN_DECLS
 
@@ -74,5 +76,14 @@ double ss_alpha_auto (double noise_sigma, const SsOperator *op);
 gboolean ss_alpha_auto_from_data (const float *data, int width, int height, double scale,
                                   const SsOperator *op, double *alpha, double *noise_scaled,
                                   GError **error);
+
+/* The statistics deblur's preparation leaves for the solvers
+ * (SsProblem.stats): NOISE, scaled units (NAN: not measured), and the scaled
+ * data's median, which is 0 by construction when the sky subtracted was the
+ * median (SS_SKY_MEDIAN); any other sky leaves it unknown (NAN). Both are
+ * the image's own, before padding: the mirrored border of the padded copy
+ * lowered the noise estimate by 2-3% on synthetic frames of 700×500 to
+ * 1600×1200 (the median stayed 0). */
+SsDataStats ss_data_stats_from_estimates (double noise, SsSkyMode sky_mode);
 
 G_END_DECLS

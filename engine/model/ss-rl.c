@@ -6,10 +6,14 @@
 
 #include <math.h>
 
-/* The kernel is C applied to a unit impulse at pixel 0. */
+/* The kernel is C applied to a unit impulse at pixel 0. An operator built
+ * from a kernel was checked then (kernel_nonnegative); one built from its
+ * spectrum alone is checked here, at the cost of a transform pair. */
 static gboolean
 check_blur_is_positive (const SsOperator *op, GError **error)
 {
+  if (op->kernel_nonnegative)
+    return TRUE;
   gsize n = (gsize) op->width * op->height;
   g_autofree float *impulse = g_new0 (float, n);
   g_autofree float *kernel = g_new (float, n);
@@ -56,9 +60,9 @@ adjoint_of_mask (const SsOperator *op, float *weight, GError **error)
 
 /* min of Cᵀ(P y')/Cᵀ(P1) over the pixels that see observations: the darkest
  * level of the data, smoothed twice by the blur. */
-static gboolean
-darkest_smoothed_level (const SsOperator *op, const float *y, double offset, double *level,
-                        GError **error)
+gboolean
+ss_rl_darkest_level (const SsOperator *op, const float *y, double offset, double *level,
+                     GError **error)
 {
   gsize n = (gsize) op->width * op->height;
   g_autofree float *shifted = g_new (float, n);
@@ -97,9 +101,33 @@ ss_rl_weight (const SsOperator *op, GError **error)
   return g_steal_pointer (&weight);
 }
 
+/* The noise and median of the observed y: the caller's when it measured
+ * them (SsProblem.stats), else measured here. */
+static void
+data_noise_and_median (const SsProblem *problem, double *noise, double *median)
+{
+  const SsOperator *op = problem->op;
+  gsize n = (gsize) op->width * op->height;
+  const SsDataStats *known = problem->stats;
+  if (known && isfinite (known->noise) && known->noise > 0 && isfinite (known->median))
+    {
+      *noise = known->noise;
+      *median = known->median;
+      return;
+    }
+  /* Unobserved pixels are 0 in y; as NaN the estimates skip them. */
+  g_autofree float *observed = g_memdup2 (problem->y, n * sizeof (float));
+  if (op->mask)
+    for (gsize i = 0; i < n; i++)
+      if (!op->mask[i])
+        observed[i] = NAN;
+  *noise = ss_noise_estimate (observed, op->width, op->height);
+  *median = ss_median (observed, n);
+}
+
 gboolean
-ss_rl_setup (const SsProblem *problem, const SsSolveParams *params, SsRlSetup *setup,
-             GError **error)
+ss_rl_setup_data (const SsProblem *problem, const SsSolveParams *params, SsRlSetup *setup,
+                  GError **error)
 {
   const SsOperator *op = problem->op;
   if (!check_blur_is_positive (op, error))
@@ -123,27 +151,42 @@ ss_rl_setup (const SsProblem *problem, const SsSolveParams *params, SsRlSetup *s
     }
   double background = isfinite (problem->background) ? MAX (problem->background, 0) : 0;
   setup->offset = MAX (background, -low) + 1e-6 * high;
-  double mean = sum / (double) count + setup->offset;
-  if (!darkest_smoothed_level (op, problem->y, setup->offset, &setup->background, error))
-    return FALSE;
-  setup->background = MIN (setup->background, setup->offset);
-  setup->start = MAX (mean - setup->background, 1e-6 * high);
+  setup->mean = sum / (double) count + setup->offset;
+  setup->top = high;
+  setup->background = NAN;
+  setup->start = NAN;
   setup->noise = NAN;
   setup->stop_level = -1;
   if (params->rl_stop == SS_RL_STOP_DISCREPANCY)
     {
-      /* Unobserved pixels are 0 in y; as NaN the estimate skips them. */
-      g_autofree float *observed = g_memdup2 (problem->y, n * sizeof (float));
-      if (op->mask)
-        for (gsize i = 0; i < n; i++)
-          if (!op->mask[i])
-            observed[i] = NAN;
-      setup->noise = ss_noise_estimate (observed, op->width, op->height);
-      double variance = setup->noise * setup->noise;
-      double median = ss_median (observed, n) + setup->offset;
+      double noise = NAN, median = NAN;
+      data_noise_and_median (problem, &noise, &median);
+      setup->noise = noise;
+      double variance = noise * noise;
+      median += setup->offset;
       if (isfinite (variance))
         setup->stop_level = SS_RL_DISCREPANCY_FACTOR
-                            * (background > 0 && median > 0 ? variance * mean / median : variance);
+                            * (background > 0 && median > 0 ? variance * setup->mean / median
+                                                            : variance);
     }
+  return TRUE;
+}
+
+void
+ss_rl_setup_finish (SsRlSetup *setup, double darkest)
+{
+  setup->background = MIN (darkest, setup->offset);
+  setup->start = MAX (setup->mean - setup->background, 1e-6 * setup->top);
+}
+
+gboolean
+ss_rl_setup (const SsProblem *problem, const SsSolveParams *params, SsRlSetup *setup,
+             GError **error)
+{
+  double darkest;
+  if (!ss_rl_setup_data (problem, params, setup, error)
+      || !ss_rl_darkest_level (problem->op, problem->y, setup->offset, &darkest, error))
+    return FALSE;
+  ss_rl_setup_finish (setup, darkest);
   return TRUE;
 }

@@ -45,20 +45,34 @@
 
 G_BEGIN_DECLS
 
-typedef struct {
+typedef struct SsRlSetup {
   double offset;          /* b, scaled units */
   double background;      /* β, 0 <= β <= b */
   double start;           /* the flat first estimate of z: mean of y' − β over observed pixels */
   double stop_level;      /* residual ||PCx − y||²/m at which the discrepancy rule stops;
                              -1 when the rule is off */
   double noise;           /* the noise estimated from y (scaled units), NAN when not needed */
+  double mean;            /* mean of y' over the observed pixels */
+  double top;             /* the largest observed y */
 } SsRlSetup;
 
 /* Checks that C is a blur (its kernel non-negative, up to float rounding:
  * RL's multiplicative step needs it; a random sensing matrix is not one),
- * then fills SETUP from the observations. */
+ * then fills SETUP from the observations, on the host (FFTW). */
 gboolean ss_rl_setup (const SsProblem *problem, const SsSolveParams *params, SsRlSetup *setup,
                       GError **error);
+
+/* The same in three steps, for a backend that transforms elsewhere (CUDA):
+ * ss_rl_setup_data does the check and the statistics that need no
+ * transform (offset, mean, noise and stop level; background and start stay
+ * NAN); the backend measures the darkest level β as ss_rl_darkest_level does
+ * on the host, min of Cᵀ(P y')/Cᵀ(P1) over the pixels whose Cᵀ(P1) exceeds
+ * half its top, clamped at 0; ss_rl_setup_finish completes SETUP from it. */
+gboolean ss_rl_setup_data (const SsProblem *problem, const SsSolveParams *params,
+                           SsRlSetup *setup, GError **error);
+gboolean ss_rl_darkest_level (const SsOperator *op, const float *y, double offset,
+                              double *level, GError **error);
+void ss_rl_setup_finish (SsRlSetup *setup, double darkest);
 
 /* 1 / Cᵀ(P1), n floats (g_free), or 0 where Cᵀ(P1) is below 1e-6 of its top:
  * RL's normaliser; a pixel whose light reaches no observed pixel keeps its
