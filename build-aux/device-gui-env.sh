@@ -90,11 +90,13 @@ export PKG_CONFIG_PATH=$_dg_lib/pkgconfig:$_dg/usr/share/pkgconfig${PKG_CONFIG_P
 export LD_LIBRARY_PATH=$_dg_lib:$_dg/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 # The wrappers first; the carried programs after the machine's own.
 export PATH=$_dg/wrap:$PATH:$_dg/usr/bin
+# GTK's data (schemas, MIME database, icons) where GLib looks for it.
 export XDG_DATA_DIRS=$_dg/usr/share:${XDG_DATA_DIRS:-/usr/local/share:/usr/share}
 export GSETTINGS_SCHEMA_DIR=$_dg/usr/share/glib-2.0/schemas
 export FONTCONFIG_FILE=$_dg/etc/fonts/fonts.conf
 export FONTCONFIG_PATH=$_dg/etc/fonts
 export GDK_PIXBUF_MODULE_FILE=$_dg_lib/gdk-pixbuf-2.0/2.10.0/loaders.cache
+# libxkbcommon's keymaps (Xvfb itself gets -xkbdir from its wrapper).
 export XKB_CONFIG_ROOT=$_dg/usr/share/X11/xkb
 
 if [ -n "${_dg_new:-}" ]; then
