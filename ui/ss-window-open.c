@@ -250,6 +250,28 @@ add_to_recent (const char *path)
  * deblur's defaults (sky median, mirror edges, x >= 0, alpha from the noise)
  * and the PSF the record names or, as --psf auto, measured on its stars, and
  * its solver for real images. */
+/* Plans the CPU's transforms while the user looks at the image, for the one
+ * size solved as it is: the teaching mode's (the sample). A real image is
+ * solved padded to a size its PSF fixes; planning its own size instead
+ * (6248 × 4176 = 8·11·71 × … for a camera frame) took FFTW minutes, holding
+ * the planner, so the first Run waited for it (seen on two cores). A GPU
+ * solve plans no host transform worth measuring. */
+static void
+plan_ahead (SsWindow *self)
+{
+  SsSettings s;
+  ss_params_panel_get_settings (self->panel, &s);
+  gboolean cpu = s.backend == SS_BACKEND_CPU;
+  if (s.backend == SS_BACKEND_AUTO)
+    {
+      g_autoptr (GArray) devices = ss_backend_list_devices ();
+      cpu = devices->len == 0;
+    }
+  if (s.mode == SS_MODE_SIMULATE && cpu)
+    ss_solve_task_prepare_size (self->input->width, self->input->height);
+  ss_settings_clear (&s);
+}
+
 static void
 apply_defaults_for_file (SsWindow *self, const char *base)
 {
@@ -320,7 +342,6 @@ take_loaded_image (SsWindow *self, LoadData *d)
   g_autofree char *title = g_strdup_printf ("%s — Sharpsky", base);
   gtk_window_set_title (GTK_WINDOW (self), title);
   add_to_recent (d->path);
-  ss_solve_task_prepare_size (self->input->width, self->input->height);
   if (d->note)
     ss_window_show_message (self, d->note, FALSE);
   ss_window_set_view (self, SS_VIEW_ORIGINAL);
@@ -328,6 +349,7 @@ take_loaded_image (SsWindow *self, LoadData *d)
   ss_image_view_zoom_fit (self->view);
   ss_window_update_idle_status (self);
   apply_defaults_for_file (self, base);
+  plan_ahead (self);
 }
 
 static void
