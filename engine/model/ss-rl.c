@@ -76,14 +76,30 @@ ss_rl_darkest_level (const SsOperator *op, const float *y, double offset, double
   if (!ss_operator_apply_adjoint (op, shifted, sum, error)
       || !adjoint_of_mask (op, weight, error))
     return FALSE;
+  *level = ss_rl_darkest_of (sum, weight, n);
+  return TRUE;
+}
+
+double
+ss_rl_darkest_of (const float *sum, const float *weight, gsize n)
+{
   double top = 0, low = INFINITY;
   for (gsize i = 0; i < n; i++)
     top = MAX (top, weight[i]);
   for (gsize i = 0; i < n; i++)
     if (weight[i] > 0.5 * top)
       low = MIN (low, sum[i] / weight[i]);
-  *level = isfinite (low) ? MAX (low, 0) : 0;
-  return TRUE;
+  return isfinite (low) ? MAX (low, 0) : 0;
+}
+
+void
+ss_rl_invert_weight (float *weight, gsize n)
+{
+  float top = 0;
+  for (gsize i = 0; i < n; i++)
+    top = fmaxf (top, weight[i]);
+  for (gsize i = 0; i < n; i++)
+    weight[i] = weight[i] > 1e-6f * top ? 1.0f / weight[i] : 0.0f;
 }
 
 float *
@@ -93,11 +109,7 @@ ss_rl_weight (const SsOperator *op, GError **error)
   g_autofree float *weight = g_new (float, n);
   if (!adjoint_of_mask (op, weight, error))
     return NULL;
-  float top = 0;
-  for (gsize i = 0; i < n; i++)
-    top = fmaxf (top, weight[i]);
-  for (gsize i = 0; i < n; i++)
-    weight[i] = weight[i] > 1e-6f * top ? 1.0f / weight[i] : 0.0f;
+  ss_rl_invert_weight (weight, n);
   return g_steal_pointer (&weight);
 }
 

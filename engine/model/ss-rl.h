@@ -73,6 +73,12 @@ gboolean ss_rl_setup_data (const SsProblem *problem, const SsSolveParams *params
 gboolean ss_rl_darkest_level (const SsOperator *op, const float *y, double offset,
                               double *level, GError **error);
 void ss_rl_setup_finish (SsRlSetup *setup, double darkest);
+/* The darkest level from SUM = Cᵀ(P y') and WEIGHT = Cᵀ(P1) (n each): what
+ * ss_rl_darkest_level computes after its transforms, for a backend that
+ * made them with its own plans and buffers. */
+double ss_rl_darkest_of (const float *sum, const float *weight, gsize n);
+/* WEIGHT = Cᵀ(P1) into RL's normaliser, in place (as ss_rl_weight). */
+void ss_rl_invert_weight (float *weight, gsize n);
 
 /* 1 / Cᵀ(P1), n floats (g_free), or 0 where Cᵀ(P1) is below 1e-6 of its top:
  * RL's normaliser; a pixel whose light reaches no observed pixel keeps its
