@@ -1,0 +1,675 @@
+/* test-ui-files.c: real files in the app: the HDU and plane chooser, the PSF
+ * from a star, the deblur of real images against sharpsky-cli (suite ui;
+ * fixtures in test-ui.h). */
+#include "test-ui.h"
+
+/* Deblur mode builds its problem as sharpsky-cli does (sky, mirror padding
+ * to an FFT-friendly size, crop): on the same input and settings both must
+ * give the same image. */
+/* sharpsky-cli, or NULL (with the test skipped) when it is not built. */
+const char *
+cli_or_skip (void)
+{
+  const char *cli = g_getenv ("SHARPSKY_CLI");
+  if (cli != NULL && g_file_test (cli, G_FILE_TEST_IS_EXECUTABLE))
+    return cli;
+  g_test_skip ("sharpsky-cli is not built: nothing to compare the deblur with");
+  return NULL;
+}
+
+/* "--psf=gaussian:FWHM" with every digit, so the CLI and the app agree. */
+char *
+gaussian_option (double fwhm)
+{
+  char text[G_ASCII_DTOSTR_BUF_SIZE];
+  g_ascii_formatd (text, sizeof text, "%.17g", fwhm);
+  return g_strdup_printf ("--psf=gaussian:%s", text);
+}
+
+/* Runs sharpsky-cli deblur on IN with the solve set_cli_deblur gives the
+ * app, ITERATIONS iterations and EXTRA options (NULL-terminated; the PSF
+ * among them); returns its output. */
+SsImage *
+cli_deblur (const char *cli, const char *in, const char *out, int iterations,
+            const char *const *extra)
+{
+  g_autofree char *iters = g_strdup_printf ("--iters=%d", iterations);
+  g_autoptr (GPtrArray) argv = g_ptr_array_new ();
+  const char *fixed[] = { cli, "deblur", in, "-o", out, "--sky=median", "--boundary=mirror",
+                          "--solver=cpadmm", "--alpha=0.002", iters, ui_backend_option (),
+                          "--quiet" };
+  for (gsize i = 0; i < G_N_ELEMENTS (fixed); i++)
+    g_ptr_array_add (argv, (gpointer) fixed[i]);
+  for (gsize i = 0; extra[i] != NULL; i++)
+    g_ptr_array_add (argv, (gpointer) extra[i]);
+  g_ptr_array_add (argv, NULL);
+  int status = 0;
+  g_autoptr (GError) error = NULL;
+  g_autofree char *cli_out = NULL, *cli_err = NULL;   /* kept out of the TAP stream */
+  g_assert_true (g_spawn_sync (NULL, (char **) argv->pdata, NULL, G_SPAWN_DEFAULT, NULL, NULL,
+                               &cli_out, &cli_err, &status, &error));
+  g_assert_no_error (error);
+  if (!g_spawn_check_wait_status (status, NULL))
+    g_error ("sharpsky-cli failed: %s", cli_err);
+  SsImage *image = ss_fits_read (out, NULL, &error);
+  g_assert_no_error (error);
+  return image;
+}
+
+/* Runs the app with settings S (set_cli_deblur applied with ITERATIONS) and
+ * checks its result equals EXPECTED, the CLI's, to 1e-5 relative. */
+void
+assert_app_matches_cli (Fixture *f, SsSettings *s, int iterations, const SsImage *expected,
+                        const char *what)
+{
+  set_cli_deblur (s, iterations);
+  apply_settings (f, s);
+  ss_window_run (f->window);
+  g_assert_true (ss_window_wait_idle (f->window, 120));
+  g_assert_null (ss_window_get_message (f->window));
+  log_solve_status (f);
+  SsFrame *recovered = ss_window_get_frame (f->window, SS_VIEW_RECOVERED);
+  g_assert_nonnull (recovered);
+  g_assert_cmpint (recovered->width, ==, expected->width);
+  g_assert_cmpint (recovered->height, ==, expected->height);
+  double diff = relative_difference (recovered, expected);
+  g_test_message ("app vs sharpsky-cli %s: relative difference %.3g", what, diff);
+  g_assert_cmpfloat (diff, <, 1e-5);
+}
+
+static void
+test_deblur_matches_cli (Fixture *f, gconstpointer data)
+{
+  if (skip_without_display ())
+    return;
+  const char *cli = cli_or_skip ();
+  if (cli == NULL)
+    return;
+  /* A random part of the sample as the "real" blurred image. */
+  g_autoptr (SsImage) image = read_sample ();
+  g_autoptr (GRand) rng = g_rand_new_with_seed (f->seed);
+  int w = g_rand_int_range (rng, 64, 129), h = g_rand_int_range (rng, 64, 129);
+  int x0 = g_rand_int_range (rng, 0, image->width - w);
+  int y0 = g_rand_int_range (rng, 0, image->height - h);
+  g_autoptr (GError) error = NULL;
+  g_autoptr (SsImage) part = ss_image_new (w, h, 1, &error);
+  g_assert_no_error (error);
+  for (int r = 0; r < h; r++)
+    memcpy (part->data + (gsize) r * w, image->data + (gsize) (y0 + r) * image->width + x0,
+            (gsize) w * sizeof (float));
+  g_autofree char *in = g_build_filename (f->dir, "part.fits", NULL);
+  g_autofree char *out = g_build_filename (f->dir, "cli.fits", NULL);
+  g_assert_true (ss_fits_write (part, in, FALSE, NULL, &error));
+  g_assert_no_error (error);
+  double fwhm = g_rand_double_range (rng, 1.5, 4.0);
+  g_test_message ("%d×%d at (%d, %d), gaussian FWHM %.3f", w, h, x0, y0, fwhm);
+
+  g_autofree char *psf = gaussian_option (fwhm);
+  const char *extra[] = { psf, NULL };
+  g_autoptr (SsImage) expected = cli_deblur (cli, in, out, 40, extra);
+
+  g_assert_true (ss_window_open_path_sync (f->window, in, 30, &error));
+  SsSettings s;
+  ss_settings_init (&s);
+  s.acquisition.psf.kind = SS_PSF_GAUSSIAN;
+  s.acquisition.psf.fwhm = fwhm;
+  assert_app_matches_cli (f, &s, 40, expected, "with a Gaussian PSF");
+  /* The residual is plotted when there is no truth. */
+  g_assert_cmpuint (ss_plot_get_n_points (ss_window_get_plot (f->window), 0), >=, 2);
+  g_assert_null (ss_window_get_frame (f->window, SS_VIEW_ERROR));
+}
+
+/* ---- real files: the HDU chooser, the PSF from a star --------------------- */
+
+/* Random floats in [0, 1) for an image of N pixels. */
+static float *
+random_pixels (GRand *rng, gsize n)
+{
+  float *data = g_new (float, n);
+  for (gsize i = 0; i < n; i++)
+    data[i] = (float) g_rand_double (rng);
+  return data;
+}
+
+static void
+write_image_hdu (fitsfile *fits, const char *extname, long w, long h, long planes,
+                 float *data, int *status)
+{
+  long axes[3] = { w, h, planes };
+  fits_create_img (fits, FLOAT_IMG, planes > 1 ? 3 : 2, axes, status);
+  fits_write_key_str (fits, "EXTNAME", extname, NULL, status);
+  fits_write_img (fits, TFLOAT, 1, (LONGLONG) w * h * planes, data, status);
+}
+
+typedef struct {
+  float *sci, *err, *cube;   /* 40×36, 30×28, 24×20×4 */
+} MefData;
+
+/* An empty primary, two image extensions and a cube, as instruments write. */
+static void
+write_mef (const char *path, GRand *rng, MefData *m)
+{
+  m->sci = random_pixels (rng, 40 * 36);
+  m->err = random_pixels (rng, 30 * 28);
+  m->cube = random_pixels (rng, 24 * 20 * 4);
+  fitsfile *fits = NULL;
+  int status = 0;
+  fits_create_diskfile (&fits, path, &status);
+  fits_create_img (fits, BYTE_IMG, 0, NULL, &status);
+  write_image_hdu (fits, "SCI", 40, 36, 1, m->sci, &status);
+  write_image_hdu (fits, "ERR", 30, 28, 1, m->err, &status);
+  write_image_hdu (fits, "CUBE", 24, 20, 4, m->cube, &status);
+  fits_close_file (fits, &status);
+  g_assert_cmpint (status, ==, 0);
+}
+
+static void
+assert_frame_is (SsFrame *frame, const float *data, int w, int h)
+{
+  g_assert_nonnull (frame);
+  g_assert_cmpint (frame->width, ==, w);
+  g_assert_cmpint (frame->height, ==, h);
+  g_assert_cmpmem (frame->data, (gsize) w * h * sizeof (float), data,
+                   (gsize) w * h * sizeof (float));
+}
+
+static gboolean
+file_contains (const char *path, const char *text)
+{
+  g_autofree char *contents = NULL;
+  gsize length = 0;
+  g_assert_true (g_file_get_contents (path, &contents, &length, NULL));
+  return g_strstr_len (contents, length, text) != NULL;
+}
+
+static void
+test_hdu_chooser (Fixture *f, gconstpointer data)
+{
+  if (skip_without_display ())
+    return;
+  g_autoptr (GRand) rng = g_rand_new_with_seed (f->seed);
+  g_autofree char *path = g_build_filename (f->dir, "mef.fits", NULL);
+  MefData m;
+  write_mef (path, rng, &m);
+
+  /* Three image HDUs: the first is shown and the chooser offers the rest. */
+  g_autoptr (GError) error = NULL;
+  g_assert_true (ss_window_open_path_sync (f->window, path, 30, &error));
+  g_assert_no_error (error);
+  assert_frame_is (ss_window_get_frame (f->window, SS_VIEW_ORIGINAL), m.sci, 40, 36);
+  SsHduChooser *chooser = ss_window_get_hdu_chooser (f->window);
+  g_assert_nonnull (chooser);
+  int hdu = -9, plane = -9;
+  ss_hdu_chooser_get_selection (chooser, &hdu, &plane);
+  g_assert_cmpint (hdu, ==, 1);
+  g_assert_cmpint (plane, ==, 0);
+  g_assert_false (ss_hdu_chooser_select (chooser, 0, 0));   /* the empty primary */
+  g_assert_false (ss_hdu_chooser_select (chooser, 3, 4));   /* no fifth plane */
+
+  /* The cube's third plane, as the CLI's --hdu 3 --plane 2 reads it. */
+  int want_plane = g_rand_int_range (rng, 0, 4);
+  g_test_message ("cube plane %d", want_plane);
+  g_assert_true (ss_hdu_chooser_select (chooser, 3, want_plane));
+  ss_hdu_chooser_accept (chooser);
+  g_assert_true (ss_window_wait_idle (f->window, 30));
+  g_assert_null (ss_window_get_hdu_chooser (f->window));   /* a chosen load asks nothing */
+  assert_frame_is (ss_window_get_frame (f->window, SS_VIEW_ORIGINAL),
+                   m.cube + (gsize) want_plane * 24 * 20, 24, 20);
+
+  /* Ctrl+H reopens it on what is shown. */
+  g_action_group_activate_action (G_ACTION_GROUP (f->window), "choose-hdu", NULL);
+  chooser = ss_window_get_hdu_chooser (f->window);
+  g_assert_nonnull (chooser);
+  ss_hdu_chooser_get_selection (chooser, &hdu, &plane);
+  g_assert_cmpint (hdu, ==, 3);
+  g_assert_cmpint (plane, ==, want_plane);
+  g_assert_true (ss_hdu_chooser_select (chooser, 2, 0));
+  ss_hdu_chooser_accept (chooser);
+  g_assert_true (ss_window_wait_idle (f->window, 30));
+  assert_frame_is (ss_window_get_frame (f->window, SS_VIEW_ORIGINAL), m.err, 30, 28);
+
+  /* The export says where the data came from. */
+  g_autofree char *out = g_build_filename (f->dir, "err.fits", NULL);
+  g_assert_true (ss_window_export_sync (f->window, SS_EXPORT_FITS, out, NULL, FALSE, 30,
+                                        &error));
+  g_assert_no_error (error);
+  g_assert_true (file_contains (out, "input = mef.fits, HDU 2 (ERR)"));
+  g_assert_true (file_contains (out, "EXTNAME = 'ERR"));
+
+  /* An export leaves the file's HDUs offered (it once dropped them). */
+  ss_window_choose_hdu (f->window);
+  g_assert_nonnull (ss_window_get_hdu_chooser (f->window));
+  gtk_window_destroy (GTK_WINDOW (ss_window_get_hdu_chooser (f->window)));
+  g_free (m.sci);
+  g_free (m.err);
+  g_free (m.cube);
+}
+
+#define N_STARS 5
+
+/* A flat sky of 10 with noise of sigma 0.5 and N_STARS Gaussian stars of
+ * FWHM, of different heights (the brightest reads as saturated to the
+ * automatic search, as in a real frame), at XS, YS. */
+static SsImage *
+star_field (GRand *rng, int w, int h, const double *xs, const double *ys, double fwhm)
+{
+  static const double heights[N_STARS] = { 1000, 700, 500, 400, 300 };
+  g_autoptr (GError) error = NULL;
+  SsImage *image = ss_image_new (w, h, 1, &error);
+  g_assert_no_error (error);
+  double s2 = 2.0 * pow (fwhm / 2.3548200450309493, 2);
+  for (int r = 0; r < h; r++)
+    for (int c = 0; c < w; c++)
+      {
+        double u = g_rand_double_range (rng, 1e-12, 1.0), v = g_rand_double (rng);
+        double value = 10.0 + 0.5 * sqrt (-2.0 * log (u)) * cos (2.0 * G_PI * v);
+        for (int k = 0; k < N_STARS; k++)
+          value += heights[k] * exp (-((c - xs[k]) * (c - xs[k]) + (r - ys[k]) * (r - ys[k])) / s2);
+        image->data[(gsize) r * w + c] = (float) value;
+      }
+  return image;
+}
+
+static void
+test_psf_from_star (Fixture *f, gconstpointer data)
+{
+  if (skip_without_display ())
+    return;
+  g_autoptr (GRand) rng = g_rand_new_with_seed (f->seed);
+  int w = 160, h = 120;
+  static const double grid_x[N_STARS] = { 30, 80, 130, 45, 115 };
+  static const double grid_y[N_STARS] = { 30, 30, 30, 85, 85 };
+  double xs[N_STARS], ys[N_STARS];
+  for (int k = 0; k < N_STARS; k++)
+    {
+      xs[k] = grid_x[k] + g_rand_double_range (rng, -5, 5);
+      ys[k] = grid_y[k] + g_rand_double_range (rng, -5, 5);
+    }
+  double fwhm = g_rand_double_range (rng, 2.5, 5.0);
+  /* The user picks the second brightest. */
+  double x = xs[1], y = ys[1];
+  g_test_message ("star at (%.2f, %.2f), FWHM %.3f", x, y, fwhm);
+  g_autoptr (SsImage) image = star_field (rng, w, h, xs, ys, fwhm);
+  g_autofree char *in = g_build_filename (f->dir, "star.fits", NULL);
+  g_autoptr (GError) error = NULL;
+  g_assert_true (ss_fits_write (image, in, FALSE, NULL, &error));
+  g_assert_no_error (error);
+  g_assert_true (ss_window_open_path_sync (f->window, in, 30, &error));
+  g_assert_no_error (error);
+
+  /* A click on empty sky measures nothing, and says so. */
+  g_assert_false (ss_window_fit_star_sync (f->window, 5, 5, 30, &error));
+  g_assert_nonnull (error);
+  g_test_message ("empty sky: %s", error->message);
+  g_clear_error (&error);
+  g_assert_nonnull (ss_window_get_message (f->window));
+
+  /* A click a pixel off the star's centre, as a hand would. */
+  int col = (int) lround (x) + 1, row = (int) lround (y) - 1;
+  g_assert_true (ss_window_fit_star_sync (f->window, col, row, 30, &error));
+  g_assert_no_error (error);
+  SsParamsPanel *panel = ss_window_get_params_panel (f->window);
+  SsPsfFit fit;
+  g_assert_true (ss_params_panel_get_psf_fit (panel, &fit));
+  g_test_message ("fitted FWHM %.3f (true %.3f) at (%.2f, %.2f)", fit.fwhm, fwhm, fit.x, fit.y);
+  g_assert_cmpfloat (fabs (fit.fwhm - fwhm), <=, 0.05 * fwhm);
+  g_assert_cmpfloat (fabs (fit.x - x), <=, 0.2);
+  g_assert_cmpfloat (fabs (fit.y - y), <=, 0.2);
+
+  /* The automatic search measures the same profile on the other stars. */
+  SsPsfFit found;
+  gboolean found_ok = ss_window_find_stars_sync (f->window, 60, &error);
+  g_assert_no_error (error);
+  g_assert_true (found_ok);
+  g_assert_true (ss_params_panel_get_psf_fit (panel, &found));
+  g_assert_cmpfloat (fabs (found.fwhm - fwhm), <=, 0.05 * fwhm);
+
+  /* The app's deblur with the star's PSF equals sharpsky-cli's --psf-from-star. */
+  const char *cli = cli_or_skip ();
+  if (cli == NULL)
+    return;
+  g_assert_true (ss_window_fit_star_sync (f->window, col, row, 30, &error));
+  g_assert_no_error (error);
+  g_assert_true (ss_params_panel_get_psf_fit (panel, &fit));
+  g_autofree char *described = ss_psf_fit_describe (&fit);
+  g_test_message ("the app's PSF: %s", described);
+  g_autofree char *out = g_build_filename (f->dir, "cli.fits", NULL);
+  g_autofree char *star = g_strdup_printf ("--psf-from-star=%d,%d", col, row);
+  /* The panel's default profile is the CLI's: Moffat. */
+  g_assert_cmpint (ss_params_panel_get_star_model (panel), ==, SS_PSF_MODEL_MOFFAT);
+  const char *extra[] = { star, "--psf-model=moffat", NULL };
+  g_autoptr (SsImage) expected = cli_deblur (cli, in, out, 30, extra);
+
+  SsSettings s;
+  ss_params_panel_get_settings (panel, &s);
+  g_assert_true (s.psf_from_fit);
+  assert_app_matches_cli (f, &s, 30, expected, "--psf-from-star");
+}
+
+/* A colour HDU (three planes) beside a plain one: the chooser offers the
+ * mean or one channel, and the app deblurs the channel chosen exactly as
+ * sharpsky-cli deblur --hdu RGB --plane K does. */
+static void
+test_hdu_colour_matches_cli (Fixture *f, gconstpointer data)
+{
+  if (skip_without_display ())
+    return;
+  g_autoptr (SsImage) sample = read_sample ();
+  g_autoptr (GRand) rng = g_rand_new_with_seed (f->seed);
+  int w = g_rand_int_range (rng, 48, 97), h = g_rand_int_range (rng, 40, 81);
+  gsize n = (gsize) w * h;
+  /* Three different parts of the sample, as three channels. */
+  g_autofree float *rgb = g_new (float, 3 * n);
+  for (int k = 0; k < 3; k++)
+    {
+      int x0 = g_rand_int_range (rng, 0, sample->width - w);
+      int y0 = g_rand_int_range (rng, 0, sample->height - h);
+      for (int r = 0; r < h; r++)
+        memcpy (rgb + k * n + (gsize) r * w,
+                sample->data + (gsize) (y0 + r) * sample->width + x0, (gsize) w * sizeof (float));
+    }
+  g_autofree float *sci = random_pixels (rng, 32 * 30);
+  g_autofree char *path = g_build_filename (f->dir, "colour.fits", NULL);
+  fitsfile *fits = NULL;
+  int status = 0;
+  fits_create_diskfile (&fits, path, &status);
+  fits_create_img (fits, BYTE_IMG, 0, NULL, &status);
+  write_image_hdu (fits, "SCI", 32, 30, 1, sci, &status);
+  write_image_hdu (fits, "RGB", w, h, 3, rgb, &status);
+  fits_close_file (fits, &status);
+  g_assert_cmpint (status, ==, 0);
+
+  /* Two images: the chooser opens on the first, as the CLI would read it. */
+  g_autoptr (GError) error = NULL;
+  g_assert_true (ss_window_open_path_sync (f->window, path, 30, &error));
+  g_assert_no_error (error);
+  SsHduChooser *chooser = ss_window_get_hdu_chooser (f->window);
+  g_assert_nonnull (chooser);
+  int hdu = -9, plane = -9;
+  ss_hdu_chooser_get_selection (chooser, &hdu, &plane);
+  g_assert_cmpint (hdu, ==, 1);
+  g_assert_cmpint (plane, ==, 0);
+  g_assert_false (ss_hdu_chooser_select (chooser, 1, -1));   /* no mean of one plane */
+  g_assert_false (ss_hdu_chooser_select (chooser, 2, 3));    /* no fourth channel */
+
+  /* The mean of the three channels. */
+  g_assert_true (ss_hdu_chooser_select (chooser, 2, -1));
+  ss_hdu_chooser_get_selection (chooser, &hdu, &plane);
+  g_assert_cmpint (hdu, ==, 2);
+  g_assert_cmpint (plane, ==, -1);
+  ss_hdu_chooser_accept (chooser);
+  g_assert_true (ss_window_wait_idle (f->window, 30));
+  SsFrame *frame = ss_window_get_frame (f->window, SS_VIEW_ORIGINAL);
+  g_assert_nonnull (frame);
+  g_assert_cmpint (frame->width, ==, w);
+  g_assert_cmpint (frame->height, ==, h);
+  for (gsize i = 0; i < n; i++)
+    {
+      double mean = ((double) rgb[i] + rgb[n + i] + rgb[2 * n + i]) / 3.0;
+      g_assert_cmpfloat (fabs (frame->data[i] - mean), <=, 1e-6 * (fabs (mean) + 1.0));
+    }
+
+  /* One channel, picked again with Ctrl+H's action. */
+  int channel = g_rand_int_range (rng, 0, 3);
+  double fwhm = g_rand_double_range (rng, 1.5, 3.5);
+  g_test_message ("%d×%d, channel %d, gaussian FWHM %.3f", w, h, channel, fwhm);
+  g_action_group_activate_action (G_ACTION_GROUP (f->window), "choose-hdu", NULL);
+  chooser = ss_window_get_hdu_chooser (f->window);
+  g_assert_nonnull (chooser);
+  ss_hdu_chooser_get_selection (chooser, &hdu, &plane);
+  g_assert_cmpint (hdu, ==, 2);
+  g_assert_cmpint (plane, ==, -1);
+  iterate_for (0.3);
+  save_screenshot_of (GTK_WINDOW (chooser), "hdu-chooser.png");
+  g_assert_true (ss_hdu_chooser_select (chooser, 2, channel));
+  ss_hdu_chooser_accept (chooser);
+  g_assert_true (ss_window_wait_idle (f->window, 30));
+  assert_frame_is (ss_window_get_frame (f->window, SS_VIEW_ORIGINAL), rgb + channel * n, w, h);
+
+  const char *cli = cli_or_skip ();
+  if (cli == NULL)
+    return;
+  g_autofree char *out = g_build_filename (f->dir, "cli.fits", NULL);
+  g_autofree char *plane_option = g_strdup_printf ("--plane=%d", channel);
+  g_autofree char *psf = gaussian_option (fwhm);
+  const char *extra[] = { psf, "--hdu=RGB", plane_option, NULL };
+  g_autoptr (SsImage) expected = cli_deblur (cli, path, out, 30, extra);
+  g_assert_cmpint (expected->planes, ==, 1);
+
+  SsSettings s;
+  ss_settings_init (&s);
+  s.acquisition.psf.kind = SS_PSF_GAUSSIAN;
+  s.acquisition.psf.fwhm = fwhm;
+  g_autofree char *what = g_strdup_printf ("--hdu RGB --plane %d", channel);
+  assert_app_matches_cli (f, &s, 30, expected, what);
+
+  /* The export names the HDU and the channel. */
+  g_autofree char *exported = g_build_filename (f->dir, "app.fits", NULL);
+  g_assert_true (ss_window_export_sync (f->window, SS_EXPORT_FITS, exported, NULL, FALSE, 30,
+                                        &error));
+  g_assert_no_error (error);
+  g_assert_true (file_contains (exported, "input = colour.fits, HDU 2 (RGB)"));
+  g_autofree char *plane_card = g_strdup_printf ("input plane: plane %d of 3", channel);
+  g_assert_true (file_contains (exported, plane_card));
+}
+
+/* Find stars says how many stars it measured: as many as the engine's
+ * search uses on the same pixels; a click measures one. */
+static void
+test_star_count_shown (Fixture *f, gconstpointer data)
+{
+  if (skip_without_display ())
+    return;
+  g_autoptr (GRand) rng = g_rand_new_with_seed (f->seed);
+  static const double grid_x[N_STARS] = { 30, 80, 130, 45, 115 };
+  static const double grid_y[N_STARS] = { 30, 30, 30, 85, 85 };
+  double xs[N_STARS], ys[N_STARS];
+  for (int k = 0; k < N_STARS; k++)
+    {
+      xs[k] = grid_x[k] + g_rand_double_range (rng, -5, 5);
+      ys[k] = grid_y[k] + g_rand_double_range (rng, -5, 5);
+    }
+  double fwhm = g_rand_double_range (rng, 2.5, 5.0);
+  g_autoptr (SsImage) image = star_field (rng, 160, 120, xs, ys, fwhm);
+  g_autofree char *in = g_build_filename (f->dir, "stars.fits", NULL);
+  g_autoptr (GError) error = NULL;
+  g_assert_true (ss_fits_write (image, in, FALSE, NULL, &error));
+  g_assert_no_error (error);
+  g_assert_true (ss_window_open_path_sync (f->window, in, 30, &error));
+  g_assert_no_error (error);
+
+  SsStarSearch search;
+  ss_star_search_init (&search);
+  search.model = SS_PSF_MODEL_MOFFAT;   /* the panel's default, as the CLI's */
+  SsPsfFit combined;
+  g_assert_true (ss_psf_find_stars (image, &search, &combined, NULL, &error));
+  g_assert_no_error (error);
+  int used = combined.iterations;
+  g_test_message ("FWHM %.3f; the engine's search combines %d stars", fwhm, used);
+  g_assert_cmpint (used, >=, 2);
+
+  g_assert_true (ss_window_find_stars_sync (f->window, 60, &error));
+  g_assert_no_error (error);
+  SsParamsPanel *panel = ss_window_get_params_panel (f->window);
+  g_autofree char *expected = g_strdup_printf ("median of %d stars", used);
+  const char *shown = ss_params_panel_get_psf_fit_text (panel);
+  g_test_message ("panel: %s", shown);
+  g_assert_nonnull (strstr (shown, expected));
+  g_assert_nonnull (strstr (ss_window_get_message (f->window), "stars"));
+
+  /* Giving the panel its own settings back keeps the count shown. */
+  SsSettings s;
+  ss_params_panel_get_settings (panel, &s);
+  apply_settings (f, &s);
+  g_assert_nonnull (strstr (ss_params_panel_get_psf_fit_text (panel), expected));
+
+  int col = (int) lround (xs[0]), row = (int) lround (ys[0]);
+  g_assert_true (ss_window_fit_star_sync (f->window, col, row, 30, &error));
+  g_assert_no_error (error);
+  g_assert_nonnull (strstr (ss_params_panel_get_psf_fit_text (panel), "one star"));
+  g_assert_true (ss_params_panel_get_psf_fit (panel, NULL));
+
+  /* Another image (here the same file again) needs its own measurement: the
+   * one-star fit is dropped and, as for any real image, the stars are
+   * searched again on opening (as --psf auto does). */
+  g_assert_true (ss_window_open_path_sync (f->window, in, 30, &error));
+  g_assert_no_error (error);
+  g_assert_null (strstr (ss_params_panel_get_psf_fit_text (panel), "one star"));
+  g_assert_nonnull (strstr (ss_params_panel_get_psf_fit_text (panel), expected));
+  SsSettings reopened;
+  ss_params_panel_get_settings (panel, &reopened);
+  g_assert_cmpint (reopened.mode, ==, SS_MODE_DEBLUR);
+  g_assert_true (reopened.psf_from_fit);
+  g_assert_true (reopened.auto_params & (G_GUINT64_CONSTANT (1) << SS_PARAM_ALPHA));
+  ss_settings_clear (&reopened);
+}
+
+/* A real image opens on sharpsky-cli deblur's defaults: deblurred as it is,
+ * the PSF measured on its stars, alpha from the noise, the solver for real
+ * images. Run as it opened, the app gives the CLI's `deblur IN --psf auto
+ * --alpha auto` image; the sample still opens on the teaching demo. */
+static void
+test_real_image_defaults (Fixture *f, gconstpointer data)
+{
+  if (skip_without_display ())
+    return;
+  const char *cli = cli_or_skip ();
+  if (cli == NULL)
+    return;
+  g_autoptr (GRand) rng = g_rand_new_with_seed (f->seed);
+  static const double grid_x[N_STARS] = { 30, 80, 130, 45, 115 };
+  static const double grid_y[N_STARS] = { 30, 30, 30, 85, 85 };
+  double xs[N_STARS], ys[N_STARS];
+  for (int k = 0; k < N_STARS; k++)
+    {
+      xs[k] = grid_x[k] + g_rand_double_range (rng, -5, 5);
+      ys[k] = grid_y[k] + g_rand_double_range (rng, -5, 5);
+    }
+  g_autoptr (SsImage) image = star_field (rng, 160, 120, xs, ys,
+                                          g_rand_double_range (rng, 2.5, 4.5));
+  g_autofree char *in = g_build_filename (f->dir, "frame.fits", NULL);
+  g_autoptr (GError) error = NULL;
+  g_assert_true (ss_fits_write (image, in, FALSE, NULL, &error));
+  g_assert_true (ss_window_open_path_sync (f->window, in, 60, &error));
+  g_assert_no_error (error);
+
+  SsParamsPanel *panel = ss_window_get_params_panel (f->window);
+  SsSettings s;
+  ss_params_panel_get_settings (panel, &s);
+  g_assert_cmpint (s.mode, ==, SS_MODE_DEBLUR);
+  g_assert_true (s.psf_from_fit);
+  g_assert_true (ss_params_panel_get_psf_fit (panel, NULL));
+  g_assert_true (s.auto_params & (G_GUINT64_CONSTANT (1) << SS_PARAM_ALPHA));
+  g_assert_cmpint (s.sky_mode, ==, SS_SKY_MEDIAN);
+  g_assert_true (s.params.nonneg);
+
+  g_assert_cmpint (s.params.kind, ==, ss_solver_default_for_real_data ());
+  s.params.iterations = 20;
+  s.backend = ui_backend ();
+  apply_settings (f, &s);
+  ss_settings_clear (&s);
+  ss_window_run (f->window);
+  g_assert_true (ss_window_wait_idle (f->window, 120));
+  g_assert_null (ss_window_get_message (f->window));
+  log_solve_status (f);
+  SsFrame *recovered = ss_window_get_frame (f->window, SS_VIEW_RECOVERED);
+  g_assert_nonnull (recovered);
+
+  g_autofree char *out = g_build_filename (f->dir, "cli.fits", NULL);
+  const char *argv[] = { cli, "deblur", in, "-o", out, "--psf=auto", "--alpha=auto",
+                         "--iters=20", ui_backend_option (), "--quiet", NULL };
+  int status = 0;
+  g_autofree char *cli_out = NULL, *cli_err = NULL;
+  g_assert_true (g_spawn_sync (NULL, (char **) argv, NULL, G_SPAWN_DEFAULT, NULL, NULL,
+                               &cli_out, &cli_err, &status, &error));
+  if (!g_spawn_check_wait_status (status, NULL))
+    g_error ("sharpsky-cli failed: %s", cli_err);
+  g_autoptr (SsImage) expected = ss_fits_read (out, NULL, &error);
+  g_assert_no_error (error);
+  double diff = relative_difference (recovered, expected);
+  g_test_message ("app as opened vs sharpsky-cli --psf auto --alpha auto: %.3g", diff);
+  g_assert_cmpfloat (diff, <, 1e-5);
+
+  /* The sample opens on the teaching demo again. */
+  g_autofree char *sample = ss_window_find_sample ();
+  g_assert_true (ss_window_open_path_sync (f->window, sample, 60, &error));
+  ss_params_panel_get_settings (panel, &s);
+  g_assert_cmpint (s.mode, ==, SS_MODE_SIMULATE);
+  g_assert_false (s.psf_from_fit);
+  ss_settings_clear (&s);
+}
+
+/* A colour PNG has no HDUs, but its channels are offered as a FITS colour
+ * image's are: the mean by default, then any one channel through Ctrl+H. */
+static void
+test_png_channels (Fixture *f, gconstpointer data)
+{
+  if (skip_without_display ())
+    return;
+  g_autoptr (GRand) rng = g_rand_new_with_seed (f->seed);
+  int w = g_rand_int_range (rng, 20, 61), h = g_rand_int_range (rng, 20, 61);
+  gsize n = (gsize) w * h;
+  g_autoptr (GError) error = NULL;
+  g_autoptr (SsImage) rgb = ss_image_new (w, h, 3, &error);
+  g_assert_no_error (error);
+  for (gsize i = 0; i < 3 * n; i++)
+    rgb->data[i] = (float) g_rand_double (rng);
+  g_autofree char *path = g_build_filename (f->dir, "colour.png", NULL);
+  SsPngWriteOptions options;
+  ss_png_write_options_init (&options);
+  options.bit_depth = 16;
+  g_assert_true (ss_png_write (rgb, path, &options, FALSE, NULL, &error));
+  g_assert_no_error (error);
+  /* The oracle: the engine's reading of the file, channel by channel. */
+  g_autoptr (SsImage) read = ss_png_read (path, &error);
+  g_assert_no_error (error);
+  g_assert_cmpint (read->planes, ==, 3);
+
+  g_assert_true (ss_window_open_path_sync (f->window, path, 30, &error));
+  g_assert_no_error (error);
+  g_assert_null (ss_window_get_hdu_chooser (f->window));   /* the mean needs no question */
+  g_assert_nonnull (strstr (ss_window_get_message (f->window), "mean of its three planes"));
+  SsFrame *frame = ss_window_get_frame (f->window, SS_VIEW_ORIGINAL);
+  g_assert_nonnull (frame);
+  for (gsize i = 0; i < n; i++)
+    {
+      double mean = ((double) read->data[i] + read->data[n + i] + read->data[2 * n + i]) / 3.0;
+      g_assert_cmpfloat (fabs (frame->data[i] - mean), <=, 1e-6);
+    }
+
+  int channel = g_rand_int_range (rng, 0, 3);
+  g_test_message ("%d×%d PNG, channel %d", w, h, channel);
+  g_action_group_activate_action (G_ACTION_GROUP (f->window), "choose-hdu", NULL);
+  SsHduChooser *chooser = ss_window_get_hdu_chooser (f->window);
+  g_assert_nonnull (chooser);
+  int hdu = -9, plane = -9;
+  ss_hdu_chooser_get_selection (chooser, &hdu, &plane);
+  g_assert_cmpint (hdu, ==, 0);
+  g_assert_cmpint (plane, ==, -1);
+  g_assert_true (ss_hdu_chooser_select (chooser, 0, channel));
+  ss_hdu_chooser_accept (chooser);
+  g_assert_true (ss_window_wait_idle (f->window, 30));
+  assert_frame_is (ss_window_get_frame (f->window, SS_VIEW_ORIGINAL), read->data + channel * n,
+                   w, h);
+  g_assert_null (ss_window_get_message (f->window));   /* a choice made is not announced */
+}
+
+/* Called by test-ui.c's main, in the suite's order. */
+void
+test_ui_add_file_tests (void)
+{
+  g_test_add ("/ui/hdu-chooser", Fixture, NULL, fixture_setup, test_hdu_chooser,
+              fixture_teardown);
+  g_test_add ("/ui/psf-from-star", Fixture, NULL, fixture_setup, test_psf_from_star,
+              fixture_teardown);
+  g_test_add ("/ui/deblur-matches-cli", Fixture, NULL, fixture_setup, test_deblur_matches_cli,
+              fixture_teardown);
+  g_test_add ("/ui/hdu-colour-matches-cli", Fixture, NULL, fixture_setup,
+              test_hdu_colour_matches_cli, fixture_teardown);
+  g_test_add ("/ui/real-image-defaults", Fixture, NULL, fixture_setup, test_real_image_defaults,
+              fixture_teardown);
+  g_test_add ("/ui/star-count-shown", Fixture, NULL, fixture_setup, test_star_count_shown,
+              fixture_teardown);
+  g_test_add ("/ui/png-channels", Fixture, NULL, fixture_setup, test_png_channels,
+              fixture_teardown);
+}
