@@ -243,6 +243,22 @@ pad_plane (const CliDeblurInput *in, const CliConfig *c, CliPlaneJob *job, const
   return -1;
 }
 
+/* The blur at the padded size. When the solve may run on a GPU its spectrum
+ * is left to where it runs (ss_operator_new_deferred): the GPU makes it
+ * there, and the host runs no FFTW on that path; a CPU solve makes it on
+ * the host as before. */
+static SsOperator *
+plane_operator (const CliConfig *c, const CliPlaneJob *job, GError **error)
+{
+  g_autoptr (SsImage) kernel = job->fitted ? ss_psf_fit_render (&job->fit, job->pw, job->ph, error)
+                                           : ss_psf_render (&job->psf, job->pw, job->ph, error);
+  if (kernel == NULL)
+    return NULL;
+  if (ss_backend_kind_may_use_gpu (c->backend))
+    return ss_operator_new_deferred (kernel->data, job->y, job->pw, job->ph, error);
+  return ss_operator_new_from_kernel (kernel->data, job->y, job->pw, job->ph, error);
+}
+
 int
 cli_deblur_prepare_real (const CliDeblurInput *in, const CliOptions *o, const CliConfig *c, CliPlaneJob *job)
 {
@@ -287,8 +303,7 @@ cli_deblur_prepare_real (const CliDeblurInput *in, const CliOptions *o, const Cl
   if ((status = pad_plane (in, c, job, scaled, &margin)) >= 0)
     return status;
 
-  job->op = job->fitted ? ss_psf_fit_operator (&job->fit, job->y, job->pw, job->ph, &error)
-                        : ss_operator_new_blur (&job->psf, job->y, job->pw, job->ph, &error);
+  job->op = plane_operator (c, job, &error);
   if (job->op == NULL)
     return cli_operator_failure (label, &job->psf, error);
   cli_replace_nan_with_zero (job->y, (gsize) job->pw * job->ph);

@@ -308,6 +308,81 @@ test_admm_starlet_falls_back (CudaFixture *f, gconstpointer data)
   test_problem_clear (&p);
 }
 
+/* A deferred operator (deblur's on a GPU: the kernel goes up, cuFFT makes
+ * c^) solves as the host-made spectrum does, for RL, CPADMM and FISTA
+ * (FISTA's step uses the Lipschitz constant from the kernel, (Σk)², equal
+ * to max|c^|² up to rounding), and a batch of such planes too; the host
+ * never makes its spectrum. */
+static void
+test_deferred_operator_matches (CudaFixture *f, gconstpointer data)
+{
+  if (f->ctx == NULL)
+    return;
+  int w = g_rand_int_range (f->rng, 40, 90), h = g_rand_int_range (f->rng, 30, 70);
+  gsize n = (gsize) w * h;
+  SsPsfSpec psf = { 0 };
+  g_assert_true (ss_psf_spec_parse ("moffat:3,2.5", &psf, NULL));
+  g_autoptr (GError) error = NULL;
+  g_autoptr (SsImage) kernel = ss_psf_render (&psf, w, h, &error);
+  g_assert_no_error (error);
+  g_autofree float *observed = g_new (float, n);
+  g_autofree float *truth = test_sparse_image (f->rng, w, h, 0.1);
+  for (gsize i = 0; i < n; i++)
+    observed[i] = g_rand_double (f->rng) < 0.1 ? NAN : 1.0f;
+  g_autoptr (SsOperator) eager = ss_operator_new_from_kernel (kernel->data, observed, w, h, &error);
+  g_autoptr (SsOperator) deferred = ss_operator_new_deferred (kernel->data, observed, w, h, &error);
+  g_assert_no_error (error);
+  g_autofree float *y = g_new (float, n);
+  g_assert_true (ss_operator_apply (eager, truth, y, &error));
+  for (gsize i = 0; i < n; i++)
+    y[i] += (float) (0.01 * (g_rand_double (f->rng) - 0.5));
+  const SsSolverKind kinds[] = { SS_SOLVER_RL, SS_SOLVER_CPADMM, SS_SOLVER_FISTA };
+  for (gsize k = 0; k < G_N_ELEMENTS (kinds); k++)
+    {
+      SsSolveParams params = test_solve_params (kinds[k], 1e-3, 40);
+      ss_solve_params_set_defaults (&params, kinds[k]);
+      params.iterations = 40;
+      params.report_every = 10;
+      params.alpha = 1e-3;
+      SsProblem a = { .op = eager, .y = y, .truth = truth, .background = 0.05 };
+      SsProblem b = { .op = deferred, .y = y, .truth = truth, .background = 0.05 };
+      SsSolveResult ra = { 0 }, rb = { 0 };
+      gboolean ok_a = ss_cuda_solve (f->ctx, &a, &params, NULL, NULL, NULL, &ra, &error);
+      g_assert_no_error (error);
+      gboolean ok_b = ss_cuda_solve (f->ctx, &b, &params, NULL, NULL, NULL, &rb, &error);
+      g_assert_no_error (error);
+      g_assert_true (ok_a && ok_b);
+      double diff = test_rel_diff (rb.x, ra.x, n);
+      g_test_message ("%s: deferred against host spectrum %.3g", ss_solver_kind_to_string (kinds[k]),
+                      diff);
+      g_assert_cmpfloat (diff, <, 1e-5);
+      ss_solve_result_clear (&ra);
+      ss_solve_result_clear (&rb);
+    }
+  g_assert_null (deferred->chat);
+
+  /* Three planes of one deferred blur as one CPADMM batch against one by one. */
+  SsProblem planes[3];
+  for (int b = 0; b < 3; b++)
+    planes[b] = (SsProblem) { .op = deferred, .y = y };
+  SsSolveParams params = test_solve_params (SS_SOLVER_CPADMM, 1e-3, 30);
+  SsSolveResult batch[3] = { { 0 } }, single = { 0 };
+  double alphas[3] = { 1e-3, 1e-3, 1e-3 };
+  g_assert_true (ss_cuda_solve_batch (f->ctx, planes, 3, alphas, &params, NULL, NULL, NULL, batch,
+                                      &error));
+  g_assert_no_error (error);
+  SsProblem one = { .op = eager, .y = y };
+  g_assert_true (ss_cuda_solve (f->ctx, &one, &params, NULL, NULL, NULL, &single, &error));
+  for (int b = 0; b < 3; b++)
+    {
+      g_assert_cmpfloat (test_rel_diff (batch[b].x, single.x, n), <, 1e-5);
+      ss_solve_result_clear (&batch[b]);
+    }
+  ss_solve_result_clear (&single);
+  g_assert_null (deferred->chat);
+  ss_psf_spec_clear (&psf);
+}
+
 /* Graphs change how work is launched, never what it computes. */
 static void
 test_graphs_change_nothing (CudaFixture *f, gconstpointer data)
@@ -1317,6 +1392,7 @@ main (int argc, char **argv)
   ADD ("/cuda/fista/matches-cpu", test_fista_matches_cpu);
   ADD ("/cuda/rl/matches-cpu", test_rl_matches_cpu);
   ADD ("/cuda/admm/tv-matches-cpu", test_admm_tv_matches_cpu);
+  ADD ("/cuda/deferred-operator-matches", test_deferred_operator_matches);
   ADD ("/cuda/admm/starlet-falls-back", test_admm_starlet_falls_back);
   ADD ("/cuda/graphs-change-nothing", test_graphs_change_nothing);
   ADD ("/cuda/reports-and-preview-match-cpu", test_reports_match_cpu);

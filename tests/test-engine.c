@@ -2,6 +2,7 @@
  * each against an independent oracle (direct convolution, sorting, sums). */
 #include "test-common.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -305,6 +306,90 @@ test_acquisition_header_round_trip (void)
   ss_acquisition_clear (&back);
 }
 
+/* A deferred operator (made for a GPU: kernel kept, no spectrum) gives
+ * what an ordinary one does: the host scalars from its kernel, c^ made on
+ * first use identical to FFTW's, the same solve; realised once under
+ * concurrent use; and a kernel with negative values gives an ordinary one. */
+static gpointer
+realize_in_thread (gpointer data)
+{
+  return GINT_TO_POINTER (ss_operator_realize (data, NULL));
+}
+
+static void
+test_operator_deferred (void)
+{
+  g_autoptr (GRand) rng = test_rng ();
+  int w = g_rand_int_range (rng, 20, 70), h = g_rand_int_range (rng, 16, 60);
+  gsize n = (gsize) w * h;
+  g_autofree float *kernel = g_new (float, n);
+  g_autofree float *observed = g_new (float, n);
+  g_autofree float *x = g_new (float, n);
+  for (gsize i = 0; i < n; i++)
+    {
+      kernel[i] = (float) g_rand_double (rng) / (float) n;
+      observed[i] = g_rand_double (rng) < 0.2 ? NAN : (float) g_rand_double (rng);
+      x[i] = (float) g_rand_double (rng);
+    }
+  g_autoptr (GError) error = NULL;
+  g_autoptr (SsOperator) eager = ss_operator_new_from_kernel (kernel, observed, w, h, &error);
+  g_autoptr (SsOperator) deferred = ss_operator_new_deferred (kernel, observed, w, h, &error);
+  g_assert_no_error (error);
+  g_assert_null (deferred->chat);
+  g_assert_nonnull (deferred->kernel);
+  g_assert_true (deferred->kernel_nonnegative);
+  g_assert_cmpuint (deferred->m, ==, eager->m);
+  g_assert_cmpmem (deferred->mask, n, eager->mask, n);
+  g_assert_cmpfloat (fabs (deferred->lipschitz / eager->lipschitz - 1), <, 1e-5);
+  g_assert_cmpfloat (fabs (ss_operator_dc (deferred) / eager->chat[0] - 1), <, 1e-5);
+  g_assert_cmpfloat (fabs (ss_operator_column_norm (deferred) / ss_operator_column_norm (eager)
+                           - 1), <, 1e-6);
+
+  /* A solve realises it: the same spectrum, the same answer. */
+  g_autofree float *y = g_new (float, n);
+  g_assert_true (ss_operator_apply (eager, x, y, &error));
+  SsProblem a = { .op = eager, .y = y }, b = { .op = deferred, .y = y };
+  SsSolveParams params = test_solve_params (SS_SOLVER_CPADMM, 1e-3, 20);
+  SsSolveResult ra = { 0 }, rb = { 0 };
+  g_assert_true (ss_cpu_solve (&a, &params, NULL, NULL, NULL, &ra, &error));
+  g_assert_true (ss_cpu_solve (&b, &params, NULL, NULL, NULL, &rb, &error));
+  g_assert_no_error (error);
+  g_assert_nonnull (deferred->chat);
+  gsize floats = 2 * (gsize) h * (w / 2 + 1);
+  g_assert_cmpmem (deferred->chat, floats * sizeof (float), eager->chat, floats * sizeof (float));
+  g_assert_cmpfloat (test_rel_diff (ra.x, rb.x, n), ==, 0.0);
+  ss_solve_result_clear (&ra);
+  ss_solve_result_clear (&rb);
+
+  /* Four threads ask at once: one spectrum, every one sees it. */
+  g_autoptr (SsOperator) shared = ss_operator_new_deferred (kernel, NULL, w, h, &error);
+  GThread *threads[4];
+  for (int t = 0; t < 4; t++)
+    threads[t] = g_thread_new ("realize", realize_in_thread, shared);
+  for (int t = 0; t < 4; t++)
+    g_assert_true (GPOINTER_TO_INT (g_thread_join (threads[t])));
+  g_assert_cmpmem (shared->chat, floats * sizeof (float), eager->chat, floats * sizeof (float));
+
+  /* Batches compare deferred operators by their kernels. */
+  g_autoptr (SsOperator) twin = ss_operator_new_deferred (kernel, observed, w, h, &error);
+  g_autoptr (SsOperator) other = ss_operator_new_deferred (kernel, observed, w, h, &error);
+  other->kernel[g_rand_int_range (rng, 0, (gint32) n)] *= 2.0f;
+  SsProblem pair[2] = { { .op = twin, .y = y }, { .op = deferred, .y = y } };
+  SsProblem twin_other[2] = { { .op = twin, .y = y }, { .op = other, .y = y } };
+  g_assert_false (ss_problems_share_operator (pair, 2));   /* one realised, one not */
+  pair[1].op = twin;
+  g_assert_true (ss_problems_share_operator (pair, 2));
+  g_assert_false (ss_problems_share_operator (twin_other, 2));
+
+  /* Negative values: an ordinary operator, spectrum made at once. */
+  kernel[0] = -kernel[1] - 1.0f;
+  g_autoptr (SsOperator) sharpening = ss_operator_new_deferred (kernel, NULL, w, h, &error);
+  g_assert_no_error (error);
+  g_assert_nonnull (sharpening->chat);
+  g_assert_null (sharpening->kernel);
+  g_assert_false (sharpening->kernel_nonnegative);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -315,6 +400,7 @@ main (int argc, char **argv)
   g_test_add_func ("/engine/psf/larger-than-image", test_psf_larger_than_image);
   g_test_add_func ("/engine/operator/direct-convolution", test_operator_matches_direct_convolution);
   g_test_add_func ("/engine/operator/adjoint-and-norm", test_operator_adjoint);
+  g_test_add_func ("/engine/operator/deferred", test_operator_deferred);
   g_test_add_func ("/engine/simulation/seeded", test_simulation_is_seeded);
   g_test_add_func ("/engine/scaling/median", test_median_and_scaling);
   g_test_add_func ("/engine/scaling/clipped-sky", test_clipped_sky);

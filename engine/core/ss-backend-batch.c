@@ -30,11 +30,21 @@ ss_problems_share_operator (const SsProblem *problems, int count)
     return TRUE;
   const SsOperator *a = problems[0].op;
   gsize spec_bytes = (gsize) a->height * a->spec_width * 2 * sizeof (float);
+  gsize kernel_bytes = (gsize) a->width * a->height * sizeof (float);
   for (int i = 1; i < count; i++)
     {
       const SsOperator *o = problems[i].op;
-      if (o != a && (o->width != a->width || o->height != a->height
-                     || memcmp (o->chat, a->chat, spec_bytes) != 0))
+      if (o == a)
+        continue;
+      if (o->width != a->width || o->height != a->height)
+        return FALSE;
+      /* Deferred operators (made for a GPU) compare by their kernels; a
+       * deferred one and a realised one are not compared at all. */
+      gboolean same = a->chat && o->chat ? memcmp (o->chat, a->chat, spec_bytes) == 0
+                      : a->kernel && o->kernel && !a->chat && !o->chat
+                        ? memcmp (o->kernel, a->kernel, kernel_bytes) == 0
+                        : FALSE;
+      if (!same)
         return FALSE;
     }
   return TRUE;

@@ -119,6 +119,11 @@ GArray *ss_backend_list_devices (void);
  * the CPU's, then ss_backend_list_devices's as "cuda N: NAME, X free of Y". */
 char *ss_backend_describe_devices (void);
 
+/* Whether a backend of KIND may solve on a GPU (CUDA or AUTO, in a build
+ * with CUDA): what a caller asks before it builds an operator whose spectrum
+ * the GPU may make (ss_operator_new_deferred). Cheap: it asks no device. */
+gboolean ss_backend_kind_may_use_gpu (SsBackendKind kind);
+
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (SsBackend, ss_backend_free)
 
 G_END_DECLS

@@ -224,5 +224,7 @@ gboolean
 ss_cpu_rl_from (const SsProblem *problem, const SsSolveParams *params, const float *start,
                 SsSolveResult *result, GError **error)
 {
+  if (!ss_operator_realize (problem->op, error))
+    return FALSE;
   return rl_run (problem, params, start, NULL, NULL, NULL, result, error);
 }

@@ -10,7 +10,8 @@ ss_cpu_solve (const SsProblem *problem, const SsSolveParams *params, SsReportFun
               gpointer user_data, GCancellable *cancellable, SsSolveResult *result,
               GError **error)
 {
-  if (!ss_solve_params_validate (params, error))
+  /* A deferred operator (one made for a GPU) gets its spectrum here. */
+  if (!ss_solve_params_validate (params, error) || !ss_operator_realize (problem->op, error))
     return FALSE;
   return ss_solver_info (params->kind)->cpu (problem, params, report, user_data, cancellable,
                                              result, error);

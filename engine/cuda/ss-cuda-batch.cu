@@ -240,8 +240,7 @@ upload_problems (Batch *s, const SsProblem *problems, GError **error)
   SsCudaContext *ctx = s->ctx;
   const SsOperator *op = problems[0].op;
   size_t n = s->n;
-  if (!CUDA_OK (cudaMemcpyAsync (s->chat, op->chat, s->spec * sizeof (float2),
-                                 cudaMemcpyHostToDevice, ctx->stream)))
+  if (!ss_cuda_upload_spectrum (ctx, op, s->chat, error))
     return FALSE;
   if (s->mask && s->mask_stride == 0
       && !CUDA_OK (cudaMemcpyAsync (s->mask, op->mask, n, cudaMemcpyHostToDevice, ctx->stream)))
@@ -711,7 +710,8 @@ ss_cuda_solve_batch (SsCudaContext *ctx, const SsProblem *problems, int count,
   if (!ss_solve_params_validate (params, error) || !CUDA_OK (cudaSetDevice (ctx->device)))
     return FALSE;
   for (int b = 0; b < count; b++)
-    if (problems[b].op == NULL || problems[b].y == NULL || problems[b].op->chat == NULL)
+    if (problems[b].op == NULL || problems[b].y == NULL
+        || (problems[b].op->chat == NULL && problems[b].op->kernel == NULL))
       {
         g_set_error (error, SS_ERROR, SS_ERROR_INVALID_ARGUMENT,
                      "problem %d of the batch is incomplete (operator or data missing)", b);

@@ -130,6 +130,10 @@ typedef struct {
 
 gboolean ss_cuda_problem_upload (SsCudaContext *ctx, const SsProblem *problem,
                                  SsCudaProblem *dev, GError **error);
+/* OP's c^ into the device half-spectrum CHAT: copied, or for a deferred
+ * operator made here from its kernel with cuFFT. */
+gboolean ss_cuda_upload_spectrum (SsCudaContext *ctx, const SsOperator *op, float2 *chat,
+                                  GError **error);
 /* A random problem for benchmarks, drawn on the device: c^ = the box:5 row
  * blur's transfer function times a random circulant's spectrum, half the
  * pixels observed, random data. */

@@ -137,7 +137,8 @@ static gboolean
 validate_problem (const SsProblem *problem, GError **error)
 {
   const SsOperator *op = problem ? problem->op : NULL;
-  if (op == NULL || problem->y == NULL || op->chat == NULL || op->width <= 0 || op->height <= 0
+  if (op == NULL || problem->y == NULL || (op->chat == NULL && op->kernel == NULL)
+      || op->width <= 0 || op->height <= 0
       || op->spec_width != op->width / 2 + 1 || op->m == 0)
     {
       g_set_error (error, SS_ERROR, SS_ERROR_INVALID_ARGUMENT,
@@ -160,8 +161,7 @@ ss_cuda_problem_upload (SsCudaContext *ctx, const SsProblem *problem, SsCudaProb
   dev->m = op->m;
   dev->host = problem;
   dev->lipschitz = op->lipschitz;
-  if (!CUDA_OK (cudaMemcpyAsync (dev->chat, op->chat, dev->spec * sizeof (float2),
-                                 cudaMemcpyHostToDevice, ctx->stream))
+  if (!ss_cuda_upload_spectrum (ctx, op, dev->chat, error)
       || !CUDA_OK (cudaMemcpyAsync (dev->y, problem->y, dev->n * sizeof (float),
                                     cudaMemcpyHostToDevice, ctx->stream))
       || (op->mask && !CUDA_OK (cudaMemcpyAsync (dev->mask, op->mask, dev->n,
@@ -227,4 +227,28 @@ ss_cuda_problem_random (SsCudaContext *ctx, int width, int height, guint32 seed,
   dev->lipschitz = 2.0;
   dev->m = dev->n / 2; /* expected count; the bench reports speed, not metrics */
   return TRUE;
+}
+
+/* ---- an operator's spectrum on the device ----------------------------------- */
+
+gboolean
+ss_cuda_upload_spectrum (SsCudaContext *ctx, const SsOperator *op, float2 *chat, GError **error)
+{
+  size_t spec = (size_t) op->height * op->spec_width;
+  if (op->chat != NULL)
+    return CUDA_OK (cudaMemcpyAsync (chat, op->chat, spec * sizeof (float2),
+                                     cudaMemcpyHostToDevice, ctx->stream));
+  /* Deferred (ss_operator_new_deferred): the kernel goes up, the same bytes
+   * as c^, and is transformed here instead of by FFTW on the host. */
+  size_t n = (size_t) op->width * op->height;
+  float *kernel = NULL;
+  cufftHandle r2c;
+  gboolean ok = ss_cuda_plan (ctx, op->width, op->height, 1, CUFFT_R2C, &r2c, error)
+                && ss_cuda_alloc (ctx, (void **) &kernel, n * sizeof (float), "the PSF", error)
+                && CUDA_OK (cudaMemcpyAsync (kernel, op->kernel, n * sizeof (float),
+                                             cudaMemcpyHostToDevice, ctx->stream))
+                && CUFFT_OK (cufftExecR2C (r2c, kernel, (cufftComplex *) chat));
+  /* The stream orders the free after the transform; cudaFree waits anyway. */
+  ss_cuda_free (ctx, kernel, n * sizeof (float));
+  return ok;
 }

@@ -117,7 +117,7 @@ adjoint_of_mask (SsCudaContext *ctx, const SsCudaProblem *p, float *weight, floa
                  float2 *spec, GError **error)
 {
   unsigned blocks = ss_cuda_blocks (ctx, p->n);
-  float dc = p->host->op->chat[0];
+  float dc = (float) ss_operator_dc (p->host->op);
   float *ones = p->mask ? scratch : weight;
   rl_constant_kernel<<<blocks, SS_CUDA_THREADS, 0, ctx->stream>>> (ones, p->n,
                                                                   p->mask ? 1.0f : dc);

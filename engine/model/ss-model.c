@@ -66,6 +66,23 @@ rand_normal (GRand *rng)
 }
 
 static SsOperator *
+operator_alloc_deferred (int width, int height, GError **error)
+{
+  if (width <= 0 || height <= 0)
+    {
+      g_set_error (error, SS_ERROR, SS_ERROR_INVALID_ARGUMENT,
+                   "invalid problem size %d×%d", width, height);
+      return NULL;
+    }
+  SsOperator *op = g_new0 (SsOperator, 1);
+  op->width = width;
+  op->height = height;
+  op->spec_width = width / 2 + 1;
+  op->m = (gsize) width * height;
+  return op;
+}
+
+static SsOperator *
 operator_alloc (int width, int height, GError **error)
 {
   if (width <= 0 || height <= 0)
@@ -94,6 +111,7 @@ ss_operator_free (SsOperator *op)
   if (op == NULL)
     return;
   ss_mem_free (NULL, op->chat, 0);
+  g_free (op->kernel);
   g_free (op->mask);
   g_free (op);
 }
@@ -256,6 +274,33 @@ ss_operator_new (const SsAcquisition *acq, int width, int height, GError **error
   return g_steal_pointer (&op);
 }
 
+/* The mask and m from OBSERVED (NaN: not observed; NULL: all observed). */
+static gboolean
+set_observed (SsOperator *op, const float *observed, GError **error)
+{
+  gsize n = (gsize) op->width * op->height;
+  if (observed == NULL)
+    return TRUE;
+  gsize finite = 0;
+#pragma omp parallel for reduction(+ : finite) schedule(static) if (n > SS_PARALLEL_PIXELS)
+  for (gsize i = 0; i < n; i++)
+    finite += isfinite (observed[i]) ? 1 : 0;
+  if (finite == 0)
+    {
+      g_set_error (error, SS_ERROR, SS_ERROR_INVALID_ARGUMENT, "the image has no finite pixels");
+      return FALSE;
+    }
+  if (finite < n)
+    {
+      op->mask = g_new (guint8, n);
+#pragma omp parallel for schedule(static) if (n > SS_PARALLEL_PIXELS)
+      for (gsize i = 0; i < n; i++)
+        op->mask[i] = isfinite (observed[i]) ? 1 : 0;
+    }
+  op->m = finite;
+  return TRUE;
+}
+
 SsOperator *
 ss_operator_new_from_kernel (const float *kernel, const float *observed, int width, int height,
                              GError **error)
@@ -265,29 +310,68 @@ ss_operator_new_from_kernel (const float *kernel, const float *observed, int wid
     return NULL;
   gsize n = (gsize) width * height;
   op->kernel_nonnegative = kernel_is_nonnegative (kernel, n);
-  if (observed)
-    {
-      gsize finite = 0;
-#pragma omp parallel for reduction(+ : finite) schedule(static) if (n > SS_PARALLEL_PIXELS)
-      for (gsize i = 0; i < n; i++)
-        finite += isfinite (observed[i]) ? 1 : 0;
-      if (finite == 0)
-        {
-          g_set_error (error, SS_ERROR, SS_ERROR_INVALID_ARGUMENT,
-                       "the image has no finite pixels");
-          return NULL;
-        }
-      if (finite < n)
-        {
-          op->mask = g_new (guint8, n);
-#pragma omp parallel for schedule(static) if (n > SS_PARALLEL_PIXELS)
-          for (gsize i = 0; i < n; i++)
-            op->mask[i] = isfinite (observed[i]) ? 1 : 0;
-        }
-      op->m = finite;
-    }
+  if (!set_observed (op, observed, error))
+    return NULL;
   update_lipschitz (op);
   return g_steal_pointer (&op);
+}
+
+SsOperator *
+ss_operator_new_deferred (const float *kernel, const float *observed, int width, int height,
+                          GError **error)
+{
+  gsize n = (gsize) width * height;
+  if (width <= 0 || height <= 0 || !kernel_is_nonnegative (kernel, n))
+    return ss_operator_new_from_kernel (kernel, observed, width, height, error);
+  g_autoptr (SsOperator) op = operator_alloc_deferred (width, height, error);
+  if (op == NULL || !set_observed (op, observed, error))
+    return NULL;
+  op->kernel = g_memdup2 (kernel, n * sizeof (float));
+  op->kernel_nonnegative = TRUE;
+  double dc = ss_operator_dc (op);
+  op->lipschitz = dc * dc;
+  return g_steal_pointer (&op);
+}
+
+/* Serialises the realisation of deferred spectra (rare: a CPU fallback). */
+static GMutex realize_lock;
+
+gboolean
+ss_operator_realize (const SsOperator *op, GError **error)
+{
+  /* The spectrum is a cache of the kernel: filling it changes no value
+   * the operator stands for, hence the casts. */
+  SsOperator *mutable_op = (SsOperator *) op;
+  if (g_atomic_pointer_get (&mutable_op->chat) != NULL)
+    return TRUE;
+  if (op->kernel == NULL)
+    {
+      g_set_error (error, SS_ERROR, SS_ERROR_INVALID_ARGUMENT, "the operator has no spectrum");
+      return FALSE;
+    }
+  g_mutex_lock (&realize_lock);
+  gboolean ok = op->chat != NULL;
+  if (!ok)
+    {
+      float *chat = forward_transform (op->kernel, op->width, op->height, error);
+      ok = chat != NULL;
+      if (ok)
+        g_atomic_pointer_set (&mutable_op->chat, chat);
+    }
+  g_mutex_unlock (&realize_lock);
+  return ok;
+}
+
+double
+ss_operator_dc (const SsOperator *op)
+{
+  if (op->chat != NULL)
+    return op->chat[0];
+  double sum = 0;
+  gsize n = (gsize) op->width * op->height;
+  for (gsize i = 0; i < n; i++)
+    sum += op->kernel[i];
+  return sum;
 }
 
 SsOperator *
@@ -332,6 +416,8 @@ static gboolean
 circulant_product (const SsOperator *op, const float *in, float *out, gboolean adjoint,
                    GError **error)
 {
+  if (!ss_operator_realize (op, error))
+    return FALSE;
   SsFft *fft = ss_fft_get_once (op->width, op->height, error);
   if (fft == NULL)
     return FALSE;

@@ -45,6 +45,8 @@ typedef struct {
   gboolean kernel_nonnegative; /* built from a kernel seen to be >= 0 (to 1e-4 of its
                                   peak), with no sensing: a blur, as Richardson–Lucy
                                   needs. FALSE also means "not known" (from parts) */
+  float *kernel;         /* a deferred operator's kernel (n floats), c^ made from it where
+                            it is used: NULL otherwise (see ss_operator_new_deferred) */
 } SsOperator;
 
 /* Builds C = S o B and P for a width x height problem from ACQ. */
@@ -57,6 +59,23 @@ SsOperator *ss_operator_new_blur (const SsPsfSpec *psf, const float *observed,
  * after wrap-around, as ss_psf_render gives): what fitted PSFs use. */
 SsOperator *ss_operator_new_from_kernel (const float *kernel, const float *observed,
                                          int width, int height, GError **error);
+/* The blur of a non-negative KERNEL (as ss_operator_new_from_kernel) with
+ * its spectrum deferred: chat stays NULL and the kernel is kept, for a GPU
+ * backend to transform where it solves (no host FFTW on that path). What the
+ * host needs without the spectrum comes from the kernel: the Lipschitz
+ * constant max|c^|² = (Σ k)² (a non-negative kernel's spectrum peaks at
+ * frequency 0), the DC term (ss_operator_dc) and the column norm (Parseval).
+ * Host code that needs c^ itself calls ss_operator_realize first (the CPU
+ * backend's entry points and ss_operator_apply do). A kernel with negative
+ * values gives an ordinary operator. */
+SsOperator *ss_operator_new_deferred (const float *kernel, const float *observed, int width,
+                                      int height, GError **error);
+/* Makes a deferred operator's c^ on the host (FFTW), once, whichever thread
+ * asks first; TRUE when chat is there. The one change a built operator
+ * sees: filling its deferred spectrum. */
+gboolean ss_operator_realize (const SsOperator *op, GError **error);
+/* c^ at frequency 0 (real): the kernel's sum. */
+double ss_operator_dc (const SsOperator *op);
 /* From an explicit half-spectrum and mask (copied); used by tests and backends. */
 SsOperator *ss_operator_new_from_parts (int width, int height, const float *chat,
                                         const guint8 *mask, GError **error);

@@ -156,14 +156,39 @@ full_spectrum_energy (const SsOperator *op)
   return total;
 }
 
+/* Σ k² of a deferred operator's kernel: what Parseval gives from c^. Rows
+ * summed in parallel, then in order, as above. */
+static double
+kernel_energy (const SsOperator *op)
+{
+  double *rows = g_new (double, op->height);
+#pragma omp parallel for schedule(static) if ((gsize) op->height * op->width > SS_PARALLEL_PIXELS)
+  for (int y = 0; y < op->height; y++)
+    {
+      double row = 0.0;
+      for (int x = 0; x < op->width; x++)
+        {
+          double k = op->kernel[(gsize) y * op->width + x];
+          row += k * k;
+        }
+      rows[y] = row;
+    }
+  double total = 0.0;
+  for (int y = 0; y < op->height; y++)
+    total += rows[y];
+  g_free (rows);
+  return total;
+}
+
 double
 ss_operator_column_norm (const SsOperator *op)
 {
-  if (op == NULL || op->chat == NULL || op->width <= 0 || op->height <= 0)
+  if (op == NULL || (op->chat == NULL && op->kernel == NULL) || op->width <= 0
+      || op->height <= 0)
     return NAN;
   double n = (double) op->width * (double) op->height;
   /* Parseval for the unnormalised DFT: ||c||^2 = (1/n) sum_k |c^_k|^2. */
-  double column_sq = full_spectrum_energy (op) / n;
+  double column_sq = op->chat ? full_spectrum_energy (op) / n : kernel_energy (op);
   double observed = op->mask != NULL ? (double) op->m / n : 1.0;
   return sqrt (column_sq * observed);
 }

@@ -47,7 +47,7 @@ adjoint_of_mask (const SsOperator *op, float *weight, GError **error)
   gsize n = (gsize) op->width * op->height;
   if (op->mask == NULL)
     {
-      const float dc = op->chat[0];
+      const float dc = (float) ss_operator_dc (op);
       for (gsize i = 0; i < n; i++)
         weight[i] = dc;
       return TRUE;
