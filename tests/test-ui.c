@@ -257,6 +257,27 @@ to_scaled (const SsScaling *s, float v)
   return ((double) v - s->sky) / s->scale;
 }
 
+/* The status after a run says where its time went, as deblur does: read,
+ * prepare, plan, solve, each >= 0, and the last three within the run's own
+ * time as the test measured it around Run (no bound on speed). */
+static void
+assert_status_phases (const char *status, double run_seconds)
+{
+  const char *at = strstr (status, "prepare ");
+  g_assert_nonnull (at);
+  g_assert_nonnull (strstr (status, "read "));
+  double prepare = -1, plan = -1, solve = -1;
+  g_assert_cmpint (sscanf (at, "prepare %lf s, plan %lf s, solve %lf s", &prepare, &plan, &solve),
+                   ==, 3);
+  g_test_message ("phases: prepare %g, plan %g, solve %g of a %g s run", prepare, plan, solve,
+                  run_seconds);
+  g_assert_cmpfloat (prepare, >=, 0);
+  g_assert_cmpfloat (plan, >=, 0);
+  g_assert_cmpfloat (solve, >, 0);
+  /* Two decimals each: allow their rounding. */
+  g_assert_cmpfloat (prepare + plan + solve, <=, run_seconds + 0.02);
+}
+
 static void
 test_run_cpu (Fixture *f, gconstpointer data)
 {
@@ -269,6 +290,7 @@ test_run_cpu (Fixture *f, gconstpointer data)
   s.sky_mode = SS_SKY_MEDIAN;
   apply_settings (f, &s);
 
+  gint64 pressed = g_get_monotonic_time ();
   ss_window_run (f->window);
   g_assert_true (ss_window_is_running (f->window));
   /* The first live preview, to compare with the end. */
@@ -280,8 +302,10 @@ test_run_cpu (Fixture *f, gconstpointer data)
   g_assert_nonnull (first);
   g_autoptr (SsFrame) first_preview = ss_frame_ref (first);
   g_assert_true (ss_window_wait_idle (f->window, 300));
+  double run_seconds = (g_get_monotonic_time () - pressed) / 1e6;
   g_assert_null (ss_window_get_message (f->window));
   log_solve_status (f);
+  assert_status_phases (ss_window_get_status (f->window), run_seconds);
 
   /* The preview changed during the run; the last one (the final report's)
    * is the final estimate box-averaged to the preview's size. */
@@ -403,6 +427,10 @@ test_export (Fixture *f, gconstpointer data)
   g_autofree char *fits = g_build_filename (f->dir, "out.fits", NULL);
   g_assert_true (ss_window_export_sync (f->window, SS_EXPORT_FITS, fits, NULL, FALSE, 60, &error));
   g_assert_no_error (error);
+  /* The status says it, with the write's time (deblur's last phase). */
+  const char *saved = ss_window_get_status (f->window);
+  g_assert_true (g_str_has_prefix (saved, "Saved "));
+  g_assert_nonnull (strstr (saved, " · write "));
   SsFitsReadOptions options = SS_FITS_READ_OPTIONS_DEFAULT;
   g_autoptr (SsImage) back = ss_fits_read (fits, &options, &error);
   g_assert_no_error (error);

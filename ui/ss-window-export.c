@@ -23,6 +23,7 @@ typedef struct {
   char *input_path;
   GPtrArray *names;
   GPtrArray *points;
+  gint64 started;           /* for the status line's write time */
 } ExportData;
 
 static void
@@ -87,7 +88,8 @@ export_done (GObject *source, GAsyncResult *result, gpointer user_data)
     }
   else if (!self->running)
     {
-      g_autofree char *text = g_strdup_printf ("Saved %s", d->path);
+      g_autofree char *text = g_strdup_printf (
+        "Saved %s · write %.2f s", d->path, (g_get_monotonic_time () - d->started) / 1e6);
       ss_window_set_status (self, text);
     }
   if (!self->disposed)
@@ -196,6 +198,7 @@ ss_window_export (SsWindow *self, SsExportFormat format, const char *path,
     }
   self->exporting = TRUE;
   g_clear_error (&self->export_error);
+  d->started = g_get_monotonic_time ();
   GTask *task = g_task_new (self, NULL, export_done, NULL);
   g_task_set_task_data (task, d, export_data_free);
   g_task_set_name (task, "sharpsky export");

@@ -364,6 +364,7 @@ load_done (GObject *source, GAsyncResult *result, gpointer user_data)
     return;
   if (g_task_propagate_boolean (G_TASK (result), &error))
     {
+      self->read_seconds = (g_get_monotonic_time () - self->open_started) / 1e6;
       take_loaded_image (self, d);
       if (!d->chosen && offers_a_choice (self))
         ss_window_choose_hdu (self);
@@ -395,6 +396,7 @@ open_path_at (SsWindow *self, const char *path, int hdu, int plane, gboolean cho
   self->loading = TRUE;
   g_clear_error (&self->load_error);
   ss_window_set_status (self, "Loading…");
+  self->open_started = g_get_monotonic_time ();
   GTask *task = g_task_new (self, NULL, load_done, NULL);
   g_task_set_task_data (task, d, load_data_free);
   g_task_set_name (task, "sharpsky load");

@@ -70,6 +70,11 @@ struct _SsWindow
   guint stop_timeout_id;
   guint status_tick_id;
   gint64 run_started;       /* when Run was pressed (monotonic µs) */
+  gint64 job_ready_at;      /* when its problem was built (prepare ends), 0 before */
+  double planning_at_run;   /* ss_planning_seconds () when Run was pressed ... */
+  double planning_at_job;   /* ... and when the problem was built */
+  double read_seconds;      /* opening the image shown, or NAN */
+  gint64 open_started;      /* when its load began */
   gint64 started_at;        /* when the backend started, 0 before */
   gint64 last_progress;     /* when the last report arrived */
   char *backend_text;

@@ -31,6 +31,32 @@ update_running_status (SsWindow *self, const SsProgressPoint *p)
   ss_window_set_status (self, text);
 }
 
+/* Where the run's time went, as deblur's `time` line says it (read,
+ * prepare, plan, solve; write is the export's): " · read … s, …", or "" when
+ * the problem was never built. Planning (FFTW, cuFFT) is taken out of the
+ * phase it happened in. */
+static char *
+phase_times (SsWindow *self)
+{
+  if (self->job_ready_at == 0)
+    return g_strdup ("");
+  gint64 now = g_get_monotonic_time ();
+  double prepare_wall = (self->job_ready_at - self->run_started) / 1e6;
+  double solve_wall = (now - self->job_ready_at) / 1e6;
+  /* The planning counter is the process's: a plan made ahead on another
+   * thread (ss_solve_task_prepare_size) counts while this run waits for
+   * it, never more than the phase lasted. */
+  double plan_prepare = CLAMP (self->planning_at_job - self->planning_at_run, 0, prepare_wall);
+  double plan_solve = CLAMP (ss_planning_seconds () - self->planning_at_job, 0, solve_wall);
+  double prepare = prepare_wall - plan_prepare;
+  double solve = solve_wall - plan_solve;
+  g_autofree char *read = isfinite (self->read_seconds)
+                            ? g_strdup_printf ("read %.2f s, ", self->read_seconds)
+                            : g_strdup ("");
+  return g_strdup_printf (" · %sprepare %.2f s, plan %.2f s, solve %.2f s", read, prepare,
+                          plan_prepare + plan_solve, solve);
+}
+
 /* ERROR: why a run that produced nothing failed (a device that is not
  * there, a problem that could not be built), said in the status line too. */
 static void
@@ -49,11 +75,14 @@ update_final_status (SsWindow *self, SsSolveTask *task, gboolean ok, gboolean ca
            : error   ? g_strdup_printf ("Failed: %s", error->message)
                      : g_strdup ("Failed (see the message above)");
   else
-    text = g_strdup_printf ("%s: %d iterations in %.2f s (%.1f it/s) · %s · %s (%s) · "
-                            "engine peak %s",
-                            cancelled ? "Stopped" : ok ? "Done" : "Failed", r->iterations,
-                            r->seconds, rate, metric, r->backend ? r->backend : "?",
-                            r->device ? r->device : "?", mem);
+    {
+      g_autofree char *phases = phase_times (self);
+      text = g_strdup_printf ("%s: %d iterations in %.2f s (%.1f it/s) · %s · %s (%s) · "
+                              "engine peak %s%s",
+                              cancelled ? "Stopped" : ok ? "Done" : "Failed", r->iterations,
+                              r->seconds, rate, metric, r->backend ? r->backend : "?",
+                              r->device ? r->device : "?", mem, phases);
+    }
   ss_window_set_status (self, text);
 }
 
@@ -75,6 +104,8 @@ ss_window_set_job (SsWindow *self, SsJob *job)
 static void
 on_task_job_ready (SsSolveTask *task, SsWindow *self)
 {
+  self->job_ready_at = g_get_monotonic_time ();
+  self->planning_at_job = ss_planning_seconds ();
   ss_window_set_job (self, ss_solve_task_get_job (task));
   ss_window_refresh_view (self);
 }
@@ -324,6 +355,8 @@ start_solve (SsWindow *self, const SsSettings *settings)
   self->running = TRUE;
   self->started_at = 0;
   self->run_started = g_get_monotonic_time ();
+  self->job_ready_at = 0;
+  self->planning_at_run = ss_planning_seconds ();
   self->iteration = 0;
   self->iteration_target = ss_solver_is_iterative (settings->params.kind)
                                ? settings->params.iterations

@@ -485,6 +485,7 @@ static void
 ss_window_init (SsWindow *self)
 {
   gtk_widget_init_template (GTK_WIDGET (self));
+  self->read_seconds = NAN;
   self->compare_queue = g_array_new (FALSE, FALSE, sizeof (SsSolveParams));
   ss_settings_init (&self->compare_settings);
   ss_window_add_actions (self);
