@@ -13,6 +13,7 @@
 #include "ss-error.h"
 #include "ss-mem.h"
 #include "ss-output.h"
+#include "ss-select.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -65,69 +66,6 @@ ss_stretch_from_string (const char *text, SsStretch *stretch, GError **error)
   return FALSE;
 }
 
-static void
-swap_floats (float *a, float *b)
-{
-  float t = *a;
-  *a = *b;
-  *b = t;
-}
-
-/* The K-th smallest of VALUES[0..N) (reordering them): quickselect with a
- * three-way partition, so that the many equal values of a flat sky cost
- * nothing extra. */
-static float
-select_kth (float *values, gsize n, gsize k)
-{
-  gsize left = 0, right = n - 1;
-  while (left < right)
-    {
-      /* median of three as the pivot */
-      gsize mid = left + (right - left) / 2;
-      if (values[mid] < values[left]) swap_floats (&values[mid], &values[left]);
-      if (values[right] < values[left]) swap_floats (&values[right], &values[left]);
-      if (values[right] < values[mid]) swap_floats (&values[right], &values[mid]);
-      float pivot = values[mid];
-      gsize lt = left, i = left, gt = right;
-      while (i <= gt)
-        {
-          if (values[i] < pivot)
-            swap_floats (&values[lt++], &values[i++]);
-          else if (values[i] > pivot)
-            {
-              swap_floats (&values[i], &values[gt]);
-              if (gt == 0)
-                break;
-              gt--;
-            }
-          else
-            i++;
-        }
-      if (k < lt)
-        right = lt - 1;
-      else if (k > gt)
-        left = gt + 1;
-      else
-        return pivot;
-    }
-  return values[k];
-}
-
-/* PERCENT (0..100) of the N finite VALUES with linear interpolation between
- * order statistics; 0 and 100 are exactly the minimum and maximum. */
-static double
-percentile (float *values, gsize n, double percent)
-{
-  double position = CLAMP (percent, 0.0, 100.0) / 100.0 * (double) (n - 1);
-  gsize below = (gsize) floor (position);
-  double fraction = position - (double) below;
-  double low = select_kth (values, n, below);
-  if (fraction == 0.0 || below + 1 >= n)
-    return low;
-  double high = select_kth (values, n, below + 1);
-  return low + fraction * (high - low);
-}
-
 static double
 stretch_value (double t, SsStretch stretch)
 {
@@ -141,38 +79,44 @@ stretch_value (double t, SsStretch stretch)
     }
 }
 
+/* PERCENT (0..100) of the FINITE finite values among IN's N, with linear
+ * interpolation between order statistics (0 and 100 are exactly the minimum
+ * and maximum), by the engine's histogram selection: no copy, every core. A
+ * 26-megapixel frame's display took 3 s on two cores with a quickselected
+ * copy and one thread. */
+static double
+percentile_in_place (const float *in, gsize n, gsize finite, double percent)
+{
+  SsSelectView view;
+  ss_select_view_init (&view);
+  double position = CLAMP (percent, 0.0, 100.0) / 100.0 * (double) (finite - 1);
+  gsize below = (gsize) floor (position);
+  double fraction = position - (double) below;
+  double low = ss_select_kth (in, n, &view, below);
+  if (fraction == 0.0 || below + 1 >= finite)
+    return low;
+  double high = ss_select_kth (in, n, &view, below + 1);
+  return low + fraction * (high - low);
+}
+
 void
 ss_stretch_apply (const float *in, float *out, gsize n, SsStretch stretch,
                   double low_percent, double high_percent, double *low, double *high)
 {
   double lo = 0.0, hi = 0.0;
   gsize finite = 0;
+#pragma omp parallel for reduction(+ : finite) schedule(static) if (n > SS_PARALLEL_PIXELS)
   for (gsize i = 0; i < n; i++)
     finite += isfinite (in[i]) ? 1 : 0;
   if (finite > 0)
     {
-      float *values = g_try_new (float, finite);
-      if (values)
-        {
-          gsize j = 0;
-          for (gsize i = 0; i < n; i++)
-            if (isfinite (in[i]))
-              values[j++] = in[i];
-          double a = MIN (low_percent, high_percent), b = MAX (low_percent, high_percent);
-          lo = percentile (values, finite, isnan (a) ? 0.0 : a);
-          hi = percentile (values, finite, isnan (b) ? 100.0 : b);
-          g_free (values);
-        }
-      else
-        {
-          /* Out of memory for the copy: fall back to min/max. */
-          lo = INFINITY, hi = -INFINITY;
-          for (gsize i = 0; i < n; i++)
-            if (isfinite (in[i]))
-              lo = MIN (lo, in[i]), hi = MAX (hi, in[i]);
-        }
+      double a = MIN (low_percent, high_percent), b = MAX (low_percent, high_percent);
+      lo = percentile_in_place (in, n, finite, isnan (a) ? 0.0 : a);
+      hi = percentile_in_place (in, n, finite, isnan (b) ? 100.0 : b);
     }
   double range = hi - lo;
+  /* Each pixel on its own: the same values on any number of threads. */
+#pragma omp parallel for schedule(static) if (n > SS_PARALLEL_PIXELS)
   for (gsize i = 0; i < n; i++)
     {
       float v = in[i];
