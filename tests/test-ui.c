@@ -945,6 +945,34 @@ test_compare (Fixture *f, gconstpointer data)
   save_screenshot (f->window, "screenshot-compare.png");
 }
 
+/* Needs no display: Stop reaches the problem's build (ss_job_build checks
+ * the run's cancellable between its steps). A cancelled build returns
+ * nothing with G_IO_ERROR_CANCELLED; the same build uncancelled succeeds. */
+static void
+test_job_build_cancelled (void)
+{
+  g_autoptr (SsImage) sample = read_sample ();
+  g_autoptr (GError) error = NULL;
+  g_autoptr (SsFrame) frame = ss_frame_new_copy (sample->data, sample->width, sample->height,
+                                                 &error);
+  g_assert_no_error (error);
+  SsSettings s;
+  ss_settings_init (&s);
+  s.mode = SS_MODE_DEBLUR;
+  g_autoptr (GCancellable) cancelled = g_cancellable_new ();
+  g_cancellable_cancel (cancelled);
+  g_autoptr (SsJob) none = ss_job_build (frame, NULL, NULL, &s, cancelled, &error);
+  g_assert_null (none);
+  g_assert_error (error, G_IO_ERROR, G_IO_ERROR_CANCELLED);
+  g_clear_error (&error);
+  g_autoptr (GCancellable) fresh = g_cancellable_new ();
+  g_autoptr (SsJob) job = ss_job_build (frame, NULL, NULL, &s, fresh, &error);
+  g_assert_no_error (error);
+  g_assert_nonnull (job);
+  g_assert_nonnull (job->op);
+  ss_settings_clear (&s);
+}
+
 /* Needs no display: the zscale limits alone. */
 static void
 test_zscale (void)
@@ -1236,6 +1264,7 @@ main (int argc, char **argv)
               fixture_teardown);
   g_test_add ("/ui/compare", Fixture, NULL, fixture_setup, test_compare, fixture_teardown);
   g_test_add_func ("/ui/zscale", test_zscale);
+  g_test_add_func ("/ui/job-build-cancelled", test_job_build_cancelled);
   g_test_add ("/ui/view-geometry", Fixture, NULL, fixture_setup, test_view_geometry,
               fixture_teardown);
   g_test_add ("/ui/keys-and-dialogs", Fixture, NULL, fixture_setup, test_keys_and_dialogs,

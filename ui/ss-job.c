@@ -307,7 +307,7 @@ build_measured_frame (SsJob *job, GError **error)
 
 SsJob *
 ss_job_build (SsFrame *input, const SsHeader *header, const char *source_path,
-              const SsSettings *settings, GError **error)
+              const SsSettings *settings, GCancellable *cancellable, GError **error)
 {
   g_return_val_if_fail (input != NULL && settings != NULL, NULL);
   g_autoptr (SsJob) job = g_new0 (SsJob, 1);
@@ -316,6 +316,10 @@ ss_job_build (SsFrame *input, const SsHeader *header, const char *source_path,
   job->header = header ? ss_header_copy (header) : NULL;
   job->source_path = g_strdup (source_path);
 
+  /* Stop is honoured between the steps (each a pass or two over the frame,
+   * at most about a second for 26 megapixels on two cores). */
+  if (g_cancellable_set_error_if_cancelled (cancellable, error))
+    return NULL;
   job->original = job_region (input, settings, error);
   if (job->original == NULL)
     return NULL;
@@ -325,12 +329,16 @@ ss_job_build (SsFrame *input, const SsHeader *header, const char *source_path,
   job->height = job->original->height;
 
   if (!ss_scaling_estimate (job->original->data, ss_job_n_pixels (job), settings->sky_mode,
-                            settings->sky_value, &job->scaling, error))
+                            settings->sky_value, &job->scaling, error)
+      || g_cancellable_set_error_if_cancelled (cancellable, error))
     return NULL;
 
   gboolean ok = settings->mode == SS_MODE_SIMULATE ? build_simulation (job, error)
                                                    : build_deblur (job, error);
-  if (!ok || !resolve_auto_params (job, error) || !build_measured_frame (job, error))
+  if (!ok || g_cancellable_set_error_if_cancelled (cancellable, error)
+      || !resolve_auto_params (job, error)
+      || g_cancellable_set_error_if_cancelled (cancellable, error)
+      || !build_measured_frame (job, error))
     return NULL;
   return g_steal_pointer (&job);
 }

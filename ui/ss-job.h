@@ -93,9 +93,10 @@ typedef struct {
 } SsJob;
 
 /* Builds the problem from INPUT (the full image, input units); slow for big
- * images (FFTs), so call it from a worker thread. */
+ * images (FFTs), so call it from a worker thread. A cancelled CANCELLABLE
+ * (may be NULL) stops it between its steps with G_IO_ERROR_CANCELLED. */
 SsJob *ss_job_build (SsFrame *input, const SsHeader *header, const char *source_path,
-                     const SsSettings *settings, GError **error);
+                     const SsSettings *settings, GCancellable *cancellable, GError **error);
 SsJob *ss_job_ref (SsJob *job);
 void ss_job_unref (SsJob *job);
 

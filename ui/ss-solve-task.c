@@ -186,12 +186,12 @@ choose_preview_size (const SsJob *job, int *pw, int *ph)
 }
 
 static gboolean
-ensure_job (SsSolveTask *self, GError **error)
+ensure_job (SsSolveTask *self, GCancellable *cancellable, GError **error)
 {
   if (self->job != NULL)
     return TRUE;
   SsJob *job = ss_job_build (self->input, self->header, self->source_path, &self->settings,
-                             error);
+                             cancellable, error);
   if (job == NULL)
     return FALSE;
   g_mutex_lock (&self->lock);
@@ -208,7 +208,7 @@ solve_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *ca
   SsSolveTask *self = source;
   GError *error = NULL;
 
-  if (!ensure_job (self, &error))
+  if (!ensure_job (self, cancellable, &error))
     {
       g_task_return_error (task, error);
       return;
