@@ -65,6 +65,8 @@ rand_normal (GRand *rng)
   return sqrt (-2.0 * log (u1)) * cos (2.0 * G_PI * u2);
 }
 
+/* An operator of WIDTH x HEIGHT with every pixel observed and no spectrum
+ * yet (a deferred one's state; operator_alloc adds the spectrum). */
 static SsOperator *
 operator_alloc_deferred (int width, int height, GError **error)
 {
@@ -85,17 +87,9 @@ operator_alloc_deferred (int width, int height, GError **error)
 static SsOperator *
 operator_alloc (int width, int height, GError **error)
 {
-  if (width <= 0 || height <= 0)
-    {
-      g_set_error (error, SS_ERROR, SS_ERROR_INVALID_ARGUMENT,
-                   "invalid problem size %d×%d", width, height);
-      return NULL;
-    }
-  SsOperator *op = g_new0 (SsOperator, 1);
-  op->width = width;
-  op->height = height;
-  op->spec_width = width / 2 + 1;
-  op->m = (gsize) width * height;
+  SsOperator *op = operator_alloc_deferred (width, height, error);
+  if (op == NULL)
+    return NULL;
   op->chat = ss_mem_alloc (NULL, ss_fft_spectrum_floats (width, height) * sizeof (float), error);
   if (op->chat == NULL)
     {
