@@ -270,6 +270,20 @@ star_field (GRand *rng, int w, int h, const double *xs, const double *ys, double
   return image;
 }
 
+/* N_STARS places on a 160×120 field, each moved up to 5 px from a grid,
+ * apart enough that their PSFs do not overlap. */
+static void
+jittered_star_places (GRand *rng, double xs[N_STARS], double ys[N_STARS])
+{
+  static const double grid_x[N_STARS] = { 30, 80, 130, 45, 115 };
+  static const double grid_y[N_STARS] = { 30, 30, 30, 85, 85 };
+  for (int k = 0; k < N_STARS; k++)
+    {
+      xs[k] = grid_x[k] + g_rand_double_range (rng, -5, 5);
+      ys[k] = grid_y[k] + g_rand_double_range (rng, -5, 5);
+    }
+}
+
 static void
 test_psf_from_star (Fixture *f, gconstpointer data)
 {
@@ -277,14 +291,8 @@ test_psf_from_star (Fixture *f, gconstpointer data)
     return;
   g_autoptr (GRand) rng = g_rand_new_with_seed (f->seed);
   int w = 160, h = 120;
-  static const double grid_x[N_STARS] = { 30, 80, 130, 45, 115 };
-  static const double grid_y[N_STARS] = { 30, 30, 30, 85, 85 };
   double xs[N_STARS], ys[N_STARS];
-  for (int k = 0; k < N_STARS; k++)
-    {
-      xs[k] = grid_x[k] + g_rand_double_range (rng, -5, 5);
-      ys[k] = grid_y[k] + g_rand_double_range (rng, -5, 5);
-    }
+  jittered_star_places (rng, xs, ys);
   double fwhm = g_rand_double_range (rng, 2.5, 5.0);
   /* The user picks the second brightest. */
   double x = xs[1], y = ys[1];
@@ -461,14 +469,8 @@ test_star_count_shown (Fixture *f, gconstpointer data)
   if (skip_without_display ())
     return;
   g_autoptr (GRand) rng = g_rand_new_with_seed (f->seed);
-  static const double grid_x[N_STARS] = { 30, 80, 130, 45, 115 };
-  static const double grid_y[N_STARS] = { 30, 30, 30, 85, 85 };
   double xs[N_STARS], ys[N_STARS];
-  for (int k = 0; k < N_STARS; k++)
-    {
-      xs[k] = grid_x[k] + g_rand_double_range (rng, -5, 5);
-      ys[k] = grid_y[k] + g_rand_double_range (rng, -5, 5);
-    }
+  jittered_star_places (rng, xs, ys);
   double fwhm = g_rand_double_range (rng, 2.5, 5.0);
   g_autoptr (SsImage) image = star_field (rng, 160, 120, xs, ys, fwhm);
   g_autofree char *in = g_build_filename (f->dir, "stars.fits", NULL);
@@ -537,14 +539,8 @@ test_real_image_defaults (Fixture *f, gconstpointer data)
   if (cli == NULL)
     return;
   g_autoptr (GRand) rng = g_rand_new_with_seed (f->seed);
-  static const double grid_x[N_STARS] = { 30, 80, 130, 45, 115 };
-  static const double grid_y[N_STARS] = { 30, 30, 30, 85, 85 };
   double xs[N_STARS], ys[N_STARS];
-  for (int k = 0; k < N_STARS; k++)
-    {
-      xs[k] = grid_x[k] + g_rand_double_range (rng, -5, 5);
-      ys[k] = grid_y[k] + g_rand_double_range (rng, -5, 5);
-    }
+  jittered_star_places (rng, xs, ys);
   g_autoptr (SsImage) image = star_field (rng, 160, 120, xs, ys,
                                           g_rand_double_range (rng, 2.5, 4.5));
   g_autofree char *in = g_build_filename (f->dir, "frame.fits", NULL);

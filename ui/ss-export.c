@@ -223,20 +223,7 @@ ss_export_csv (const char *path, GPtrArray *names, GPtrArray *points, gboolean f
           g_string_append_c (text, '\n');
         }
     }
-  g_autofree char *temp = ss_output_temp_path (path);
-  g_autoptr (GError) file_error = NULL;
-  gboolean ok = g_file_set_contents (temp, text->str, (gssize) text->len, &file_error);
+  gboolean ok = ss_output_write_text (path, text->str, (gssize) text->len, error);
   g_string_free (text, TRUE);
-  if (!ok)
-    {
-      ss_output_abort (temp);
-      g_set_error (error, SS_ERROR, SS_ERROR_IO, "%s", file_error->message);
-      return FALSE;
-    }
-  if (!ss_output_commit (temp, path, error))
-    {
-      ss_output_abort (temp);
-      return FALSE;
-    }
-  return TRUE;
+  return ok;
 }

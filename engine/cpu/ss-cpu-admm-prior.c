@@ -46,11 +46,6 @@ typedef enum {
  * best on the Sun and 1.5 dB above it on the stars. */
 #define TV_BESIDE_STARLET 0.5f
 
-/* Converged: the estimate moved less than this, relative, per iteration
- * (averaged over a report interval). Bright star fields need ~800
- * iterations (quality's stars-bright: 52.07 dB at 200, 58.92 at 800), extended
- * sources stop far earlier. */
-#define CONVERGED_CHANGE 1e-5
 
 typedef struct {
   gsize n, count;         /* pixels, half-spectrum entries */
@@ -323,7 +318,7 @@ update_reweights (PriorState *s)
 
 /* x from the kept x^/n, the relative change since the last report point, and
  * the report (Cx is the batch's first output, the same x). *CONVERGED when
- * the change per iteration fell below CONVERGED_CHANGE. */
+ * the change per iteration fell below SS_ADMM_CONVERGED_CHANGE. */
 static gboolean
 report_point (SsCpuReporter *reporter, PriorState *s, const SsFft *fft1, float *kept,
               int iteration, gboolean *converged, GError **error)
@@ -339,7 +334,7 @@ report_point (SsCpuReporter *reporter, PriorState *s, const SsFft *fft1, float *
   memcpy (s->x_previous, s->x, s->n * sizeof (float));
   int interval = MIN (iteration, reporter->params->report_every);
   *converged = iteration > interval && norm2 > 0
-               && sqrt (change2 / norm2) < CONVERGED_CHANGE * interval;
+               && sqrt (change2 / norm2) < SS_ADMM_CONVERGED_CHANGE * interval;
   return ss_cpu_report_iterate (reporter, iteration, s->x, s->out, change2, norm2, *converged, error);
 }
 

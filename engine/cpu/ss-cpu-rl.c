@@ -60,16 +60,20 @@ measure_setup (RlState *s, const float *y)
   const guint8 *mask = s->op->mask;
   const float b = (float) s->setup.offset;
   /* Cᵀ(P1): c^'s DC term everywhere when every pixel is observed (ss-rl.c). */
+  const float dc = s->op->chat[0];
   if (mask == NULL)
+#pragma omp parallel for schedule(static) if (s->n > SS_PARALLEL_PIXELS)
     for (gsize i = 0; i < s->n; i++)
-      s->weight[i] = s->op->chat[0];
+      s->weight[i] = dc;
   else
     {
+#pragma omp parallel for schedule(static) if (s->n > SS_PARALLEL_PIXELS)
       for (gsize i = 0; i < s->n; i++)
         s->real[i] = mask[i] ? 1.0f : 0.0f;
       ss_cpu_circulant (s->fft, s->op, s->real, s->real, s->spectrum, s->weight, TRUE);
     }
   /* Cᵀ(P y'), y' = (y + b)₊, into next. */
+#pragma omp parallel for schedule(static) if (s->n > SS_PARALLEL_PIXELS)
   for (gsize i = 0; i < s->n; i++)
     s->real[i] = (mask == NULL || mask[i]) ? fmaxf (y[i] + b, 0.0f) : 0.0f;
   ss_cpu_circulant (s->fft, s->op, s->real, s->real, s->spectrum, s->next, TRUE);

@@ -224,20 +224,7 @@ ss_cs_phase_write_csv (const char *path, const SsCsPhaseCell *cells, guint n, gb
   if (!ss_output_check (path, force, NULL, error))
     return FALSE;
   g_autofree char *text = ss_cs_phase_csv (cells, n);
-  g_autofree char *temp = ss_output_temp_path (path);
-  g_autoptr (GError) file_error = NULL;
-  if (!g_file_set_contents (temp, text, -1, &file_error))
-    {
-      ss_output_abort (temp);
-      g_set_error (error, SS_ERROR, SS_ERROR_IO, "%s", file_error->message);
-      return FALSE;
-    }
-  if (!ss_output_commit (temp, path, error))
-    {
-      ss_output_abort (temp);
-      return FALSE;
-    }
-  return TRUE;
+  return ss_output_write_text (path, text, -1, error);
 }
 
 void

@@ -25,7 +25,7 @@
  * answers by solving on the CPU.
  *
  * The convergence rule is the CPU's: the change since the previous report
- * point, per iteration, below CONVERGED_CHANGE relative (read from each report
+ * point, per iteration, below SS_ADMM_CONVERGED_CHANGE relative (read from each report
  * by the iterator's stop hook). Reweighting (--reweight) updates the TV
  * thresholds at fixed iterations, so with it the iteration is not captured
  * as a graph (each launch is enqueued as it comes).
@@ -39,8 +39,6 @@
 #include <math.h>
 #include <string.h>
 
-/* As ss-cpu-admm-prior.c. */
-#define CONVERGED_CHANGE 1e-5
 
 typedef struct {
   float rho, sigma, tau;
@@ -334,7 +332,7 @@ admm_tv_stop (gpointer solver, const SsReport *report)
   AdmmTv *s = (AdmmTv *) solver;
   int interval = MIN (report->iteration, MAX (s->params->report_every, 1));
   return report->iteration > interval && report->rel_change > 0
-         && report->rel_change < CONVERGED_CHANGE * interval;
+         && report->rel_change < SS_ADMM_CONVERGED_CHANGE * interval;
 }
 
 static void

@@ -166,3 +166,22 @@ ss_output_abort (const char *temp)
   if (temp)
     (void) g_unlink (temp);
 }
+
+gboolean
+ss_output_write_text (const char *path, const char *text, gssize length, GError **error)
+{
+  g_autofree char *temp = ss_output_temp_path (path);
+  g_autoptr (GError) file_error = NULL;
+  if (!g_file_set_contents (temp, text, length, &file_error))
+    {
+      ss_output_abort (temp);
+      g_set_error (error, SS_ERROR, SS_ERROR_IO, "%s", file_error->message);
+      return FALSE;
+    }
+  if (!ss_output_commit (temp, path, error))
+    {
+      ss_output_abort (temp);
+      return FALSE;
+    }
+  return TRUE;
+}

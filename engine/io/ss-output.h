@@ -21,5 +21,9 @@ char *ss_output_temp_path (const char *path);
 gboolean ss_output_commit (const char *temp, const char *path, GError **error);
 /* Removes TEMP, ignoring errors. */
 void ss_output_abort (const char *temp);
+/* Writes LENGTH bytes of TEXT (-1: up to its NUL) to PATH through a
+ * temporary file, committed when complete (the caller checks PATH first). */
+gboolean ss_output_write_text (const char *path, const char *text, gssize length,
+                               GError **error);
 
 G_END_DECLS
