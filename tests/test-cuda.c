@@ -1263,6 +1263,51 @@ test_cs_solvers_match_cpu (CudaFixture *f, gconstpointer data)
   check_cs_matches_cpu (f, SS_CS_ALM, SS_ENSEMBLE_GAUSSIAN, 0.1);
 }
 
+/* NIHT's graph puts the selection in a conditional node that a device-side
+ * decision sets; replayed it must give what plain launches give. A batch
+ * wider than the deciding block (256 threads) checks that every problem's
+ * decision reaches the node. */
+static void
+test_cs_niht_graph_matches_launches (CudaFixture *f, gconstpointer data)
+{
+  if (f->ctx == NULL)
+    return;
+  const gsize n = 256, m = 128, k = 16;
+  const int batch = 300;
+  g_autoptr (GError) error = NULL;
+  guint64 seed = g_rand_int (f->rng);
+  g_test_message ("seed %" G_GUINT64_FORMAT, seed);
+  g_autoptr (SsLinop) A = ss_linop_new (SS_ENSEMBLE_DCT, m, n, 8, seed, 0, &error);
+  g_assert_no_error (error);
+  g_autofree float *truth = NULL, *y = NULL;
+  ss_cs_random_problems (A, k, SS_CS_VALUES_GAUSSIAN, 0, seed + 1, batch, &truth, &y);
+  SsCsParams params;
+  ss_cs_params_init (&params);
+  params.algorithm = SS_CS_NIHT;
+  params.k = k;
+  params.tolerance = 0;
+  params.iterations = 300;
+  g_autofree float *graphed = g_new0 (float, n * batch), *launched = g_new0 (float, n * batch);
+  ss_cuda_context_set_graphs (f->ctx, TRUE);
+  g_assert_true (ss_cuda_cs_solve (f->ctx, &params, A, y, batch, graphed, NULL, &error));
+  ss_cuda_context_set_graphs (f->ctx, FALSE);
+  g_assert_true (ss_cuda_cs_solve (f->ctx, &params, A, y, batch, launched, NULL, &error));
+  ss_cuda_context_set_graphs (f->ctx, TRUE);
+  g_assert_no_error (error);
+  int recovered = 0;
+  double worst = 0;
+  for (int b = 0; b < batch; b++)
+    {
+      worst = MAX (worst, test_rel_diff (graphed + b * n, launched + b * n, n));
+      recovered += test_rel_diff (graphed + b * n, truth + b * n, n) < 1e-4;
+    }
+  g_test_message ("graph against launches: worst %.2e; %d of %d recovered", worst, recovered,
+                  batch);
+  g_assert_cmpfloat (worst, <, 1e-4);
+  /* δ 0.5, ρ 0.125: well inside NIHT's region of success (test-cs.c). */
+  g_assert_cmpint (recovered, >=, batch * 95 / 100);
+}
+
 /* The table's iht, niht, htp, cosamp and alm on an image (a star field through a blur and
  * circulant sensing at half the pixels), on the GPU through ss_cuda_solve:
  * all but IHT recover it as the CPU does (test-cs.c has the CPU side). */
@@ -1413,6 +1458,7 @@ main (int argc, char **argv)
   ADD ("/cuda/device-query", test_device_query);
   ADD ("/cuda/cs/operators-match-cpu", test_cs_operators_match_cpu);
   ADD ("/cuda/cs/solvers-match-cpu", test_cs_solvers_match_cpu);
+  ADD ("/cuda/cs/niht-graph-matches-launches", test_cs_niht_graph_matches_launches);
   ADD ("/cuda/cs/image-solvers", test_cs_image_solvers);
   ADD ("/cuda/cs/bench-runs", test_cs_bench_runs);
 #if SHARPSKY_HAVE_CUDA

@@ -15,8 +15,9 @@
  *   refresh  (stale) d = x; r = y − A d; x is left alone;
  * then g = Aᵀ r. A support change thus costs one refresh iteration (the
  * extra transform), and a steady iteration is the two transforms plus fused
- * elementwise passes; the selection kernels run (and exit at once) only for
- * problems whose flag asks for them. The top-k is a 3-pass radix select on
+ * elementwise passes. The selection kernels act only on problems whose flag
+ * asks for them, and in a graph they sit in a conditional node that a
+ * device-side decision skips when no problem does. The top-k is a 3-pass radix select on
  * the keys' bits (11, 10, 10 bits, histogram in shared memory): O(n) and no
  * sort, seed 003's binning made exact.
  */
@@ -54,6 +55,69 @@ column_grid (const SsCudaContext *ctx, size_t count, int batch)
 #define COLUMN_LOOP(i, count) \
   for (size_t i = blockIdx.x * (size_t) blockDim.x + threadIdx.x; i < (count); \
        i += (size_t) gridDim.x * blockDim.x)
+
+/* ---- per-problem state and small kernels ---------------------------------- */
+
+typedef struct {
+  double gw, ad2;            /* ||d||², ||A d||² of this iteration */
+  unsigned low_on, high_off; /* the support test's keys, as float bits */
+  float mu;
+  int stale;                 /* this iteration refreshes the residual */
+  int select;                /* this iteration selects a new support */
+  int kept;                  /* this iteration moved on its support: r −= μ A d */
+  unsigned prefix;           /* radix select: the bits of the k-th key found so far */
+  unsigned remaining;        /* its rank among the keys with that prefix */
+  unsigned ties;             /* keys equal to the k-th still to keep */
+  double rho, top;           /* ALM: penalty, max |Aᵀy| */
+  double cg_gamma, cg_gamma0, cg_next, cg_q2;   /* CG (HTP, CoSaMP): ||s||², ||A w||² */
+  float cg_alpha, cg_beta;
+  int cg_active;
+  float threshold;           /* FISTA/ALM: this problem's threshold / L */
+} Column;
+
+/* After A d: refresh r = y − A d, or ||A d||². */
+__global__ void
+niht_after_apply_kernel (float *__restrict__ r, const float *__restrict__ y,
+                         const float *__restrict__ ad, size_t m, Column *__restrict__ col)
+{
+  size_t off = blockIdx.y * m;
+  bool stale = col[blockIdx.y].stale;
+  double v[1] = { 0.0 };
+  COLUMN_LOOP (i, m)
+    {
+      float a = ad[off + i];
+      if (stale)
+        r[off + i] = y[off + i] - a;
+      else
+        v[0] += (double) a * a;
+    }
+  if (!stale)
+    ss_block_sum_to<1> (v, &col[blockIdx.y].ad2);
+}
+
+/* kept: r −= μ A d. */
+__global__ void
+niht_update_r_kernel (float *__restrict__ r, const float *__restrict__ ad, size_t m,
+                      const Column *__restrict__ col)
+{
+  const Column *c = &col[blockIdx.y];
+  if (!c->kept)
+    return;
+  size_t off = blockIdx.y * m;
+  COLUMN_LOOP (i, m)
+    r[off + i] -= c->mu * ad[off + i];
+}
+
+/* NIHT's elementwise work on m-vectors, which the subsampled DCT folds into
+ * its own passes (a launch and a pass over m floats fewer, twice an
+ * iteration; the other operators run the two kernels above): after the
+ * gather, the refresh r = y − A d or ||A d||²; as the adjoint reads r, the
+ * kept step r −= μ A d. COL NULL: nothing to fold. */
+typedef struct {
+  Column *col;
+  float *r;
+  const float *y, *ad;
+} NihtFold;
 
 /* ---- the operator on the device ------------------------------------------- */
 
@@ -231,10 +295,13 @@ dct_scale (unsigned k, size_t n)
 
 __global__ void
 dct_gather_kernel (const float2 *__restrict__ spec, const unsigned *__restrict__ rows,
-                   float *__restrict__ y, size_t m, size_t n)
+                   float *__restrict__ y, size_t m, size_t n, NihtFold fold)
 {
   const float2 *s = spec + blockIdx.y * (n / 2 + 1);
-  float *yc = y + blockIdx.y * m;
+  size_t off = blockIdx.y * m;
+  float *yc = y + off;
+  bool folded = fold.col != NULL, stale = folded && fold.col[blockIdx.y].stale;
+  double v2[1] = { 0.0 };
   COLUMN_LOOP (i, m)
     {
       unsigned k = rows[i];
@@ -242,31 +309,58 @@ dct_gather_kernel (const float2 *__restrict__ spec, const unsigned *__restrict__
       float sn, cs;
       sincospif ((float) k / (2.0f * (float) n), &sn, &cs);
       /* Re(e^{-iθ} V) = cos θ Re V + sin θ Im V */
-      yc[i] = 2.0f * (cs * v.x + sn * v.y) * dct_scale (k, n);
+      float a = 2.0f * (cs * v.x + sn * v.y) * dct_scale (k, n);
+      yc[i] = a;
+      if (stale)
+        fold.r[off + i] = fold.y[off + i] - a;
+      else if (folded)
+        v2[0] += (double) a * a;
     }
+  if (folded && !stale)
+    ss_block_sum_to<1> (v2, &fold.col[blockIdx.y].ad2);
 }
 
 /* The inverse of REDFT10 on the kept coefficients, gathered from y: with
  * Y_k = y_i / s(k) where rows[i] = k (0 for frequencies not kept),
  * V_k = ½ e^{iπk/2n} (Y_k − i Y_{n−k}), k = 0..n/2. Reading y through ROW_OF
  * spares the scatter into a zeroed n-vector (a memset, a scatter pass and
- * its n-float read): on n = 2^20, two launches and 8 MB an adjoint. */
+ * its n-float read): on n = 2^20, two launches and 8 MB an adjoint. With a
+ * kept NIHT step folded in (RC, the same column as YC), y_i −= μ (A d)_i
+ * first and is written back: every row is read here once. */
 __device__ __forceinline__ float
-dct_kept (const float *__restrict__ yc, const int *__restrict__ row_of, size_t k, size_t n)
+dct_kept (const float *yc, const int *__restrict__ row_of, size_t k, size_t n, float *rc,
+          const float *__restrict__ adc, float mu)
 {
   int i = row_of[k];
-  return i >= 0 ? yc[i] / dct_scale ((unsigned) k, n) : 0.0f;
+  if (i < 0)
+    return 0.0f;
+  float v = yc[i];
+  if (rc)
+    {
+      v -= mu * adc[i];
+      rc[i] = v;
+    }
+  return v / dct_scale ((unsigned) k, n);
 }
 
 __global__ void
-dct_adjoint_spectrum_kernel (const float *__restrict__ y, const int *__restrict__ row_of,
-                             float2 *__restrict__ spec, size_t m, size_t n, float scale)
+dct_adjoint_spectrum_kernel (const float *y, const int *__restrict__ row_of,
+                             float2 *__restrict__ spec, size_t m, size_t n, float scale,
+                             NihtFold fold)
 {
-  const float *yc = y + blockIdx.y * m;
+  size_t off = blockIdx.y * m;
+  const float *yc = y + off;
   float2 *s = spec + blockIdx.y * (n / 2 + 1);
+  const Column *c = fold.col ? &fold.col[blockIdx.y] : NULL;
+  bool kept = c && c->kept;
+  float *rc = kept ? fold.r + off : NULL;
+  const float *adc = kept ? fold.ad + off : NULL;
+  float mu = kept ? c->mu : 0.0f;
   COLUMN_LOOP (k, n / 2 + 1)
     {
-      float a = dct_kept (yc, row_of, k, n), b = k == 0 ? 0.0f : dct_kept (yc, row_of, n - k, n);
+      /* At k = n/2 the pair is one frequency, read (and updated) once. */
+      float a = dct_kept (yc, row_of, k, n, rc, adc, mu);
+      float b = k == 0 ? 0.0f : n - k == k ? a : dct_kept (yc, row_of, n - k, n, rc, adc, mu);
       float sn, cs;
       sincospif ((float) k / (2.0f * (float) n), &sn, &cs);
       /* ½ (cos θ + i sin θ)(a − i b), times SCALE (1/n in FFT order: cuFFT's
@@ -334,6 +428,55 @@ sparse_multiply (DevLinop *L, cusparseSpMatDescr_t mat, size_t in_rows, size_t r
   return ok;
 }
 
+/* The subsampled DCT: out (m x batch) = A in (n x batch), FOLD (NULL:
+ * none) in its gather. */
+static gboolean
+dct_apply (DevLinop *L, const float *in, float *out, int batch, const NihtFold *fold,
+           GError **error)
+{
+  SsCudaContext *ctx = L->ctx;
+  const NihtFold none = {};
+  g_return_val_if_fail (batch == L->batch, FALSE);
+  const float *v = in;
+  if (!L->fft_order)
+    {
+      dct_permute_kernel<<<column_grid (ctx, L->n / 2, batch), SS_CUDA_THREADS, 0, ctx->stream>>> (
+        in, L->perm, L->n);
+      if (!LAUNCH_OK ("dct_permute_kernel"))
+        return FALSE;
+      v = L->perm;
+    }
+  /* An out-of-place R2C leaves its input alone. */
+  if (!CUFFT_OK (cufftExecR2C (L->r2c, (cufftReal *) v, (cufftComplex *) L->spec)))
+    return FALSE;
+  dct_gather_kernel<<<column_grid (ctx, L->m, batch), SS_CUDA_THREADS, 0, ctx->stream>>> (
+    L->spec, L->rows, out, L->m, L->n, fold ? *fold : none);
+  return LAUNCH_OK ("dct_gather_kernel");
+}
+
+/* The subsampled DCT's adjoint: out (n x batch) = Aᵀ in (m x batch), FOLD
+ * (NULL: none) as it reads IN. */
+static gboolean
+dct_adjoint (DevLinop *L, const float *in, float *out, int batch, const NihtFold *fold,
+             GError **error)
+{
+  SsCudaContext *ctx = L->ctx;
+  const NihtFold none = {};
+  g_return_val_if_fail (batch == L->batch, FALSE);
+  float inv_n = 1.0f / (float) L->n;
+  dct_adjoint_spectrum_kernel<<<column_grid (ctx, L->n / 2 + 1, batch), SS_CUDA_THREADS, 0,
+                                ctx->stream>>> (in, L->row_of, L->spec, L->m, L->n,
+                                                L->fft_order ? inv_n : 1.0f, fold ? *fold : none);
+  if (!LAUNCH_OK ("dct_adjoint_spectrum_kernel")
+      || !CUFFT_OK (cufftExecC2R (L->c2r, (cufftComplex *) L->spec, L->fft_order ? out : L->perm)))
+    return FALSE;
+  if (L->fft_order)
+    return TRUE;
+  dct_unpermute_kernel<<<column_grid (ctx, L->n / 2, batch), SS_CUDA_THREADS, 0, ctx->stream>>> (
+    L->perm, out, L->n, inv_n);
+  return LAUNCH_OK ("dct_unpermute_kernel");
+}
+
 /* out (m x batch) = A in (n x batch). */
 static gboolean
 dev_apply (DevLinop *L, const float *in, float *out, int batch, GError **error)
@@ -346,24 +489,7 @@ dev_apply (DevLinop *L, const float *in, float *out, int batch, GError **error)
     case CS_CIRCULANT:
       return ss_cuda_apply_operator (ctx, L->problem, in, L->spec, out, FALSE, error);
     case SS_ENSEMBLE_DCT:
-      {
-        g_return_val_if_fail (batch == L->batch, FALSE);
-        const float *v = in;
-        if (!L->fft_order)
-          {
-            dct_permute_kernel<<<column_grid (ctx, L->n / 2, batch), SS_CUDA_THREADS, 0,
-                                 ctx->stream>>> (in, L->perm, L->n);
-            if (!LAUNCH_OK ("dct_permute_kernel"))
-              return FALSE;
-            v = L->perm;
-          }
-        /* An out-of-place R2C leaves its input alone. */
-        if (!CUFFT_OK (cufftExecR2C (L->r2c, (cufftReal *) v, (cufftComplex *) L->spec)))
-          return FALSE;
-        dct_gather_kernel<<<column_grid (ctx, L->m, batch), SS_CUDA_THREADS, 0, ctx->stream>>> (
-          L->spec, L->rows, out, L->m, L->n);
-        return LAUNCH_OK ("dct_gather_kernel");
-      }
+      return dct_apply (L, in, out, batch, NULL, error);
     case SS_ENSEMBLE_SPARSE:
       return sparse_multiply (L, L->a_mat, L->n, L->m, in, out, batch, error);
     default:
@@ -388,22 +514,7 @@ dev_adjoint (DevLinop *L, const float *in, float *out, int batch, GError **error
     case CS_CIRCULANT:
       return ss_cuda_apply_operator (ctx, L->problem, in, L->spec, out, TRUE, error);
     case SS_ENSEMBLE_DCT:
-      {
-        g_return_val_if_fail (batch == L->batch, FALSE);
-        float inv_n = 1.0f / (float) L->n;
-        dct_adjoint_spectrum_kernel<<<column_grid (ctx, L->n / 2 + 1, batch), SS_CUDA_THREADS, 0,
-                                      ctx->stream>>> (in, L->row_of, L->spec, L->m, L->n,
-                                                      L->fft_order ? inv_n : 1.0f);
-        if (!LAUNCH_OK ("dct_adjoint_spectrum_kernel")
-            || !CUFFT_OK (cufftExecC2R (L->c2r, (cufftComplex *) L->spec,
-                                        L->fft_order ? out : L->perm)))
-          return FALSE;
-        if (L->fft_order)
-          return TRUE;
-        dct_unpermute_kernel<<<column_grid (ctx, L->n / 2, batch), SS_CUDA_THREADS, 0,
-                               ctx->stream>>> (L->perm, out, L->n, inv_n);
-        return LAUNCH_OK ("dct_unpermute_kernel");
-      }
+      return dct_adjoint (L, in, out, batch, NULL, error);
     case SS_ENSEMBLE_SPARSE:
       return sparse_multiply (L, L->t_mat, L->m, L->n, in, out, batch, error);
     default:
@@ -413,6 +524,34 @@ dev_adjoint (DevLinop *L, const float *in, float *out, int batch, GError **error
       return CUBLAS_OK (cublasSgemm (ctx->cublas, CUBLAS_OP_N, CUBLAS_OP_N, n, batch, m, &one,
                                      L->dense, n, in, m, &zero, out, n));
     }
+}
+
+/* A d for NIHT, with the refresh or ||A d||² after it (FOLD). */
+static gboolean
+dev_apply_folded (DevLinop *L, const float *in, float *out, int batch, const NihtFold *fold,
+                  GError **error)
+{
+  SsCudaContext *ctx = L->ctx;
+  if (L->kind == SS_ENSEMBLE_DCT)
+    return dct_apply (L, in, out, batch, fold, error);
+  if (!dev_apply (L, in, out, batch, error))
+    return FALSE;
+  niht_after_apply_kernel<<<column_grid (ctx, L->m, batch), SS_CUDA_THREADS, 0, ctx->stream>>> (
+    fold->r, fold->y, out, L->m, fold->col);
+  return LAUNCH_OK ("niht_after_apply_kernel");
+}
+
+/* Aᵀ r for NIHT, with the kept step r −= μ A d before it (FOLD). */
+static gboolean
+dev_adjoint_folded (DevLinop *L, float *r, float *out, int batch, const NihtFold *fold,
+                    GError **error)
+{
+  SsCudaContext *ctx = L->ctx;
+  if (L->kind == SS_ENSEMBLE_DCT)
+    return dct_adjoint (L, r, out, batch, fold, error);
+  niht_update_r_kernel<<<column_grid (ctx, L->m, batch), SS_CUDA_THREADS, 0, ctx->stream>>> (
+    r, fold->ad, L->m, fold->col);
+  return LAUNCH_OK ("niht_update_r_kernel") && dev_adjoint (L, r, out, batch, error);
 }
 
 /* Host n-vectors (n x batch) to the solvers' order on the device, and back. */
@@ -446,25 +585,6 @@ dev_signal_download (DevLinop *L, const float *dev, float *host, int batch, GErr
   return CUDA_OK (cudaMemcpyAsync (host, dev, bytes, cudaMemcpyDeviceToHost, ctx->stream))
          && CUDA_OK (cudaStreamSynchronize (ctx->stream));
 }
-
-/* ---- per-problem state and small kernels ---------------------------------- */
-
-typedef struct {
-  double gw, ad2;            /* ||d||², ||A d||² of this iteration */
-  unsigned low_on, high_off; /* the support test's keys, as float bits */
-  float mu;
-  int stale;                 /* this iteration refreshes the residual */
-  int next_stale;
-  int select;                /* this iteration selects a new support */
-  unsigned prefix;           /* radix select: the bits of the k-th key found so far */
-  unsigned remaining;        /* its rank among the keys with that prefix */
-  unsigned ties;             /* keys equal to the k-th still to keep */
-  double rho, top;           /* ALM: penalty, max |Aᵀy| */
-  double cg_gamma, cg_gamma0, cg_next, cg_q2;   /* CG (HTP, CoSaMP): ||s||², ||A w||² */
-  float cg_alpha, cg_beta;
-  int cg_active;
-  float threshold;           /* FISTA/ALM: this problem's threshold / L */
-} Column;
 
 __device__ __forceinline__ float
 cs_key (float v, bool nonneg)
@@ -507,6 +627,8 @@ block_min_max (float low, float high, unsigned *low_out, unsigned *high_out)
     }
 }
 
+/* ---- NIHT's step: its small kernels --------------------------------------- */
+
 __global__ void
 niht_reset_kernel (Column *col, int batch)
 {
@@ -517,7 +639,6 @@ niht_reset_kernel (Column *col, int batch)
   col[b].low_on = __float_as_uint (INFINITY);
   col[b].high_off = 0;
   col[b].select = 0;
-  col[b].next_stale = 0;
 }
 
 /* d = stale ? x : g on T; ||d||² (step only). */
@@ -539,31 +660,15 @@ niht_direction_kernel (const float *__restrict__ x, const float *__restrict__ g,
     ss_block_sum_to<1> (v, &col[blockIdx.y].gw);
 }
 
-/* After A d: refresh r = y − A d, or ||A d||². */
+/* μ, the support test's two reductions, and the move, made before the test
+ * is decided (no pass can wait for a whole-grid reduction): the candidate
+ * x + μg everywhere, for a selection, and x += μg on the support, which is
+ * the kept step x + μd (x and d are 0 off it); a selection then overwrites
+ * all of x. OMEGA > 0: IHT's fixed step. */
 __global__ void
-niht_after_apply_kernel (float *__restrict__ r, const float *__restrict__ y,
-                         const float *__restrict__ ad, size_t m, Column *__restrict__ col)
-{
-  size_t off = blockIdx.y * m;
-  bool stale = col[blockIdx.y].stale;
-  double v[1] = { 0.0 };
-  COLUMN_LOOP (i, m)
-    {
-      float a = ad[off + i];
-      if (stale)
-        r[off + i] = y[off + i] - a;
-      else
-        v[0] += (double) a * a;
-    }
-  if (!stale)
-    ss_block_sum_to<1> (v, &col[blockIdx.y].ad2);
-}
-
-/* μ and the support test's two reductions. OMEGA > 0: IHT's fixed step. */
-__global__ void
-niht_test_kernel (const float *__restrict__ x, const float *__restrict__ g,
-                  const unsigned char *__restrict__ mask, size_t n, Column *__restrict__ col,
-                  float omega, bool nonneg)
+niht_step_kernel (float *__restrict__ x, const float *__restrict__ g,
+                  const unsigned char *__restrict__ mask, float *__restrict__ trial, size_t n,
+                  Column *__restrict__ col, float omega, bool nonneg)
 {
   Column *c = &col[blockIdx.y];
   if (c->stale)
@@ -575,71 +680,58 @@ niht_test_kernel (const float *__restrict__ x, const float *__restrict__ g,
   float low = INFINITY, high = 0.0f;
   COLUMN_LOOP (i, n)
     {
-      float key = cs_key (x[off + i] + mu * g[off + i], nonneg);
+      float t = x[off + i] + mu * g[off + i], key = cs_key (t, nonneg);
+      trial[off + i] = t;
       if (mask[off + i])
-        low = fminf (low, key);
+        {
+          low = fminf (low, key);
+          x[off + i] = t;
+        }
       else
         high = fmaxf (high, key);
     }
   block_min_max (low, high, &c->low_on, &c->high_off);
 }
 
-/* Decides per problem whether the support is kept (the test's two
- * reductions, when the step is positive) and moves: kept, x += μ d on the
- * support (d = g_T); changing, the candidate x + μ g for the selection,
- * which the flags set here then ask for. Every block decides alike from the
- * column; one thread writes the flags, which no block of this pass reads. */
+/* How the step is decided: K the support's size; ADVANCE (NIHT's loop): a
+ * selection makes the next iteration a refresh, and the sums restart from
+ * zero for it; TELL: the graph's conditional selection node runs only if
+ * some problem selects. */
+typedef struct {
+  int batch;
+  unsigned k;
+  bool advance, tell;
+  cudaGraphConditionalHandle select_node;
+} NihtDecision;
+
+/* Per problem, in one block: keep the support, or select the K largest of
+ * the candidate when some entry off the support outgrows one on it. */
 __global__ void
-niht_move_kernel (float *__restrict__ x, const float *__restrict__ d, const float *__restrict__ g,
-                  float *__restrict__ trial, size_t n, Column *__restrict__ col, unsigned k)
+niht_decide_kernel (Column *col, NihtDecision how)
 {
-  Column *c = &col[blockIdx.y];
-  if (c->stale)
-    return;
-  float mu = c->mu;
-  bool select = mu > 0 && !(__uint_as_float (c->low_on) > __uint_as_float (c->high_off));
-  if (blockIdx.x == 0 && threadIdx.x == 0 && mu > 0)
+  int any = 0;
+  for (int b = threadIdx.x; b < how.batch; b += blockDim.x)
     {
+      Column *c = &col[b];
+      bool stale = c->stale;
+      bool select = !stale && c->mu > 0
+                    && !(__uint_as_float (c->low_on) > __uint_as_float (c->high_off));
       c->select = select;
-      c->next_stale = select;
+      c->kept = !stale && !select;
       c->prefix = 0;
-      c->remaining = k;
+      c->remaining = how.k;
+      any |= select;
+      if (how.advance)
+        {
+          c->stale = select;
+          c->gw = c->ad2 = 0;
+          c->low_on = __float_as_uint (INFINITY);
+          c->high_off = 0;
+        }
     }
-  size_t off = blockIdx.y * n;
-  if (select)
-    COLUMN_LOOP (i, n)
-      trial[off + i] = x[off + i] + mu * g[off + i];
-  else
-    COLUMN_LOOP (i, n)
-      x[off + i] += mu * d[off + i];
-}
-
-/* kept: r −= μ A d. */
-__global__ void
-niht_update_r_kernel (float *__restrict__ r, const float *__restrict__ ad, size_t m,
-                      const Column *__restrict__ col)
-{
-  const Column *c = &col[blockIdx.y];
-  if (c->stale || c->select)
-    return;
-  size_t off = blockIdx.y * m;
-  COLUMN_LOOP (i, m)
-    r[off + i] -= c->mu * ad[off + i];
-}
-
-/* The flags move on to the next iteration, whose sums start from zero. */
-__global__ void
-niht_advance_kernel (Column *col, int batch)
-{
-  int b = blockIdx.x * blockDim.x + threadIdx.x;
-  if (b >= batch)
-    return;
-  col[b].stale = col[b].next_stale;
-  col[b].gw = col[b].ad2 = 0;
-  col[b].low_on = __float_as_uint (INFINITY);
-  col[b].high_off = 0;
-  col[b].select = 0;
-  col[b].next_stale = 0;
+  any = __syncthreads_or (any);
+  if (how.tell && threadIdx.x == 0)
+    cudaGraphSetConditional (how.select_node, any ? 1u : 0u);
 }
 
 /* ---- radix select (problems with col->select set) ------------------------- */
@@ -853,53 +945,148 @@ niht_start (Niht *s, GError **error)
   return LAUNCH_OK ("niht_reset_kernel");
 }
 
+/* An iteration is three parts: up to the decision, the selection, and the
+ * gradient after it. SELECT_NODE, when TELL: the graph's conditional node
+ * around the selection, which the decision sets. */
+static gboolean
+niht_before_select (Niht *s, cudaGraphConditionalHandle select_node, bool tell, GError **error)
+{
+  SsCudaContext *ctx = s->L->ctx;
+  size_t n = s->L->n;
+  int batch = s->sel.batch;
+  Column *col = s->sel.col;
+  dim3 gn = column_grid (ctx, n, batch);
+  niht_direction_kernel<<<gn, SS_CUDA_THREADS, 0, ctx->stream>>> (s->x, s->g, s->mask, s->d, n,
+                                                                  col);
+  NihtFold fold = { col, s->r, s->y, s->ad };
+  if (!LAUNCH_OK ("niht_direction_kernel")
+      || !dev_apply_folded (s->L, s->d, s->ad, batch, &fold, error))
+    return FALSE;
+  niht_step_kernel<<<gn, SS_CUDA_THREADS, 0, ctx->stream>>> (s->x, s->g, s->mask, s->trial, n, col,
+                                                             s->omega, s->sel.nonneg);
+  NihtDecision how = { batch, (unsigned) s->sel.k, true, tell, select_node };
+  niht_decide_kernel<<<1, SS_CUDA_THREADS, 0, ctx->stream>>> (col, how);
+  return LAUNCH_OK ("niht kernels");
+}
+
+static gboolean
+niht_select (Niht *s, GError **error)
+{
+  return select_top_k (&s->sel, s->trial, s->x, s->mask, TRUE, error);
+}
+
+/* g = Aᵀ r, after the kept step r −= μ A d, which the selection leaves
+ * alone. */
+static gboolean
+niht_after_select (Niht *s, GError **error)
+{
+  NihtFold fold = { s->sel.col, s->r, s->y, s->ad };
+  return dev_adjoint_folded (s->L, s->r, s->g, s->sel.batch, &fold, error);
+}
+
 /* One iteration: exactly two operator applications, no host wait. */
 static gboolean
 niht_iteration (Niht *s, GError **error)
 {
-  SsCudaContext *ctx = s->L->ctx;
-  size_t n = s->L->n, m = s->L->m;
-  int batch = s->sel.batch;
-  Column *col = s->sel.col;
-  dim3 gn = column_grid (ctx, n, batch), gm = column_grid (ctx, m, batch);
-  niht_direction_kernel<<<gn, SS_CUDA_THREADS, 0, ctx->stream>>> (s->x, s->g, s->mask, s->d, n,
-                                                                  col);
-  if (!LAUNCH_OK ("niht_direction_kernel") || !dev_apply (s->L, s->d, s->ad, batch, error))
-    return FALSE;
-  niht_after_apply_kernel<<<gm, SS_CUDA_THREADS, 0, ctx->stream>>> (s->r, s->y, s->ad, m, col);
-  niht_test_kernel<<<gn, SS_CUDA_THREADS, 0, ctx->stream>>> (s->x, s->g, s->mask, n, col,
-                                                             s->omega, s->sel.nonneg);
-  niht_move_kernel<<<gn, SS_CUDA_THREADS, 0, ctx->stream>>> (s->x, s->d, s->g, s->trial, n, col,
-                                                             (unsigned) s->sel.k);
-  niht_update_r_kernel<<<gm, SS_CUDA_THREADS, 0, ctx->stream>>> (s->r, s->ad, m, col);
-  if (!LAUNCH_OK ("niht kernels") || !select_top_k (&s->sel, s->trial, s->x, s->mask, TRUE, error))
-    return FALSE;
-  niht_advance_kernel<<<small_blocks (batch), SS_CUDA_THREADS, 0, ctx->stream>>> (col, batch);
-  return LAUNCH_OK ("niht_advance_kernel") && dev_adjoint (s->L, s->r, s->g, batch, error);
+  return niht_before_select (s, 0, false, error) && niht_select (s, error)
+         && niht_after_select (s, error);
 }
 
-/* The iteration captured as a graph (its buffers are fixed for the solve). */
+/* Captures what PART enqueues into GRAPH after the nodes DEPS; LEAF, if not
+ * NULL, gets the one node the captured work ends on (the stream is in
+ * order, so there is one). */
+typedef gboolean (*NihtPart) (Niht *h, cudaGraphConditionalHandle select_node, GError **error);
+
+static gboolean
+capture_part (Niht *h, cudaGraph_t graph, const cudaGraphNode_t *deps, size_t n_deps,
+              NihtPart part, cudaGraphConditionalHandle select_node, cudaGraphNode_t *leaf,
+              GError **error)
+{
+  cudaStream_t stream = h->L->ctx->stream;
+  if (!CUDA_OK (cudaStreamBeginCaptureToGraph (stream, graph, deps, NULL, n_deps,
+                                               cudaStreamCaptureModeThreadLocal)))
+    return FALSE;
+  GError *part_error = NULL;
+  gboolean ok = part (h, select_node, &part_error);
+  const cudaGraphNode_t *ends = NULL;
+  size_t n_ends = 0;
+  cudaStreamCaptureStatus status;
+  cudaError_t info = cudaStreamGetCaptureInfo (stream, &status, NULL, NULL, &ends, NULL, &n_ends);
+  if (ok && leaf && info == cudaSuccess && n_ends == 1)
+    *leaf = ends[0];
+  cudaGraph_t same = NULL;
+  cudaError_t ended = cudaStreamEndCapture (stream, &same);
+  if (!ok)
+    {
+      g_propagate_error (error, part_error);
+      return FALSE;
+    }
+  if (!CUDA_OK (info) || !CUDA_OK (ended))
+    return FALSE;
+  if (leaf && n_ends != 1)
+    {
+      g_set_error (error, SS_ERROR, SS_ERROR_CUDA,
+                   "capturing NIHT's iteration: %zu end nodes where one was expected", n_ends);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+static gboolean
+part_before (Niht *h, cudaGraphConditionalHandle select_node, GError **error)
+{
+  return niht_before_select (h, select_node, true, error);
+}
+
+static gboolean
+part_select (Niht *h, cudaGraphConditionalHandle select_node, GError **error)
+{
+  return niht_select (h, error);
+}
+
+static gboolean
+part_after (Niht *h, cudaGraphConditionalHandle select_node, GError **error)
+{
+  return niht_after_select (h, error);
+}
+
+/* The iteration captured as a graph (its buffers are fixed for the solve),
+ * with the selection inside a conditional node that the decision sets. In
+ * the steady state no problem changes its support, and the selection's
+ * seven launches (each a whole grid of blocks that would return at once)
+ * are then skipped on the device. */
 static gboolean
 niht_capture (Niht *h, GError **error)
 {
-  SsCudaContext *ctx = h->L->ctx;
   cudaGraph_t graph = NULL;
-  if (!CUDA_OK (cudaStreamBeginCapture (ctx->stream, cudaStreamCaptureModeThreadLocal)))
+  cudaGraphConditionalHandle select_node = 0;
+  cudaGraphNode_t decided = NULL, conditional = NULL;
+  cudaGraphNodeParams params = {};
+  if (!CUDA_OK (cudaGraphCreate (&graph, 0)))
     return FALSE;
-  GError *body_error = NULL;
-  gboolean body = niht_iteration (h, &body_error);
-  cudaError_t ended = cudaStreamEndCapture (ctx->stream, &graph);
-  if (!body)
-    g_propagate_error (error, body_error);
-  gboolean ok = body && CUDA_OK (ended) && CUDA_OK (cudaGraphInstantiate (h->graph, graph, 0));
-  if (graph)
-    cudaGraphDestroy (graph);
+  gboolean ok = CUDA_OK (cudaGraphConditionalHandleCreate (&select_node, graph, 0,
+                                                           cudaGraphCondAssignDefault))
+                && capture_part (h, graph, NULL, 0, part_before, select_node, &decided, error);
+  if (ok)
+    {
+      params.type = cudaGraphNodeTypeConditional;
+      params.conditional.handle = select_node;
+      params.conditional.type = cudaGraphCondTypeIf;
+      params.conditional.size = 1;
+      ok = CUDA_OK (cudaGraphAddNode (&conditional, graph, &decided, NULL, 1, &params));
+    }
+  ok = ok
+       && capture_part (h, params.conditional.phGraph_out[0], NULL, 0, part_select, select_node,
+                        NULL, error)
+       && capture_part (h, graph, &conditional, 1, part_after, select_node, NULL, error)
+       && CUDA_OK (cudaGraphInstantiate (h->graph, graph, 0));
+  cudaGraphDestroy (graph);
   return ok;
 }
 
 /* ITERATIONS iterations; with graphs on (the context's setting), one
- * iteration is captured once and replayed: its twenty-odd small launches
- * then cost one graph launch. */
+ * iteration is captured once and replayed: its small launches then cost
+ * one graph launch. */
 static gboolean
 niht_run (Niht *h, int iterations, GError **error)
 {
@@ -1078,20 +1265,21 @@ static gboolean
 htp_iteration (Niht *h, GError **error)
 {
   SsCudaContext *ctx = h->L->ctx;
-  size_t n = h->L->n, m = h->L->m;
+  size_t n = h->L->n;
   int batch = h->sel.batch;
   Column *col = h->sel.col;
-  dim3 gn = column_grid (ctx, n, batch), gm = column_grid (ctx, m, batch);
+  dim3 gn = column_grid (ctx, n, batch);
   niht_reset_kernel<<<small_blocks (batch), SS_CUDA_THREADS, 0, ctx->stream>>> (col, batch);
   niht_direction_kernel<<<gn, SS_CUDA_THREADS, 0, ctx->stream>>> (h->x, h->g, h->mask, h->d, n,
                                                                   col);
-  if (!LAUNCH_OK ("niht_direction_kernel") || !dev_apply (h->L, h->d, h->ad, batch, error))
+  NihtFold fold = { col, h->r, h->y, h->ad };
+  if (!LAUNCH_OK ("niht_direction_kernel")
+      || !dev_apply_folded (h->L, h->d, h->ad, batch, &fold, error))
     return FALSE;
-  niht_after_apply_kernel<<<gm, SS_CUDA_THREADS, 0, ctx->stream>>> (h->r, h->y, h->ad, m, col);
-  niht_test_kernel<<<gn, SS_CUDA_THREADS, 0, ctx->stream>>> (h->x, h->g, h->mask, n, col, 0.0f,
-                                                             h->sel.nonneg);
-  niht_move_kernel<<<gn, SS_CUDA_THREADS, 0, ctx->stream>>> (h->x, h->d, h->g, h->trial, n, col,
-                                                             (unsigned) h->sel.k);
+  niht_step_kernel<<<gn, SS_CUDA_THREADS, 0, ctx->stream>>> (h->x, h->g, h->mask, h->trial, n, col,
+                                                             0.0f, h->sel.nonneg);
+  NihtDecision how = { batch, (unsigned) h->sel.k, false, false, 0 };
+  niht_decide_kernel<<<1, SS_CUDA_THREADS, 0, ctx->stream>>> (col, how);
   if (!LAUNCH_OK ("htp kernels") || !select_top_k (&h->sel, h->trial, h->x, h->mask, TRUE, error)
       || !project_on_supports (h, h->mask, error))
     return FALSE;
