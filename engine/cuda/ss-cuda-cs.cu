@@ -138,6 +138,7 @@ typedef struct {
   gboolean fft_order;
   SsEnsemble kind;
   float *dense;              /* row-major m x n (column-major n x m) */
+  float *dense_t;            /* dense: batch x m, A x transposed (see dense_apply) */
   unsigned *rows;            /* DCT: m kept frequencies */
   float *perm;               /* DCT: n x batch, the even/odd reordering */
   float2 *spec;              /* DCT: (n/2+1) x batch */
@@ -156,6 +157,7 @@ dev_linop_free (DevLinop *L)
 {
   SsCudaContext *ctx = L->ctx;
   ss_cuda_free (ctx, L->dense, 0);
+  ss_cuda_free (ctx, L->dense_t, 0);
   ss_cuda_free (ctx, L->rows, 0);
   ss_cuda_free (ctx, L->perm, 0);
   ss_cuda_free (ctx, L->spec, 0);
@@ -227,7 +229,10 @@ dev_linop_init (DevLinop *L, SsCudaContext *ctx, SsLinop *host, int batch, GErro
       L->kind = SS_ENSEMBLE_GAUSSIAN;
       L->bytes = L->m * L->n * sizeof (float);
       return ss_cuda_check_free (ctx, L->bytes, "the dense matrix", error)
-             && upload (ctx, (void **) &L->dense, host->dense, L->bytes, "the dense matrix", error);
+             && upload (ctx, (void **) &L->dense, host->dense, L->bytes, "the dense matrix", error)
+             && (batch == 1
+                 || ss_cuda_alloc (ctx, (void **) &L->dense_t, L->m * batch * 4,
+                                   "a product buffer", error));
     }
   if (host->dct_rows)
     {
@@ -477,13 +482,35 @@ dct_adjoint (DevLinop *L, const float *in, float *out, int batch, const NihtFold
   return LAUNCH_OK ("dct_unpermute_kernel");
 }
 
+/* out (m x batch) = A in (n x batch) for a dense A. Row-major m x n is
+ * column-major n x m (M = Aᵀ), so A X = Mᵀ X. With a block, cuBLAS is
+ * faster at the transposed product Xᵀ M (a batch x m result from a sum over
+ * n): on the H100, for seed 004's 256 x 2^20 matrix and 60 problems,
+ * 1.26 ms against 1.49 ms; the batch x m result is then transposed, a pass
+ * over m x batch floats. */
+static gboolean
+dense_apply (DevLinop *L, const float *in, float *out, int batch, GError **error)
+{
+  SsCudaContext *ctx = L->ctx;
+  const float one = 1.0f, zero = 0.0f;
+  int m = (int) L->m, n = (int) L->n;
+  if (batch == 1)
+    return CUBLAS_OK (cublasSgemv (ctx->cublas, CUBLAS_OP_T, n, m, &one, L->dense, n, in, 1,
+                                   &zero, out, 1));
+  if (L->dense_t == NULL || batch > L->batch)
+    return CUBLAS_OK (cublasSgemm (ctx->cublas, CUBLAS_OP_T, CUBLAS_OP_N, m, batch, n, &one,
+                                   L->dense, n, in, n, &zero, out, m));
+  return CUBLAS_OK (cublasSgemm (ctx->cublas, CUBLAS_OP_T, CUBLAS_OP_N, batch, m, n, &one, in, n,
+                                 L->dense, n, &zero, L->dense_t, batch))
+         && CUBLAS_OK (cublasSgeam (ctx->cublas, CUBLAS_OP_T, CUBLAS_OP_N, m, batch, &one,
+                                    L->dense_t, batch, &zero, out, m, out, m));
+}
+
 /* out (m x batch) = A in (n x batch). */
 static gboolean
 dev_apply (DevLinop *L, const float *in, float *out, int batch, GError **error)
 {
   SsCudaContext *ctx = L->ctx;
-  const float one = 1.0f, zero = 0.0f;
-  int m = (int) L->m, n = (int) L->n;
   switch ((int) L->kind)
     {
     case CS_CIRCULANT:
@@ -493,12 +520,7 @@ dev_apply (DevLinop *L, const float *in, float *out, int batch, GError **error)
     case SS_ENSEMBLE_SPARSE:
       return sparse_multiply (L, L->a_mat, L->n, L->m, in, out, batch, error);
     default:
-      /* Row-major m x n is column-major n x m: A x = (that)ᵀ x. */
-      if (batch == 1)
-        return CUBLAS_OK (cublasSgemv (ctx->cublas, CUBLAS_OP_T, n, m, &one, L->dense, n, in, 1,
-                                       &zero, out, 1));
-      return CUBLAS_OK (cublasSgemm (ctx->cublas, CUBLAS_OP_T, CUBLAS_OP_N, m, batch, n, &one,
-                                     L->dense, n, in, n, &zero, out, m));
+      return dense_apply (L, in, out, batch, error);
     }
 }
 
