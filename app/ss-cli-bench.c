@@ -49,6 +49,11 @@ bench_params_from_options (const CliOptions *o, SsBenchParams *bp, SsBackendKind
     return cli_fail (CLI_EXIT_USAGE, NULL, error);
   if (method)
     bp->direct_method = (SsDirectMethod) value;
+  const char *prior = o->param[SS_PARAM_PRIOR];
+  if (prior && !ss_param_parse (ss_param_info (SS_PARAM_PRIOR), prior, &value, &error))
+    return cli_fail (CLI_EXIT_USAGE, NULL, error);
+  if (prior)
+    bp->prior = (SsPrior) value;
   if (o->boundary && !ss_boundary_from_string (o->boundary, &bp->boundary, &error))
     {
       cli_error (NULL, "--boundary '%s': %s", o->boundary, error->message);
@@ -72,6 +77,11 @@ print_bench_json (const SsBenchParams *bp, const char *backend, const SsBenchRes
   ss_json_begin (&o);
   ss_json_add_string (&o, "type", "bench");
   ss_json_add_string (&o, "solver", ss_solver_kind_to_string (bp->solver));
+  if (ss_solver_uses (ss_solver_info (bp->solver), SS_PARAM_PRIOR))
+    {
+      g_autofree char *prior = ss_param_format (ss_param_info (SS_PARAM_PRIOR), bp->prior);
+      ss_json_add_string (&o, "prior", prior);
+    }
   ss_json_add_string (&o, "backend", backend);
   ss_json_add_string (&o, "device", r->device);
   ss_json_add_int (&o, "width", r->width);
@@ -113,7 +123,13 @@ print_bench_text (const SsBenchParams *bp, const char *backend, const SsBenchRes
   g_autofree char *work = ss_format_bytes (r->fft_work_bytes);
 
   printf ("device           %s (%s)\n", r->device ? r->device : "?", backend);
-  printf ("solver           %s\n", ss_solver_kind_to_string (bp->solver));
+  if (ss_solver_uses (ss_solver_info (bp->solver), SS_PARAM_PRIOR))
+    {
+      g_autofree char *prior = ss_param_format (ss_param_info (SS_PARAM_PRIOR), bp->prior);
+      printf ("solver           %s, prior %s\n", ss_solver_kind_to_string (bp->solver), prior);
+    }
+  else
+    printf ("solver           %s\n", ss_solver_kind_to_string (bp->solver));
   printf ("size             %d x %d", r->width, r->height);
   if (r->width != bp->width || r->height != bp->height)
     printf (" (%s padding of %d x %d, margin %d)", ss_boundary_to_string (bp->boundary),

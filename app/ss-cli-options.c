@@ -300,7 +300,7 @@ add_groups (GOptionContext *context, CliGroups groups, CliOptions *o)
       const GOptionEntry entries[] = {
         STRING_OPTION ("backend", 0, backend, "auto, cpu or cuda (default auto)", "NAME"),
         STRING_OPTION ("solver", 0, solver, "cpadmm, fista, ista, direct, direct-fft "
-                       "or (cuda) admm with --prior tv (default cpadmm)", "NAME"),
+                       "or admm (default cpadmm)", "NAME"),
         STRING_OPTION ("size", 0, size, "Square image side (default 1024; 64 for direct)", "N"),
         STRING_OPTION ("width", 0, width, "Image width (overrides --size)", "W"),
         STRING_OPTION ("height", 0, height, "Image height (overrides --size)", "H"),
@@ -309,6 +309,8 @@ add_groups (GOptionContext *context, CliGroups groups, CliOptions *o)
         STRING_OPTION ("seed", 0, seed, "Seed of the random problem (default 1)", "N"),
         STRING_OPTION ("direct-method", 0, param[SS_PARAM_DIRECT_METHOD],
                        "Dense direct: solve or inverse (default inverse, to time GETS)", "M"),
+        STRING_OPTION ("prior", 0, param[SS_PARAM_PRIOR],
+                       "admm: tv, starlet or tv+starlet (default tv)", "NAME"),
         STRING_OPTION ("boundary", 0, boundary, "Pad the size as deblur pads a real image: "
                        "periodic (default, no padding), mirror or taper", "MODE"),
         STRING_OPTION ("margin", 0, margin, "Padding margin in pixels (default: the reach of "

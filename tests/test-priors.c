@@ -133,6 +133,54 @@ test_tv_shrink_oracle (void)
     }
 }
 
+/* ss_starlet_power_and_norms against two oracles on fresh sizes (odd, even,
+ * a row): the power is Σ_j of the squared filters ss_starlet_spectra makes,
+ * and the norms are ss_starlet_noise_norms's and, by Parseval, the root sum
+ * of squares of each scale's impulse response, the direct transform of a
+ * unit impulse. */
+static void
+test_starlet_power_and_norms (void)
+{
+  g_autoptr (GRand) rng = test_rng ();
+  const int sizes[][2] = { { g_rand_int_range (rng, 33, 80), g_rand_int_range (rng, 33, 80) },
+                           { 2 * g_rand_int_range (rng, 17, 40), 2 * g_rand_int_range (rng, 17, 40) },
+                           { g_rand_int_range (rng, 40, 90), 1 },
+                           { 14, 11 } };
+  for (guint s = 0; s < G_N_ELEMENTS (sizes); s++)
+    {
+      int w = sizes[s][0], h = sizes[s][1], sw = w / 2 + 1;
+      gsize n = (gsize) w * h, count = (gsize) h * sw;
+      g_autofree float *spectra = ss_starlet_spectra (w, h, SS_STARLET_SCALES);
+      double oracle_norms[SS_STARLET_SCALES], norms[SS_STARLET_SCALES];
+      ss_starlet_noise_norms (spectra, w, h, SS_STARLET_SCALES, oracle_norms);
+      g_autofree float *power = g_new (float, count);
+      ss_starlet_power_and_norms (w, h, SS_STARLET_SCALES, power, norms);
+      double worst = 0;
+      for (gsize k = 0; k < count; k++)
+        {
+          double expected = 0;
+          for (int j = 0; j < SS_STARLET_SCALES; j++)
+            expected += (double) spectra[(gsize) j * count + k] * spectra[(gsize) j * count + k];
+          worst = MAX (worst, fabs (power[k] - expected) / MAX (expected, 1e-12));
+        }
+      g_assert_cmpfloat (worst, <, 1e-6);
+      g_autofree float *impulse = g_new0 (float, n);
+      g_autofree float *response = g_new (float, (SS_STARLET_SCALES + 1) * n);
+      impulse[0] = 1.0f;
+      ss_starlet_transform (impulse, w, h, SS_STARLET_SCALES, response);
+      for (int j = 0; j < SS_STARLET_SCALES; j++)
+        {
+          double sum = 0;
+          for (gsize i = 0; i < n; i++)
+            sum += (double) response[j * n + i] * response[j * n + i];
+          g_test_message ("%d×%d scale %d: norm %.6g, from the spectra %.6g, spatial %.6g", w, h,
+                          j + 1, norms[j], oracle_norms[j], sqrt (sum));
+          g_assert_cmpfloat (fabs (norms[j] - oracle_norms[j]), <, 1e-9 * oracle_norms[j]);
+          g_assert_cmpfloat (fabs (norms[j] - sqrt (sum)), <, 1e-5 * norms[j]);
+        }
+    }
+}
+
 /* The starlet ℓ1 prox is the soft threshold on each coefficient with that
  * scale's threshold: against a brute minimisation of 1/2 (p − v)² + t|p|. */
 static void
@@ -263,6 +311,7 @@ main (int argc, char **argv)
   g_test_init (&argc, &argv, NULL);
   g_test_add_func ("/priors/starlet/reconstruction", test_starlet_reconstruction);
   g_test_add_func ("/priors/starlet/fourier-equals-direct", test_starlet_spectra_match_direct);
+  g_test_add_func ("/priors/starlet/power-and-norms", test_starlet_power_and_norms);
   g_test_add_func ("/priors/tv/shrink-oracle", test_tv_shrink_oracle);
   g_test_add_func ("/priors/starlet/prox-oracle", test_starlet_prox_oracle);
   g_test_add_func ("/priors/admm/tv-minimiser", test_admm_tv_minimiser);

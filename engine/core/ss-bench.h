@@ -17,6 +17,7 @@ typedef struct {
   int iterations;
   guint32 seed;
   SsDirectMethod direct_method;
+  SsPrior prior;              /* admm: the prior timed (default TV) */
   /* Real images are padded before they are solved (ss-boundary.h);
    * ss_backend_bench pads WIDTH x HEIGHT the same way, so the size timed is
    * the one a deblur of such an image solves. */

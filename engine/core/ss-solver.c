@@ -101,6 +101,7 @@ ss_bench_params_init (SsBenchParams *params)
   params->iterations = 50;
   params->seed = 1;
   params->direct_method = SS_DIRECT_SOLVE;
+  params->prior = SS_PRIOR_TV;
   params->boundary = SS_BOUNDARY_PERIODIC;
   params->margin = -1;
 }

@@ -16,7 +16,7 @@
  * projection) and the duals.
  *
  * ω are the data term's weights (ss-data-weights.h). With --prior tv the GPU
- * runs the same iteration with pixel stencils (ss-cuda-admm-tv.cu).
+ * runs the same iteration with pixel stencils (ss-cuda-admm-prior.cu).
  */
 #include "ss-cpu-private.h"
 #include "ss-data-weights.h"
@@ -38,13 +38,6 @@ typedef enum {
 } SplitKind;
 
 #define MAX_SPLITS (2 + SS_STARLET_SCALES + 1)
-
-/* TV's weight relative to α in tv+starlet. Measured on quality's small
- * cases with --alpha auto, PSNR HDF / stars / Sun: 0.3: 31.10 / 49.64 /
- * 34.07; 0.5: 31.48 / 49.19 / 34.25; 1: 31.79 / 47.88 / 34.23; 2: 31.68 /
- * 46.19 / 33.85. 0.5 gives the best total and is within 0.1 dB of RL at its
- * best on the Sun and 1.5 dB above it on the stars. */
-#define TV_BESIDE_STARLET 0.5f
 
 
 typedef struct {
@@ -93,8 +86,8 @@ static void
 build_splits (PriorState *s, const SsOperator *op, const SsSolveParams *p, double noise)
 {
   float t = (float) (p->alpha / p->sigma);
-  /* Beside the starlet term, TV is weighted TV_BESIDE_STARLET α. */
-  float ttv = p->prior == SS_PRIOR_TV_STARLET ? t * TV_BESIDE_STARLET : t;
+  /* Beside the starlet term, TV is weighted SS_ADMM_TV_BESIDE_STARLET α. */
+  float ttv = p->prior == SS_PRIOR_TV_STARLET ? t * SS_ADMM_TV_BESIDE_STARLET : t;
   gboolean tv = p->prior == SS_PRIOR_TV || p->prior == SS_PRIOR_TV_STARLET;
   gboolean starlet = p->prior == SS_PRIOR_STARLET || p->prior == SS_PRIOR_TV_STARLET;
   if (tv)

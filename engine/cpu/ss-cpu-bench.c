@@ -199,6 +199,13 @@ bench_iterative (const SsBenchParams *params, const SsProblem *problem, SsBenchR
   SsSolveParams sp;
   ss_solve_params_init (&sp);
   sp.kind = params->solver;
+  if (params->solver == SS_SOLVER_ADMM_PRIOR)
+    {
+      /* admm with the bench's prior, on the unweighted data, as on the GPU. */
+      ss_solve_params_set_defaults (&sp, params->solver);
+      sp.prior = params->prior;
+      sp.data_term = SS_DATA_LS;
+    }
   sp.nonneg = TRUE;
   sp.iterations = 2 * params->iterations;
   sp.report_every = params->iterations;

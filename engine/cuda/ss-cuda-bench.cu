@@ -152,22 +152,22 @@ bench_iterative (SsCudaContext *ctx, const SsBenchParams *params, SsCudaProblem 
     return FALSE;
   result->bandwidth = bandwidth;
   result->floor_fft_seconds = fft;
-  result->floor_bytes = params->solver == SS_SOLVER_CPADMM ? ss_cuda_cpadmm_iteration_bytes (p)
-                        : params->solver == SS_SOLVER_ADMM_PRIOR
-                          ? ss_cuda_admm_tv_iteration_bytes (p)
-                          : ss_cuda_fista_iteration_bytes (p);
-  result->floor_seconds = fft + result->floor_bytes / bandwidth;
-
   SsSolveParams sp;
   ss_solve_params_init (&sp);
   sp.kind = params->solver;
   if (params->solver == SS_SOLVER_ADMM_PRIOR)
     {
-      /* admm is timed with the prior its GPU form has, on the unweighted data. */
+      /* admm is timed with the bench's prior, on the unweighted data. */
       ss_solve_params_set_defaults (&sp, params->solver);
-      sp.prior = SS_PRIOR_TV;
+      sp.prior = params->prior;
       sp.data_term = SS_DATA_LS;
     }
+  result->floor_bytes = params->solver == SS_SOLVER_CPADMM ? ss_cuda_cpadmm_iteration_bytes (p)
+                        : params->solver == SS_SOLVER_ADMM_PRIOR
+                          ? ss_cuda_admm_prior_iteration_bytes (p, &sp)
+                          : ss_cuda_fista_iteration_bytes (p);
+  result->floor_seconds = fft + result->floor_bytes / bandwidth;
+
   sp.iterations = params->iterations;
   sp.report_every = params->iterations;
   SsCudaReporter reporter;
@@ -180,7 +180,7 @@ bench_iterative (SsCudaContext *ctx, const SsBenchParams *params, SsCudaProblem 
   SsCudaSolver *solver = params->solver == SS_SOLVER_CPADMM
                          ? ss_cuda_cpadmm_new (ctx, p, &sp, &it, &reporter, error)
                          : params->solver == SS_SOLVER_ADMM_PRIOR
-                           ? ss_cuda_admm_tv_new (ctx, p, &sp, &it, &reporter, error)
+                           ? ss_cuda_admm_prior_new (ctx, p, &sp, &it, &reporter, error)
                            : ss_cuda_fista_new (ctx, p, &sp, &it, &reporter, error);
   if (solver == NULL)
     {

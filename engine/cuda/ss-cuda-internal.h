@@ -15,6 +15,7 @@
 
 #include "ss-cuda.h"
 #include "ss-error.h"
+#include "ss-starlet.h"
 
 /* ---- context ------------------------------------------------------------ */
 
@@ -277,11 +278,34 @@ typedef struct SsRlSetup SsRlSetup;
 gboolean ss_cuda_rl_setup (SsCudaContext *ctx, const SsCudaProblem *p,
                            const SsSolveParams *params, float *weight, float *scratch,
                            float *sum, float2 *spec, SsRlSetup *setup, GError **error);
-/* ADMM with the TV prior (ss-cuda-admm-tv.cu); SS_ERROR_UNSUPPORTED for the
- * starlet priors, which the backend then solves on the CPU. */
-SsCudaSolver *ss_cuda_admm_tv_new (SsCudaContext *ctx, const SsCudaProblem *p,
-                                   const SsSolveParams *params, SsCudaIterator *it,
-                                   SsCudaReporter *reporter, GError **error);
+/* ADMM with the TV and starlet priors (ss-cuda-admm-prior.cu). */
+SsCudaSolver *ss_cuda_admm_prior_new (SsCudaContext *ctx, const SsCudaProblem *p,
+                                      const SsSolveParams *params, SsCudaIterator *it,
+                                      SsCudaReporter *reporter, GError **error);
+
+/* admm's starlet splits (ss-cuda-starlet.cu): SCALES detail scales, each
+ * with its threshold λ_j/σ and its reweighting ε_j; Z, NU, U and REWEIGHT
+ * (NULL without reweighting) hold SCALES images each, SMOOTH two images and
+ * TMP one of work space. */
+typedef struct {
+  int scales;
+  float threshold[SS_STARLET_SCALES];
+  float eps[SS_STARLET_SCALES];
+  float *z, *nu, *u, *reweight, *smooth[2], *tmp;
+} SsCudaStarletSplits;
+
+/* From X: every scale's split (prox and dual step τ) and U = z − ν. */
+gboolean ss_cuda_starlet_splits (SsCudaContext *ctx, const SsCudaStarletSplits *s,
+                                 const float *x, int width, int height, float tau,
+                                 GError **error);
+/* SUM += Σ_j ψ_jᵀ u_j. */
+gboolean ss_cuda_starlet_adjoint_add (SsCudaContext *ctx, const SsCudaStarletSplits *s,
+                                      float *sum, int width, int height, GError **error);
+/* REWEIGHT = ε_j/(ε_j + |z_j|). */
+gboolean ss_cuda_starlet_reweight (SsCudaContext *ctx, const SsCudaStarletSplits *s, size_t n,
+                                   GError **error);
+/* Elementwise bytes of the two above in one iteration, for the floor. */
+double ss_cuda_starlet_iteration_bytes (int scales, gboolean reweighted, size_t n);
 SsCudaSolver *ss_cuda_direct_fft_new (SsCudaContext *ctx, const SsCudaProblem *p,
                                       const SsSolveParams *params, SsCudaIterator *it,
                                       SsCudaReporter *reporter, GError **error);
@@ -306,7 +330,8 @@ struct _SsCudaSolverEntry {
 /* Floor accounting: elementwise bytes one iteration moves (fused passes). */
 double ss_cuda_cpadmm_iteration_bytes (const SsCudaProblem *p);
 double ss_cuda_fista_iteration_bytes (const SsCudaProblem *p);
-double ss_cuda_admm_tv_iteration_bytes (const SsCudaProblem *p);
+/* admm's with PARAMS's prior. */
+double ss_cuda_admm_prior_iteration_bytes (const SsCudaProblem *p, const SsSolveParams *params);
 
 /* Dense direct (ss-cuda-direct.cu). X_OUT: n floats on the device (caller allocates). */
 typedef struct {

@@ -206,5 +206,5 @@ const SsCudaSolverEntry ss_cuda_cpadmm_entry = { ss_cuda_cpadmm_new, NULL };
 const SsCudaSolverEntry ss_cuda_fista_entry = { ss_cuda_fista_new, NULL };
 const SsCudaSolverEntry ss_cuda_direct_fft_entry = { ss_cuda_direct_fft_new, NULL };
 const SsCudaSolverEntry ss_cuda_rl_entry = { ss_cuda_rl_new, NULL };
-const SsCudaSolverEntry ss_cuda_admm_entry = { ss_cuda_admm_tv_new, NULL };
+const SsCudaSolverEntry ss_cuda_admm_entry = { ss_cuda_admm_prior_new, NULL };
 const SsCudaSolverEntry ss_cuda_direct_entry = { NULL, solve_dense };

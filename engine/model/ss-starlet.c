@@ -1,6 +1,7 @@
 /* ss-starlet.c: starlet filters in Fourier space and the spatial reference.
  * See ss-starlet.h. */
 #include "ss-starlet.h"
+#include "ss-mem.h"
 
 #include <math.h>
 #include <string.h>
@@ -15,29 +16,91 @@ b3_response (int k, int n, int step)
   return (6.0 + 8.0 * cos (step * theta) + 2.0 * cos (2.0 * step * theta)) / 16.0;
 }
 
+/* The 1-D responses of every scale's B3 kernel along an axis of N, at the
+ * first COUNT frequencies: table[j * count + k] (1 for a height-1 image's y). */
+static double *
+b3_table (int count, int n, int scales, gboolean flat)
+{
+  double *table = g_new (double, (gsize) scales * count);
+  for (int j = 0; j < scales; j++)
+    for (int k = 0; k < count; k++)
+      table[(gsize) j * count + k] = flat ? 1.0 : b3_response (k, n, 1 << j);
+  return table;
+}
+
+/* The detail responses ψ^_j (J of them) and the coarse one at half-spectrum
+ * row KY, column KX, from the axes' tables. */
+static inline void
+responses_at (const double *tx, const double *ty, int sw, int height, int scales, int kx, int ky,
+              double *detail, double *coarse)
+{
+  double previous = 1.0;   /* φ_0 = δ */
+  for (int j = 0; j < scales; j++)
+    {
+      double next = previous * tx[(gsize) j * sw + kx] * ty[(gsize) j * height + ky];
+      detail[j] = previous - next;
+      previous = next;
+    }
+  *coarse = previous;
+}
+
 float *
 ss_starlet_spectra (int width, int height, int scales)
 {
+  g_return_val_if_fail (scales > 0 && scales <= 32, NULL);
   int sw = width / 2 + 1;
   gsize count = (gsize) height * sw;
   float *out = g_new (float, (gsize) (scales + 1) * count);
+  g_autofree double *tx = b3_table (sw, width, scales, FALSE);
+  /* A height-1 image is a row: no filtering along y. */
+  g_autofree double *ty = b3_table (height, height, scales, height == 1);
+#pragma omp parallel for schedule(static) if (count > SS_PARALLEL_PIXELS)
   for (int ky = 0; ky < height; ky++)
     for (int kx = 0; kx < sw; kx++)
       {
         gsize k = (gsize) ky * sw + kx;
-        double previous = 1.0;   /* φ_0 = δ */
+        double detail[32], coarse;
+        responses_at (tx, ty, sw, height, scales, kx, ky, detail, &coarse);
         for (int j = 0; j < scales; j++)
-          {
-            int step = 1 << j;
-            /* A height-1 image is a row: no filtering along y. */
-            double hy = height > 1 ? b3_response (ky, height, step) : 1.0;
-            double next = previous * b3_response (kx, width, step) * hy;
-            out[(gsize) j * count + k] = (float) (previous - next);
-            previous = next;
-          }
-        out[(gsize) scales * count + k] = (float) previous;
+          out[(gsize) j * count + k] = (float) detail[j];
+        out[(gsize) scales * count + k] = (float) coarse;
       }
   return out;
+}
+
+void
+ss_starlet_power_and_norms (int width, int height, int scales, float *power, double *norms)
+{
+  g_return_if_fail (scales > 0 && scales <= 32);
+  int sw = width / 2 + 1;
+  g_autofree double *tx = b3_table (sw, width, scales, FALSE);
+  g_autofree double *ty = b3_table (height, height, scales, height == 1);
+  double total[32] = { 0 };
+#pragma omp parallel if ((gsize) height * sw > SS_PARALLEL_PIXELS)
+  {
+    double mine[32] = { 0 };
+#pragma omp for schedule(static)
+    for (int ky = 0; ky < height; ky++)
+      for (int kx = 0; kx < sw; kx++)
+        {
+          double detail[32], coarse, sum = 0;
+          responses_at (tx, ty, sw, height, scales, kx, ky, detail, &coarse);
+          /* Half-spectrum: columns other than 0 and width/2 stand for their mirror. */
+          gboolean self_mirrored = kx == 0 || (width % 2 == 0 && kx == width / 2);
+          for (int j = 0; j < scales; j++)
+            {
+              double p = (float) detail[j];   /* as the float filters hold it */
+              sum += p * p;
+              mine[j] += (self_mirrored ? 1.0 : 2.0) * p * p;
+            }
+          power[(gsize) ky * sw + kx] = (float) sum;
+        }
+#pragma omp critical
+    for (int j = 0; j < scales; j++)
+      total[j] += mine[j];
+  }
+  for (int j = 0; j < scales; j++)
+    norms[j] = sqrt (total[j] / ((double) width * height));
 }
 
 /* One à trous smoothing of IN by the B3 kernel at STEP along both axes. */

@@ -25,6 +25,12 @@ float *ss_starlet_spectra (int width, int height, int scales);
  * Fourier filters are tested against. */
 void ss_starlet_transform (const float *x, int width, int height, int scales, float *out);
 
+/* POWER (height * (width/2 + 1) floats) = Σ_j |ψ^_j|² over the J detail
+ * scales, and NORMS as ss_starlet_noise_norms gives them, without making
+ * the spectra: what a backend that filters in pixel space needs. */
+void ss_starlet_power_and_norms (int width, int height, int scales, float *power,
+                                 double *norms);
+
 /* ||ψ_j||₂ for each detail scale from its spectrum (Parseval): the standard
  * deviation of scale j of unit white noise; NORMS has SCALES entries. */
 void ss_starlet_noise_norms (const float *spectra, int width, int height, int scales,

@@ -1,32 +1,34 @@
-/* ss-cuda-admm-tv.cu: circulant ADMM with the TV prior and positivity on the
- * GPU: ss-cpu-admm-prior.c's iteration for --prior tv.
+/* ss-cuda-admm-prior.cu: circulant ADMM with the TV and starlet priors and
+ * positivity on the GPU: ss-cpu-admm-prior.c's iteration.
  *
  * The CPU transforms every split: [v + μ | z_k − ν_k ...] forward, x^, then
- * [Cx | W_k x ...] back, splits + 1 transform pairs (four with TV and
- * positivity). The x-update's numerator is linear in the splits, so
+ * [Cx | W_k x ...] back, splits + 1 transform pairs (eight with TV, starlet
+ * and positivity). The x-update's numerator is linear in the splits, so
  *
  *   Σ_k conj(w^_k) F(z_k − ν_k) = F(Σ_k W_kᵀ (z_k − ν_k)),
  *
  * and W_k x follows from x itself. For TV and positivity both are pixel
  * stencils (periodic forward differences, their adjoint the backward ones,
- * and the identity), so an iteration is two transform pairs, as CPADMM's:
+ * and the identity), for the starlet scales à trous smoothings
+ * (ss-cuda-starlet.cu), so an iteration is two transform pairs, as CPADMM's:
  *
  *   real = [v + μ | Σ_k W_kᵀ (z_k − ν_k)]   --R2C (batch 2)-->   [A | B]
  *   x^ = (ρ conj(c^) A + σ B) / (ρ|c^|² + σ Σ_k |w^_k|²);   spec = [c^ x^ | x^] / n
  *   spec  --C2R-->  out = [Cx | x]
  *   pixel 1: the data split (v, μ), the TV pair (grouped shrinkage) and the
  *            positivity split (projection on x >= floor), their duals;
+ *   starlet: the scales of x and their splits (ss_cuda_starlet_splits);
  *   pixel 2: real = [v + μ | Σ_k W_kᵀ (z_k − ν_k)] (it reads neighbours of the
- *            splits pixel 1 wrote, hence a second pass).
+ *            splits pixel 1 wrote, hence a second pass), then the starlet
+ *            scales' share added to it.
  *
  * The same iterates as the CPU's up to rounding (the tests compare them to
- * 1e-4). The starlet priors keep the CPU's form: their filters are not short
- * stencils, and this file says UNSUPPORTED for them, which the backend
- * answers by solving on the CPU.
+ * 1e-4). Σ_j |ψ^_j|² of the starlet scales and their norms come from the
+ * host (ss_starlet_power_and_norms), once.
  *
  * The convergence rule is the CPU's: the change since the previous report
  * point, per iteration, below SS_ADMM_CONVERGED_CHANGE relative (read from each report
- * by the iterator's stop hook). Reweighting (--reweight) updates the TV
+ * by the iterator's stop hook). Reweighting (--reweight) updates the
  * thresholds at fixed iterations, so with it the iteration is not captured
  * as a graph (each launch is enqueued as it comes).
  */
@@ -46,14 +48,15 @@ typedef struct {
   float floor;       /* positivity: x >= floor */
   float inv_n;
   int width, height;
+  bool tv;           /* the TV pair is on */
   bool positive;     /* the positivity split is on */
-} AdmmTvConstants;
+} AdmmConstants;
 
 typedef struct {
   SsCudaSolver base;
   const SsCudaProblem *p;
   const SsSolveParams *params;
-  AdmmTvConstants k;
+  AdmmConstants k;
   cufftHandle r2c2, c2r2;
   float *real;        /* 2n: [v + μ | Σ W_kᵀ(z_k − ν_k)] */
   float2 *spec;       /* 2 half-spectra */
@@ -65,17 +68,20 @@ typedef struct {
   float *previous;    /* n: x at the previous report point */
   float *estimate;    /* n: x at report iterations (OUT's second half is not aligned
                          for cuFFT when n is odd, and the report transforms x) */
-  float noise;        /* ε of the reweighting */
+  float noise;        /* ε of TV's reweighting */
+  SsCudaStarletSplits starlet;   /* scales 0 without the starlet prior */
+  float *starlet_power;          /* half-spectrum: Σ_j |ψ^_j|², or NULL */
   int iteration;      /* counted by iterate(), for the reweighting stages */
   SsCudaReporter *reporter;
-} AdmmTv;
+} Admm;
 
 /* ---- kernels ------------------------------------------------------------------ */
 
-/* ρ|c^|² + σ(|dx^|² + |dy^|² [+ 1]), dx^ = e^{2πi kx/w} − 1 (ss-tv.h). */
+/* ρ|c^|² + σ([|dx^|² + |dy^|²] [+ 1] [+ Σ_j |ψ^_j|²]), dx^ = e^{2πi kx/w} − 1
+ * (ss-tv.h); POWER: the starlet scales' sum, or NULL. */
 __global__ void
-admm_tv_denominator_kernel (float *__restrict__ d, const float2 *__restrict__ chat, int sw,
-                            size_t count, AdmmTvConstants k)
+admm_denominator_kernel (float *__restrict__ d, const float2 *__restrict__ chat,
+                         const float *__restrict__ power, int sw, size_t count, AdmmConstants k)
 {
   for (size_t i = blockIdx.x * (size_t) blockDim.x + threadIdx.x; i < count;
        i += (size_t) gridDim.x * blockDim.x)
@@ -86,17 +92,19 @@ admm_tv_denominator_kernel (float *__restrict__ d, const float2 *__restrict__ ch
       float fy0 = k.height > 1 ? (float) (cos (ay) - 1.0) : 0.0f;
       float fy1 = k.height > 1 ? (float) sin (ay) : 0.0f;
       float2 c = chat[i];
+      double tv = k.tv ? (double) fx0 * fx0 + (double) fx1 * fx1 + (double) fy0 * fy0
+                           + (double) fy1 * fy1
+                       : 0.0;
       double v = k.rho * ((double) c.x * c.x + (double) c.y * c.y)
-                 + k.sigma * ((double) fx0 * fx0 + (double) fx1 * fx1 + (double) fy0 * fy0
-                              + (double) fy1 * fy1 + (k.positive ? 1.0 : 0.0));
+                 + k.sigma * (tv + (k.positive ? 1.0 : 0.0) + (power ? (double) power[i] : 0.0));
       d[i] = (float) fmax (v, 1e-12);
     }
 }
 
 __global__ void
-admm_tv_spectral_kernel (float2 *__restrict__ s0, float2 *__restrict__ s1,
-                         const float2 *__restrict__ chat, const float *__restrict__ d,
-                         size_t count, AdmmTvConstants k)
+admm_spectral_kernel (float2 *__restrict__ s0, float2 *__restrict__ s1,
+                      const float2 *__restrict__ chat, const float *__restrict__ d,
+                      size_t count, AdmmConstants k)
 {
   for (size_t i = blockIdx.x * (size_t) blockDim.x + threadIdx.x; i < count;
        i += (size_t) gridDim.x * blockDim.x)
@@ -116,12 +124,12 @@ admm_tv_spectral_kernel (float2 *__restrict__ s0, float2 *__restrict__ s1,
  * since the previous report. */
 template <bool MASK, bool WEIGHTED, bool WRITE, bool DELTA>
 __global__ void
-admm_tv_pixel_kernel (float *__restrict__ real, const float *__restrict__ out,
-                      float *__restrict__ mu, float *__restrict__ z, float *__restrict__ nu,
-                      const float *__restrict__ y, const unsigned char *__restrict__ mask,
-                      const float *__restrict__ weight, const float *__restrict__ reweight,
-                      float *__restrict__ previous, float *__restrict__ estimate,
-                      AdmmTvConstants k, double *__restrict__ acc)
+admm_pixel_kernel (float *__restrict__ real, const float *__restrict__ out,
+                   float *__restrict__ mu, float *__restrict__ z, float *__restrict__ nu,
+                   const float *__restrict__ y, const unsigned char *__restrict__ mask,
+                   const float *__restrict__ weight, const float *__restrict__ reweight,
+                   float *__restrict__ previous, float *__restrict__ estimate,
+                   AdmmConstants k, double *__restrict__ acc)
 {
   const int w = k.width, h = k.height;
   const size_t n = (size_t) w * h;
@@ -139,18 +147,21 @@ admm_tv_pixel_kernel (float *__restrict__ real, const float *__restrict__ out,
       real[i] = v + m;
 
       float xi = x[i];
-      float ax = x[(size_t) py * w + (px + 1 == w ? 0 : px + 1)] - xi;
-      float ay = x[(size_t) (py + 1 == h ? 0 : py + 1) * w + px] - xi;
-      float gx = ax + nu[i], gy = ay + nu[n + i];
-      float t = k.threshold * reweight[i];
-      float norm = sqrtf (gx * gx + gy * gy);
-      float scale = norm > t ? 1.0f - t / norm : 0.0f;
-      gx *= scale;
-      gy *= scale;
-      nu[i] += k.tau * (ax - gx);
-      nu[n + i] += k.tau * (ay - gy);
-      z[i] = gx;
-      z[n + i] = gy;
+      if (k.tv)
+        {
+          float ax = x[(size_t) py * w + (px + 1 == w ? 0 : px + 1)] - xi;
+          float ay = x[(size_t) (py + 1 == h ? 0 : py + 1) * w + px] - xi;
+          float gx = ax + nu[i], gy = ay + nu[n + i];
+          float t = k.threshold * reweight[i];
+          float norm = sqrtf (gx * gx + gy * gy);
+          float scale = norm > t ? 1.0f - t / norm : 0.0f;
+          gx *= scale;
+          gy *= scale;
+          nu[i] += k.tau * (ax - gx);
+          nu[n + i] += k.tau * (ay - gy);
+          z[i] = gx;
+          z[n + i] = gy;
+        }
       if (k.positive)
         {
           float zp = fmaxf (xi + nu[2 * n + i], k.floor);
@@ -170,11 +181,12 @@ admm_tv_pixel_kernel (float *__restrict__ real, const float *__restrict__ out,
     ss_block_sum_to<1> (delta, acc + SS_ACC_DELTA);
 }
 
-/* real[n + i] = Σ_k W_kᵀ (z_k − ν_k): backward differences of the TV pair,
- * plus the positivity split. */
+/* real[n + i] = Σ_k W_kᵀ (z_k − ν_k) of TV and positivity: backward
+ * differences of the TV pair, plus the positivity split (the starlet
+ * scales' share is added after). */
 __global__ void
-admm_tv_adjoint_kernel (float *__restrict__ real, const float *__restrict__ z,
-                        const float *__restrict__ nu, AdmmTvConstants k)
+admm_adjoint_kernel (float *__restrict__ real, const float *__restrict__ z,
+                     const float *__restrict__ nu, AdmmConstants k)
 {
   const int w = k.width, h = k.height;
   const size_t n = (size_t) w * h;
@@ -184,8 +196,9 @@ admm_tv_adjoint_kernel (float *__restrict__ real, const float *__restrict__ z,
       int px = (int) (i % w), py = (int) (i / w);
       size_t left = (size_t) py * w + (px == 0 ? w - 1 : px - 1);
       size_t up = (size_t) (py == 0 ? h - 1 : py - 1) * w + px;
-      float b = (z[left] - nu[left]) - (z[i] - nu[i])
-                + (z[n + up] - nu[n + up]) - (z[n + i] - nu[n + i]);
+      float b = k.tv ? (z[left] - nu[left]) - (z[i] - nu[i]) + (z[n + up] - nu[n + up])
+                         - (z[n + i] - nu[n + i])
+                     : 0.0f;
       if (k.positive)
         b += z[2 * n + i] - nu[2 * n + i];
       real[n + i] = b;
@@ -194,8 +207,8 @@ admm_tv_adjoint_kernel (float *__restrict__ real, const float *__restrict__ z,
 
 /* ε/(ε + |(zx, zy)|): ss-cpu-admm-prior.c's update_reweights for TV. */
 __global__ void
-admm_tv_reweight_kernel (float *__restrict__ reweight, const float *__restrict__ z, size_t n,
-                         float eps)
+admm_reweight_kernel (float *__restrict__ reweight, const float *__restrict__ z, size_t n,
+                      float eps)
 {
   for (size_t i = blockIdx.x * (size_t) blockDim.x + threadIdx.x; i < n;
        i += (size_t) gridDim.x * blockDim.x)
@@ -203,7 +216,7 @@ admm_tv_reweight_kernel (float *__restrict__ reweight, const float *__restrict__
 }
 
 __global__ void
-admm_tv_fill_kernel (float *__restrict__ x, size_t n, float value)
+admm_fill_kernel (float *__restrict__ x, size_t n, float value)
 {
   for (size_t i = blockIdx.x * (size_t) blockDim.x + threadIdx.x; i < n;
        i += (size_t) gridDim.x * blockDim.x)
@@ -214,10 +227,10 @@ admm_tv_fill_kernel (float *__restrict__ x, size_t n, float value)
 
 template <bool MASK, bool WEIGHTED, bool WRITE, bool DELTA>
 static void
-launch_pixel (AdmmTv *s, unsigned blocks)
+launch_pixel (Admm *s, unsigned blocks)
 {
   const SsCudaProblem *p = s->p;
-  admm_tv_pixel_kernel<MASK, WEIGHTED, WRITE, DELTA>
+  admm_pixel_kernel<MASK, WEIGHTED, WRITE, DELTA>
     <<<blocks, SS_CUDA_THREADS, 0, s->base.ctx->stream>>> (
       s->real, s->out, s->mu, s->z, s->nu, p->y, p->mask, s->weight, s->reweight, s->previous,
       s->estimate, s->k, s->reporter->block);
@@ -225,7 +238,7 @@ launch_pixel (AdmmTv *s, unsigned blocks)
 
 template <bool MASK, bool WEIGHTED>
 static void
-launch_pixel_flags (AdmmTv *s, unsigned flags, unsigned blocks)
+launch_pixel_flags (Admm *s, unsigned flags, unsigned blocks)
 {
   if (flags & SS_ITER_DELTA)
     launch_pixel<MASK, WEIGHTED, true, true> (s, blocks);
@@ -236,7 +249,7 @@ launch_pixel_flags (AdmmTv *s, unsigned flags, unsigned blocks)
 }
 
 static gboolean
-admm_tv_pixels (AdmmTv *s, unsigned flags, GError **error)
+admm_pixels (Admm *s, unsigned flags, GError **error)
 {
   SsCudaContext *ctx = s->base.ctx;
   unsigned blocks = ss_cuda_blocks (ctx, s->p->n);
@@ -246,99 +259,129 @@ admm_tv_pixels (AdmmTv *s, unsigned flags, GError **error)
     launch_pixel_flags<true, false> (s, flags, blocks);
   else
     launch_pixel_flags<false, false> (s, flags, blocks);
-  if (!LAUNCH_OK ("admm_tv_pixel_kernel"))
+  size_t n = s->p->n;
+  int w = s->p->width, h = s->p->height;
+  if (!LAUNCH_OK ("admm_pixel_kernel")
+      || (s->starlet.scales > 0
+          && !ss_cuda_starlet_splits (ctx, &s->starlet, s->out + n, w, h, s->k.tau, error)))
     return FALSE;
-  admm_tv_adjoint_kernel<<<blocks, SS_CUDA_THREADS, 0, ctx->stream>>> (s->real, s->z, s->nu,
-                                                                        s->k);
-  return LAUNCH_OK ("admm_tv_adjoint_kernel");
+  admm_adjoint_kernel<<<blocks, SS_CUDA_THREADS, 0, ctx->stream>>> (s->real, s->z, s->nu, s->k);
+  return LAUNCH_OK ("admm_adjoint_kernel")
+         && (s->starlet.scales == 0
+             || ss_cuda_starlet_adjoint_add (ctx, &s->starlet, s->real + n, w, h, error));
 }
 
 /* The reweighting stages split the run evenly, as on the CPU. */
 static gboolean
-admm_tv_maybe_reweight (AdmmTv *s, GError **error)
+admm_maybe_reweight (Admm *s, GError **error)
 {
   int stages = s->params->reweight, length = s->params->iterations / (stages + 1);
   if (stages <= 0 || length <= 0 || s->iteration % length != 0 || s->iteration / length > stages
       || !(s->noise > 0))
     return TRUE;
   SsCudaContext *ctx = s->base.ctx;
-  admm_tv_reweight_kernel<<<ss_cuda_blocks (ctx, s->p->n), SS_CUDA_THREADS, 0, ctx->stream>>> (
-    s->reweight, s->z, s->p->n, s->noise);
-  return LAUNCH_OK ("admm_tv_reweight_kernel");
+  if (s->k.tv)
+    {
+      admm_reweight_kernel<<<ss_cuda_blocks (ctx, s->p->n), SS_CUDA_THREADS, 0, ctx->stream>>> (
+        s->reweight, s->z, s->p->n, s->noise);
+      if (!LAUNCH_OK ("admm_reweight_kernel"))
+        return FALSE;
+    }
+  return s->starlet.scales == 0 || ss_cuda_starlet_reweight (ctx, &s->starlet, s->p->n, error);
 }
 
-static const char *const admm_tv_stage_names[] = {
+static const char *const admm_stage_names[] = {
   "R2C batch 2", "spectral", "C2R batch 2", "pixel kernels (splits, then the adjoint)",
 };
 
 static gboolean
-admm_tv_stage (gpointer solver, int stage, unsigned flags, GError **error)
+admm_stage (gpointer solver, int stage, unsigned flags, GError **error)
 {
-  AdmmTv *s = (AdmmTv *) solver;
+  Admm *s = (Admm *) solver;
   SsCudaContext *ctx = s->base.ctx;
   const SsCudaProblem *p = s->p;
   switch (stage)
     {
     case 0: return CUFFT_OK (cufftExecR2C (s->r2c2, s->real, (cufftComplex *) s->spec));
     case 1:
-      admm_tv_spectral_kernel<<<ss_cuda_blocks (ctx, p->spec), SS_CUDA_THREADS, 0,
+      admm_spectral_kernel<<<ss_cuda_blocks (ctx, p->spec), SS_CUDA_THREADS, 0,
                                 ctx->stream>>> (s->spec, s->spec + p->spec, p->chat,
                                                 s->denominator, p->spec, s->k);
-      return LAUNCH_OK ("admm_tv_spectral_kernel");
+      return LAUNCH_OK ("admm_spectral_kernel");
     case 2: return CUFFT_OK (cufftExecC2R (s->c2r2, (cufftComplex *) s->spec, s->out));
-    default: return admm_tv_pixels (s, flags, error);
+    default: return admm_pixels (s, flags, error);
     }
 }
 
 static gboolean
-admm_tv_iterate (gpointer solver, unsigned flags, GError **error)
+admm_iterate (gpointer solver, unsigned flags, GError **error)
 {
-  AdmmTv *s = (AdmmTv *) solver;
-  for (int stage = 0; stage < (int) G_N_ELEMENTS (admm_tv_stage_names); stage++)
-    if (!admm_tv_stage (solver, stage, flags, error))
+  Admm *s = (Admm *) solver;
+  for (int stage = 0; stage < (int) G_N_ELEMENTS (admm_stage_names); stage++)
+    if (!admm_stage (solver, stage, flags, error))
       return FALSE;
   s->iteration++;
-  return admm_tv_maybe_reweight (s, error);
+  return admm_maybe_reweight (s, error);
 }
 
 static const float *
-admm_tv_estimate (gpointer solver)
+admm_estimate (gpointer solver)
 {
-  return ((AdmmTv *) solver)->estimate;
+  return ((Admm *) solver)->estimate;
+}
+
+/* The starlet splits and duals at zero, their thresholds unweighted. */
+static gboolean
+starlet_reset (Admm *s, GError **error)
+{
+  SsCudaContext *ctx = s->base.ctx;
+  size_t bytes = (size_t) s->starlet.scales * s->p->n * sizeof (float);
+  if (s->starlet.scales == 0)
+    return TRUE;
+  if (s->starlet.reweight)
+    {
+      admm_fill_kernel<<<ss_cuda_blocks (ctx, s->starlet.scales * s->p->n), SS_CUDA_THREADS, 0,
+                         ctx->stream>>> (s->starlet.reweight, s->starlet.scales * s->p->n, 1.0f);
+      if (!LAUNCH_OK ("admm_fill_kernel"))
+        return FALSE;
+    }
+  return CUDA_OK (cudaMemsetAsync (s->starlet.z, 0, bytes, ctx->stream))
+         && CUDA_OK (cudaMemsetAsync (s->starlet.nu, 0, bytes, ctx->stream));
 }
 
 /* Every split, dual and transform input at zero, thresholds unweighted. */
 static gboolean
-admm_tv_reset (gpointer solver, GError **error)
+admm_reset (gpointer solver, GError **error)
 {
-  AdmmTv *s = (AdmmTv *) solver;
+  Admm *s = (Admm *) solver;
   SsCudaContext *ctx = s->base.ctx;
   size_t n = s->p->n;
   s->iteration = 0;
-  admm_tv_fill_kernel<<<ss_cuda_blocks (ctx, n), SS_CUDA_THREADS, 0, ctx->stream>>> (
+  admm_fill_kernel<<<ss_cuda_blocks (ctx, n), SS_CUDA_THREADS, 0, ctx->stream>>> (
     s->reweight, n, 1.0f);
-  return LAUNCH_OK ("admm_tv_fill_kernel")
+  return LAUNCH_OK ("admm_fill_kernel")
          && CUDA_OK (cudaMemsetAsync (s->real, 0, 2 * n * sizeof (float), ctx->stream))
          && CUDA_OK (cudaMemsetAsync (s->out, 0, 2 * n * sizeof (float), ctx->stream))
          && CUDA_OK (cudaMemsetAsync (s->mu, 0, n * sizeof (float), ctx->stream))
          && CUDA_OK (cudaMemsetAsync (s->z, 0, 3 * n * sizeof (float), ctx->stream))
          && CUDA_OK (cudaMemsetAsync (s->nu, 0, 3 * n * sizeof (float), ctx->stream))
-         && CUDA_OK (cudaMemsetAsync (s->previous, 0, n * sizeof (float), ctx->stream));
+         && CUDA_OK (cudaMemsetAsync (s->previous, 0, n * sizeof (float), ctx->stream))
+         && starlet_reset (s, error);
 }
 
 static gboolean
-admm_tv_stop (gpointer solver, const SsReport *report)
+admm_stop (gpointer solver, const SsReport *report)
 {
-  AdmmTv *s = (AdmmTv *) solver;
+  Admm *s = (Admm *) solver;
   int interval = MIN (report->iteration, MAX (s->params->report_every, 1));
   return report->iteration > interval && report->rel_change > 0
          && report->rel_change < SS_ADMM_CONVERGED_CHANGE * interval;
 }
 
 static void
-admm_tv_destroy (SsCudaSolver *solver)
+admm_destroy (SsCudaSolver *solver)
 {
-  AdmmTv *s = (AdmmTv *) solver;
+  Admm *s = (Admm *) solver;
   SsCudaContext *ctx = solver->ctx;
   size_t image = s->p->n * sizeof (float);
   ss_cuda_free (ctx, s->real, 2 * image);
@@ -352,6 +395,11 @@ admm_tv_destroy (SsCudaSolver *solver)
   ss_cuda_free (ctx, s->reweight, image);
   ss_cuda_free (ctx, s->previous, image);
   ss_cuda_free (ctx, s->estimate, image);
+  float *starlet[] = { s->starlet.z, s->starlet.nu, s->starlet.u, s->starlet.reweight,
+                       s->starlet.smooth[0], s->starlet.smooth[1], s->starlet.tmp,
+                       s->starlet_power };
+  for (gsize i = 0; i < G_N_ELEMENTS (starlet); i++)
+    ss_cuda_free (ctx, starlet[i], 0);
   g_free (s);
 }
 
@@ -359,7 +407,7 @@ admm_tv_destroy (SsCudaSolver *solver)
 
 /* ω of the weighted least squares, from the host as the CPU computes it. */
 static gboolean
-upload_weights (AdmmTv *s, GError **error)
+upload_weights (Admm *s, GError **error)
 {
   SsCudaContext *ctx = s->base.ctx;
   g_autofree float *weight = g_new (float, s->p->n);
@@ -374,7 +422,7 @@ upload_weights (AdmmTv *s, GError **error)
  * MU and SPEC are free until the first iteration (cuFFT wants each image
  * aligned, so not OUT's second half). */
 static gboolean
-positivity_floor (AdmmTv *s, GError **error)
+positivity_floor (Admm *s, GError **error)
 {
   const SsProblem *host = s->p->host;
   double background = host ? MAX (host->background, 0.0) : 0.0;
@@ -396,33 +444,50 @@ positivity_floor (AdmmTv *s, GError **error)
   return TRUE;
 }
 
+/* The starlet scales' thresholds λ_j/σ (α on coefficients normalised by the
+ * noise each scale carries, as ss-cpu-admm-prior.c's build_splits), their
+ * reweighting ε_j from NOISE, and Σ_j |ψ^_j|² for the denominator. */
 static gboolean
-admm_tv_setup (AdmmTv *s, GError **error)
+starlet_setup (Admm *s, double noise, GError **error)
+{
+  const SsCudaProblem *p = s->p;
+  const int scales = s->starlet.scales;
+  g_autofree float *power = g_new (float, p->spec);
+  double norms[SS_STARLET_SCALES];
+  ss_starlet_power_and_norms (p->width, p->height, scales, power, norms);
+  float t = (float) (s->params->alpha / s->params->sigma);
+  for (int j = 0; j < scales; j++)
+    {
+      s->starlet.threshold[j] = (float) (t * norms[0] / norms[j]);
+      s->starlet.eps[j] = (float) (noise * norms[j]);
+    }
+  return CUDA_OK (cudaMemcpy (s->starlet_power, power, p->spec * sizeof (float),
+                              cudaMemcpyHostToDevice));
+}
+
+static gboolean
+admm_setup (Admm *s, GError **error)
 {
   SsCudaContext *ctx = s->base.ctx;
   const SsCudaProblem *p = s->p;
   if (!positivity_floor (s, error))
     return FALSE;
-  /* ε of the reweighting: the noise TV's differences carry (√2 σ_noise). */
-  if (s->params->reweight > 0 && p->host)
-    s->noise = (float) (ss_noise_estimate (p->host->y, p->width, p->height) * G_SQRT2);
-  admm_tv_denominator_kernel<<<ss_cuda_blocks (ctx, p->spec), SS_CUDA_THREADS, 0,
-                               ctx->stream>>> (s->denominator, p->chat, p->width / 2 + 1,
-                                               p->spec, s->k);
-  return LAUNCH_OK ("admm_tv_denominator_kernel")
-         && (s->weight == NULL || upload_weights (s, error)) && admm_tv_reset (s, error);
+  /* ε of the reweighting: the noise each split's coefficients carry (TV's
+   * differences √2 σ_noise, starlet scale j ‖ψ_j‖ σ_noise). */
+  double noise = s->params->reweight > 0 && p->host
+                 ? ss_noise_estimate (p->host->y, p->width, p->height) : 0.0;
+  s->noise = (float) (noise * G_SQRT2);
+  if (s->starlet.scales > 0 && !starlet_setup (s, noise, error))
+    return FALSE;
+  admm_denominator_kernel<<<ss_cuda_blocks (ctx, p->spec), SS_CUDA_THREADS, 0, ctx->stream>>> (
+    s->denominator, p->chat, s->starlet_power, p->width / 2 + 1, p->spec, s->k);
+  return LAUNCH_OK ("admm_denominator_kernel")
+         && (s->weight == NULL || upload_weights (s, error)) && admm_reset (s, error);
 }
 
 static gboolean
 check_supported (const SsCudaProblem *p, const SsSolveParams *params, GError **error)
 {
-  if (params->prior != SS_PRIOR_TV)
-    {
-      g_set_error (error, SS_ERROR, SS_ERROR_UNSUPPORTED,
-                   "admm's %s prior has no CUDA implementation (tv has)",
-                   params->prior == SS_PRIOR_STARLET ? "starlet" : "tv+starlet");
-      return FALSE;
-    }
   if (params->data_term == SS_DATA_WLS && p->host == NULL)
     {
       g_set_error (error, SS_ERROR, SS_ERROR_INVALID_ARGUMENT,
@@ -432,33 +497,79 @@ check_supported (const SsCudaProblem *p, const SsSolveParams *params, GError **e
   return TRUE;
 }
 
+static gboolean
+uses_tv (const SsSolveParams *params)
+{
+  return params->prior == SS_PRIOR_TV || params->prior == SS_PRIOR_TV_STARLET;
+}
+
+static int
+starlet_scales (const SsSolveParams *params)
+{
+  return params->prior == SS_PRIOR_STARLET || params->prior == SS_PRIOR_TV_STARLET
+         ? SS_STARLET_SCALES : 0;
+}
+
+/* The starlet splits' buffers: z, ν, u (and the reweighting) for every
+ * scale, two smoothings and a row pass's output; Σ|ψ^_j|². */
+static size_t
+starlet_images (const SsSolveParams *params)
+{
+  int scales = starlet_scales (params);
+  return scales == 0 ? 0 : (size_t) scales * (params->reweight > 0 ? 4 : 3) + 3;
+}
+
+static gboolean
+starlet_alloc (Admm *s, const char *what, GError **error)
+{
+  SsCudaContext *ctx = s->base.ctx;
+  size_t image = s->p->n * sizeof (float), scales = (size_t) s->starlet.scales;
+  if (scales == 0)
+    return TRUE;
+  return ss_cuda_alloc (ctx, (void **) &s->starlet.z, scales * image, what, error)
+         && ss_cuda_alloc (ctx, (void **) &s->starlet.nu, scales * image, what, error)
+         && ss_cuda_alloc (ctx, (void **) &s->starlet.u, scales * image, what, error)
+         && (s->params->reweight <= 0
+             || ss_cuda_alloc (ctx, (void **) &s->starlet.reweight, scales * image, what, error))
+         && ss_cuda_alloc (ctx, (void **) &s->starlet.smooth[0], image, what, error)
+         && ss_cuda_alloc (ctx, (void **) &s->starlet.smooth[1], image, what, error)
+         && ss_cuda_alloc (ctx, (void **) &s->starlet.tmp, image, what, error)
+         && ss_cuda_alloc (ctx, (void **) &s->starlet_power, s->p->spec * sizeof (float), what,
+                           error);
+}
+
 SsCudaSolver *
-ss_cuda_admm_tv_new (SsCudaContext *ctx, const SsCudaProblem *p, const SsSolveParams *params,
-                     SsCudaIterator *it, SsCudaReporter *reporter, GError **error)
+ss_cuda_admm_prior_new (SsCudaContext *ctx, const SsCudaProblem *p, const SsSolveParams *params,
+                        SsCudaIterator *it, SsCudaReporter *reporter, GError **error)
 {
   if (!check_supported (p, params, error))
     return NULL;
   gboolean weighted = params->data_term == SS_DATA_WLS;
   size_t image = p->n * sizeof (float);
-  size_t bytes = (14 + (weighted ? 1 : 0)) * image + 3 * p->spec * sizeof (float2);
+  size_t bytes = (14 + (weighted ? 1 : 0) + starlet_images (params)) * image
+                 + 3 * p->spec * sizeof (float2) + (starlet_scales (params) ? p->spec * 4 : 0);
   size_t work = MAX (ss_cuda_plan_work_estimate (p->width, p->height, 2, CUFFT_R2C),
                      ss_cuda_plan_work_estimate (p->width, p->height, 2, CUFFT_C2R));
   g_autofree char *what = g_strdup_printf ("a %d×%d admm solve", p->width, p->height);
   if (!ss_cuda_check_free (ctx, bytes + work, what, error))
     return NULL;
 
-  AdmmTv *s = g_new0 (AdmmTv, 1);
+  Admm *s = g_new0 (Admm, 1);
   s->base.ctx = ctx;
-  s->base.destroy = admm_tv_destroy;
+  s->base.destroy = admm_destroy;
   s->base.bytes = bytes;
   s->p = p;
   s->params = params;
   s->reporter = reporter;
-  s->k = (AdmmTvConstants) { .rho = (float) params->rho, .sigma = (float) params->sigma,
-                             .tau = (float) params->tau,
-                             .threshold = (float) (params->alpha / params->sigma), .floor = 0.0f,
-                             .inv_n = (float) (1.0 / (double) p->n), .width = p->width,
-                             .height = p->height, .positive = params->nonneg != FALSE };
+  /* Beside the starlet term TV is weighted SS_ADMM_TV_BESIDE_STARLET α, as on the CPU. */
+  float tv_weight = params->prior == SS_PRIOR_TV_STARLET ? SS_ADMM_TV_BESIDE_STARLET : 1.0f;
+  s->k = (AdmmConstants) { .rho = (float) params->rho, .sigma = (float) params->sigma,
+                           .tau = (float) params->tau,
+                           .threshold = (float) (params->alpha / params->sigma) * tv_weight,
+                           .floor = 0.0f, .inv_n = (float) (1.0 / (double) p->n),
+                           .width = p->width, .height = p->height, .tv = uses_tv (params) != 0,
+                           .positive = params->nonneg != FALSE };
+  s->starlet.scales = starlet_scales (params);
   gboolean ok = ss_cuda_plan (ctx, p->width, p->height, 2, CUFFT_R2C, &s->r2c2, error)
                 && ss_cuda_plan (ctx, p->width, p->height, 2, CUFFT_C2R, &s->c2r2, error)
                 && ss_cuda_alloc (ctx, (void **) &s->real, 2 * image, what, error)
@@ -474,10 +585,10 @@ ss_cuda_admm_tv_new (SsCudaContext *ctx, const SsCudaProblem *p, const SsSolvePa
                 && ss_cuda_alloc (ctx, (void **) &s->previous, image, what, error)
                 && ss_cuda_alloc (ctx, (void **) &s->estimate, image, what, error)
                 && (!weighted || ss_cuda_alloc (ctx, (void **) &s->weight, image, what, error))
-                && admm_tv_setup (s, error);
+                && starlet_alloc (s, what, error) && admm_setup (s, error);
   if (!ok)
     {
-      admm_tv_destroy (&s->base);
+      admm_destroy (&s->base);
       return NULL;
     }
   /* The report's C x goes where this iteration's Cx was: the pixel passes
@@ -486,29 +597,32 @@ ss_cuda_admm_tv_new (SsCudaContext *ctx, const SsCudaProblem *p, const SsSolvePa
   reporter->real = s->out;
   reporter->has_delta = TRUE;
   it->solver = s;
-  it->iterate = admm_tv_iterate;
-  it->stage = admm_tv_stage;
-  it->stage_count = G_N_ELEMENTS (admm_tv_stage_names);
-  it->stage_names = admm_tv_stage_names;
-  it->estimate = admm_tv_estimate;
-  it->reset = admm_tv_reset;
+  it->iterate = admm_iterate;
+  it->stage = admm_stage;
+  it->stage_count = G_N_ELEMENTS (admm_stage_names);
+  it->stage_names = admm_stage_names;
+  it->estimate = admm_estimate;
+  it->reset = admm_reset;
   it->capturable = params->reweight <= 0;
-  it->stop = admm_tv_stop;
+  it->stop = admm_stop;
   return &s->base;
 }
 
 /* Elementwise bytes of one iteration, for the benchmark's floor: the spectral
  * pass reads two spectra, c^ and the denominator and writes two spectra; the
- * pixel pass reads Cx, x (and its two neighbours, from cache), y, μ, the three
- * splits and duals and the reweight, and writes the two inputs' first half,
- * μ, splits and duals; the adjoint pass reads the splits and duals (and their
- * neighbours, from cache) and writes the second input. */
+ * pixel pass reads Cx, x (and its two neighbours, from cache), y, μ, the TV
+ * pair's and positivity's splits and duals and the reweight, and writes the
+ * two inputs' first half, μ, splits and duals; the adjoint pass reads the
+ * splits and duals (and their neighbours, from cache) and writes the second
+ * input; the starlet scales' passes come on top (ss-cuda-starlet.cu). */
 double
-ss_cuda_admm_tv_iteration_bytes (const SsCudaProblem *p)
+ss_cuda_admm_prior_iteration_bytes (const SsCudaProblem *p, const SsSolveParams *params)
 {
+  double splits = (uses_tv (params) ? 4 : 0) + (params->nonneg ? 2 : 0);
   double spectral = (double) p->spec * (2 * 8 + 8 + 4 + 2 * 8);
-  double pixel = (double) p->n * 4 * (2 + 1 + 1 + 6 + 1 + 1 + 1 + 6)
+  double pixel = (double) p->n * 4 * (2 + 1 + 1 + 2 * splits + 1 + (uses_tv (params) ? 1 : 0) + 1)
                  + (p->mask ? (double) p->n : 0.0);
-  double adjoint = (double) p->n * 4 * (6 + 1);
-  return spectral + pixel + adjoint;
+  double adjoint = (double) p->n * 4 * (splits + 1);
+  return spectral + pixel + adjoint
+         + ss_cuda_starlet_iteration_bytes (starlet_scales (params), params->reweight > 0, p->n);
 }
