@@ -242,6 +242,8 @@ test_admm_matches_cpu (CudaFixture *f, gconstpointer data)
     { SS_PRIOR_TV_STARLET, 45, 37, "moffat:3,2.5", 0.7, 0.2, TRUE, SS_DATA_WLS, 0, 60 },
     { SS_PRIOR_TV_STARLET, 14, 11, "gaussian:1.2", 1.0, 0.1, TRUE, SS_DATA_LS, 0, 60 },
     { SS_PRIOR_TV_STARLET, 64, 64, "gaussian:2.5", 1.0, 0.1, FALSE, SS_DATA_LS, 3, 60 },
+    { SS_PRIOR_TV_STARLET, 45, 37, "moffat:3,2.5", 0.7, 0.2, TRUE, SS_DATA_POISSON, 0, 60 },
+    { SS_PRIOR_TV, 64, 48, "gaussian:2", 1.0, 0.05, FALSE, SS_DATA_POISSON, 2, 60 },
     /* long enough for the convergence rule to stop both */
     { SS_PRIOR_TV, 48, 40, "gaussian:1.5", 1.0, 0.05, TRUE, SS_DATA_LS, 0, 3000 },
     { SS_PRIOR_TV_STARLET, 48, 40, "gaussian:1.5", 1.0, 0.05, TRUE, SS_DATA_LS, 0, 3000 },
@@ -270,10 +272,11 @@ test_admm_matches_cpu (CudaFixture *f, gconstpointer data)
       g_assert_no_error (error);
       g_assert_true (cpu_ok && gpu_ok);
       g_autofree char *prior = ss_param_format (ss_param_info (SS_PARAM_PRIOR), cases[i].prior);
+      g_autofree char *term = ss_param_format (ss_param_info (SS_PARAM_DATA_TERM), cases[i].data);
       g_test_message ("admm %s %d×%d %s ratio %.1f sky %g nonneg %d %s reweight %d: %d of %d "
                       "iterations", prior, cases[i].width, cases[i].height, cases[i].psf,
                       cases[i].ratio, cases[i].background, cases[i].nonneg,
-                      cases[i].data == SS_DATA_WLS ? "wls" : "ls", cases[i].reweight,
+                      term, cases[i].reweight,
                       cpu.iterations, cases[i].iterations);
       if (cases[i].iterations > 1000)
         g_assert_cmpint (cpu.iterations, <, cases[i].iterations);

@@ -7,6 +7,7 @@
  * minimiser. */
 #include "test-common.h"
 #include "ss-cpu-private.h"
+#include "ss-data-weights.h"
 #include "ss-starlet.h"
 #include "ss-tv.h"
 
@@ -181,6 +182,50 @@ test_starlet_power_and_norms (void)
     }
 }
 
+/* The Poisson data term's prox (ss_poisson_prox) against a direct
+ * minimisation of L (w − y log w) + ρ/2 (w − a)² over w > 0 (golden-section
+ * search on a bracket holding the minimiser: the objective is convex), on
+ * fresh random a, y (some 0, some below the offset), ρ and L. */
+static double
+poisson_objective (double w, double a, double y, double rho, double level)
+{
+  return level * (w - (y > 0 ? y * log (w) : 0.0)) + 0.5 * rho * (w - a) * (w - a);
+}
+
+static void
+test_poisson_prox_oracle (void)
+{
+  g_autoptr (GRand) rng = test_rng ();
+  double worst = 0;
+  for (int trial = 0; trial < 2000; trial++)
+    {
+      float offset = (float) g_rand_double_range (rng, 0.01, 2.0);
+      float level = (float) g_rand_double_range (rng, 0.05, 5.0);
+      float rho = (float) exp (g_rand_double_range (rng, log (0.01), log (100.0)));
+      float y = trial % 7 == 0 ? -offset : (float) g_rand_double_range (rng, -offset, 10.0);
+      float a = (float) g_rand_double_range (rng, -5.0, 10.0);
+      double aw = a + offset, yw = MAX (y + offset, 0.0f);
+      /* The minimiser lies in (0, max(aw, yw) + L/ρ]. */
+      double lo = 1e-12, hi = MAX (aw, yw) + level / rho + 1.0;
+      const double phi = (sqrt (5.0) - 1) / 2;
+      for (int it = 0; it < 200; it++)
+        {
+          double m1 = hi - phi * (hi - lo), m2 = lo + phi * (hi - lo);
+          if (poisson_objective (m1, aw, yw, rho, level) < poisson_objective (m2, aw, yw, rho, level))
+            hi = m2;
+          else
+            lo = m1;
+        }
+      double w = 0.5 * (lo + hi);
+      double got = ss_poisson_prox (a, y, rho, offset, level) + offset;
+      double err = fabs (got - w) / MAX (1.0, fabs (w));
+      worst = MAX (worst, err);
+      g_assert_cmpfloat (got, >=, 0.0);
+    }
+  g_test_message ("worst relative difference to the direct minimiser: %.2e", worst);
+  g_assert_cmpfloat (worst, <, 1e-5);
+}
+
 /* The starlet ℓ1 prox is the soft threshold on each coefficient with that
  * scale's threshold: against a brute minimisation of 1/2 (p − v)² + t|p|. */
 static void
@@ -305,6 +350,80 @@ test_admm_tv_minimiser (void)
   test_problem_clear (&p);
 }
 
+/* L Σ (w − y″ log w) + α TV(x), w = Cx + o: the Poisson data term's
+ * objective (ss-data-weights.h), in double; +∞ where w <= 0 under a count. */
+static double
+poisson_tv_objective (const TestProblem *p, const SsPoissonTerm *term, const float *x,
+                      double alpha)
+{
+  g_autofree float *cx = g_new (float, p->n);
+  g_assert_true (ss_operator_apply (p->op, x, cx, NULL));
+  double f = 0;
+  for (gsize i = 0; i < p->n; i++)
+    {
+      double w = (double) cx[i] + term->offset, y = MAX ((double) p->y[i] + term->offset, 0.0);
+      if (w <= 0 && y > 0)
+        return INFINITY;
+      f += w - (y > 0 ? y * log (w) : 0.0);
+    }
+  return term->level * f + alpha * ss_tv_value (x, p->width, p->height);
+}
+
+/* The lowest objective one step of STEP away from X along a pixel, either way. */
+static double
+lowest_step_away (const TestProblem *p, const SsPoissonTerm *term, const float *x, double alpha,
+                  double step)
+{
+  g_autofree float *moved = g_memdup2 (x, p->n * sizeof (float));
+  double lowest = INFINITY;
+  for (gsize i = 0; i < p->n; i++)
+    for (int sign = -1; sign <= 1; sign += 2)
+      {
+        moved[i] = x[i] + (float) (sign * step);
+        lowest = MIN (lowest, poisson_tv_objective (p, term, moved, alpha));
+        moved[i] = x[i];
+      }
+  return lowest;
+}
+
+/* admm with the Poisson data term minimises its objective: it falls from a
+ * short run to a long one, and no step of 1e-3 of the image's level from the
+ * long run's image along any pixel, either way, lowers it (a necessary
+ * condition of the minimiser; the short run's image fails it). */
+static void
+test_admm_poisson_minimiser (void)
+{
+  g_autoptr (GRand) rng = test_rng ();
+  TestProblem p;
+  test_problem_init (&p, rng, 20, 18, "gaussian:2", 1.0, 0.01);
+  double alpha = 0.01;
+  SsSolveParams params = test_solve_params (SS_SOLVER_ADMM_PRIOR, alpha, 50);
+  params.prior = SS_PRIOR_TV;
+  params.data_term = SS_DATA_POISSON;
+  params.nonneg = FALSE;
+  SsSolveResult shorter = test_cpu_solve (&p, &params);
+  params.iterations = params.report_every = 8000;
+  SsSolveResult longer = test_cpu_solve (&p, &params);
+  SsProblem problem = { .op = p.op, .y = p.y };
+  SsPoissonTerm term;
+  g_autoptr (GError) error = NULL;
+  g_assert_true (ss_poisson_term_init (&problem, &term, &error));
+  double f_short = poisson_tv_objective (&p, &term, shorter.x, alpha);
+  double f_long = poisson_tv_objective (&p, &term, longer.x, alpha);
+  g_test_message ("objective after 50: %.9g, after %d: %.9g", f_short, longer.iterations, f_long);
+  g_assert_cmpfloat (f_long, <=, f_short);
+  double norm = sqrt (test_dot (longer.x, longer.x, p.n) / (double) p.n);
+  double lowest = lowest_step_away (&p, &term, longer.x, alpha, 1e-3 * norm);
+  double lowest_short = lowest_step_away (&p, &term, shorter.x, alpha, 1e-3 * norm);
+  g_test_message ("lowest objective a step away: %.9g (from the short run's: %.9g)", lowest,
+                  lowest_short);
+  g_assert_cmpfloat (lowest, >=, f_long - 1e-7 * fabs (f_long));
+  g_assert_cmpfloat (lowest_short, <, f_short);
+  ss_solve_result_clear (&shorter);
+  ss_solve_result_clear (&longer);
+  test_problem_clear (&p);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -312,8 +431,10 @@ main (int argc, char **argv)
   g_test_add_func ("/priors/starlet/reconstruction", test_starlet_reconstruction);
   g_test_add_func ("/priors/starlet/fourier-equals-direct", test_starlet_spectra_match_direct);
   g_test_add_func ("/priors/starlet/power-and-norms", test_starlet_power_and_norms);
+  g_test_add_func ("/priors/poisson/prox-oracle", test_poisson_prox_oracle);
   g_test_add_func ("/priors/tv/shrink-oracle", test_tv_shrink_oracle);
   g_test_add_func ("/priors/starlet/prox-oracle", test_starlet_prox_oracle);
   g_test_add_func ("/priors/admm/tv-minimiser", test_admm_tv_minimiser);
+  g_test_add_func ("/priors/admm/poisson-minimiser", test_admm_poisson_minimiser);
   return g_test_run ();
 }

@@ -54,6 +54,7 @@ typedef enum {
 typedef enum {
   SS_DATA_WLS,            /* least squares weighted by 1 / (Poisson + read) variance */
   SS_DATA_LS,             /* plain least squares */
+  SS_DATA_POISSON,        /* the Poisson likelihood of the data as measured (ss-data-weights.h) */
 } SsDataTerm;
 
 typedef struct {

@@ -54,6 +54,8 @@ typedef struct {
   float *z, *nu, *mu;
   float *x, *x_previous;  /* the estimate at report points */
   float floor;            /* positivity: x >= floor = −sky, i.e. the data as measured >= 0 */
+  gboolean poisson;       /* the data term is the Poisson likelihood (ss-data-weights.h) */
+  SsPoissonTerm term;
 } PriorState;
 
 /* Adds a split with the complex filter SPEC (or a real one, REAL, or the
@@ -162,6 +164,9 @@ state_alloc (PriorState *s, const SsProblem *problem, const SsSolveParams *p, Ss
   build_splits (s, op, p, ss_noise_estimate (problem->y, op->width, op->height));
   fill_denominator (s, op->chat, (float) p->rho, (float) p->sigma);
   ss_data_weights_fill (problem, p, s->weight);
+  s->poisson = p->data_term == SS_DATA_POISSON;
+  if (s->poisson && !ss_poisson_term_init (problem, &s->term, error))
+    return FALSE;
   /* Every split and dual starts at zero, and so does every FFT input. */
   memset (s->in, 0, (gsize) (s->splits + 1) * real);
   memset (s->z, 0, (gsize) s->splits * real);
@@ -221,16 +226,21 @@ spectral_pass (PriorState *s, const float *chat, float rho, float sigma, float *
     }
 }
 
-/* The data split: v = argmin ω/2 (v − y)² + ρ/2 (v − (u − μ))², then μ and
- * the next FFT input v + μ. */
+/* The data split: v = argmin ω/2 (v − y)² + ρ/2 (v − (u − μ))² (or the
+ * Poisson likelihood's prox on observed pixels), then μ and the next FFT
+ * input v + μ. */
 static void
 data_pass (PriorState *s, const float *y, float rho, float tau)
 {
   const float *u = s->out;
+  const gboolean poisson = s->poisson;
+  const float offset = (float) s->term.offset, level = (float) s->term.level;
 #pragma omp parallel for simd schedule(static) if (s->n > SS_PARALLEL_MIN)
   for (gsize i = 0; i < s->n; i++)
     {
-      float v = (s->weight[i] * y[i] + rho * (u[i] - s->mu[i])) / (s->weight[i] + rho);
+      float a = u[i] - s->mu[i];
+      float v = !poisson ? (s->weight[i] * y[i] + rho * a) / (s->weight[i] + rho)
+                : s->weight[i] > 0 ? ss_poisson_prox (a, y[i], rho, offset, level) : a;
       float mu = s->mu[i] + tau * (v - u[i]);
       s->mu[i] = mu;
       s->in[i] = v + mu;

@@ -50,6 +50,8 @@ typedef struct {
   int width, height;
   bool tv;           /* the TV pair is on */
   bool positive;     /* the positivity split is on */
+  bool poisson;      /* the data term is the Poisson likelihood: */
+  float offset, level;   /* its constants (ss-data-weights.h) */
 } AdmmConstants;
 
 typedef struct {
@@ -141,7 +143,8 @@ admm_pixel_kernel (float *__restrict__ real, const float *__restrict__ out,
       int px = (int) (i % w), py = (int) (i / w);
       float om = WEIGHTED ? weight[i] : (!MASK || mask[i]) ? 1.0f : 0.0f;
       float u = cx[i], m = mu[i];
-      float v = (om * y[i] + k.rho * (u - m)) / (om + k.rho);
+      float v = !k.poisson ? (om * y[i] + k.rho * (u - m)) / (om + k.rho)
+                : om > 0 ? ss_poisson_prox (u - m, y[i], k.rho, k.offset, k.level) : u - m;
       m += k.tau * (v - u);
       mu[i] = m;
       real[i] = v + m;
@@ -479,6 +482,14 @@ admm_setup (Admm *s, GError **error)
   s->noise = (float) (noise * G_SQRT2);
   if (s->starlet.scales > 0 && !starlet_setup (s, noise, error))
     return FALSE;
+  if (s->k.poisson)
+    {
+      SsPoissonTerm term;
+      if (!ss_poisson_term_init (p->host, &term, error))
+        return FALSE;
+      s->k.offset = (float) term.offset;
+      s->k.level = (float) term.level;
+    }
   admm_denominator_kernel<<<ss_cuda_blocks (ctx, p->spec), SS_CUDA_THREADS, 0, ctx->stream>>> (
     s->denominator, p->chat, s->starlet_power, p->width / 2 + 1, p->spec, s->k);
   return LAUNCH_OK ("admm_denominator_kernel")
@@ -488,10 +499,11 @@ admm_setup (Admm *s, GError **error)
 static gboolean
 check_supported (const SsCudaProblem *p, const SsSolveParams *params, GError **error)
 {
-  if (params->data_term == SS_DATA_WLS && p->host == NULL)
+  if (params->data_term != SS_DATA_LS && p->host == NULL)
     {
       g_set_error (error, SS_ERROR, SS_ERROR_INVALID_ARGUMENT,
-                   "admm's weighted data term needs the host problem");
+                   "admm's %s data term needs the host problem",
+                   params->data_term == SS_DATA_WLS ? "weighted" : "Poisson");
       return FALSE;
     }
   return TRUE;
@@ -568,7 +580,9 @@ ss_cuda_admm_prior_new (SsCudaContext *ctx, const SsCudaProblem *p, const SsSolv
                            .threshold = (float) (params->alpha / params->sigma) * tv_weight,
                            .floor = 0.0f, .inv_n = (float) (1.0 / (double) p->n),
                            .width = p->width, .height = p->height, .tv = uses_tv (params) != 0,
-                           .positive = params->nonneg != FALSE };
+                           .positive = params->nonneg != FALSE,
+                           .poisson = params->data_term == SS_DATA_POISSON, .offset = 0.0f,
+                           .level = 0.0f };
   s->starlet.scales = starlet_scales (params);
   gboolean ok = ss_cuda_plan (ctx, p->width, p->height, 2, CUFFT_R2C, &s->r2c2, error)
                 && ss_cuda_plan (ctx, p->width, p->height, 2, CUFFT_C2R, &s->c2r2, error)

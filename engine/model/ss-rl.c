@@ -138,12 +138,10 @@ data_noise_and_median (const SsProblem *problem, double *noise, double *median)
 }
 
 gboolean
-ss_rl_setup_data (const SsProblem *problem, const SsSolveParams *params, SsRlSetup *setup,
-                  GError **error)
+ss_rl_offset (const SsProblem *problem, const char *who, double *offset, double *mean,
+              double *top, GError **error)
 {
   const SsOperator *op = problem->op;
-  if (!check_blur_is_positive (op, error))
-    return FALSE;
   gsize n = (gsize) op->width * op->height;
   double low = 0, high = 0, sum = 0;
   gsize count = 0;
@@ -158,13 +156,29 @@ ss_rl_setup_data (const SsProblem *problem, const SsSolveParams *params, SsRlSet
   if (count == 0 || !(high > 0))
     {
       g_set_error (error, SS_ERROR, SS_ERROR_INVALID_ARGUMENT,
-                   "Richardson–Lucy needs some positive observed data");
+                   "%s needs some positive observed data", who);
       return FALSE;
     }
   double background = isfinite (problem->background) ? MAX (problem->background, 0) : 0;
-  setup->offset = MAX (background, -low) + 1e-6 * high;
-  setup->mean = sum / (double) count + setup->offset;
-  setup->top = high;
+  *offset = MAX (background, -low) + 1e-6 * high;
+  if (mean)
+    *mean = sum / (double) count + *offset;
+  if (top)
+    *top = high;
+  return TRUE;
+}
+
+gboolean
+ss_rl_setup_data (const SsProblem *problem, const SsSolveParams *params, SsRlSetup *setup,
+                  GError **error)
+{
+  const SsOperator *op = problem->op;
+  if (!check_blur_is_positive (op, error))
+    return FALSE;
+  if (!ss_rl_offset (problem, "Richardson–Lucy", &setup->offset, &setup->mean, &setup->top,
+                     error))
+    return FALSE;
+  double background = isfinite (problem->background) ? MAX (problem->background, 0) : 0;
   setup->background = NAN;
   setup->start = NAN;
   setup->noise = NAN;

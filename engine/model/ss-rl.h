@@ -56,6 +56,13 @@ typedef struct SsRlSetup {
   double top;             /* the largest observed y */
 } SsRlSetup;
 
+/* The offset b above: the sky, raised so that no observed datum is negative
+ * (plus 1e-6 of the top); MEAN, TOP (either may be NULL): the mean of y'
+ * and the largest y over the observed pixels. FALSE with an error naming
+ * WHO when no observed datum is positive. */
+gboolean ss_rl_offset (const SsProblem *problem, const char *who, double *offset, double *mean,
+                       double *top, GError **error);
+
 /* Checks that C is a blur (its kernel non-negative, up to float rounding:
  * RL's multiplicative step needs it; a random sensing matrix is not one),
  * then fills SETUP from the observations, on the host (FFTW). */
