@@ -348,7 +348,7 @@ starlet_reset (Admm *s, GError **error)
       if (!LAUNCH_OK ("admm_fill_kernel"))
         return FALSE;
     }
-  return CUDA_OK (cudaMemsetAsync (s->starlet.z, 0, bytes, ctx->stream))
+  return (s->starlet.z == NULL || CUDA_OK (cudaMemsetAsync (s->starlet.z, 0, bytes, ctx->stream)))
          && CUDA_OK (cudaMemsetAsync (s->starlet.nu, 0, bytes, ctx->stream));
 }
 
@@ -399,8 +399,7 @@ admm_destroy (SsCudaSolver *solver)
   ss_cuda_free (ctx, s->previous, image);
   ss_cuda_free (ctx, s->estimate, image);
   float *starlet[] = { s->starlet.z, s->starlet.nu, s->starlet.u, s->starlet.reweight,
-                       s->starlet.smooth[0], s->starlet.smooth[1], s->starlet.tmp,
-                       s->starlet_power };
+                       s->starlet.smooth[0], s->starlet.smooth[1], s->starlet_power };
   for (gsize i = 0; i < G_N_ELEMENTS (starlet); i++)
     ss_cuda_free (ctx, starlet[i], 0);
   g_free (s);
@@ -522,13 +521,13 @@ starlet_scales (const SsSolveParams *params)
          ? SS_STARLET_SCALES : 0;
 }
 
-/* The starlet splits' buffers: z, ν, u (and the reweighting) for every
- * scale, two smoothings and a row pass's output; Σ|ψ^_j|². */
+/* The starlet splits' buffers: ν and u (and z and the reweighting) for
+ * every scale, two smoothings; Σ|ψ^_j|². */
 static size_t
 starlet_images (const SsSolveParams *params)
 {
   int scales = starlet_scales (params);
-  return scales == 0 ? 0 : (size_t) scales * (params->reweight > 0 ? 4 : 3) + 3;
+  return scales == 0 ? 0 : (size_t) scales * (params->reweight > 0 ? 4 : 2) + 2;
 }
 
 static gboolean
@@ -538,14 +537,15 @@ starlet_alloc (Admm *s, const char *what, GError **error)
   size_t image = s->p->n * sizeof (float), scales = (size_t) s->starlet.scales;
   if (scales == 0)
     return TRUE;
-  return ss_cuda_alloc (ctx, (void **) &s->starlet.z, scales * image, what, error)
-         && ss_cuda_alloc (ctx, (void **) &s->starlet.nu, scales * image, what, error)
+  gboolean reweighted = s->params->reweight > 0;
+  return ss_cuda_alloc (ctx, (void **) &s->starlet.nu, scales * image, what, error)
          && ss_cuda_alloc (ctx, (void **) &s->starlet.u, scales * image, what, error)
-         && (s->params->reweight <= 0
-             || ss_cuda_alloc (ctx, (void **) &s->starlet.reweight, scales * image, what, error))
+         && (!reweighted
+             || (ss_cuda_alloc (ctx, (void **) &s->starlet.z, scales * image, what, error)
+                 && ss_cuda_alloc (ctx, (void **) &s->starlet.reweight, scales * image, what,
+                                   error)))
          && ss_cuda_alloc (ctx, (void **) &s->starlet.smooth[0], image, what, error)
          && ss_cuda_alloc (ctx, (void **) &s->starlet.smooth[1], image, what, error)
-         && ss_cuda_alloc (ctx, (void **) &s->starlet.tmp, image, what, error)
          && ss_cuda_alloc (ctx, (void **) &s->starlet_power, s->p->spec * sizeof (float), what,
                            error);
 }

@@ -284,14 +284,14 @@ SsCudaSolver *ss_cuda_admm_prior_new (SsCudaContext *ctx, const SsCudaProblem *p
                                       SsCudaReporter *reporter, GError **error);
 
 /* admm's starlet splits (ss-cuda-starlet.cu): SCALES detail scales, each
- * with its threshold λ_j/σ and its reweighting ε_j; Z, NU, U and REWEIGHT
- * (NULL without reweighting) hold SCALES images each, SMOOTH two images and
- * TMP one of work space. */
+ * with its threshold λ_j/σ and its reweighting ε_j; NU, U, and Z and
+ * REWEIGHT (both NULL without reweighting, which alone reads z) hold SCALES
+ * images each, SMOOTH two images of work space. */
 typedef struct {
   int scales;
   float threshold[SS_STARLET_SCALES];
   float eps[SS_STARLET_SCALES];
-  float *z, *nu, *u, *reweight, *smooth[2], *tmp;
+  float *z, *nu, *u, *reweight, *smooth[2];
 } SsCudaStarletSplits;
 
 /* From X: every scale's split (prox and dual step τ) and U = z − ν. */
