@@ -68,6 +68,7 @@ typedef struct {
   unsigned prefix;           /* radix select: the bits of the k-th key found so far */
   unsigned remaining;        /* its rank among the keys with that prefix */
   unsigned ties;             /* keys equal to the k-th still to keep */
+  unsigned listed;           /* entries of the support list written by the selection */
   double rho, top;           /* ALM: penalty, max |Aᵀy| */
   double cg_gamma, cg_gamma0, cg_next, cg_q2;   /* CG (HTP, CoSaMP): ||s||², ||A w||² */
   float cg_alpha, cg_beta;
@@ -682,6 +683,29 @@ niht_direction_kernel (const float *__restrict__ x, const float *__restrict__ g,
     ss_block_sum_to<1> (v, &col[blockIdx.y].gw);
 }
 
+/* NIHT's direction on its support list (d is 0 off the support: the
+ * selection clears it): d = stale ? x : g there; ||d||² (step only). A pass
+ * over k entries, not n. */
+__global__ void
+niht_direction_listed_kernel (const float *__restrict__ x, const float *__restrict__ g,
+                              const unsigned *__restrict__ support, float *__restrict__ d,
+                              size_t n, unsigned k, Column *__restrict__ col)
+{
+  size_t off = blockIdx.y * n;
+  const unsigned *list = support + (size_t) blockIdx.y * k;
+  bool stale = col[blockIdx.y].stale;
+  double v[1] = { 0.0 };
+  COLUMN_LOOP (j, k)
+    {
+      size_t i = off + list[j];
+      float di = stale ? x[i] : g[i];
+      d[i] = di;
+      v[0] += (double) di * di;
+    }
+  if (!stale)
+    ss_block_sum_to<1> (v, &col[blockIdx.y].gw);
+}
+
 /* μ, the support test's two reductions, and the move, made before the test
  * is decided (no pass can wait for a whole-grid reduction): the candidate
  * x + μg everywhere, for a selection, and x += μg on the support, which is
@@ -742,6 +766,7 @@ niht_decide_kernel (Column *col, NihtDecision how)
       c->kept = !stale && !select;
       c->prefix = 0;
       c->remaining = how.k;
+      c->listed = 0;
       any |= select;
       if (how.advance)
         {
@@ -840,11 +865,14 @@ select_bin_kernel (Column *col, unsigned *hist, int shift, int bits, int batch)
 
 /* x = the candidate's entries with keys above the k-th (and as many equal to
  * it as the rank asks), mask = their places; WRITE_X false keeps x (NIHT's
- * start keeps x = 0 and takes the support of Aᵀy). */
+ * start keeps x = 0 and takes the support of Aᵀy). With SUPPORT (NIHT's),
+ * the places also go to that list of K a problem, in no order, and the
+ * direction D, which NIHT writes on the support only, is cleared. */
 __global__ void
 select_threshold_kernel (const float *v, float *x,   /* may be the same array (CoSaMP) */
                          unsigned char *__restrict__ mask, size_t n, Column *__restrict__ col,
-                         bool nonneg, bool write_x)
+                         bool nonneg, bool write_x, unsigned *__restrict__ support,
+                         float *__restrict__ d, unsigned k)
 {
   Column *c = &col[blockIdx.y];
   if (!c->select)
@@ -858,6 +886,13 @@ select_threshold_kernel (const float *v, float *x,   /* may be the same array (C
       mask[off + i] = keep;
       if (write_x)
         x[off + i] = keep ? (nonneg ? fmaxf (vi, 0.0f) : vi) : 0.0f;
+      if (support)
+        {
+          d[off + i] = 0.0f;
+          unsigned place = keep ? atomicAdd (&c->listed, 1u) : k;
+          if (place < k)
+            support[(size_t) blockIdx.y * k + place] = (unsigned) i;
+        }
     }
 }
 
@@ -869,6 +904,8 @@ typedef struct {
   gboolean nonneg;
   Column *col;
   unsigned *hist;
+  unsigned *support;       /* NIHT: the support as a list of k a problem, or NULL */
+  float *direction;        /* NIHT: d, cleared with each new support */
 } Selector;
 
 /* Top-k of V for the problems whose select flag is set (no host wait). */
@@ -892,7 +929,7 @@ select_top_k (Selector *s, const float *v, float *x, unsigned char *mask, gboole
         return FALSE;
     }
   select_threshold_kernel<<<grid, SS_CUDA_THREADS, 0, ctx->stream>>> (
-    v, x, mask, s->n, s->col, s->nonneg, write_x);
+    v, x, mask, s->n, s->col, s->nonneg, write_x, s->support, s->direction, (unsigned) s->k);
   return LAUNCH_OK ("select_threshold_kernel");
 }
 
@@ -924,6 +961,7 @@ force_select_kernel (Column *col, int batch, unsigned k)
       col[b].select = 1;
       col[b].prefix = 0;
       col[b].remaining = k;
+      col[b].listed = 0;
       col[b].stale = 0;
       col[b].mu = 1.0f;
     }
@@ -978,10 +1016,11 @@ niht_before_select (Niht *s, cudaGraphConditionalHandle select_node, bool tell, 
   int batch = s->sel.batch;
   Column *col = s->sel.col;
   dim3 gn = column_grid (ctx, n, batch);
-  niht_direction_kernel<<<gn, SS_CUDA_THREADS, 0, ctx->stream>>> (s->x, s->g, s->mask, s->d, n,
-                                                                  col);
+  niht_direction_listed_kernel<<<column_grid (ctx, s->sel.k, batch), SS_CUDA_THREADS, 0,
+                                 ctx->stream>>> (s->x, s->g, s->sel.support, s->d, n,
+                                                 (unsigned) s->sel.k, col);
   NihtFold fold = { col, s->r, s->y, s->ad };
-  if (!LAUNCH_OK ("niht_direction_kernel")
+  if (!LAUNCH_OK ("niht_direction_listed_kernel")
       || !dev_apply_folded (s->L, s->d, s->ad, batch, &fold, error))
     return FALSE;
   niht_step_kernel<<<gn, SS_CUDA_THREADS, 0, ctx->stream>>> (s->x, s->g, s->mask, s->trial, n, col,
@@ -1343,6 +1382,8 @@ cosamp_iteration (Niht *h, GError **error)
   Selector wide = h->sel;
   wide.k = MIN (2 * h->sel.k, n);
   wide.nonneg = FALSE;
+  wide.support = NULL;   /* a wider set than the support list holds */
+  wide.direction = NULL;
   if (!select_all (h, wide.k, error) || !select_top_k (&wide, h->g, h->x, h->merged, FALSE, error))
     return FALSE;
   merge_masks_kernel<<<ss_cuda_blocks (ctx, nb), SS_CUDA_THREADS, 0, ctx->stream>>> (h->merged,
@@ -1518,6 +1559,7 @@ typedef struct {
   unsigned char *mask, *merged;
   Column *col;
   unsigned *hist;
+  unsigned *support;         /* k x batch: the support as a list (NIHT) */
   cudaGraphExec_t niht_graph;
   gboolean borrowed_y;       /* y is the device problem's */
 } CsDevice;
@@ -1527,7 +1569,8 @@ cs_device_free (CsDevice *s)
 {
   SsCudaContext *ctx = s->ctx;
   void *buffers[] = { s->borrowed_y ? NULL : s->y, s->x, s->r, s->g, s->d, s->ad, s->trial, s->e,
-                      s->lambda, s->target, s->mask, s->merged, s->col, s->hist };
+                      s->lambda, s->target, s->mask, s->merged, s->col, s->hist,
+                      s->support };
   for (gsize i = 0; i < G_N_ELEMENTS (buffers); i++)
     ss_cuda_free (ctx, buffers[i], 0);
   if (s->niht_graph)
@@ -1549,6 +1592,7 @@ cs_device_alloc (CsDevice *s, GError **error)
     { &s->trial, nb }, { &s->mask, n * s->batch }, { &s->merged, n * s->batch },
     { &s->col, sizeof (Column) * s->batch },
     { &s->hist, sizeof (unsigned) * RADIX_BINS * s->batch },
+    { &s->support, sizeof (unsigned) * MAX (s->params->k, 1) * s->batch },
     { &s->e, alm ? mb : 0 }, { &s->lambda, alm ? mb : 0 }, { &s->target, alm ? mb : 0 },
   };
   return alloc_all (ctx, buffers, G_N_ELEMENTS (buffers), error)
@@ -1578,7 +1622,7 @@ static Niht
 niht_of (CsDevice *s)
 {
   Niht h = { &s->L, { s->ctx, s->L.n, s->L.m, s->batch, s->params->k, s->params->nonneg, s->col,
-                      s->hist },
+                      s->hist, s->support, s->d },
              s->y, s->x, s->r, s->g, s->d, s->ad, s->trial, s->mask, s->merged,
              s->params->inner_iterations, 0.0f, &s->niht_graph };
   if (s->params->algorithm == SS_CS_IHT)
