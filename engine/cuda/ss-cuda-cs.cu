@@ -8,18 +8,21 @@
  * NIHT without a host wait: every iteration is the same enqueued body of
  * exactly two operator applications. A per-problem flag on the device picks
  * what they compute:
- *   step     d = g on the support T; A d; μ = ||d||²/||A d||²; the support
- *            test (min over T of |x + μg| > max off T of |μg|, two reductions);
- *            kept: x += μd, r −= μAd; else x = H_k(x + μg) by radix selection
- *            and the problem is marked stale;
- *   refresh  (stale) d = x; r = y − A d; x is left alone;
- * then g = Aᵀ r. A support change thus costs one refresh iteration (the
- * extra transform), and a steady iteration is the two transforms plus fused
- * elementwise passes. The selection kernels act only on problems whose flag
- * asks for them, and in a graph they sit in a conditional node that a
- * device-side decision skips when no problem does. The top-k is a 3-pass radix select on
- * the keys' bits (11, 10, 10 bits, histogram in shared memory): O(n) and no
- * sort, seed 003's binning made exact.
+ *   step     d = g on the support T (written on T's list only: d is 0 off
+ *            it); A d; μ = ||d||²/||A d||²; x += μg on T and the candidate
+ *            x + μg everywhere; the support test (min over T of |x + μg| >
+ *            max off T of |μg|, two reductions); r −= μ A d; g = Aᵀ r; then
+ *            the decision: keep T, or x = H_k(x + μg) by radix selection and
+ *            the problem is marked stale;
+ *   refresh  (stale) d = x; r = y − A d; x is left alone; g = Aᵀ r.
+ * A support change thus costs one refresh iteration (the extra transform),
+ * and a steady iteration is the two transforms plus fused elementwise
+ * passes: the residual's updates ride in the DCT's gather and adjoint, the
+ * decision in the adjoint's first block. The selection kernels act only on
+ * problems whose flag asks for them, and in a graph they sit in a
+ * conditional node that the decision skips when no problem does. The top-k
+ * is a 3-pass radix select on the keys' bits (11, 10, 10 bits, histogram in
+ * shared memory): O(n) and no sort, seed 003's binning made exact.
  */
 #include "ss-cuda-internal.h"
 #include "ss-cuda-device.cuh"
@@ -64,7 +67,6 @@ typedef struct {
   float mu;
   int stale;                 /* this iteration refreshes the residual */
   int select;                /* this iteration selects a new support */
-  int kept;                  /* this iteration moved on its support: r −= μ A d */
   unsigned prefix;           /* radix select: the bits of the k-th key found so far */
   unsigned remaining;        /* its rank among the keys with that prefix */
   unsigned ties;             /* keys equal to the k-th still to keep */
@@ -96,28 +98,81 @@ niht_after_apply_kernel (float *__restrict__ r, const float *__restrict__ y,
     ss_block_sum_to<1> (v, &col[blockIdx.y].ad2);
 }
 
-/* kept: r −= μ A d. */
+/* r −= μ A d (μ = 0 on a refresh). */
 __global__ void
 niht_update_r_kernel (float *__restrict__ r, const float *__restrict__ ad, size_t m,
                       const Column *__restrict__ col)
 {
   const Column *c = &col[blockIdx.y];
-  if (!c->kept)
+  if (c->mu == 0.0f)
     return;
   size_t off = blockIdx.y * m;
   COLUMN_LOOP (i, m)
     r[off + i] -= c->mu * ad[off + i];
 }
 
+/* How the step is decided: K the support's size; ADVANCE (NIHT's loop): a
+ * selection makes the next iteration a refresh, and the sums restart from
+ * zero for it; TELL: the graph's conditional selection node runs only if
+ * some problem selects. */
+typedef struct {
+  int batch;
+  unsigned k;
+  bool advance, tell;
+  cudaGraphConditionalHandle select_node;
+} NihtDecision;
+
+/* Per problem, in one block: keep the support, or select the K largest of
+ * the candidate when some entry off the support outgrows one on it. Every
+ * thread of the block calls it. */
+__device__ void
+niht_decide_block (Column *col, const NihtDecision &how)
+{
+  int any = 0;
+  for (int b = threadIdx.x; b < how.batch; b += blockDim.x)
+    {
+      Column *c = &col[b];
+      bool stale = c->stale;
+      bool select = !stale && c->mu > 0
+                    && !(__uint_as_float (c->low_on) > __uint_as_float (c->high_off));
+      c->select = select;
+      c->prefix = 0;
+      c->remaining = how.k;
+      c->listed = 0;
+      any |= select;
+      if (how.advance)
+        {
+          c->stale = select;
+          c->gw = c->ad2 = 0;
+          c->low_on = __float_as_uint (INFINITY);
+          c->high_off = 0;
+        }
+    }
+  any = __syncthreads_or (any);
+  if (how.tell && threadIdx.x == 0)
+    cudaGraphSetConditional (how.select_node, any ? 1u : 0u);
+}
+
+__global__ void
+niht_decide_kernel (Column *col, NihtDecision how)
+{
+  niht_decide_block (col, how);
+}
+
 /* NIHT's elementwise work on m-vectors, which the subsampled DCT folds into
  * its own passes (a launch and a pass over m floats fewer, twice an
  * iteration; the other operators run the two kernels above): after the
  * gather, the refresh r = y − A d or ||A d||²; as the adjoint reads r, the
- * kept step r −= μ A d. COL NULL: nothing to fold. */
+ * step r −= μ A d (μ = 0 on a refresh; after a step that changes the
+ * support the next iteration refreshes r anyway), and in its first block
+ * the decision (niht_decide_block), which no other block of that pass
+ * reads. COL NULL: nothing to fold. */
 typedef struct {
   Column *col;
   float *r;
   const float *y, *ad;
+  bool decides;            /* the adjoint's first block decides the step (HOW) */
+  NihtDecision how;
 } NihtFold;
 
 /* ---- the operator on the device ------------------------------------------- */
@@ -358,10 +413,10 @@ dct_adjoint_spectrum_kernel (const float *y, const int *__restrict__ row_of,
   const float *yc = y + off;
   float2 *s = spec + blockIdx.y * (n / 2 + 1);
   const Column *c = fold.col ? &fold.col[blockIdx.y] : NULL;
-  bool kept = c && c->kept;
-  float *rc = kept ? fold.r + off : NULL;
-  const float *adc = kept ? fold.ad + off : NULL;
-  float mu = kept ? c->mu : 0.0f;
+  float mu = c ? c->mu : 0.0f;
+  bool moved = mu != 0.0f;
+  float *rc = moved ? fold.r + off : NULL;
+  const float *adc = moved ? fold.ad + off : NULL;
   COLUMN_LOOP (k, n / 2 + 1)
     {
       /* At k = n/2 the pair is one frequency, read (and updated) once. */
@@ -374,6 +429,8 @@ dct_adjoint_spectrum_kernel (const float *y, const int *__restrict__ row_of,
       float h = 0.5f * scale;
       s[k] = make_float2 (h * (cs * a + sn * b), h * (sn * a - cs * b));
     }
+  if (fold.decides && blockIdx.x == 0 && blockIdx.y == 0)
+    niht_decide_block (fold.col, fold.how);
 }
 
 __global__ void
@@ -564,7 +621,8 @@ dev_apply_folded (DevLinop *L, const float *in, float *out, int batch, const Nih
   return LAUNCH_OK ("niht_after_apply_kernel");
 }
 
-/* Aᵀ r for NIHT, with the kept step r −= μ A d before it (FOLD). */
+/* Aᵀ r for NIHT, with the step r −= μ A d before it and the decision
+ * (FOLD). */
 static gboolean
 dev_adjoint_folded (DevLinop *L, float *r, float *out, int batch, const NihtFold *fold,
                     GError **error)
@@ -572,6 +630,12 @@ dev_adjoint_folded (DevLinop *L, float *r, float *out, int batch, const NihtFold
   SsCudaContext *ctx = L->ctx;
   if (L->kind == SS_ENSEMBLE_DCT)
     return dct_adjoint (L, r, out, batch, fold, error);
+  if (fold->decides)
+    {
+      niht_decide_kernel<<<1, SS_CUDA_THREADS, 0, ctx->stream>>> (fold->col, fold->how);
+      if (!LAUNCH_OK ("niht_decide_kernel"))
+        return FALSE;
+    }
   niht_update_r_kernel<<<column_grid (ctx, L->m, batch), SS_CUDA_THREADS, 0, ctx->stream>>> (
     r, fold->ad, L->m, fold->col);
   return LAUNCH_OK ("niht_update_r_kernel") && dev_adjoint (L, r, out, batch, error);
@@ -718,7 +782,12 @@ niht_step_kernel (float *__restrict__ x, const float *__restrict__ g,
 {
   Column *c = &col[blockIdx.y];
   if (c->stale)
-    return;
+    {
+      /* A refresh moves nothing: r keeps its refreshed value. */
+      if (blockIdx.x == 0 && threadIdx.x == 0)
+        c->mu = 0.0f;
+      return;
+    }
   float mu = omega > 0 ? omega : (c->ad2 > 0 ? (float) (c->gw / c->ad2) : 0.0f);
   if (blockIdx.x == 0 && threadIdx.x == 0)
     c->mu = mu;
@@ -739,47 +808,6 @@ niht_step_kernel (float *__restrict__ x, const float *__restrict__ g,
   block_min_max (low, high, &c->low_on, &c->high_off);
 }
 
-/* How the step is decided: K the support's size; ADVANCE (NIHT's loop): a
- * selection makes the next iteration a refresh, and the sums restart from
- * zero for it; TELL: the graph's conditional selection node runs only if
- * some problem selects. */
-typedef struct {
-  int batch;
-  unsigned k;
-  bool advance, tell;
-  cudaGraphConditionalHandle select_node;
-} NihtDecision;
-
-/* Per problem, in one block: keep the support, or select the K largest of
- * the candidate when some entry off the support outgrows one on it. */
-__global__ void
-niht_decide_kernel (Column *col, NihtDecision how)
-{
-  int any = 0;
-  for (int b = threadIdx.x; b < how.batch; b += blockDim.x)
-    {
-      Column *c = &col[b];
-      bool stale = c->stale;
-      bool select = !stale && c->mu > 0
-                    && !(__uint_as_float (c->low_on) > __uint_as_float (c->high_off));
-      c->select = select;
-      c->kept = !stale && !select;
-      c->prefix = 0;
-      c->remaining = how.k;
-      c->listed = 0;
-      any |= select;
-      if (how.advance)
-        {
-          c->stale = select;
-          c->gw = c->ad2 = 0;
-          c->low_on = __float_as_uint (INFINITY);
-          c->high_off = 0;
-        }
-    }
-  any = __syncthreads_or (any);
-  if (how.tell && threadIdx.x == 0)
-    cudaGraphSetConditional (how.select_node, any ? 1u : 0u);
-}
 
 /* ---- radix select (problems with col->select set) ------------------------- */
 
@@ -1005,29 +1033,29 @@ niht_start (Niht *s, GError **error)
   return LAUNCH_OK ("niht_reset_kernel");
 }
 
-/* An iteration is three parts: up to the decision, the selection, and the
- * gradient after it. SELECT_NODE, when TELL: the graph's conditional node
- * around the selection, which the decision sets. */
+/* An iteration is two parts: the step, its gradient and the decision, then
+ * the selection, which changes x and the support but not r or g. SELECT_NODE,
+ * when TELL: the graph's conditional node around the selection, which the
+ * decision sets. */
 static gboolean
-niht_before_select (Niht *s, cudaGraphConditionalHandle select_node, bool tell, GError **error)
+niht_step (Niht *s, cudaGraphConditionalHandle select_node, bool tell, GError **error)
 {
   SsCudaContext *ctx = s->L->ctx;
   size_t n = s->L->n;
   int batch = s->sel.batch;
   Column *col = s->sel.col;
-  dim3 gn = column_grid (ctx, n, batch);
   niht_direction_listed_kernel<<<column_grid (ctx, s->sel.k, batch), SS_CUDA_THREADS, 0,
                                  ctx->stream>>> (s->x, s->g, s->sel.support, s->d, n,
                                                  (unsigned) s->sel.k, col);
-  NihtFold fold = { col, s->r, s->y, s->ad };
+  NihtFold fold = { col, s->r, s->y, s->ad, true,
+                    { batch, (unsigned) s->sel.k, true, tell, select_node } };
   if (!LAUNCH_OK ("niht_direction_listed_kernel")
       || !dev_apply_folded (s->L, s->d, s->ad, batch, &fold, error))
     return FALSE;
-  niht_step_kernel<<<gn, SS_CUDA_THREADS, 0, ctx->stream>>> (s->x, s->g, s->mask, s->trial, n, col,
-                                                             s->omega, s->sel.nonneg);
-  NihtDecision how = { batch, (unsigned) s->sel.k, true, tell, select_node };
-  niht_decide_kernel<<<1, SS_CUDA_THREADS, 0, ctx->stream>>> (col, how);
-  return LAUNCH_OK ("niht kernels");
+  niht_step_kernel<<<column_grid (ctx, n, batch), SS_CUDA_THREADS, 0, ctx->stream>>> (
+    s->x, s->g, s->mask, s->trial, n, col, s->omega, s->sel.nonneg);
+  return LAUNCH_OK ("niht_step_kernel")
+         && dev_adjoint_folded (s->L, s->r, s->g, batch, &fold, error);
 }
 
 static gboolean
@@ -1036,35 +1064,23 @@ niht_select (Niht *s, GError **error)
   return select_top_k (&s->sel, s->trial, s->x, s->mask, TRUE, error);
 }
 
-/* g = Aᵀ r, after the kept step r −= μ A d, which the selection leaves
- * alone. */
-static gboolean
-niht_after_select (Niht *s, GError **error)
-{
-  NihtFold fold = { s->sel.col, s->r, s->y, s->ad };
-  return dev_adjoint_folded (s->L, s->r, s->g, s->sel.batch, &fold, error);
-}
-
 /* One iteration: exactly two operator applications, no host wait. */
 static gboolean
 niht_iteration (Niht *s, GError **error)
 {
-  return niht_before_select (s, 0, false, error) && niht_select (s, error)
-         && niht_after_select (s, error);
+  return niht_step (s, 0, false, error) && niht_select (s, error);
 }
 
-/* Captures what PART enqueues into GRAPH after the nodes DEPS; LEAF, if not
- * NULL, gets the one node the captured work ends on (the stream is in
- * order, so there is one). */
+/* Captures what PART enqueues into GRAPH; LEAF, if not NULL, gets the one
+ * node the captured work ends on (the stream is in order, so there is one). */
 typedef gboolean (*NihtPart) (Niht *h, cudaGraphConditionalHandle select_node, GError **error);
 
 static gboolean
-capture_part (Niht *h, cudaGraph_t graph, const cudaGraphNode_t *deps, size_t n_deps,
-              NihtPart part, cudaGraphConditionalHandle select_node, cudaGraphNode_t *leaf,
-              GError **error)
+capture_part (Niht *h, cudaGraph_t graph, NihtPart part, cudaGraphConditionalHandle select_node,
+              cudaGraphNode_t *leaf, GError **error)
 {
   cudaStream_t stream = h->L->ctx->stream;
-  if (!CUDA_OK (cudaStreamBeginCaptureToGraph (stream, graph, deps, NULL, n_deps,
+  if (!CUDA_OK (cudaStreamBeginCaptureToGraph (stream, graph, NULL, NULL, 0,
                                                cudaStreamCaptureModeThreadLocal)))
     return FALSE;
   GError *part_error = NULL;
@@ -1094,21 +1110,15 @@ capture_part (Niht *h, cudaGraph_t graph, const cudaGraphNode_t *deps, size_t n_
 }
 
 static gboolean
-part_before (Niht *h, cudaGraphConditionalHandle select_node, GError **error)
+part_step (Niht *h, cudaGraphConditionalHandle select_node, GError **error)
 {
-  return niht_before_select (h, select_node, true, error);
+  return niht_step (h, select_node, true, error);
 }
 
 static gboolean
 part_select (Niht *h, cudaGraphConditionalHandle select_node, GError **error)
 {
   return niht_select (h, error);
-}
-
-static gboolean
-part_after (Niht *h, cudaGraphConditionalHandle select_node, GError **error)
-{
-  return niht_after_select (h, error);
 }
 
 /* The iteration captured as a graph (its buffers are fixed for the solve),
@@ -1127,7 +1137,7 @@ niht_capture (Niht *h, GError **error)
     return FALSE;
   gboolean ok = CUDA_OK (cudaGraphConditionalHandleCreate (&select_node, graph, 0,
                                                            cudaGraphCondAssignDefault))
-                && capture_part (h, graph, NULL, 0, part_before, select_node, &decided, error);
+                && capture_part (h, graph, part_step, select_node, &decided, error);
   if (ok)
     {
       params.type = cudaGraphNodeTypeConditional;
@@ -1137,9 +1147,8 @@ niht_capture (Niht *h, GError **error)
       ok = CUDA_OK (cudaGraphAddNode (&conditional, graph, &decided, NULL, 1, &params));
     }
   ok = ok
-       && capture_part (h, params.conditional.phGraph_out[0], NULL, 0, part_select, select_node,
-                        NULL, error)
-       && capture_part (h, graph, &conditional, 1, part_after, select_node, NULL, error)
+       && capture_part (h, params.conditional.phGraph_out[0], part_select, select_node, NULL,
+                        error)
        && CUDA_OK (cudaGraphInstantiate (h->graph, graph, 0));
   cudaGraphDestroy (graph);
   return ok;
@@ -1333,7 +1342,7 @@ htp_iteration (Niht *h, GError **error)
   niht_reset_kernel<<<small_blocks (batch), SS_CUDA_THREADS, 0, ctx->stream>>> (col, batch);
   niht_direction_kernel<<<gn, SS_CUDA_THREADS, 0, ctx->stream>>> (h->x, h->g, h->mask, h->d, n,
                                                                   col);
-  NihtFold fold = { col, h->r, h->y, h->ad };
+  NihtFold fold = { col, h->r, h->y, h->ad, false, {} };
   if (!LAUNCH_OK ("niht_direction_kernel")
       || !dev_apply_folded (h->L, h->d, h->ad, batch, &fold, error))
     return FALSE;
