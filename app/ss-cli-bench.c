@@ -70,6 +70,15 @@ bench_params_from_options (const CliOptions *o, SsBenchParams *bp, SsBackendKind
   return -1;
 }
 
+/* The prior timed, for a solver that reads one (admm); NULL otherwise. g_free. */
+static char *
+bench_prior_name (const SsBenchParams *bp)
+{
+  if (!ss_solver_uses (ss_solver_info (bp->solver), SS_PARAM_PRIOR))
+    return NULL;
+  return ss_param_format (ss_param_info (SS_PARAM_PRIOR), bp->prior);
+}
+
 static void
 print_bench_json (const SsBenchParams *bp, const char *backend, const SsBenchResult *r)
 {
@@ -77,11 +86,9 @@ print_bench_json (const SsBenchParams *bp, const char *backend, const SsBenchRes
   ss_json_begin (&o);
   ss_json_add_string (&o, "type", "bench");
   ss_json_add_string (&o, "solver", ss_solver_kind_to_string (bp->solver));
-  if (ss_solver_uses (ss_solver_info (bp->solver), SS_PARAM_PRIOR))
-    {
-      g_autofree char *prior = ss_param_format (ss_param_info (SS_PARAM_PRIOR), bp->prior);
-      ss_json_add_string (&o, "prior", prior);
-    }
+  g_autofree char *prior = bench_prior_name (bp);
+  if (prior)
+    ss_json_add_string (&o, "prior", prior);
   ss_json_add_string (&o, "backend", backend);
   ss_json_add_string (&o, "device", r->device);
   ss_json_add_int (&o, "width", r->width);
@@ -123,13 +130,9 @@ print_bench_text (const SsBenchParams *bp, const char *backend, const SsBenchRes
   g_autofree char *work = ss_format_bytes (r->fft_work_bytes);
 
   printf ("device           %s (%s)\n", r->device ? r->device : "?", backend);
-  if (ss_solver_uses (ss_solver_info (bp->solver), SS_PARAM_PRIOR))
-    {
-      g_autofree char *prior = ss_param_format (ss_param_info (SS_PARAM_PRIOR), bp->prior);
-      printf ("solver           %s, prior %s\n", ss_solver_kind_to_string (bp->solver), prior);
-    }
-  else
-    printf ("solver           %s\n", ss_solver_kind_to_string (bp->solver));
+  g_autofree char *prior = bench_prior_name (bp);
+  printf ("solver           %s%s%s\n", ss_solver_kind_to_string (bp->solver),
+          prior ? ", prior " : "", prior ? prior : "");
   printf ("size             %d x %d", r->width, r->height);
   if (r->width != bp->width || r->height != bp->height)
     printf (" (%s padding of %d x %d, margin %d)", ss_boundary_to_string (bp->boundary),

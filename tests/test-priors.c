@@ -319,6 +319,22 @@ tv_primal_dual (const TestProblem *p, double alpha, int iterations)
   return x;
 }
 
+/* admm with the TV prior, no positivity and DATA_TERM on a fresh 20 × 18
+ * problem P (α = ALPHA): a 50-iteration run and one of LONG iterations. */
+static void
+admm_tv_short_and_long (GRand *rng, SsDataTerm data_term, double alpha, int long_iterations,
+                        TestProblem *p, SsSolveResult *shorter, SsSolveResult *longer)
+{
+  test_problem_init (p, rng, 20, 18, "gaussian:2", 1.0, 0.01);
+  SsSolveParams params = test_solve_params (SS_SOLVER_ADMM_PRIOR, alpha, 50);
+  params.prior = SS_PRIOR_TV;
+  params.data_term = data_term;
+  params.nonneg = FALSE;
+  *shorter = test_cpu_solve (p, &params);
+  params.iterations = params.report_every = long_iterations;
+  *longer = test_cpu_solve (p, &params);
+}
+
 /* The ADMM's TV solution on a small problem is the minimiser: the objective
  * falls from a short run to a long one and meets a long run of a second
  * algorithm (primal–dual) to 1e-5 relative, the two images to 1e-2. */
@@ -327,15 +343,9 @@ test_admm_tv_minimiser (void)
 {
   g_autoptr (GRand) rng = test_rng ();
   TestProblem p;
-  test_problem_init (&p, rng, 20, 18, "gaussian:2", 1.0, 0.01);
   double alpha = 0.01;
-  SsSolveParams params = test_solve_params (SS_SOLVER_ADMM_PRIOR, alpha, 50);
-  params.prior = SS_PRIOR_TV;
-  params.data_term = SS_DATA_LS;
-  params.nonneg = FALSE;
-  SsSolveResult shorter = test_cpu_solve (&p, &params);
-  params.iterations = params.report_every = 5000;
-  SsSolveResult longer = test_cpu_solve (&p, &params);
+  SsSolveResult shorter, longer;
+  admm_tv_short_and_long (rng, SS_DATA_LS, alpha, 5000, &p, &shorter, &longer);
   g_autofree float *reference = tv_primal_dual (&p, alpha, 20000);
   double f_short = tv_objective (&p, shorter.x, alpha), f_long = tv_objective (&p, longer.x, alpha);
   double f_ref = tv_objective (&p, reference, alpha);
@@ -395,15 +405,9 @@ test_admm_poisson_minimiser (void)
 {
   g_autoptr (GRand) rng = test_rng ();
   TestProblem p;
-  test_problem_init (&p, rng, 20, 18, "gaussian:2", 1.0, 0.01);
   double alpha = 0.01;
-  SsSolveParams params = test_solve_params (SS_SOLVER_ADMM_PRIOR, alpha, 50);
-  params.prior = SS_PRIOR_TV;
-  params.data_term = SS_DATA_POISSON;
-  params.nonneg = FALSE;
-  SsSolveResult shorter = test_cpu_solve (&p, &params);
-  params.iterations = params.report_every = 8000;
-  SsSolveResult longer = test_cpu_solve (&p, &params);
+  SsSolveResult shorter, longer;
+  admm_tv_short_and_long (rng, SS_DATA_POISSON, alpha, 8000, &p, &shorter, &longer);
   SsProblem problem = { .op = p.op, .y = p.y };
   SsPoissonTerm term;
   g_autoptr (GError) error = NULL;

@@ -108,18 +108,6 @@ ss_sky_mode_to_string (SsSkyMode mode)
     }
 }
 
-const char *
-ss_backend_kind_to_string (SsBackendKind kind)
-{
-  switch (kind)
-    {
-    case SS_BACKEND_CPU: return "cpu";
-    case SS_BACKEND_CUDA: return "cuda";
-    case SS_BACKEND_AUTO:
-    default: return "auto";
-    }
-}
-
 static void
 history_add_param (const SsParamInfo *info, double value, const char *text, gpointer header)
 {

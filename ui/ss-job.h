@@ -70,7 +70,6 @@ gboolean ss_settings_same_problem (const SsSettings *a, const SsSettings *b);
 void ss_settings_add_history (const SsSettings *settings, SsHeader *header);
 const char *ss_mode_to_string (SsMode mode);
 const char *ss_sky_mode_to_string (SsSkyMode mode);
-const char *ss_backend_kind_to_string (SsBackendKind kind);
 /* "CPADMM", "Direct (Cholesky)", ...: names for people. */
 
 typedef struct {

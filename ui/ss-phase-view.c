@@ -1,7 +1,7 @@
 /* ss-phase-view.c: the phase-transition heat map with its axes (cairo). */
 #include "ss-phase-view.h"
+#include "ss-draw.h"
 
-#include <math.h>
 
 /* Room for the axes around the cells, in pixels. */
 #define MARGIN_LEFT 52
@@ -76,38 +76,6 @@ ss_phase_view_get_fractions (SsPhaseView *self, int *n_deltas, int *n_rhos)
 
 /* ---- drawing ----------------------------------------------------------------- */
 
-static void
-show_text (SsPhaseView *self, cairo_t *cr, const char *text, double x, double y, double align_x,
-           double align_y)
-{
-  PangoLayout *layout = gtk_widget_create_pango_layout (GTK_WIDGET (self), text);
-  int tw, th;
-  pango_layout_get_pixel_size (layout, &tw, &th);
-  cairo_move_to (cr, round (x - align_x * tw), round (y - align_y * th));
-  pango_cairo_show_layout (cr, layout);
-  g_object_unref (layout);
-}
-
-static int
-text_width (SsPhaseView *self, const char *text)
-{
-  PangoLayout *layout = gtk_widget_create_pango_layout (GTK_WIDGET (self), text);
-  int tw, th;
-  pango_layout_get_pixel_size (layout, &tw, &th);
-  g_object_unref (layout);
-  return tw;
-}
-
-static void
-foreground_colour (SsPhaseView *self, GdkRGBA *colour)
-{
-#if GTK_CHECK_VERSION(4, 10, 0)
-  gtk_widget_get_color (GTK_WIDGET (self), colour);
-#else
-  gtk_style_context_get_color (gtk_widget_get_style_context (GTK_WIDGET (self)), colour);
-#endif
-}
-
 /* The engine's raster (the CLI's PNG at CELL pixels a cell) as a cairo
  * surface, painted 1:1 so that the one-pixel grid stays one pixel. */
 static void
@@ -150,7 +118,7 @@ draw_numbers (SsPhaseView *self, cairo_t *cr, int cell)
         cairo_set_source_rgb (cr, ink, ink, ink);
         char text[16];
         g_snprintf (text, sizeof text, "%.2g", f);
-        show_text (self, cr, text, self->x0 + i * cell + cell / 2.0,
+        ss_draw_text (GTK_WIDGET (self), cr, text, self->x0 + i * cell + cell / 2.0,
                    self->y0 + (self->n_rhos - 1 - j) * cell + cell / 2.0, 0.5, 0.5);
       }
 }
@@ -163,14 +131,14 @@ draw_axes (SsPhaseView *self, cairo_t *cr, int cell, const GdkRGBA *fg)
   cairo_set_source_rgba (cr, fg->red, fg->green, fg->blue, 0.85);
   /* δ under its columns: every STEP-th, so labels never overlap. */
   char text[32];
-  int widest = text_width (self, "0.000") + 6;
+  int widest = ss_draw_text_width (GTK_WIDGET (self), "0.000") + 6;
   int step = MAX (1, (widest + cell - 1) / cell);
   for (int i = 0; i < cols; i += step)
     {
       g_snprintf (text, sizeof text, "%.3g", self->deltas[i]);
-      show_text (self, cr, text, self->x0 + i * cell + cell / 2.0, bottom + 2, 0.5, 0.0);
+      ss_draw_text (GTK_WIDGET (self), cr, text, self->x0 + i * cell + cell / 2.0, bottom + 2, 0.5, 0.0);
     }
-  show_text (self, cr, "δ = m/n  (measurements / length)", (self->x0 + right) / 2.0,
+  ss_draw_text (GTK_WIDGET (self), cr, "δ = m/n  (measurements / length)", (self->x0 + right) / 2.0,
              bottom + 20, 0.5, 0.0);
   /* ρ beside its rows, bottom to top. */
   int tall = 16;
@@ -178,10 +146,10 @@ draw_axes (SsPhaseView *self, cairo_t *cr, int cell, const GdkRGBA *fg)
   for (int j = 0; j < rows; j += step)
     {
       g_snprintf (text, sizeof text, "%.3g", self->rhos[j]);
-      show_text (self, cr, text, self->x0 - 4, self->y0 + (rows - 1 - j) * cell + cell / 2.0,
+      ss_draw_text (GTK_WIDGET (self), cr, text, self->x0 - 4, self->y0 + (rows - 1 - j) * cell + cell / 2.0,
                  1.0, 0.5);
     }
-  show_text (self, cr, "ρ = k/m  (nonzeros / measurements)", self->x0, self->y0 - 4, 0.0, 1.0);
+  ss_draw_text (GTK_WIDGET (self), cr, "ρ = k/m  (nonzeros / measurements)", self->x0, self->y0 - 4, 0.0, 1.0);
 
   /* The colour bar: success 0 at the bottom to 1 at the top. */
   int bar_x = right + 12, bar_w = 12, bar_h = bottom - self->y0;
@@ -194,10 +162,10 @@ draw_axes (SsPhaseView *self, cairo_t *cr, int cell, const GdkRGBA *fg)
       cairo_fill (cr);
     }
   cairo_set_source_rgba (cr, fg->red, fg->green, fg->blue, 0.85);
-  show_text (self, cr, "1", bar_x + bar_w + 4, self->y0, 0.0, 0.0);
-  show_text (self, cr, "0.5", bar_x + bar_w + 4, self->y0 + bar_h / 2.0, 0.0, 0.5);
-  show_text (self, cr, "0", bar_x + bar_w + 4, bottom, 0.0, 1.0);
-  show_text (self, cr, "success", bar_x + bar_w, self->y0 - 4, 0.5, 1.0);
+  ss_draw_text (GTK_WIDGET (self), cr, "1", bar_x + bar_w + 4, self->y0, 0.0, 0.0);
+  ss_draw_text (GTK_WIDGET (self), cr, "0.5", bar_x + bar_w + 4, self->y0 + bar_h / 2.0, 0.0, 0.5);
+  ss_draw_text (GTK_WIDGET (self), cr, "0", bar_x + bar_w + 4, bottom, 0.0, 1.0);
+  ss_draw_text (GTK_WIDGET (self), cr, "success", bar_x + bar_w, self->y0 - 4, 0.5, 1.0);
 }
 
 static void
@@ -209,7 +177,7 @@ ss_phase_view_snapshot (GtkWidget *widget, GtkSnapshot *snapshot)
     return;
   cairo_t *cr = gtk_snapshot_append_cairo (snapshot, &GRAPHENE_RECT_INIT (0, 0, width, height));
   GdkRGBA fg;
-  foreground_colour (self, &fg);
+  ss_draw_foreground (GTK_WIDGET (self), &fg);
   int cols = self->n_deltas, rows = self->n_rhos;
   int avail_w = width - MARGIN_LEFT - MARGIN_RIGHT, avail_h = height - MARGIN_TOP - MARGIN_BOTTOM;
   /* A whole number of pixels a cell: the raster is painted unscaled. */
@@ -218,7 +186,7 @@ ss_phase_view_snapshot (GtkWidget *widget, GtkSnapshot *snapshot)
   if (cols == 0 || rows == 0 || cell < MIN_CELL)
     {
       cairo_set_source_rgba (cr, fg.red, fg.green, fg.blue, 0.6);
-      show_text (self, cr, cols == 0 ? "Run a sweep: the diagram fills in cell by cell"
+      ss_draw_text (GTK_WIDGET (self), cr, cols == 0 ? "Run a sweep: the diagram fills in cell by cell"
                                      : "Too small to show the diagram",
                  width / 2.0, height / 2.0, 0.5, 0.5);
       cairo_destroy (cr);

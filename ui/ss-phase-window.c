@@ -44,7 +44,6 @@ static const char *const values_labels[SS_N_CS_VALUES] = {
 };
 /* The backend list, in SsBackendKind order. */
 static const char *const backend_labels[] = { "Automatic", "CPU", "CUDA GPU" };
-static const char *const backend_names[] = { "auto", "cpu", "cuda" };
 
 void
 ss_phase_settings_init (SsPhaseSettings *s)
@@ -280,7 +279,7 @@ command_line_for (const SsPhaseSettings *s)
                           "--values %s --n %d --trials %d --seed %" G_GUINT64_FORMAT
                           " --backend %s", ss_cs_algorithm_to_string (s->algorithm),
                           ss_ensemble_to_string (s->ensemble), ss_cs_values_to_string (s->values),
-                          s->n, s->trials, s->seed, backend_names[s->backend]);
+                          s->n, s->trials, s->seed, ss_backend_kind_to_string (s->backend));
   append_list (text, "--deltas", deltas, s->n_deltas);
   append_list (text, "--rhos", rhos, s->n_rhos);
   g_string_append (text, " -o PREFIX");

@@ -1,5 +1,6 @@
 /* ss-plot.c: a small cairo line plot with a log10 y axis and a legend. */
 #include "ss-plot.h"
+#include "ss-draw.h"
 
 #include <math.h>
 
@@ -212,28 +213,6 @@ map_y (const Axes *a, double y)
 }
 
 static void
-show_text (SsPlot *self, cairo_t *cr, const char *text, double x, double y, double align_x,
-           double align_y)
-{
-  PangoLayout *layout = gtk_widget_create_pango_layout (GTK_WIDGET (self), text);
-  int tw, th;
-  pango_layout_get_pixel_size (layout, &tw, &th);
-  cairo_move_to (cr, x - align_x * tw, y - align_y * th);
-  pango_cairo_show_layout (cr, layout);
-  g_object_unref (layout);
-}
-
-static void
-foreground_colour (SsPlot *self, GdkRGBA *colour)
-{
-#if GTK_CHECK_VERSION(4, 10, 0)
-  gtk_widget_get_color (GTK_WIDGET (self), colour);
-#else
-  gtk_style_context_get_color (gtk_widget_get_style_context (GTK_WIDGET (self)), colour);
-#endif
-}
-
-static void
 draw_axes (SsPlot *self, cairo_t *cr, const Axes *a, const GdkRGBA *fg)
 {
   cairo_set_line_width (cr, 1);
@@ -249,7 +228,7 @@ draw_axes (SsPlot *self, cairo_t *cr, const Axes *a, const GdkRGBA *fg)
       char text[32];
       g_snprintf (text, sizeof text, "1e%d", d);
       cairo_set_source_rgba (cr, fg->red, fg->green, fg->blue, 0.8);
-      show_text (self, cr, text, a->left - 4, y, 1.0, 0.5);
+      ss_draw_text (GTK_WIDGET (self), cr, text, a->left - 4, y, 1.0, 0.5);
     }
   /* Iteration ticks: about five round numbers. */
   double raw = a->x_max / 5.0;
@@ -265,16 +244,16 @@ draw_axes (SsPlot *self, cairo_t *cr, const Axes *a, const GdkRGBA *fg)
       char text[32];
       g_snprintf (text, sizeof text, "%.0f", x);
       cairo_set_source_rgba (cr, fg->red, fg->green, fg->blue, 0.8);
-      show_text (self, cr, text, px, a->bottom + 2, 0.5, 0.0);
+      ss_draw_text (GTK_WIDGET (self), cr, text, px, a->bottom + 2, 0.5, 0.0);
     }
   cairo_set_source_rgba (cr, fg->red, fg->green, fg->blue, 0.6);
   cairo_rectangle (cr, a->left + 0.5, a->top + 0.5, a->right - a->left, a->bottom - a->top);
   cairo_stroke (cr);
   if (self->y_label)
-    show_text (self, cr, self->y_label, a->left + 6, a->top + 4, 0.0, 0.0);
+    ss_draw_text (GTK_WIDGET (self), cr, self->y_label, a->left + 6, a->top + 4, 0.0, 0.0);
   /* Inside the frame, above the axis, clear of the tick labels. */
   if (self->x_label)
-    show_text (self, cr, self->x_label, a->right - 6, a->bottom - 4, 1.0, 1.0);
+    ss_draw_text (GTK_WIDGET (self), cr, self->x_label, a->right - 6, a->bottom - 4, 1.0, 1.0);
 }
 
 static void
@@ -328,7 +307,7 @@ draw_legend (SsPlot *self, cairo_t *cr, const Axes *a, const GdkRGBA *fg)
       cairo_rectangle (cr, a->right - 150, y + 4, 14, 4);
       cairo_fill (cr);
       cairo_set_source_rgba (cr, fg->red, fg->green, fg->blue, 0.9);
-      show_text (self, cr, s->label, a->right - 130, y, 0.0, 0.0);
+      ss_draw_text (GTK_WIDGET (self), cr, s->label, a->right - 130, y, 0.0, 0.0);
       y += 18;
     }
 }
@@ -342,12 +321,12 @@ ss_plot_snapshot (GtkWidget *widget, GtkSnapshot *snapshot)
     return;
   cairo_t *cr = gtk_snapshot_append_cairo (snapshot, &GRAPHENE_RECT_INIT (0, 0, width, height));
   GdkRGBA fg;
-  foreground_colour (self, &fg);
+  ss_draw_foreground (GTK_WIDGET (self), &fg);
   Axes a = { .left = 52, .right = width - 10, .top = 8, .bottom = height - 24 };
   if (!compute_axes (self, &a))
     {
       cairo_set_source_rgba (cr, fg.red, fg.green, fg.blue, 0.6);
-      show_text (self, cr, "Convergence appears here while a solver runs", width / 2,
+      ss_draw_text (GTK_WIDGET (self), cr, "Convergence appears here while a solver runs", width / 2,
                  height / 2, 0.5, 0.5);
       cairo_destroy (cr);
       return;

@@ -6,6 +6,18 @@
 #include "ss-fft.h"
 
 
+const char *
+ss_backend_kind_to_string (SsBackendKind kind)
+{
+  switch (kind)
+    {
+    case SS_BACKEND_CPU: return "cpu";
+    case SS_BACKEND_CUDA: return "cuda";
+    case SS_BACKEND_AUTO:
+    default: return "auto";
+    }
+}
+
 gboolean
 ss_backend_kind_from_string (const char *text, SsBackendKind *kind, GError **error)
 {

@@ -19,6 +19,8 @@ typedef enum {
 typedef struct _SsBackend SsBackend;
 
 gboolean ss_backend_kind_from_string (const char *text, SsBackendKind *kind, GError **error);
+/* "auto", "cpu" or "cuda", as --backend takes them. */
+const char *ss_backend_kind_to_string (SsBackendKind kind);
 
 /* AUTO never fails; CUDA fails with SS_ERROR_NO_DEVICE when the build lacks
  * CUDA or no device is usable. On CUDA it uses device 0. A freed backend's

@@ -100,4 +100,14 @@ gboolean ss_acquisition_from_header (const SsHeader *header, SsAcquisition *acq,
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (SsOperator, ss_operator_free)
 
+/* How many entries of a WIDTH-wide image's full spectrum the half-spectrum
+ * column KX stands for: 1 for column 0 and, for an even width, width / 2
+ * (each its own mirror), 2 for the others. Sums over a half-spectrum (energy
+ * by Parseval) weight each column by it. */
+static inline double
+ss_half_spectrum_weight (int kx, int width)
+{
+  return kx == 0 || (width % 2 == 0 && kx == width / 2) ? 1.0 : 2.0;
+}
+
 G_END_DECLS

@@ -144,8 +144,7 @@ full_spectrum_energy (const SsOperator *op)
         {
           const float *c = op->chat + 2 * ((gsize) y * sw + x);
           double p = (double) c[0] * c[0] + (double) c[1] * c[1];
-          gboolean self_mirrored = x == 0 || (op->width % 2 == 0 && x == op->width / 2);
-          row += self_mirrored ? p : 2.0 * p;
+          row += ss_half_spectrum_weight (x, op->width) * p;
         }
       rows[y] = row;
     }

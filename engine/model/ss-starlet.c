@@ -2,6 +2,7 @@
  * See ss-starlet.h. */
 #include "ss-starlet.h"
 #include "ss-mem.h"
+#include "ss-model.h"
 
 #include <math.h>
 #include <string.h>
@@ -85,13 +86,12 @@ ss_starlet_power_and_norms (int width, int height, int scales, float *power, dou
         {
           double detail[32], coarse, sum = 0;
           responses_at (tx, ty, sw, height, scales, kx, ky, detail, &coarse);
-          /* Half-spectrum: columns other than 0 and width/2 stand for their mirror. */
-          gboolean self_mirrored = kx == 0 || (width % 2 == 0 && kx == width / 2);
+          double weight = ss_half_spectrum_weight (kx, width);
           for (int j = 0; j < scales; j++)
             {
               double p = (float) detail[j];   /* as the float filters hold it */
               sum += p * p;
-              mine[j] += (self_mirrored ? 1.0 : 2.0) * p * p;
+              mine[j] += weight * p * p;
             }
           power[(gsize) ky * sw + kx] = (float) sum;
         }
@@ -166,9 +166,7 @@ ss_starlet_noise_norms (const float *spectra, int width, int height, int scales,
         for (int kx = 0; kx < sw; kx++)
           {
             double p = spectra[(gsize) j * count + (gsize) ky * sw + kx];
-            /* Half-spectrum: columns other than 0 and width/2 stand for their mirror. */
-            gboolean self_mirrored = kx == 0 || (width % 2 == 0 && kx == width / 2);
-            total += (self_mirrored ? 1.0 : 2.0) * p * p;
+            total += ss_half_spectrum_weight (kx, width) * p * p;
           }
       norms[j] = sqrt (total / n);
     }
