@@ -158,6 +158,10 @@ read_summary (const char *out, WholeRun *run, GError **error)
   run->plan = json_number (s, "seconds_plan");
   run->solve = json_number (s, "seconds_solve");
   run->write = json_number (s, "seconds_write");
+  /* What ran, which a stopping rule may make fewer than asked for. */
+  double iterations = json_number (s, "iterations");
+  if (isfinite (iterations) && iterations > 0)
+    run->iterations = (int) iterations;
   run->plans_measured = (gint64) json_number (s, "fftw_plans_measured");
   run->padded_width = (int) json_number (s, "padded_width");
   run->padded_height = (int) json_number (s, "padded_height");

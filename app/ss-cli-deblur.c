@@ -127,8 +127,8 @@ prepare_recorded (const CliDeblurInput *in, const CliOptions *o, const CliConfig
   ss_psf_spec_copy (&in->acq.psf, &job->psf);
 
   int w = image->width, h = image->height;
-  job->pw = w;
-  job->ph = h;
+  job->pw = job->w = w;
+  job->ph = job->h = h;
   job->op = ss_operator_new (&in->acq, w, h, &error);
   if (job->op == NULL)
     return cli_operator_failure (path, &in->acq.psf, error);
@@ -228,6 +228,8 @@ pad_plane (const CliDeblurInput *in, const CliConfig *c, CliPlaneJob *job, const
   if (!ss_boundary_pad (scaled, w, h, c->boundary, *margin, &job->y, &job->pw, &job->ph,
                         &job->x0, &job->y0, &error))
     return cli_fail (CLI_EXIT_FAILURE, label, error);
+  job->w = w;
+  job->h = h;
   if (c->exclude_border)
     ss_boundary_exclude_border (job->y, job->pw, job->ph, job->x0, job->y0, w, h);
 
@@ -377,7 +379,8 @@ SsProblem
 cli_plane_job_problem (const CliPlaneJob *job)
 {
   return (SsProblem) { .op = job->op, .y = job->y, .truth = job->truth,
-                       .background = job->background, .stats = &job->stats };
+                       .background = job->background, .stats = &job->stats,
+                       .image = { job->x0, job->y0, job->w, job->h } };
 }
 
 static int

@@ -20,6 +20,7 @@ typedef struct {
   float *truth;             /* pw x ph, or NULL */
   float *truth_image;       /* w x h, or NULL */
   int pw, ph, x0, y0;
+  int w, h;                 /* the image's size (w x h at (x0, y0) in the padded frame) */
   gsize blanks;
   SsSolveParams params;
   double noise;             /* scaled units, when alpha is automatic */

@@ -424,10 +424,10 @@ run_as_user (const QualityOptions *q, const CaseData *data, const SsSolverInfo *
           if (solver->kind == SS_SOLVER_RL)
             {
               g_free (note);
-              note = g_strdup_printf ("stop %s after %d",
-                                      p.job.params.rl_stop == SS_RL_STOP_NONE ? "none"
-                                                                             : "discrepancy",
-                                      result.iterations);
+              note = g_strdup_printf (
+                "stop %s after %d",
+                ss_param_info (SS_PARAM_RL_STOP)->choices[p.job.params.rl_stop],
+                result.iterations);
             }
           row = score_row (solver->name, data, x, result.seconds, result.iterations, note);
         }

@@ -531,6 +531,7 @@ print_summary_json (const CliSummary *s, const CliConfig *config, const SsSolveR
   ss_json_add_string (&o, "boundary", s->boundary);
   ss_json_add_int (&o, "observed", (gint64) s->observed);
   ss_json_add_int (&o, "iterations", result->iterations);
+  ss_json_add_int (&o, "validation_iterations", result->validation_iterations);
   ss_json_add_number (&o, "seconds", result->seconds);
   ss_json_add_number (&o, "iterations_per_second",
                       result->seconds > 0 ? result->iterations / result->seconds : NAN);
@@ -617,6 +618,10 @@ print_summary_text (const CliSummary *s, const CliConfig *config, const SsSolveR
     g_string_append_printf (t, " (%.1f it/s, %.3f ms/it)", result->iterations / result->seconds,
                             1e3 * result->seconds / MAX (result->iterations, 1));
   g_string_append_c (t, '\n');
+  if (result->validation_iterations > 0)
+    g_string_append_printf (t, "stop         hold-out: %d validating on half the pixels, then "
+                            "%d on all of them\n", result->validation_iterations,
+                            result->iterations - result->validation_iterations);
   const char *const *phases = ss_solver_info (p->kind)->phases;
   if (phases[0] != NULL)
     {

@@ -161,8 +161,10 @@ test_fista_matches_cpu (CudaFixture *f, gconstpointer data)
   compare_iterative (f, cases, G_N_ELEMENTS (cases));
 }
 
-/* RL and RL-TV, masked or not, with the discrepancy rule or without: the GPU
- * stops at the same report and agrees with the CPU within 1e-4. */
+/* RL and RL-TV, masked or not, with the discrepancy rule, the hold-out rule
+ * (on the whole frame and on an inner region, as a padded image has) or
+ * without: the GPU stops at the same report, its validation run takes as
+ * many iterations, and it agrees with the CPU within 1e-4. */
 static void
 test_rl_matches_cpu (CudaFixture *f, gconstpointer data)
 {
@@ -173,34 +175,47 @@ test_rl_matches_cpu (CudaFixture *f, gconstpointer data)
     const char *psf;
     double ratio, tv, background;
     SsRlStop stop;
+    int iterations, border;   /* border: the image region's margin in the frame */
+    double noise;
   } cases[] = {
-    { 64, 48, "gaussian:2", 1.0, 0, 0, SS_RL_STOP_NONE },
-    { 45, 37, "moffat:3,2.5", 0.7, 0, 0.2, SS_RL_STOP_NONE },   /* the PSF spans 35 px */
-    { 64, 64, "gaussian:2.5", 1.0, 0.004, 0.1, SS_RL_STOP_NONE },
-    { 96, 64, "gaussian:3", 1.0, 0, 0.3, SS_RL_STOP_DISCREPANCY },
+    { 64, 48, "gaussian:2", 1.0, 0, 0, SS_RL_STOP_NONE, 60, 0, 0.01 },
+    { 45, 37, "moffat:3,2.5", 0.7, 0, 0.2, SS_RL_STOP_NONE, 60, 0, 0.01 },   /* PSF: 35 px */
+    { 64, 64, "gaussian:2.5", 1.0, 0.004, 0.1, SS_RL_STOP_NONE, 60, 0, 0.01 },
+    { 96, 64, "gaussian:3", 1.0, 0, 0.3, SS_RL_STOP_DISCREPANCY, 60, 0, 0.01 },
+    /* The hold-out rule: at noise 0.01 the held-out error still falls at
+     * the validation cap, at 0.03 it turns inside it. */
+    { 96, 80, "gaussian:2", 1.0, 0, 0.1, SS_RL_STOP_HOLDOUT, 600, 0, 0.01 },
+    { 96, 80, "gaussian:2", 1.0, 0, 0.1, SS_RL_STOP_HOLDOUT, 600, 0, 0.03 },
+    { 80, 72, "moffat:3,2.5", 0.8, 0, 0.2, SS_RL_STOP_HOLDOUT, 600, 6, 0.03 },
   };
   for (gsize i = 0; i < G_N_ELEMENTS (cases); i++)
     {
       TestProblem p;
       /* No sensing: RL needs a blur; a mask when the ratio is below 1. */
       test_problem_init_sensing (&p, f->rng, cases[i].width, cases[i].height, cases[i].psf,
-                                 cases[i].ratio, 0.01, SS_SENSING_NONE);
+                                 cases[i].ratio, cases[i].noise, SS_SENSING_NONE);
       SsSolveParams params = test_solve_params (SS_SOLVER_RL, 0, 60);
       ss_solve_params_set_defaults (&params, SS_SOLVER_RL);
-      params.iterations = 60;
+      params.iterations = cases[i].iterations;
       params.report_every = 5;
       params.tv = cases[i].tv;
       params.rl_stop = cases[i].stop;
+      int b = cases[i].border;
       SsProblem problem = { .op = p.op, .y = p.y, .truth = p.truth,
-                            .background = cases[i].background };
+                            .background = cases[i].background,
+                            .image = { b, b, b ? cases[i].width - 2 * b : 0,
+                                       b ? cases[i].height - 2 * b : 0 } };
       SsSolveResult cpu = { 0 }, gpu = { 0 };
       g_autoptr (GError) error = NULL;
       g_assert_true (ss_cpu_solve (&problem, &params, NULL, NULL, NULL, &cpu, &error));
       g_assert_true (ss_cuda_solve (f->ctx, &problem, &params, NULL, NULL, NULL, &gpu, &error));
       g_assert_no_error (error);
-      g_test_message ("rl %d×%d %s ratio %.1f tv %g stop %d: %d iterations",
-                      cases[i].width, cases[i].height, cases[i].psf, cases[i].ratio,
-                      cases[i].tv, cases[i].stop, cpu.iterations);
+      g_test_message ("rl %d×%d %s ratio %.1f tv %g stop %d: %d iterations (%d validating); "
+                      "GPU %d (%d)", cases[i].width, cases[i].height, cases[i].psf,
+                      cases[i].ratio, cases[i].tv, cases[i].stop, cpu.iterations,
+                      cpu.validation_iterations, gpu.iterations, gpu.validation_iterations);
+      g_assert_cmpint (gpu.validation_iterations, ==, cpu.validation_iterations);
+      g_assert_cmpint (cases[i].stop == SS_RL_STOP_HOLDOUT, ==, cpu.validation_iterations > 0);
       /* RL-TV divides by 1 − tv·div(∇x/|∇x|): where the gradient nearly
        * vanishes, the last bits of the two backends' FFTs are amplified
        * over 60 iterations (measured on the H100: up to 3e-4 in the image,

@@ -4,6 +4,7 @@
 #include "test-common.h"
 #include "ss-noise.h"
 #include "ss-rl.h"
+#include "ss-rl-holdout.h"
 
 #include <math.h>
 #include <string.h>
@@ -234,6 +235,124 @@ test_rl_discrepancy_stops (void)
   g_assert_cmpint (full.iterations, ==, 20);
   ss_solve_result_clear (&stopped);
   ss_solve_result_clear (&full);
+  test_problem_clear (&p);
+}
+
+/* The hold-out rule's bookkeeping on curves with a known minimum: readings
+ * every SS_RL_HOLDOUT_EVERY iterations of (k − k0)² + c, the reading as the
+ * CPU and GPU make it (the estimate one iteration before the reading's). It
+ * keeps the minimum, ends the run after its patience and not before, and
+ * the full run takes twice the minimum; a curve still falling at the cap
+ * ends at the cap and takes every remaining iteration. */
+static void
+test_rl_holdout_rule (void)
+{
+  g_autoptr (GRand) rng = test_rng ();
+  for (int trial = 0; trial < 200; trial++)
+    {
+      int cap_total = g_rand_int_range (rng, 20, 2000);
+      SsRlHoldout rule;
+      g_assert_true (ss_rl_holdout_init (&rule, cap_total));
+      int k0 = g_rand_int_range (rng, 1, cap_total);
+      double c = g_rand_double_range (rng, 0, 10);
+      int ended = -1, best = -1;
+      double lowest = INFINITY;
+      for (int reading = SS_RL_HOLDOUT_EVERY; ended < 0; reading += SS_RL_HOLDOUT_EVERY)
+        {
+          int k = reading - 1;
+          double e = (double) (k - k0) * (k - k0) + c;
+          if (e < lowest)
+            lowest = e, best = k;
+          if (ss_rl_holdout_record (&rule, k, e))
+            ended = k;
+          g_assert_cmpint (reading, <=, rule.cap + 2 * SS_RL_HOLDOUT_EVERY);
+        }
+      g_assert_cmpint (rule.best, ==, best);
+      int patience = MAX (best / 2, 2 * SS_RL_HOLDOUT_EVERY);
+      gboolean capped = ended >= rule.cap;
+      if (!capped)
+        {
+          /* Ended at the first reading past the patience. */
+          g_assert_cmpint (ended, >=, best + patience);
+          g_assert_cmpint (ended - SS_RL_HOLDOUT_EVERY, <, best + patience);
+        }
+      int remaining = cap_total - (ended + 1);
+      int full = ss_rl_holdout_full_iterations (&rule, remaining);
+      if (best >= rule.cap)
+        g_assert_cmpint (full, ==, MAX (remaining, 1));
+      else
+        g_assert_cmpint (full, ==, CLAMP (SS_RL_HOLDOUT_SCALE * MAX (best, 1), 1, MAX (remaining, 1)));
+      g_assert_cmpint (ended + 1 + full, <=, MAX (cap_total, ended + 2));
+    }
+  /* Too few iterations for a validation run. */
+  SsRlHoldout rule;
+  g_assert_false (ss_rl_holdout_init (&rule, 4 * SS_RL_HOLDOUT_EVERY - 1));
+}
+
+/* The split: about half of the pixels fitted (binomial, within 5 standard
+ * deviations), the same on every call, none outside the image's region. */
+static void
+test_rl_holdout_split (void)
+{
+  g_autoptr (GRand) rng = test_rng ();
+  int w = g_rand_int_range (rng, 200, 400), h = g_rand_int_range (rng, 200, 400);
+  SsRegion image = { g_rand_int_range (rng, 0, 20), g_rand_int_range (rng, 0, 20), 0, 0 };
+  image.width = w - image.x0 - g_rand_int_range (rng, 0, 20);
+  image.height = h - image.y0 - g_rand_int_range (rng, 0, 20);
+  gsize fit = 0, test = 0, none = 0;
+  for (gsize i = 0; i < (gsize) w * h; i++)
+    {
+      int role = ss_rl_holdout_role (i, w, image);
+      g_assert_cmpint (role, ==, ss_rl_holdout_role (i, w, image));
+      int col = (int) (i % w), row = (int) (i / w);
+      gboolean inside = col >= image.x0 && col < image.x0 + image.width && row >= image.y0
+                        && row < image.y0 + image.height;
+      g_assert_cmpint (role == SS_RL_HOLDOUT_NONE, ==, !inside);
+      fit += role == SS_RL_HOLDOUT_FIT;
+      test += role == SS_RL_HOLDOUT_TEST;
+      none += role == SS_RL_HOLDOUT_NONE;
+    }
+  double m = (double) (fit + test);
+  g_test_message ("%zu fitted, %zu held out, %zu outside", fit, test, none);
+  g_assert_cmpfloat (fabs (fit / m - 0.5), <, 5 * 0.5 / sqrt (m));
+  SsRegion whole = { 0 };
+  g_assert_cmpint (ss_rl_holdout_role (7, w, whole), !=, SS_RL_HOLDOUT_NONE);
+}
+
+/* A solve with the hold-out rule on a noisy star field: the validation run
+ * ends at a reading past its minimum, and the estimate it returns is plain
+ * RL's (stop none) after the full run's iterations, bit for bit: the same
+ * start, normaliser and steps. The full run is twice the validation's best
+ * count (the minimum is inside the cap here). */
+static void
+test_rl_holdout_solve (void)
+{
+  g_autoptr (GRand) rng = test_rng ();
+  TestProblem p;
+  test_problem_init (&p, rng, 64, 56, "gaussian:2", 1.0, 0.02);
+  SsProblem problem = { .op = p.op, .y = p.y, .image = { 4, 3, 56, 50 } };
+  SsSolveParams params = rl_params (1000, 0);
+  params.report_every = 10;
+  params.rl_stop = SS_RL_STOP_HOLDOUT;
+  SsSolveResult held = rl_solve (&problem, &params);
+  int validation = held.validation_iterations, full = held.iterations - validation;
+  g_test_message ("validation %d iterations, full run %d", validation, full);
+  g_assert_cmpint (validation % SS_RL_HOLDOUT_EVERY, ==, 0);
+  g_assert_cmpint (validation, >=, 3 * SS_RL_HOLDOUT_EVERY);
+  g_assert_cmpint (validation, <, 500);
+  g_assert_cmpint (full % SS_RL_HOLDOUT_SCALE, ==, 0);
+  /* best = validation reading − 1 − patience at most: full/2 + 1 ≡ 0 (mod EVERY). */
+  g_assert_cmpint ((full / SS_RL_HOLDOUT_SCALE + 1) % SS_RL_HOLDOUT_EVERY, ==, 0);
+  g_assert_cmpint (full / SS_RL_HOLDOUT_SCALE, <, validation);
+
+  params.rl_stop = SS_RL_STOP_NONE;
+  params.iterations = full;
+  SsSolveResult plain = rl_solve (&problem, &params);
+  g_assert_cmpint (plain.validation_iterations, ==, 0);
+  gsize n = (gsize) p.op->width * p.op->height;
+  g_assert_cmpmem (held.x, n * sizeof (float), plain.x, n * sizeof (float));
+  ss_solve_result_clear (&held);
+  ss_solve_result_clear (&plain);
   test_problem_clear (&p);
 }
 
@@ -550,6 +669,9 @@ main (int argc, char **argv)
   g_test_add_func ("/rl/flux-and-positivity", test_rl_flux_and_positivity);
   g_test_add_func ("/rl/tv-zero-is-rl", test_rl_tv_zero_is_rl);
   g_test_add_func ("/rl/discrepancy-stops", test_rl_discrepancy_stops);
+  g_test_add_func ("/rl/holdout/rule", test_rl_holdout_rule);
+  g_test_add_func ("/rl/holdout/split", test_rl_holdout_split);
+  g_test_add_func ("/rl/holdout/solve", test_rl_holdout_solve);
   g_test_add_func ("/rl/refuses-sensing", test_rl_refuses_sensing);
   g_test_add_func ("/rl/blur-check-from-kernel", test_rl_blur_check_from_kernel);
   g_test_add_func ("/rl/reuses-data-stats", test_rl_reuses_data_stats);

@@ -260,7 +260,8 @@ solve_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *ca
   SsDataStats stats = ss_data_stats_from_estimates (
     noise_known ? job->settings.noise_estimate : NAN, job->settings.sky_mode);
   SsProblem problem = { .op = job->op, .y = job->y, .truth = job->truth,
-                        .background = background, .stats = deblur ? &stats : NULL };
+                        .background = background, .stats = deblur ? &stats : NULL,
+                        .image = { job->pad_x0, job->pad_y0, job->width, job->height } };
   gboolean ok = ss_backend_solve (backend, &problem, &params, on_report, self, cancellable,
                                   &self->result, &error);
   /* After a stop the partial estimate is still worth showing. */

@@ -37,9 +37,11 @@ typedef enum {
 
 /* When Richardson–Lucy stops before its iteration count. */
 typedef enum {
+  SS_RL_STOP_HOLDOUT,     /* where RL on half the pixels best predicts the other half
+                             (ss-rl-holdout.h), then all the data for twice that; the
+                             default, so first (Compare's variant 0 is the defaults) */
   SS_RL_STOP_DISCREPANCY, /* at the first report point where ||P C x - y||²/m falls to the
-                             noise level (ss-rl.h); the default, so first (Compare's
-                             variant 0 is the defaults) */
+                             noise level (ss-rl.h) */
   SS_RL_STOP_NONE,        /* run every iteration */
 } SsRlStop;
 
@@ -99,6 +101,11 @@ typedef struct {
   double median;          /* median of the observed y, scaled units; NAN: unknown */
 } SsDataStats;
 
+/* A rectangle of the frame. */
+typedef struct {
+  int x0, y0, width, height;
+} SsRegion;
+
 typedef struct {
   const SsOperator *op;
   const float *y;         /* P^T y: the observations, 0 where unobserved */
@@ -107,6 +114,9 @@ typedef struct {
                              0 when unknown): y + background is the data as measured, the
                              photon counts Richardson–Lucy models */
   const SsDataStats *stats; /* NULL: solvers measure what they need on y */
+  SsRegion image;         /* where a padded real image's own pixels lie in the frame (width 0:
+                             the whole frame). The padding is made of them: a rule that splits
+                             the pixels (RL's hold-out) splits only these. */
 } SsProblem;
 
 /* Do COUNT problems have one size and one c^ (masks and data may differ)?
@@ -136,7 +146,9 @@ typedef void (*SsBatchReportFunc) (int index, const SsReport *report, gpointer u
 typedef struct {
   float *x;               /* n floats, scaled units (g_free) */
   int width, height;
-  int iterations;
+  int iterations;         /* all of them, those of a validation run included */
+  int validation_iterations; /* of them, those of a run whose estimate was set aside (RL's
+                             hold-out rule, ss-rl-holdout.h); 0 without one */
   double seconds;         /* solve time, setup included, file I/O excluded */
   double mse, psnr, residual, objective, rel_change;
   gsize peak_memory_bytes;/* engine buffers (host for CPU, device for CUDA) */

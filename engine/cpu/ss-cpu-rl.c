@@ -10,11 +10,15 @@
  * factor is ss-rl-tv.h's, shared with the GPU. Two FFT pairs an iteration,
  * one more at each report point (the metrics need Cx of the new estimate).
  * The discrepancy rule is checked at report points only, as on the GPU,
- * where checking means a reduction and a wait.
+ * where checking means a reduction and a wait. The hold-out rule
+ * (ss-rl-holdout.h) runs RL twice: on half of P, measuring the other half
+ * in the ratio's pass, then on all of P; the iterations and reports of both
+ * count as one run.
  */
 #include "ss-cpu-private.h"
 #include "ss-error.h"
 #include "ss-rl.h"
+#include "ss-rl-holdout.h"
 #include "ss-rl-tv.h"
 
 #include <math.h>
@@ -23,6 +27,7 @@
 typedef struct {
   gsize n;
   const SsOperator *op;
+  SsRegion image;   /* SsProblem.image: the pixels the hold-out rule splits */
   const SsFft *fft;
   SsRlSetup setup;
   float *x, *next, *real, *spectrum;   /* x holds z */
@@ -54,24 +59,43 @@ state_free (RlState *s, SsMemCounter *mem)
  * buffers: as a one-off transform with fresh buffers (ss_rl_setup) it cost
  * more than an iteration on a 26-megapixel frame on two cores. Fills the
  * normaliser and completes the setup with the darkest level β. */
+/* TRUE where pixel I takes part in the data term: observed, and in the
+ * validation run of the hold-out rule also fitted. */
+static inline gboolean
+fitted (const RlState *s, gboolean holdout, gsize i)
+{
+  const guint8 *mask = s->op->mask;
+  return (mask == NULL || mask[i])
+         && (!holdout
+             || ss_rl_holdout_role (i, s->op->width, s->image) == SS_RL_HOLDOUT_FIT);
+}
+
+/* weight = Cᵀ(P1), P the fitted pixels: c^'s DC term everywhere when every
+ * pixel is (ss-rl.c). */
+static void
+mask_adjoint (RlState *s, gboolean holdout)
+{
+  const guint8 *mask = s->op->mask;
+  if (mask == NULL && !holdout)
+    {
+      const float dc = s->op->chat[0];
+#pragma omp parallel for schedule(static) if (s->n > SS_PARALLEL_PIXELS)
+      for (gsize i = 0; i < s->n; i++)
+        s->weight[i] = dc;
+      return;
+    }
+#pragma omp parallel for schedule(static) if (s->n > SS_PARALLEL_PIXELS)
+  for (gsize i = 0; i < s->n; i++)
+    s->real[i] = fitted (s, holdout, i) ? 1.0f : 0.0f;
+  ss_cpu_circulant (s->fft, s->op, s->real, s->real, s->spectrum, s->weight, TRUE);
+}
+
 static void
 measure_setup (RlState *s, const float *y)
 {
   const guint8 *mask = s->op->mask;
   const float b = (float) s->setup.offset;
-  /* Cᵀ(P1): c^'s DC term everywhere when every pixel is observed (ss-rl.c). */
-  const float dc = s->op->chat[0];
-  if (mask == NULL)
-#pragma omp parallel for schedule(static) if (s->n > SS_PARALLEL_PIXELS)
-    for (gsize i = 0; i < s->n; i++)
-      s->weight[i] = dc;
-  else
-    {
-#pragma omp parallel for schedule(static) if (s->n > SS_PARALLEL_PIXELS)
-      for (gsize i = 0; i < s->n; i++)
-        s->real[i] = mask[i] ? 1.0f : 0.0f;
-      ss_cpu_circulant (s->fft, s->op, s->real, s->real, s->spectrum, s->weight, TRUE);
-    }
+  mask_adjoint (s, FALSE);
   /* Cᵀ(P y'), y' = (y + b)₊, into next. */
 #pragma omp parallel for schedule(static) if (s->n > SS_PARALLEL_PIXELS)
   for (gsize i = 0; i < s->n; i++)
@@ -81,20 +105,41 @@ measure_setup (RlState *s, const float *y)
   ss_rl_invert_weight (s->weight, s->n);
 }
 
-/* real = P(y + b)₊ ⊘ (C z + β), 0 off the mask. */
-static void
-data_ratio (RlState *s, const float *y)
+/* real = P(y + b)₊ ⊘ (C z + β), 0 off the fitted pixels P. In the
+ * validation run (HOLDOUT) returns Σ (y' − C z − β)² over the observed
+ * pixels held out, the held-out error of z; else 0. */
+static double
+data_ratio (RlState *s, const float *y, gboolean holdout)
 {
   ss_cpu_circulant (s->fft, s->op, s->x, s->real, s->spectrum, s->real, FALSE);
   const guint8 *mask = s->op->mask;
   const float b = (float) s->setup.offset, beta = (float) s->setup.background;
   float *r = s->real;
+  double held_out = 0;
+  if (!holdout)
+    {
 #pragma omp parallel for simd schedule(static) if (s->n > SS_PARALLEL_MIN)
+      for (gsize i = 0; i < s->n; i++)
+        {
+          float observed = (mask == NULL || mask[i]) ? fmaxf (y[i] + b, 0.0f) : 0.0f;
+          r[i] = observed / fmaxf (r[i] + beta, 1e-30f);
+        }
+      return 0;
+    }
+#pragma omp parallel for schedule(static) reduction(+ : held_out) if (s->n > SS_PARALLEL_MIN)
   for (gsize i = 0; i < s->n; i++)
     {
-      float observed = (mask == NULL || mask[i]) ? fmaxf (y[i] + b, 0.0f) : 0.0f;
-      r[i] = observed / fmaxf (r[i] + beta, 1e-30f);
+      float data = fmaxf (y[i] + b, 0.0f), model = r[i] + beta;
+      int role = (mask == NULL || mask[i]) ? ss_rl_holdout_role (i, s->op->width, s->image)
+                                           : SS_RL_HOLDOUT_NONE;
+      if (role == SS_RL_HOLDOUT_TEST)
+        {
+          double d = (double) data - model;
+          held_out += d * d;
+        }
+      r[i] = role == SS_RL_HOLDOUT_FIT ? data / fmaxf (model, 1e-30f) : 0.0f;
     }
+  return held_out;
 }
 
 /* next = x ⊙ (Cᵀ ratio) ⊙ weight (⊙ TV factor); x where weight is 0. */
@@ -161,6 +206,83 @@ residual (RlState *s, const float *x, const float *y)
   return ss_cpu_masked_misfit (s->fft, s->op, x, y, s->real, s->spectrum) / (double) s->op->m;
 }
 
+/* z from START (engine units, x = z + β − b) or flat. */
+static void
+restart (RlState *s, const float *start)
+{
+  const float to_z = (float) (s->setup.offset - s->setup.background);
+  for (gsize i = 0; i < s->n; i++)
+    s->x[i] = start ? fmaxf (start[i] + to_z, 0.0f) : (float) s->setup.start;
+}
+
+/* RL on all the data until iteration LAST (counting on from *ITERATION),
+ * reporting at the report points; the discrepancy rule ends it early when
+ * on. The last report is final. */
+static gboolean
+full_run (RlState *s, const SsProblem *problem, const SsSolveParams *params,
+          SsCpuReporter *reporter, int last, int *iteration, GError **error)
+{
+  gboolean ok = TRUE, stop = FALSE;
+  while (ok && !stop && *iteration < last)
+    {
+      data_ratio (s, problem->y, FALSE);
+      multiplicative_step (s, (float) params->tv);
+      ++*iteration;
+      gboolean measure = ss_cpu_is_report_point (params, *iteration) || *iteration == last;
+      double change2 = accept_step (s, measure);
+      if (!measure)
+        continue;
+      /* The change relative to the estimate in the engine's units, as the
+       * CUDA reporter measures it. */
+      const float *x = export_estimate (s);
+      double norm2 = squared_norm (x, s->n);
+      stop = residual (s, x, problem->y) <= s->setup.stop_level;
+      double rel = norm2 > 0 ? sqrt (change2 / norm2) : 0.0;
+      gboolean final = stop || *iteration == last;
+      ok = ss_cpu_reporter_emit (reporter, *iteration, x, s->real, rel, final, error);
+    }
+  return ok;
+}
+
+/* The hold-out rule's validation run: RL fitted to the kept half of the
+ * observed pixels from the flat start. Every SS_RL_HOLDOUT_EVERY-th
+ * iteration's ratio, which computes C z of the estimate it starts from
+ * anyway, also measures that estimate's held-out error; HOLDOUT says when
+ * the run can end, after that iteration (as the GPU, which reads the error
+ * at the report ending it). Reports as a run does, never final; the
+ * normaliser is the kept half's during the run and all of P's after it. */
+static gboolean
+validation_run (RlState *s, const SsProblem *problem, SsRlHoldout *holdout,
+                SsCpuReporter *reporter, int *iteration, GError **error)
+{
+  const SsSolveParams *params = reporter->params;
+  mask_adjoint (s, TRUE);
+  ss_rl_invert_weight (s->weight, s->n);
+  restart (s, NULL);
+  gboolean ok = TRUE, done = FALSE;
+  while (ok && !done)
+    {
+      int starting_from = *iteration;
+      double held_out = data_ratio (s, problem->y, TRUE);
+      multiplicative_step (s, (float) params->tv);
+      ++*iteration;
+      if (*iteration % SS_RL_HOLDOUT_EVERY == 0)
+        done = ss_rl_holdout_record (holdout, starting_from, held_out);
+      gboolean measure = done || ss_cpu_is_report_point (params, *iteration);
+      double change2 = accept_step (s, measure);
+      if (!measure)
+        continue;
+      const float *x = export_estimate (s);
+      double norm2 = squared_norm (x, s->n);
+      residual (s, x, problem->y);
+      double rel = norm2 > 0 ? sqrt (change2 / norm2) : 0.0;
+      ok = ss_cpu_reporter_emit (reporter, *iteration, x, s->real, rel, FALSE, error);
+    }
+  mask_adjoint (s, FALSE);
+  ss_rl_invert_weight (s->weight, s->n);
+  return ok;
+}
+
 /* The run from the flat start, or from START (engine units) when given. */
 static gboolean
 rl_run (const SsProblem *problem, const SsSolveParams *params, const float *start,
@@ -169,6 +291,7 @@ rl_run (const SsProblem *problem, const SsSolveParams *params, const float *star
 {
   RlState s = { 0 };
   s.op = problem->op;
+  s.image = problem->image;
   s.n = (gsize) s.op->width * s.op->height;
   if (!ss_rl_setup_data (problem, params, &s.setup, error))
     return FALSE;
@@ -180,30 +303,22 @@ rl_run (const SsProblem *problem, const SsSolveParams *params, const float *star
   gboolean ok = state_alloc (&s, &mem, error);
   if (ok)
     measure_setup (&s, problem->y);
-  /* z = x + b − β */
-  const float to_z = (float) (s.setup.offset - s.setup.background);
-  for (gsize i = 0; ok && i < s.n; i++)
-    s.x[i] = start ? fmaxf (start[i] + to_z, 0.0f) : (float) s.setup.start;
 
-  int iteration = 0;
-  gboolean stop = FALSE;
-  while (ok && !stop && iteration < params->iterations)
+  int iteration = 0, validation = 0;
+  SsRlHoldout holdout;
+  if (ok && params->rl_stop == SS_RL_STOP_HOLDOUT
+      && ss_rl_holdout_init (&holdout, params->iterations))
     {
-      data_ratio (&s, problem->y);
-      multiplicative_step (&s, (float) params->tv);
-      iteration++;
-      gboolean measure = ss_cpu_is_report_point (params, iteration);
-      double change2 = accept_step (&s, measure);
-      if (!measure)
-        continue;
-      /* The change relative to the estimate in the engine's units, as the
-       * CUDA reporter measures it. */
-      const float *x = export_estimate (&s);
-      double norm2 = squared_norm (x, s.n);
-      stop = residual (&s, x, problem->y) <= s.setup.stop_level;
-      double rel = norm2 > 0 ? sqrt (change2 / norm2) : 0.0;
-      gboolean final = stop || iteration == params->iterations;
-      ok = ss_cpu_reporter_emit (&reporter, iteration, x, s.real, rel, final, error);
+      ok = validation_run (&s, problem, &holdout, &reporter, &iteration, error);
+      validation = iteration;
+      int full = ss_rl_holdout_full_iterations (&holdout, params->iterations - iteration);
+      restart (&s, start);
+      ok = ok && full_run (&s, problem, params, &reporter, iteration + full, &iteration, error);
+    }
+  else if (ok)
+    {
+      restart (&s, start);
+      ok = full_run (&s, problem, params, &reporter, params->iterations, &iteration, error);
     }
   if (s.x)
     {
@@ -211,6 +326,7 @@ rl_run (const SsProblem *problem, const SsSolveParams *params, const float *star
       export_estimate (&s);
       /* s.next holds the estimate: handed over, so the clean-up skips it. */
       ss_cpu_finish_result (result, &reporter, &s.next, iteration, &mem);
+      result->validation_iterations = validation;
     }
   state_free (&s, &mem);
   ss_cpu_reporter_clear (&reporter);

@@ -164,6 +164,7 @@ enum {
   SS_ACC_ERROR,      /* sum (x - truth)^2 */
   SS_ACC_NORM,       /* sum x^2 */
   SS_ACC_DELTA,      /* sum (x_k - x_{k-1})^2, filled by the solver's last iteration */
+  SS_ACC_HELD_OUT,   /* RL's validation run: its held-out error, filled by the same iteration */
   SS_ACC_COUNT = 8
 };
 
@@ -223,6 +224,16 @@ typedef struct {
    * the estimate is still the report's when the rule fires: one host wait
    * per report, none per iteration. */
   gboolean (*stop) (gpointer solver, const SsReport *report);
+  /* A solve in several runs (RL's hold-out rule: a validation run, then the
+   * run on all the data), or NULL for one. Called before each run with DONE
+   * iterations behind it: TRUE when a run follows, with RUN's iteration count
+   * and report interval set for it and the solver ready to start it. */
+  gboolean (*next_run) (gpointer solver, SsSolveParams *run, int done, GError **error);
+  /* While TRUE no report is final (a run that more runs follow). */
+  gboolean provisional;
+  /* Added to the run's own iteration count in reports: the iterations of the
+   * runs before it. */
+  int iteration_offset;
   /* CUDA graphs of 1..SS_CUDA_GRAPH_CHUNK plain iterations, captured on first
    * use and kept for the solver's life (they hold its buffer addresses). */
   cudaGraphExec_t graphs[SS_CUDA_GRAPH_CHUNK + 1];
@@ -238,6 +249,7 @@ void ss_cuda_iterator_clear (SsCudaIterator *it);
 
 typedef struct {
   int iterations;      /* done */
+  int earlier_runs;    /* of them, those of the runs before the last (SsCudaIterator.next_run) */
   SsReport last;       /* metrics of the last report (preview pointer cleared) */
   gboolean cancelled;
 } SsCudaRunOutcome;
@@ -278,6 +290,12 @@ typedef struct SsRlSetup SsRlSetup;
 gboolean ss_cuda_rl_setup (SsCudaContext *ctx, const SsCudaProblem *p,
                            const SsSolveParams *params, float *weight, float *scratch,
                            float *sum, float2 *spec, SsRlSetup *setup, GError **error);
+/* WEIGHT = 1/Cᵀ(P1) as above, with P the observed pixels that RL fits: all of
+ * them, or in the hold-out rule's validation run (HOLDOUT) the fitted half of
+ * IMAGE's (ss-rl-holdout.h). SCRATCH and SPEC are work space. */
+gboolean ss_cuda_rl_normaliser (SsCudaContext *ctx, const SsCudaProblem *p, gboolean holdout,
+                                SsRegion image, float *weight, float *scratch, float2 *spec,
+                                GError **error);
 /* ADMM with the TV and starlet priors (ss-cuda-admm-prior.cu). */
 SsCudaSolver *ss_cuda_admm_prior_new (SsCudaContext *ctx, const SsCudaProblem *p,
                                       const SsSolveParams *params, SsCudaIterator *it,

@@ -86,11 +86,11 @@ deliver (SsCudaIterator *it, SsCudaReporter *reporter, const void *slot, int ite
 {
   SsReport rep;
   memset (&rep, 0, sizeof rep);
-  rep.iteration = iteration;
+  rep.iteration = it->iteration_offset + iteration;
   rep.elapsed = now_seconds () - start;
   ss_cuda_reporter_fill (reporter, slot, &rep);
   gboolean stop = it->stop != NULL && it->stop (it->solver, &rep);
-  rep.final = final || stop;
+  rep.final = (final || stop) && !it->provisional;
   if (report)
     report (&rep, user_data);
   outcome->last = rep;

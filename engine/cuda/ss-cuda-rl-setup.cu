@@ -13,6 +13,7 @@
 #include "ss-cuda-internal.h"
 #include "ss-cuda-device.cuh"
 #include "ss-rl.h"
+#include "ss-rl-holdout.h"
 
 #include <math.h>
 
@@ -93,6 +94,20 @@ rl_invert_kernel (float *__restrict__ weight, size_t n, float floor)
     weight[i] = weight[i] > floor ? 1.0f / weight[i] : 0.0f;
 }
 
+/* out = 1 where RL's validation run fits the pixel (observed and in the
+ * fitted half of IMAGE), else 0. */
+__global__ void
+rl_fitted_kernel (float *__restrict__ out, const unsigned char *__restrict__ mask, size_t n,
+                  int width, SsRegion image)
+{
+  for (size_t i = blockIdx.x * (size_t) blockDim.x + threadIdx.x; i < n;
+       i += (size_t) gridDim.x * blockDim.x)
+    out[i] = (mask == NULL || mask[i])
+                 && ss_rl_holdout_role (i, width, image) == SS_RL_HOLDOUT_FIT
+               ? 1.0f
+               : 0.0f;
+}
+
 /* The blocks' partials, read back and reduced on the host. */
 static gboolean
 finish_partials (SsCudaContext *ctx, const float *partial, unsigned blocks, gboolean maximum,
@@ -126,6 +141,51 @@ adjoint_of_mask (SsCudaContext *ctx, const SsCudaProblem *p, float *weight, floa
   return p->mask == NULL || ss_cuda_apply_operator (ctx, p, ones, spec, weight, TRUE, error);
 }
 
+/* WEIGHT ← 1/WEIGHT above 1e-6 of its largest value, else 0. */
+static gboolean
+invert_normaliser (SsCudaContext *ctx, const SsCudaProblem *p, float *weight, float top,
+                   GError **error)
+{
+  rl_invert_kernel<<<ss_cuda_blocks (ctx, p->n), SS_CUDA_THREADS, 0, ctx->stream>>> (
+    weight, p->n, 1e-6f * top);
+  return LAUNCH_OK ("rl_invert_kernel");
+}
+
+/* The largest value of X (n floats), through PARTIAL (one float a block). */
+static gboolean
+largest (SsCudaContext *ctx, const SsCudaProblem *p, const float *x, float *partial, float *top,
+         GError **error)
+{
+  unsigned blocks = ss_cuda_blocks (ctx, p->n);
+  rl_max_kernel<<<blocks, SS_CUDA_THREADS, 0, ctx->stream>>> (x, p->n, partial);
+  return LAUNCH_OK ("rl_max_kernel") && finish_partials (ctx, partial, blocks, TRUE, top, error);
+}
+
+gboolean
+ss_cuda_rl_normaliser (SsCudaContext *ctx, const SsCudaProblem *p, gboolean holdout,
+                       SsRegion image, float *weight, float *scratch, float2 *spec,
+                       GError **error)
+{
+  unsigned blocks = ss_cuda_blocks (ctx, p->n);
+  float *partial = NULL, top = 0;
+  if (!ss_cuda_alloc (ctx, (void **) &partial, blocks * sizeof (float), "RL's normaliser", error))
+    return FALSE;
+  gboolean ok;
+  if (holdout)
+    {
+      rl_fitted_kernel<<<blocks, SS_CUDA_THREADS, 0, ctx->stream>>> (scratch, p->mask, p->n,
+                                                                    p->width, image);
+      ok = LAUNCH_OK ("rl_fitted_kernel")
+           && ss_cuda_apply_operator (ctx, p, scratch, spec, weight, TRUE, error);
+    }
+  else
+    ok = adjoint_of_mask (ctx, p, weight, scratch, spec, error);
+  ok = ok && largest (ctx, p, weight, partial, &top, error)
+       && invert_normaliser (ctx, p, weight, top, error);
+  ss_cuda_free (ctx, partial, blocks * sizeof (float));
+  return ok;
+}
+
 gboolean
 ss_cuda_rl_setup (SsCudaContext *ctx, const SsCudaProblem *p, const SsSolveParams *params,
                   float *weight, float *scratch, float *sum, float2 *spec, SsRlSetup *setup,
@@ -147,11 +207,7 @@ ss_cuda_rl_setup (SsCudaContext *ctx, const SsCudaProblem *p, const SsSolveParam
   gboolean ok = LAUNCH_OK ("rl_shifted_kernel")
                 && ss_cuda_apply_operator (ctx, p, scratch, spec, sum, TRUE, error)
                 && adjoint_of_mask (ctx, p, weight, scratch, spec, error);
-  if (ok)
-    {
-      rl_max_kernel<<<blocks, SS_CUDA_THREADS, 0, ctx->stream>>> (weight, p->n, partial);
-      ok = LAUNCH_OK ("rl_max_kernel") && finish_partials (ctx, partial, blocks, TRUE, &top, error);
-    }
+  ok = ok && largest (ctx, p, weight, partial, &top, error);
   if (ok)
     {
       rl_darkest_kernel<<<blocks, SS_CUDA_THREADS, 0, ctx->stream>>> (sum, weight, p->n,
@@ -159,11 +215,7 @@ ss_cuda_rl_setup (SsCudaContext *ctx, const SsCudaProblem *p, const SsSolveParam
       ok = LAUNCH_OK ("rl_darkest_kernel")
            && finish_partials (ctx, partial, blocks, FALSE, &low, error);
     }
-  if (ok)
-    {
-      rl_invert_kernel<<<blocks, SS_CUDA_THREADS, 0, ctx->stream>>> (weight, p->n, 1e-6f * top);
-      ok = LAUNCH_OK ("rl_invert_kernel");
-    }
+  ok = ok && invert_normaliser (ctx, p, weight, top, error);
   ss_cuda_free (ctx, partial, blocks * sizeof (float));
   if (ok)
     ss_rl_setup_finish (setup, isfinite (low) ? MAX (low, 0) : 0);

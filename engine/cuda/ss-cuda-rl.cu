@@ -13,11 +13,16 @@
  * ss-rl.h's, with their transforms done here (ss-cuda-rl-setup.cu). The
  * iteration's arguments are fixed, so it is captured as a CUDA graph. The
  * discrepancy rule is the iterator's stop hook: one wait per report, none per
- * iteration.
+ * iteration. The hold-out rule (ss-rl-holdout.h) is two runs of the
+ * iterator (next_run): the validation run fits half of the image's pixels,
+ * its reports come every SS_RL_HOLDOUT_EVERY iterations and the ratio of
+ * each report's last iteration also sums the held-out error, read by the
+ * stop hook; then the run on all the data, with graphs of its own.
  */
 #include "ss-cuda-internal.h"
 #include "ss-cuda-device.cuh"
 #include "ss-rl.h"
+#include "ss-rl-holdout.h"
 #include "ss-rl-tv.h"
 
 #include <math.h>
@@ -32,6 +37,14 @@ typedef struct {
   float *z, *r, *back, *weight, *estimate;
   float2 *spec;
   SsCudaReporter *reporter;
+  SsCudaIterator *it;
+  SsRegion image;           /* the pixels the hold-out rule splits */
+  gboolean holdout;         /* the hold-out rule is on */
+  gboolean validating;      /* in its validation run */
+  int runs;                 /* runs started */
+  int iterations;           /* the solve's iterations and report interval, as asked for: */
+  int report_every;         /* params is the driver's run, which next_run changes */
+  SsRlHoldout rule;
 } Rl;
 
 /* r = P (y + b)₊ ⊘ (r + β), 0 off the mask (r holds C z on entry). */
@@ -46,6 +59,33 @@ rl_ratio_kernel (float *__restrict__ r, const float *__restrict__ y,
       float observed = (!MASK || mask[i]) ? fmaxf (y[i] + b, 0.0f) : 0.0f;
       r[i] = observed / fmaxf (r[i] + beta, 1e-30f);
     }
+}
+
+/* The validation run's ratio: as above on the fitted half of IMAGE's
+ * observed pixels, 0 elsewhere; with MEASURE, Σ (y' − r − β)² over the
+ * held-out half into ACC (the held-out error of the z that r = C z is of). */
+template <bool MEASURE>
+__global__ void
+rl_validation_ratio_kernel (float *__restrict__ r, const float *__restrict__ y,
+                            const unsigned char *__restrict__ mask, size_t n, int width,
+                            SsRegion image, float b, float beta, double *__restrict__ acc)
+{
+  double held_out[1] = { 0.0 };
+  for (size_t i = blockIdx.x * (size_t) blockDim.x + threadIdx.x; i < n;
+       i += (size_t) gridDim.x * blockDim.x)
+    {
+      float data = fmaxf (y[i] + b, 0.0f), model = r[i] + beta;
+      int role = (mask == NULL || mask[i]) ? ss_rl_holdout_role (i, width, image)
+                                           : SS_RL_HOLDOUT_NONE;
+      if (MEASURE && role == SS_RL_HOLDOUT_TEST)
+        {
+          double d = (double) data - model;
+          held_out[0] += d * d;
+        }
+      r[i] = role == SS_RL_HOLDOUT_FIT ? data / fmaxf (model, 1e-30f) : 0.0f;
+    }
+  if (MEASURE)
+    ss_block_sum_to<1> (held_out, acc);
 }
 
 /* z_new = z ⊙ (back ⊙ weight, or 1 where weight is 0) (⊙ TV factor), into z
@@ -93,11 +133,32 @@ rl_fill_kernel (float *__restrict__ x, size_t n, float value)
 
 /* ---- launches ---------------------------------------------------------------- */
 
+/* The validation run's ratio; the iteration ending a report interval
+ * (FLAGS with SS_ITER_DELTA) measures the held-out error for the report. */
 static gboolean
-rl_ratio (Rl *s, GError **error)
+rl_validation_ratio (Rl *s, unsigned flags, GError **error)
 {
   SsCudaContext *ctx = s->base.ctx;
   const SsCudaProblem *p = s->p;
+  unsigned blocks = ss_cuda_blocks (ctx, p->n);
+  float b = (float) s->setup.offset, beta = (float) s->setup.background;
+  double *acc = s->reporter->block + SS_ACC_HELD_OUT;
+  if (flags & SS_ITER_DELTA)
+    rl_validation_ratio_kernel<true><<<blocks, SS_CUDA_THREADS, 0, ctx->stream>>> (
+      s->r, p->y, p->mask, p->n, p->width, s->image, b, beta, acc);
+  else
+    rl_validation_ratio_kernel<false><<<blocks, SS_CUDA_THREADS, 0, ctx->stream>>> (
+      s->r, p->y, p->mask, p->n, p->width, s->image, b, beta, acc);
+  return LAUNCH_OK ("rl_validation_ratio_kernel");
+}
+
+static gboolean
+rl_ratio (Rl *s, unsigned flags, GError **error)
+{
+  SsCudaContext *ctx = s->base.ctx;
+  const SsCudaProblem *p = s->p;
+  if (s->validating)
+    return rl_validation_ratio (s, flags, error);
   unsigned blocks = ss_cuda_blocks (ctx, p->n);
   float b = (float) s->setup.offset, beta = (float) s->setup.background;
   if (p->mask)
@@ -164,7 +225,7 @@ rl_stage (gpointer solver, int stage, unsigned flags, GError **error)
     case 1: return ss_cuda_spectrum_multiply (ctx, s->spec, p->chat, p->spec, 1, FALSE, inv_n,
                                               error);
     case 2: return CUFFT_OK (cufftExecC2R (s->c2r, (cufftComplex *) s->spec, s->r));
-    case 3: return rl_ratio (s, error);
+    case 3: return rl_ratio (s, flags, error);
     case 4: return CUFFT_OK (cufftExecR2C (s->r2c, s->r, (cufftComplex *) s->spec));
     case 5: return ss_cuda_spectrum_multiply (ctx, s->spec, p->chat, p->spec, 1, TRUE, inv_n,
                                               error);
@@ -203,6 +264,48 @@ rl_stop (gpointer solver, const SsReport *report)
 {
   Rl *s = (Rl *) solver;
   return report->residual <= s->setup.stop_level;
+}
+
+/* The validation run's stop hook: the report's last iteration measured the
+ * held-out error of the estimate it started from, one iteration before the
+ * report's (the CPU does the same). The stream is idle here (the driver
+ * waited for the report), so the read is a copy of one double. */
+static gboolean
+rl_validation_stop (gpointer solver, const SsReport *report)
+{
+  Rl *s = (Rl *) solver;
+  double held_out = NAN;
+  if (cudaMemcpy (&held_out, s->reporter->block + SS_ACC_HELD_OUT, sizeof held_out,
+                  cudaMemcpyDeviceToHost)
+      != cudaSuccess)
+    return TRUE;   /* the next launch reports the error */
+  return ss_rl_holdout_record (&s->rule, report->iteration - 1, held_out);
+}
+
+/* The hold-out rule's two runs (SsCudaIterator.next_run). */
+static gboolean
+rl_next_run (gpointer solver, SsSolveParams *run, int done, GError **error)
+{
+  Rl *s = (Rl *) solver;
+  SsCudaContext *ctx = s->base.ctx;
+  s->runs++;
+  if (s->runs == 1)
+    {
+      /* Readings every SS_RL_HOLDOUT_EVERY iterations until the rule ends
+       * the run; the count only bounds it. */
+      run->report_every = SS_RL_HOLDOUT_EVERY;
+      run->iterations = (s->rule.cap / SS_RL_HOLDOUT_EVERY + 2) * SS_RL_HOLDOUT_EVERY;
+      return TRUE;
+    }
+  if (s->runs > 2)
+    return FALSE;
+  s->validating = FALSE;
+  s->it->provisional = FALSE;
+  s->it->stop = NULL;
+  run->report_every = s->report_every;
+  run->iterations = ss_rl_holdout_full_iterations (&s->rule, s->iterations - done);
+  return ss_cuda_rl_normaliser (ctx, s->p, FALSE, s->image, s->weight, s->back, s->spec, error)
+         && rl_reset (s, error);
 }
 
 static void
@@ -245,6 +348,13 @@ ss_cuda_rl_new (SsCudaContext *ctx, const SsCudaProblem *p, const SsSolveParams 
   s->p = p;
   s->params = params;
   s->reporter = reporter;
+  s->it = it;
+  s->iterations = params->iterations;
+  s->report_every = params->report_every;
+  s->image = p->host->image;
+  s->holdout = params->rl_stop == SS_RL_STOP_HOLDOUT
+               && ss_rl_holdout_init (&s->rule, params->iterations);
+  s->validating = s->holdout;
   gboolean ok = ss_cuda_plan (ctx, p->width, p->height, 1, CUFFT_R2C, &s->r2c, error)
                 && ss_cuda_plan (ctx, p->width, p->height, 1, CUFFT_C2R, &s->c2r, error)
                 && ss_cuda_alloc (ctx, (void **) &s->z, image, what, error)
@@ -256,6 +366,9 @@ ss_cuda_rl_new (SsCudaContext *ctx, const SsCudaProblem *p, const SsSolveParams 
                                   error)
                 && ss_cuda_rl_setup (ctx, p, params, s->weight, s->z, s->back, s->spec,
                                      &s->setup, error)
+                && (!s->holdout
+                    || ss_cuda_rl_normaliser (ctx, p, TRUE, s->image, s->weight, s->back,
+                                              s->spec, error))
                 && rl_reset (s, error);
   if (!ok)
     {
@@ -274,5 +387,11 @@ ss_cuda_rl_new (SsCudaContext *ctx, const SsCudaProblem *p, const SsSolveParams 
   it->reset = rl_reset;
   it->capturable = TRUE;
   it->stop = s->setup.stop_level >= 0 ? rl_stop : NULL;
+  if (s->holdout)
+    {
+      it->stop = rl_validation_stop;
+      it->next_run = rl_next_run;
+      it->provisional = TRUE;
+    }
   return &s->base;
 }

@@ -49,6 +49,40 @@ fill_result_metrics (SsSolveResult *result, const SsReport *last, int iterations
   result->rel_change = last->rel_change;
 }
 
+/* A solve in several runs (SsCudaIterator.next_run): each counts on from
+ * the iterations of the runs before it, with graphs of its own (its
+ * kernels' arguments differ). OUTCOME is the last run's, with the
+ * iterations of all. */
+static gboolean
+run_in_turn (SsCudaContext *ctx, SsCudaIterator *it, SsCudaReporter *reporter,
+             SsSolveParams *run, SsReportFunc report, gpointer user_data,
+             GCancellable *cancellable, double start, SsCudaRunOutcome *outcome, GError **error)
+{
+  int done = 0;
+  for (;;)
+    {
+      GError *local = NULL;
+      if (!it->next_run (it->solver, run, done, &local))
+        {
+          if (local == NULL)
+            return TRUE;
+          g_propagate_error (error, local);
+          return FALSE;
+        }
+      ss_cuda_iterator_clear (it);
+      it->iteration_offset = done;
+      int before = done;
+      if (!ss_cuda_run_iterations (ctx, it, reporter, run, report, user_data, cancellable, start,
+                                   outcome, error))
+        return FALSE;
+      done += outcome->iterations;
+      outcome->iterations = done;
+      outcome->earlier_runs = before;
+      if (outcome->cancelled)
+        return TRUE;
+    }
+}
+
 static gboolean
 solve_iterative (SsCudaContext *ctx, const SsCudaProblem *p, const SsSolveParams *params,
                  SsCudaSolverNew create, SsReportFunc report, gpointer user_data,
@@ -72,12 +106,19 @@ solve_iterative (SsCudaContext *ctx, const SsCudaProblem *p, const SsSolveParams
       return FALSE;
     }
   SsCudaRunOutcome outcome;
-  gboolean ok = ss_cuda_run_iterations (ctx, &it, &reporter, &run, report, user_data,
-                                        cancellable, start, &outcome, error);
+  memset (&outcome, 0, sizeof outcome);
+  gboolean ok = TRUE;
+  if (it.next_run == NULL)
+    ok = ss_cuda_run_iterations (ctx, &it, &reporter, &run, report, user_data, cancellable,
+                                 start, &outcome, error);
+  else
+    ok = run_in_turn (ctx, &it, &reporter, &run, report, user_data, cancellable, start,
+                      &outcome, error);
   if (ok)
     {
       ok = download_estimate (ctx, p, it.estimate (it.solver), result, error);
       fill_result_metrics (result, &outcome.last, outcome.iterations);
+      result->validation_iterations = outcome.earlier_runs;
       if (ok && outcome.cancelled)
         {
           g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_CANCELLED, "the solve was cancelled");

@@ -49,16 +49,12 @@ typedef struct {
 /* O and L from the observed data (FALSE with an error when no datum is positive). */
 gboolean ss_poisson_term_init (const SsProblem *problem, SsPoissonTerm *term, GError **error);
 
-#ifdef __CUDACC__
-#define SS_POISSON_FN __host__ __device__ __forceinline__
-#else
-#define SS_POISSON_FN static inline
-#endif
+#include "ss-host-device.h"
 
 /* The prox above, in the engine's units: V from A = u − μ, the observed Y
  * (sky subtracted), the offset O and the level L. The root is taken in the
  * form without cancellation. */
-SS_POISSON_FN float
+SS_HOST_DEVICE_FN float
 ss_poisson_prox (float a, float y, float rho, float offset, float level)
 {
   float aw = a + offset, yw = fmaxf (y + offset, 0.0f);

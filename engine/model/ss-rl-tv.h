@@ -10,11 +10,7 @@
 
 #include <math.h>
 
-#ifdef __CUDACC__
-#define SS_RL_TV_FN __host__ __device__ __forceinline__
-#else
-#define SS_RL_TV_FN static inline
-#endif
+#include "ss-host-device.h"
 
 /* The denominator is clamped at this, so that a too-large λ slows RL-TV down
  * instead of flipping signs (Dey et al. need 1 − λ div > 0). */
@@ -23,7 +19,7 @@
 #define SS_RL_TV_EPSILON 1e-4f
 
 /* ∇z/|∇z| at (i, j) of the W x H image Z. */
-SS_RL_TV_FN void
+SS_HOST_DEVICE_FN void
 ss_rl_unit_gradient (const float *z, int w, int h, int i, int j, float *gx, float *gy)
 {
   size_t p = (size_t) j * w + i;
@@ -34,7 +30,7 @@ ss_rl_unit_gradient (const float *z, int w, int h, int i, int j, float *gx, floa
   *gy = dy / norm;
 }
 
-SS_RL_TV_FN float
+SS_HOST_DEVICE_FN float
 ss_rl_tv_factor (const float *z, int w, int h, int i, int j, float lambda)
 {
   float gx, gy, lx, ly, ux, uy;

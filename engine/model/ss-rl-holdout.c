@@ -1,0 +1,39 @@
+/* ss-rl-holdout.c: the hold-out rule's bookkeeping (ss-rl-holdout.h). */
+#include "ss-rl-holdout.h"
+
+#include <math.h>
+
+gboolean
+ss_rl_holdout_init (SsRlHoldout *holdout, int iterations)
+{
+  holdout->cap = iterations / SS_RL_HOLDOUT_SCALE;
+  holdout->best = 0;
+  holdout->best_error = INFINITY;
+  return iterations >= 4 * SS_RL_HOLDOUT_EVERY;
+}
+
+gboolean
+ss_rl_holdout_record (SsRlHoldout *holdout, int estimate_iterations, double error)
+{
+  if (isfinite (error) && error < holdout->best_error)
+    {
+      holdout->best_error = error;
+      holdout->best = estimate_iterations;
+    }
+  /* The curve is smooth (a sum over half the frame) and turns once: a
+   * patience of half the best count, at least two readings, is enough to
+   * tell a minimum from a pause, and bounds the wasted work to half the
+   * validation run. */
+  int patience = MAX (holdout->best / 2, 2 * SS_RL_HOLDOUT_EVERY);
+  return estimate_iterations >= holdout->cap || estimate_iterations >= holdout->best + patience;
+}
+
+int
+ss_rl_holdout_full_iterations (const SsRlHoldout *holdout, int remaining)
+{
+  int full = SS_RL_HOLDOUT_SCALE * MAX (holdout->best, 1);
+  /* Reaching the cap means the error was still falling: use every iteration. */
+  if (holdout->best >= holdout->cap)
+    full = remaining;
+  return CLAMP (full, 1, MAX (remaining, 1));
+}
