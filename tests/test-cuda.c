@@ -1203,24 +1203,53 @@ test_cs_operators_match_cpu (CudaFixture *f, gconstpointer data)
  * answers: NIHT and IHT recover the truth on both (the GPU's steps differ
  * only in rounding and in when a support change is refreshed), FISTA and
  * ALM reach the same minimiser. */
+/* BATCH random K-sparse problems (Gaussian values) through an M × N
+ * ENSEMBLE operator, seeded from the fixture's generator, and ALGORITHM's
+ * parameters for them: K kept, no tolerance, ITERATIONS. */
+typedef struct {
+  SsLinop *A;
+  float *truth, *y;
+  SsCsParams params;
+} CsBatch;
+
+static void
+cs_batch_init (CudaFixture *f, CsBatch *b, SsEnsemble ensemble, gsize m, gsize n, gsize k,
+               int batch, SsCsAlgorithm algorithm, int iterations)
+{
+  g_autoptr (GError) error = NULL;
+  guint64 seed = g_rand_int (f->rng);
+  g_test_message ("seed %" G_GUINT64_FORMAT, seed);
+  b->A = ss_linop_new (ensemble, m, n, 8, seed, 0, &error);
+  g_assert_no_error (error);
+  ss_cs_random_problems (b->A, k, SS_CS_VALUES_GAUSSIAN, 0, seed + 1, batch, &b->truth, &b->y);
+  ss_cs_params_init (&b->params);
+  b->params.algorithm = algorithm;
+  b->params.k = k;
+  b->params.tolerance = 0;
+  b->params.iterations = iterations;
+}
+
+static void
+cs_batch_clear (CsBatch *b)
+{
+  g_clear_pointer (&b->A, ss_linop_free);
+  g_clear_pointer (&b->truth, g_free);
+  g_clear_pointer (&b->y, g_free);
+}
+
 static void
 check_cs_matches_cpu (CudaFixture *f, SsCsAlgorithm algorithm, SsEnsemble ensemble, double rho)
 {
   const gsize n = 1024, m = 512, k = (gsize) round (rho * m);
   const int batch = 4;
   g_autoptr (GError) error = NULL;
-  guint64 seed = g_rand_int (f->rng);
-  g_autoptr (SsLinop) A = ss_linop_new (ensemble, m, n, 8, seed, 0, &error);
-  g_assert_no_error (error);
-  g_autofree float *truth = NULL, *y = NULL;
-  ss_cs_random_problems (A, k, SS_CS_VALUES_GAUSSIAN, 0, seed + 1, batch, &truth, &y);
-  SsCsParams params;
-  ss_cs_params_init (&params);
-  params.algorithm = algorithm;
-  params.k = k;
-  params.tolerance = 0;
-  params.iterations = algorithm == SS_CS_ALM ? 30 : algorithm == SS_CS_FISTA ? 1500
-                      : algorithm == SS_CS_HTP || algorithm == SS_CS_COSAMP ? 40 : 400;
+  CsBatch cb;
+  cs_batch_init (f, &cb, ensemble, m, n, k, batch, algorithm,
+                 algorithm == SS_CS_ALM ? 30 : algorithm == SS_CS_FISTA ? 1500
+                 : algorithm == SS_CS_HTP || algorithm == SS_CS_COSAMP ? 40 : 400);
+  SsLinop *A = cb.A;
+  const float *truth = cb.truth, *y = cb.y;
+  SsCsParams params = cb.params;
   params.inner_iterations = algorithm == SS_CS_ALM ? 200 : 50;
   params.alpha = algorithm == SS_CS_FISTA ? 1e-2 : 0.0;
   g_autofree float *cpu = g_new0 (float, n * batch), *gpu = g_new0 (float, n * batch);
@@ -1240,6 +1269,7 @@ check_cs_matches_cpu (CudaFixture *f, SsCsAlgorithm algorithm, SsEnsemble ensemb
       if (algorithm != SS_CS_FISTA && algorithm != SS_CS_IHT)
         g_assert_cmpfloat (e_gpu, <, 1e-4);
     }
+  cs_batch_clear (&cb);
 }
 
 static void
@@ -1269,18 +1299,11 @@ test_cs_niht_graph_matches_launches (CudaFixture *f, gconstpointer data)
   const gsize n = 256, m = 128, k = 16;
   const int batch = 300;
   g_autoptr (GError) error = NULL;
-  guint64 seed = g_rand_int (f->rng);
-  g_test_message ("seed %" G_GUINT64_FORMAT, seed);
-  g_autoptr (SsLinop) A = ss_linop_new (SS_ENSEMBLE_DCT, m, n, 8, seed, 0, &error);
-  g_assert_no_error (error);
-  g_autofree float *truth = NULL, *y = NULL;
-  ss_cs_random_problems (A, k, SS_CS_VALUES_GAUSSIAN, 0, seed + 1, batch, &truth, &y);
-  SsCsParams params;
-  ss_cs_params_init (&params);
-  params.algorithm = SS_CS_NIHT;
-  params.k = k;
-  params.tolerance = 0;
-  params.iterations = 300;
+  CsBatch cb;
+  cs_batch_init (f, &cb, SS_ENSEMBLE_DCT, m, n, k, batch, SS_CS_NIHT, 300);
+  SsLinop *A = cb.A;
+  const float *truth = cb.truth, *y = cb.y;
+  SsCsParams params = cb.params;
   g_autofree float *graphed = g_new0 (float, n * batch), *launched = g_new0 (float, n * batch);
   ss_cuda_context_set_graphs (f->ctx, TRUE);
   g_assert_true (ss_cuda_cs_solve (f->ctx, &params, A, y, batch, graphed, NULL, &error));
@@ -1300,6 +1323,7 @@ test_cs_niht_graph_matches_launches (CudaFixture *f, gconstpointer data)
   g_assert_cmpfloat (worst, <, 1e-4);
   /* δ 0.5, ρ 0.125: well inside NIHT's region of success (test-cs.c). */
   g_assert_cmpint (recovered, >=, batch * 95 / 100);
+  cs_batch_clear (&cb);
 }
 
 /* The table's iht, niht, htp, cosamp and alm on an image (a star field through a blur and

@@ -607,17 +607,9 @@ ss_cuda_admm_prior_new (SsCudaContext *ctx, const SsCudaProblem *p, const SsSolv
     }
   /* The report's C x goes where this iteration's Cx was: the pixel passes
    * have read it, and REAL already holds the next iteration's input. */
-  reporter->spec = s->spec;
-  reporter->real = s->out;
-  reporter->has_delta = TRUE;
-  it->solver = s;
-  it->iterate = admm_iterate;
-  it->stage = admm_stage;
-  it->stage_count = G_N_ELEMENTS (admm_stage_names);
-  it->stage_names = admm_stage_names;
-  it->estimate = admm_estimate;
-  it->reset = admm_reset;
-  it->capturable = params->reweight <= 0;
+  ss_cuda_reporter_borrow (reporter, s->spec, s->out, TRUE);
+  ss_cuda_iterator_bind (it, s, admm_iterate, admm_estimate, admm_reset, params->reweight <= 0);
+  ss_cuda_iterator_stages (it, admm_stage, admm_stage_names, G_N_ELEMENTS (admm_stage_names));
   it->stop = admm_stop;
   return &s->base;
 }

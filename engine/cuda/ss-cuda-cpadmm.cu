@@ -217,18 +217,12 @@ ss_cuda_cpadmm_new (SsCudaContext *ctx, const SsCudaProblem *p, const SsSolvePar
   /* Between iterations the spectra are free: the reporter borrows the first
    * as its spectrum and the second as its image (2 spec + 64 floats hold n
    * floats from the next 256-byte boundary on). */
-  reporter->spec = s->spec;
   uintptr_t second = (uintptr_t) (s->spec + p->spec);
-  reporter->real = (float *) ((second + 255) & ~(uintptr_t) 255);
-  reporter->has_delta = TRUE;
-  it->solver = s;
-  it->iterate = cpadmm_iterate;
-  it->stage = cpadmm_stage;
-  it->stage_count = 4;
-  it->stage_names = cpadmm_stage_names;
-  it->estimate = cpadmm_estimate;
-  it->reset = cpadmm_reset;
-  it->capturable = TRUE;
+  ss_cuda_reporter_borrow (reporter, s->spec, (float *) ((second + 255) & ~(uintptr_t) 255),
+                           TRUE);
+  ss_cuda_iterator_bind (it, s, cpadmm_iterate, cpadmm_estimate, cpadmm_reset, TRUE);
+  ss_cuda_iterator_stages (it, cpadmm_stage, cpadmm_stage_names,
+                           G_N_ELEMENTS (cpadmm_stage_names));
   return &s->base;
 }
 

@@ -1862,14 +1862,8 @@ cs_image_new (SsCudaContext *ctx, const SsCudaProblem *p, const SsSolveParams *p
       return NULL;
     }
   s->base.bytes = ctx->mem_current;
-  reporter->spec = d->L.spec;
-  reporter->real = s->report_real;
-  reporter->has_delta = TRUE;
-  it->solver = s;
-  it->iterate = cs_image_iterate;
-  it->estimate = cs_image_estimate;
-  it->reset = NULL;
-  it->capturable = TRUE;
+  ss_cuda_reporter_borrow (reporter, d->L.spec, s->report_real, TRUE);
+  ss_cuda_iterator_bind (it, s, cs_image_iterate, cs_image_estimate, NULL, TRUE);
   return &s->base;
 }
 

@@ -110,13 +110,8 @@ ss_cuda_direct_fft_new (SsCudaContext *ctx, const SsCudaProblem *p, const SsSolv
       direct_fft_destroy (&s->base);
       return NULL;
     }
-  reporter->spec = s->spec;
-  reporter->real = s->scratch;
-  reporter->has_delta = FALSE;
-  it->solver = s;
-  it->iterate = direct_fft_iterate;
-  it->estimate = direct_fft_estimate;
-  it->capturable = FALSE;
+  ss_cuda_reporter_borrow (reporter, s->spec, s->scratch, FALSE);
+  ss_cuda_iterator_bind (it, s, direct_fft_iterate, direct_fft_estimate, NULL, FALSE);
   return &s->base;
 }
 

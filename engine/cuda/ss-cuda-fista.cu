@@ -565,19 +565,12 @@ ss_cuda_fista_new (SsCudaContext *ctx, const SsCudaProblem *p, const SsSolvePara
   s->decay = decay;
   fista_reset (s, NULL);
 
-  reporter->spec = s->spec;
-  reporter->real = s->r;
-  reporter->has_delta = TRUE;
-  it->solver = s;
-  it->iterate = params->backtracking ? fista_iterate_backtracking : fista_iterate;
+  ss_cuda_reporter_borrow (reporter, s->spec, s->r, TRUE);
+  ss_cuda_iterator_bind (it, s, params->backtracking ? fista_iterate_backtracking : fista_iterate,
+                         fista_estimate, fista_reset, !params->backtracking);
   if (!params->backtracking)
-    {
-      it->stage = fista_stage;
-      it->stage_count = masked ? 8 : 4;
-      it->stage_names = masked ? fista_masked_stage_names : fista_unmasked_stage_names;
-    }
-  it->estimate = fista_estimate;
-  it->reset = fista_reset;
-  it->capturable = !params->backtracking;
+    ss_cuda_iterator_stages (it, fista_stage,
+                             masked ? fista_masked_stage_names : fista_unmasked_stage_names,
+                             masked ? 8 : 4);
   return &s->base;
 }

@@ -195,6 +195,17 @@ gboolean ss_cuda_reporter_enqueue_metrics (SsCudaReporter *r, const float *x, co
 /* Turns a copied block into a report. */
 void ss_cuda_reporter_fill (const SsCudaReporter *r, const void *host_block, SsReport *report);
 
+/* The solver's scratch the reports borrow (a half-spectrum SPEC and an image
+ * REAL, both free between iterations), and whether the solver's last
+ * iteration of an interval fills SS_ACC_DELTA. */
+static inline void
+ss_cuda_reporter_borrow (SsCudaReporter *r, float2 *spec, float *real, gboolean has_delta)
+{
+  r->spec = spec;
+  r->real = real;
+  r->has_delta = has_delta;
+}
+
 /* ---- the iteration driver (ss-cuda-iterate.cu) ---------------------------- */
 
 /* Iteration flags: the estimate is written to its own buffer, and the squared
@@ -238,6 +249,34 @@ typedef struct {
    * use and kept for the solver's life (they hold its buffer addresses). */
   cudaGraphExec_t graphs[SS_CUDA_GRAPH_CHUNK + 1];
 } SsCudaIterator;
+
+/* What every solver's constructor hands the driver: SOLVER's iteration,
+ * its estimate, its reset (NULL: it cannot restart) and whether graphs may
+ * capture it. */
+static inline void
+ss_cuda_iterator_bind (SsCudaIterator *it, gpointer solver,
+                       gboolean (*iterate) (gpointer solver, unsigned flags, GError **error),
+                       const float *(*estimate) (gpointer solver),
+                       gboolean (*reset) (gpointer solver, GError **error), gboolean capturable)
+{
+  it->solver = solver;
+  it->iterate = iterate;
+  it->estimate = estimate;
+  it->reset = reset;
+  it->capturable = capturable;
+}
+
+/* The iteration as COUNT stages named NAMES, for the bench's timing of each. */
+static inline void
+ss_cuda_iterator_stages (SsCudaIterator *it,
+                         gboolean (*stage) (gpointer solver, int stage, unsigned flags,
+                                            GError **error),
+                         const char *const *names, int count)
+{
+  it->stage = stage;
+  it->stage_names = names;
+  it->stage_count = count;
+}
 
 /* Enqueues COUNT plain iterations (flags 0), as graphs when the context and
  * the iterator allow; no host synchronisation. */

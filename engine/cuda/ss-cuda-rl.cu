@@ -375,17 +375,9 @@ ss_cuda_rl_new (SsCudaContext *ctx, const SsCudaProblem *p, const SsSolveParams 
       rl_destroy (&s->base);
       return NULL;
     }
-  reporter->spec = s->spec;
-  reporter->real = s->r;
-  reporter->has_delta = TRUE;
-  it->solver = s;
-  it->iterate = rl_iterate;
-  it->stage = rl_stage;
-  it->stage_count = G_N_ELEMENTS (rl_stage_names);
-  it->stage_names = rl_stage_names;
-  it->estimate = rl_estimate;
-  it->reset = rl_reset;
-  it->capturable = TRUE;
+  ss_cuda_reporter_borrow (reporter, s->spec, s->r, TRUE);
+  ss_cuda_iterator_bind (it, s, rl_iterate, rl_estimate, rl_reset, TRUE);
+  ss_cuda_iterator_stages (it, rl_stage, rl_stage_names, G_N_ELEMENTS (rl_stage_names));
   it->stop = s->setup.stop_level >= 0 ? rl_stop : NULL;
   if (s->holdout)
     {

@@ -149,9 +149,7 @@ report_dense (SsCudaContext *ctx, const SsCudaProblem *p, const SsSolveParams *p
                 && (host = ss_cuda_pinned (ctx, reporter.block_bytes, error)) != NULL;
   if (ok)
     {
-      reporter.real = real;
-      reporter.spec = spec;
-      reporter.has_delta = FALSE;
+      ss_cuda_reporter_borrow (&reporter, spec, real, FALSE);
       ok = ss_cuda_reporter_enqueue (&reporter, x_d, error)
            && CUDA_OK (cudaMemcpyAsync (host, reporter.block, reporter.block_bytes,
                                         cudaMemcpyDeviceToHost, ctx->stream))
