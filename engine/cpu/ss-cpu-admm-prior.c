@@ -161,7 +161,11 @@ state_alloc (PriorState *s, const SsProblem *problem, const SsSolveParams *p, Ss
   quick.rl_stop = SS_RL_STOP_NONE;   /* the floor needs no noise estimate */
   if (ss_rl_setup (problem, &quick, &rl, NULL))
     s->floor = (float) (rl.background - rl.offset);
-  build_splits (s, op, p, ss_noise_estimate (problem->y, op->width, op->height));
+  /* The noise sets only the reweighting's ε (below). */
+  double noise = 0.0;
+  if (p->reweight > 0)
+    ss_problem_noise_and_median (problem, &noise, NULL);
+  build_splits (s, op, p, noise);
   fill_denominator (s, op->chat, (float) p->rho, (float) p->sigma);
   ss_data_weights_fill (problem, p, s->weight);
   s->poisson = p->data_term == SS_DATA_POISSON;

@@ -28,6 +28,7 @@ typedef struct {
   gsize n;
   const SsOperator *op;
   SsRegion image;   /* SsProblem.image: the pixels the hold-out rule splits */
+  float source_level; /* held-out pixels count above it (ss_rl_holdout_source_level) */
   const SsFft *fft;
   SsRlSetup setup;
   float *x, *next, *real, *spectrum;   /* x holds z */
@@ -107,7 +108,8 @@ measure_setup (RlState *s, const float *y)
 
 /* real = P(y + b)₊ ⊘ (C z + β), 0 off the fitted pixels P. In the
  * validation run (HOLDOUT) returns Σ (y' − C z − β)² over the observed
- * pixels held out, the held-out error of z; else 0. */
+ * pixels held out whose y is above the source level, the held-out error of
+ * z; else 0. */
 static double
 data_ratio (RlState *s, const float *y, gboolean holdout)
 {
@@ -132,7 +134,7 @@ data_ratio (RlState *s, const float *y, gboolean holdout)
       float data = fmaxf (y[i] + b, 0.0f), model = r[i] + beta;
       int role = (mask == NULL || mask[i]) ? ss_rl_holdout_role (i, s->op->width, s->image)
                                            : SS_RL_HOLDOUT_NONE;
-      if (role == SS_RL_HOLDOUT_TEST)
+      if (role == SS_RL_HOLDOUT_TEST && y[i] > s->source_level)
         {
           double d = (double) data - model;
           held_out += d * d;
@@ -309,6 +311,7 @@ rl_run (const SsProblem *problem, const SsSolveParams *params, const float *star
   if (ok && params->rl_stop == SS_RL_STOP_HOLDOUT
       && ss_rl_holdout_init (&holdout, params->iterations))
     {
+      s.source_level = (float) ss_rl_holdout_source_level (problem);
       ok = validation_run (&s, problem, &holdout, &reporter, &iteration, error);
       validation = iteration;
       int full = ss_rl_holdout_full_iterations (&holdout, params->iterations - iteration);

@@ -476,8 +476,9 @@ admm_setup (Admm *s, GError **error)
     return FALSE;
   /* ε of the reweighting: the noise each split's coefficients carry (TV's
    * differences √2 σ_noise, starlet scale j ‖ψ_j‖ σ_noise). */
-  double noise = s->params->reweight > 0 && p->host
-                 ? ss_noise_estimate (p->host->y, p->width, p->height) : 0.0;
+  double noise = 0.0;
+  if (s->params->reweight > 0 && p->host)
+    ss_problem_noise_and_median (p->host, &noise, NULL);
   s->noise = (float) (noise * G_SQRT2);
   if (s->starlet.scales > 0 && !starlet_setup (s, noise, error))
     return FALSE;

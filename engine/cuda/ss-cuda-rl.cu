@@ -39,6 +39,7 @@ typedef struct {
   SsCudaReporter *reporter;
   SsCudaIterator *it;
   SsRegion image;           /* the pixels the hold-out rule splits */
+  float source_level;       /* held-out pixels count above it (ss_rl_holdout_source_level) */
   gboolean holdout;         /* the hold-out rule is on */
   gboolean validating;      /* in its validation run */
   int runs;                 /* runs started */
@@ -63,12 +64,14 @@ rl_ratio_kernel (float *__restrict__ r, const float *__restrict__ y,
 
 /* The validation run's ratio: as above on the fitted half of IMAGE's
  * observed pixels, 0 elsewhere; with MEASURE, Σ (y' − r − β)² over the
- * held-out half into ACC (the held-out error of the z that r = C z is of). */
+ * held-out half whose y exceeds LEVEL into ACC (the held-out error of the z
+ * that r = C z is of). */
 template <bool MEASURE>
 __global__ void
 rl_validation_ratio_kernel (float *__restrict__ r, const float *__restrict__ y,
                             const unsigned char *__restrict__ mask, size_t n, int width,
-                            SsRegion image, float b, float beta, double *__restrict__ acc)
+                            SsRegion image, float b, float beta, float level,
+                            double *__restrict__ acc)
 {
   double held_out[1] = { 0.0 };
   for (size_t i = blockIdx.x * (size_t) blockDim.x + threadIdx.x; i < n;
@@ -77,7 +80,7 @@ rl_validation_ratio_kernel (float *__restrict__ r, const float *__restrict__ y,
       float data = fmaxf (y[i] + b, 0.0f), model = r[i] + beta;
       int role = (mask == NULL || mask[i]) ? ss_rl_holdout_role (i, width, image)
                                            : SS_RL_HOLDOUT_NONE;
-      if (MEASURE && role == SS_RL_HOLDOUT_TEST)
+      if (MEASURE && role == SS_RL_HOLDOUT_TEST && y[i] > level)
         {
           double d = (double) data - model;
           held_out[0] += d * d;
@@ -145,10 +148,10 @@ rl_validation_ratio (Rl *s, unsigned flags, GError **error)
   double *acc = s->reporter->block + SS_ACC_HELD_OUT;
   if (flags & SS_ITER_DELTA)
     rl_validation_ratio_kernel<true><<<blocks, SS_CUDA_THREADS, 0, ctx->stream>>> (
-      s->r, p->y, p->mask, p->n, p->width, s->image, b, beta, acc);
+      s->r, p->y, p->mask, p->n, p->width, s->image, b, beta, s->source_level, acc);
   else
     rl_validation_ratio_kernel<false><<<blocks, SS_CUDA_THREADS, 0, ctx->stream>>> (
-      s->r, p->y, p->mask, p->n, p->width, s->image, b, beta, acc);
+      s->r, p->y, p->mask, p->n, p->width, s->image, b, beta, s->source_level, acc);
   return LAUNCH_OK ("rl_validation_ratio_kernel");
 }
 
@@ -355,6 +358,7 @@ ss_cuda_rl_new (SsCudaContext *ctx, const SsCudaProblem *p, const SsSolveParams 
   s->holdout = params->rl_stop == SS_RL_STOP_HOLDOUT
                && ss_rl_holdout_init (&s->rule, params->iterations);
   s->validating = s->holdout;
+  s->source_level = s->holdout ? (float) ss_rl_holdout_source_level (p->host) : 0.0f;
   gboolean ok = ss_cuda_plan (ctx, p->width, p->height, 1, CUFFT_R2C, &s->r2c, error)
                 && ss_cuda_plan (ctx, p->width, p->height, 1, CUFFT_C2R, &s->c2r, error)
                 && ss_cuda_alloc (ctx, (void **) &s->z, image, what, error)

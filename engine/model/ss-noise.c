@@ -243,3 +243,29 @@ ss_data_stats_from_estimates (double noise, SsSkyMode sky_mode)
 {
   return (SsDataStats) { .noise = noise, .median = sky_mode == SS_SKY_MEDIAN ? 0.0 : NAN };
 }
+
+void
+ss_problem_noise_and_median (const SsProblem *problem, double *noise, double *median)
+{
+  const SsOperator *op = problem->op;
+  gsize n = (gsize) op->width * op->height;
+  const SsDataStats *known = problem->stats;
+  gboolean noise_known = known && isfinite (known->noise) && known->noise > 0;
+  gboolean median_known = known && isfinite (known->median);
+  if (noise && noise_known)
+    *noise = known->noise;
+  if (median && median_known)
+    *median = known->median;
+  if ((noise == NULL || noise_known) && (median == NULL || median_known))
+    return;
+  /* Unobserved pixels are 0 in y; as NaN the estimates skip them. */
+  g_autofree float *observed = g_memdup2 (problem->y, n * sizeof (float));
+  if (op->mask)
+    for (gsize i = 0; i < n; i++)
+      if (!op->mask[i])
+        observed[i] = NAN;
+  if (noise && !noise_known)
+    *noise = ss_noise_estimate (observed, op->width, op->height);
+  if (median && !median_known)
+    *median = ss_median (observed, n);
+}

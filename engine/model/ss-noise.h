@@ -60,6 +60,12 @@ G_BEGIN_DECLS
  * no 3 neighbours) is free of NaN, or for a non-positive size. */
 double ss_noise_estimate (const float *data, int width, int height);
 
+/* The noise σ and the median of PROBLEM's observed y: the caller's when it
+ * measured them (SsProblem.stats), else measured here with the unobserved
+ * pixels skipped: they are 0 in y, and a hole read as data is a step the
+ * high-pass takes for noise. Either pointer may be NULL. */
+void ss_problem_noise_and_median (const SsProblem *problem, double *noise, double *median);
+
 /* Euclidean norm of a column of A = P C, averaged over the columns:
  * sqrt(m/n) * ||c||, with ||c||^2 = (1/n) sum |c^_k|^2 over the full spectrum. */
 double ss_operator_column_norm (const SsOperator *op);

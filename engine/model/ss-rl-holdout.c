@@ -1,5 +1,6 @@
 /* ss-rl-holdout.c: the hold-out rule's bookkeeping (ss-rl-holdout.h). */
 #include "ss-rl-holdout.h"
+#include "ss-noise.h"
 
 #include <math.h>
 
@@ -36,4 +37,12 @@ ss_rl_holdout_full_iterations (const SsRlHoldout *holdout, int remaining)
   if (holdout->best >= holdout->cap)
     full = remaining;
   return CLAMP (full, 1, MAX (remaining, 1));
+}
+
+double
+ss_rl_holdout_source_level (const SsProblem *problem)
+{
+  double noise = NAN;
+  ss_problem_noise_and_median (problem, &noise, NULL);
+  return isfinite (noise) && noise > 0 ? SS_RL_HOLDOUT_SOURCE_SIGMAS * noise : -INFINITY;
 }

@@ -113,30 +113,6 @@ ss_rl_weight (const SsOperator *op, GError **error)
   return g_steal_pointer (&weight);
 }
 
-/* The noise and median of the observed y: the caller's when it measured
- * them (SsProblem.stats), else measured here. */
-static void
-data_noise_and_median (const SsProblem *problem, double *noise, double *median)
-{
-  const SsOperator *op = problem->op;
-  gsize n = (gsize) op->width * op->height;
-  const SsDataStats *known = problem->stats;
-  if (known && isfinite (known->noise) && known->noise > 0 && isfinite (known->median))
-    {
-      *noise = known->noise;
-      *median = known->median;
-      return;
-    }
-  /* Unobserved pixels are 0 in y; as NaN the estimates skip them. */
-  g_autofree float *observed = g_memdup2 (problem->y, n * sizeof (float));
-  if (op->mask)
-    for (gsize i = 0; i < n; i++)
-      if (!op->mask[i])
-        observed[i] = NAN;
-  *noise = ss_noise_estimate (observed, op->width, op->height);
-  *median = ss_median (observed, n);
-}
-
 gboolean
 ss_rl_offset (const SsProblem *problem, const char *who, double *offset, double *mean,
               double *top, GError **error)
@@ -186,7 +162,7 @@ ss_rl_setup_data (const SsProblem *problem, const SsSolveParams *params, SsRlSet
   if (params->rl_stop == SS_RL_STOP_DISCREPANCY)
     {
       double noise = NAN, median = NAN;
-      data_noise_and_median (problem, &noise, &median);
+      ss_problem_noise_and_median (problem, &noise, &median);
       setup->noise = noise;
       double variance = noise * noise;
       median += setup->offset;
