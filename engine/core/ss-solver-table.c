@@ -336,13 +336,12 @@ ss_solver_default_for_real_data (void)
   /* Measured with --alpha auto (no truth) on quality's small cases, PSNR
    * HDF / stars / Sun: cpadmm 28.62 / 45.04 / 29.98 (below the input, 29.39
    * and 31.98, on two); admm (tv+starlet, converged) 31.42 / 51.97 / 34.24; rl
-   * with the discrepancy stop 32.75 / 47.67 / 33.51. RL is above its input and
-   * above Wiener at its best balance on every case of the full suite
-   * (QUALITY.md), and it runs on the GPU, which admm does not yet: a camera
-   * frame must deblur in seconds there. admm wins on galaxies, faint stars
-   * and one Sun case, loses 1.3-1.9 dB on the Hubble crops and bright stars
-   * (README); it becomes the default once it is on the GPU and ahead
-   * everywhere. */
+   * with its hold-out stop 32.77 / 47.61 / 34.30. RL is above its input and
+   * above Wiener at its best balance on every case of the full suite, within
+   * 0.48 dB of its own best iteration (QUALITY.md), and a camera frame
+   * deblurs with it in under 3 s on the GPU. admm wins on galaxies, faint
+   * stars and one Sun case, loses 1.2-1.9 dB on the Hubble crops and bright
+   * stars (README); it becomes the default once it is ahead everywhere. */
   return SS_SOLVER_RL;
 }
 
