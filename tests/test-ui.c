@@ -203,17 +203,41 @@ artifact_path (const char *name)
   return g_build_filename (dir, name, NULL);
 }
 
+/* WIDGET's render node once it has a size and has been laid out, iterating
+ * the main loop until then: on a loaded machine a window shown a moment ago
+ * may not be yet (CI once met an empty snapshot after 0.3 s). The deadline
+ * only guards against a hang. */
+static GskRenderNode *
+drawn_node (GtkWidget *widget, GdkPaintable *paintable, int *width, int *height)
+{
+  gint64 give_up = g_get_monotonic_time () + 60 * G_USEC_PER_SEC;
+  for (;;)
+    {
+      *width = gtk_widget_get_width (widget);
+      *height = gtk_widget_get_height (widget);
+      if (*width > 0 && *height > 0)
+        {
+          GtkSnapshot *snapshot = gtk_snapshot_new ();
+          gdk_paintable_snapshot (paintable, snapshot, *width, *height);
+          GskRenderNode *node = gtk_snapshot_free_to_node (snapshot);
+          if (node != NULL)
+            return node;
+        }
+      if (g_get_monotonic_time () > give_up)
+        return NULL;
+      g_main_context_iteration (NULL, FALSE);
+      g_usleep (1000);
+    }
+}
+
 /* Renders a window as it is on screen (its own renderer) to a PNG. */
 void
 save_screenshot_of (GtkWindow *window, const char *name)
 {
   GtkWidget *widget = GTK_WIDGET (window);
-  int width = gtk_widget_get_width (widget), height = gtk_widget_get_height (widget);
-  g_assert_cmpint (width, >, 0);
   g_autoptr (GdkPaintable) paintable = gtk_widget_paintable_new (widget);
-  GtkSnapshot *snapshot = gtk_snapshot_new ();
-  gdk_paintable_snapshot (paintable, snapshot, width, height);
-  GskRenderNode *node = gtk_snapshot_free_to_node (snapshot);
+  int width = 0, height = 0;
+  GskRenderNode *node = drawn_node (widget, paintable, &width, &height);
   g_assert_nonnull (node);
   GskRenderer *renderer = gtk_native_get_renderer (GTK_NATIVE (window));
   g_autoptr (GdkTexture) texture = gsk_renderer_render_texture (
