@@ -156,6 +156,27 @@ used_by (SsParamId id)
   return g_string_free (names, FALSE);
 }
 
+/* The solvers whose own default for parameter ID differs from the table's:
+ * "; rl 1000, admm 1000", or "". */
+static char *
+own_defaults (SsParamId id)
+{
+  const SsParamInfo *info = ss_param_info (id);
+  GString *text = g_string_new (NULL);
+  for (guint i = 0; i < ss_solver_count (); i++)
+    {
+      const SsSolverInfo *solver = ss_solver_nth (i);
+      for (int d = 0; d < solver->n_defaults; d++)
+        if (solver->defaults[d].id == id && solver->defaults[d].value != info->default_value)
+          {
+            g_autofree char *value = ss_param_format (info, solver->defaults[d].value);
+            g_string_append_printf (text, "%s%s %s", text->len ? ", " : "; ", solver->name,
+                                    value);
+          }
+    }
+  return g_string_free (text, FALSE);
+}
+
 /* One option per solver parameter, from the solver table. GOption keeps
  * pointers to the names and help, so the texts live as long as the process
  * (a command line is parsed once). */
@@ -168,6 +189,7 @@ add_parameter_options (GOptionContext *context, CliOptions *o)
       const SsParamInfo *info = ss_param_info ((SsParamId) id);
       g_autofree char *users = used_by ((SsParamId) id);
       g_autofree char *fallback = ss_param_format (info, info->default_value);
+      g_autofree char *own = own_defaults ((SsParamId) id);
       GOptionEntry *e = &entries[id];
       e->long_name = info->name;
       if (info->type == SS_PARAM_BOOL)
@@ -180,9 +202,9 @@ add_parameter_options (GOptionContext *context, CliOptions *o)
         {
           e->arg = G_OPTION_ARG_STRING;
           e->arg_data = &o->param[id];
-          e->description = g_strdup_printf ("%s%s (%s; default %s)", info->help,
+          e->description = g_strdup_printf ("%s%s (%s; default %s%s)", info->help,
                                             info->allows_auto ? ", or auto (from the noise)" : "",
-                                            users, fallback);
+                                            users, fallback, own);
           e->arg_description = info->type == SS_PARAM_CHOICE ? "NAME" : "VALUE";
         }
     }
