@@ -728,28 +728,9 @@ niht_reset_kernel (Column *col, int batch)
   col[b].select = 0;
 }
 
-/* d = stale ? x : g on T; ||d||² (step only). */
-__global__ void
-niht_direction_kernel (const float *__restrict__ x, const float *__restrict__ g,
-                       const unsigned char *__restrict__ mask, float *__restrict__ d, size_t n,
-                       Column *__restrict__ col)
-{
-  size_t off = blockIdx.y * n;
-  bool stale = col[blockIdx.y].stale;
-  double v[1] = { 0.0 };
-  COLUMN_LOOP (i, n)
-    {
-      float di = stale ? x[off + i] : (mask[off + i] ? g[off + i] : 0.0f);
-      d[off + i] = di;
-      v[0] += (double) di * di;
-    }
-  if (!stale)
-    ss_block_sum_to<1> (v, &col[blockIdx.y].gw);
-}
-
-/* NIHT's direction on its support list (d is 0 off the support: the
- * selection clears it): d = stale ? x : g there; ||d||² (step only). A pass
- * over k entries, not n. */
+/* The direction on the support list (d is 0 off the support: the selection
+ * clears it, and HTP's least squares keeps its CG direction there): d =
+ * stale ? x : g there; ||d||² (step only). A pass over k entries, not n. */
 __global__ void
 niht_direction_listed_kernel (const float *__restrict__ x, const float *__restrict__ g,
                               const unsigned *__restrict__ support, float *__restrict__ d,
@@ -1340,10 +1321,11 @@ htp_iteration (Niht *h, GError **error)
   Column *col = h->sel.col;
   dim3 gn = column_grid (ctx, n, batch);
   niht_reset_kernel<<<small_blocks (batch), SS_CUDA_THREADS, 0, ctx->stream>>> (col, batch);
-  niht_direction_kernel<<<gn, SS_CUDA_THREADS, 0, ctx->stream>>> (h->x, h->g, h->mask, h->d, n,
-                                                                  col);
+  niht_direction_listed_kernel<<<column_grid (ctx, h->sel.k, batch), SS_CUDA_THREADS, 0,
+                                 ctx->stream>>> (h->x, h->g, h->sel.support, h->d, n,
+                                                 (unsigned) h->sel.k, col);
   NihtFold fold = { col, h->r, h->y, h->ad, false, {} };
-  if (!LAUNCH_OK ("niht_direction_kernel")
+  if (!LAUNCH_OK ("niht_direction_listed_kernel")
       || !dev_apply_folded (h->L, h->d, h->ad, batch, &fold, error))
     return FALSE;
   niht_step_kernel<<<gn, SS_CUDA_THREADS, 0, ctx->stream>>> (h->x, h->g, h->mask, h->trial, n, col,
