@@ -414,7 +414,7 @@ test_rl_blur_check_from_kernel (void)
   g_assert_true (ss_rl_setup_data (&from_kernel, &params, &c, &error));
   g_assert_true (isnan (c.background) && isnan (c.start));
   g_assert_true (ss_rl_darkest_level (op, y, c.offset, &darkest, &error));
-  ss_rl_setup_finish (&c, darkest);
+  ss_rl_setup_finish (&c, darkest, ss_rl_smoothing_factor (op->chat, w, h));
   g_assert_cmpfloat (c.background, ==, a.background);
   g_assert_cmpfloat (c.start, ==, a.start);
 
@@ -635,6 +635,94 @@ test_synth_sky_and_exposure (void)
   ss_psf_spec_clear (&psf);
 }
 
+/* A standard normal draw (Box–Muller). */
+static double
+normal_draw (GRand *rng)
+{
+  double u = 1.0 - g_rand_double (rng), v = g_rand_double (rng);
+  return sqrt (-2.0 * log (u)) * cos (2.0 * G_PI * v);
+}
+
+/* ‖k‖₂ of k = CᵀC scaled to sum 1, by Parseval from c^, against the
+ * autocorrelation of a fresh random non-negative kernel summed directly. */
+static void
+test_rl_smoothing_factor (void)
+{
+  g_autoptr (GRand) rng = test_rng ();
+  int w = g_rand_int_range (rng, 20, 40), h = g_rand_int_range (rng, 20, 40);
+  gsize n = (gsize) w * h;
+  g_autofree float *kernel = g_new0 (float, n);
+  /* A 5 × 4 blob of random weights around pixel (0, 0), wrapped. */
+  for (int dy = -2; dy <= 1; dy++)
+    for (int dx = -2; dx <= 2; dx++)
+      kernel[(gsize) ((dy + h) % h) * w + (dx + w) % w] = (float) g_rand_double (rng);
+  g_autoptr (GError) error = NULL;
+  g_autoptr (SsOperator) op = ss_operator_new_from_kernel (kernel, NULL, w, h, &error);
+  g_assert_no_error (error);
+  double sum = 0;
+  for (gsize i = 0; i < n; i++)
+    sum += kernel[i];
+  double k2 = 0;
+  for (int ty = 0; ty < h; ty++)
+    for (int tx = 0; tx < w; tx++)
+      {
+        double a = 0;   /* (k ⋆ k)(t), periodic */
+        for (int y = 0; y < h; y++)
+          for (int x = 0; x < w; x++)
+            a += (double) kernel[(gsize) y * w + x]
+                 * kernel[(gsize) ((y + ty) % h) * w + (x + tx) % w];
+        a /= sum * sum;
+        k2 += a * a;
+      }
+  double factor = ss_rl_smoothing_factor (op->chat, w, h);
+  g_test_message ("%d×%d: Parseval %.6g, direct %.6g", w, h, factor, sqrt (k2));
+  g_assert_cmpfloat (fabs (factor - sqrt (k2)), <, 1e-5 * sqrt (k2));
+}
+
+/* β on a flat sky floor: stars on a sky, sky subtracted, take β = b; the
+ * same with a region darker than the sky by ten noise σ (as a frame the Sun
+ * fills has) keep the darkest level; without a sky subtracted, β is the
+ * darkest level too. */
+static void
+test_rl_sky_floor (void)
+{
+  g_autoptr (GRand) rng = test_rng ();
+  int w = 128, h = 96;
+  gsize n = (gsize) w * h;
+  const double sky = 0.2, noise = 0.01;
+  g_autofree float *scene = test_sparse_image (rng, w, h, 0.01);
+  g_autofree float *y = NULL;
+  g_autoptr (SsOperator) op = blur_problem (scene, w, h, "gaussian:2.5", &y);
+  g_autofree float *dark = g_new (float, n);
+  for (gsize i = 0; i < n; i++)
+    {
+      float e = (float) (noise * normal_draw (rng));
+      dark[i] = y[i] + e - (i % w < (gsize) w / 4 ? 10 * noise : 0);   /* sky subtracted */
+      y[i] += e;
+    }
+  SsSolveParams params = rl_params (10, 0);
+  SsProblem flat = { .op = op, .y = y, .background = sky };
+  SsRlSetup a;
+  g_autoptr (GError) error = NULL;
+  g_assert_true (ss_rl_setup (&flat, &params, &a, &error));
+  g_test_message ("flat sky: b %.4g, darkest %.4g, β %.4g", a.offset, a.darkest, a.background);
+  g_assert_cmpfloat (a.darkest, <, a.offset);
+  g_assert_cmpfloat (a.background, ==, a.offset);
+
+  SsProblem shadowed = { .op = op, .y = dark, .background = sky };
+  SsRlSetup b;
+  g_assert_true (ss_rl_setup (&shadowed, &params, &b, &error));
+  g_test_message ("a dark quarter: b %.4g, darkest %.4g, β %.4g", b.offset, b.darkest,
+                  b.background);
+  g_assert_cmpfloat (b.background, ==, b.darkest);
+  g_assert_cmpfloat (b.offset - b.darkest, >, 5 * noise);
+
+  SsProblem no_sky = { .op = op, .y = y, .background = 0 };
+  SsRlSetup c;
+  g_assert_true (ss_rl_setup (&no_sky, &params, &c, &error));
+  g_assert_cmpfloat (c.background, ==, c.darkest);
+}
+
 /* RL's weight 1/Cᵀ1 without a mask comes from c^'s DC term, not a
  * transform: it must equal the transform's, on a fresh blur of any size. */
 static void
@@ -669,6 +757,8 @@ main (int argc, char **argv)
   g_test_add_func ("/rl/flux-and-positivity", test_rl_flux_and_positivity);
   g_test_add_func ("/rl/tv-zero-is-rl", test_rl_tv_zero_is_rl);
   g_test_add_func ("/rl/discrepancy-stops", test_rl_discrepancy_stops);
+  g_test_add_func ("/rl/smoothing-factor", test_rl_smoothing_factor);
+  g_test_add_func ("/rl/sky-floor", test_rl_sky_floor);
   g_test_add_func ("/rl/holdout/rule", test_rl_holdout_rule);
   g_test_add_func ("/rl/holdout/split", test_rl_holdout_split);
   g_test_add_func ("/rl/holdout/solve", test_rl_holdout_solve);

@@ -160,7 +160,7 @@ state_alloc (PriorState *s, const SsProblem *problem, const SsSolveParams *p, Ss
   SsSolveParams quick = *p;
   quick.rl_stop = SS_RL_STOP_NONE;   /* the floor needs no noise estimate */
   if (ss_rl_setup (problem, &quick, &rl, NULL))
-    s->floor = (float) (rl.background - rl.offset);
+    s->floor = (float) (rl.darkest - rl.offset);
   /* The noise sets only the reweighting's ε (below). */
   double noise = 0.0;
   if (p->reweight > 0)

@@ -102,7 +102,8 @@ measure_setup (RlState *s, const float *y)
   for (gsize i = 0; i < s->n; i++)
     s->real[i] = (mask == NULL || mask[i]) ? fmaxf (y[i] + b, 0.0f) : 0.0f;
   ss_cpu_circulant (s->fft, s->op, s->real, s->real, s->spectrum, s->next, TRUE);
-  ss_rl_setup_finish (&s->setup, ss_rl_darkest_of (s->next, s->weight, s->n));
+  ss_rl_setup_finish (&s->setup, ss_rl_darkest_of (s->next, s->weight, s->n),
+                      ss_rl_smoothing_factor (s->op->chat, s->op->width, s->op->height));
   ss_rl_invert_weight (s->weight, s->n);
 }
 

@@ -437,7 +437,7 @@ positivity_floor (Admm *s, GError **error)
   g_autoptr (GError) local = NULL;
   if (ss_cuda_rl_setup (s->base.ctx, s->p, &quick, s->out, s->real, s->mu, s->spec, &rl,
                         &local))
-    s->k.floor = (float) (rl.background - rl.offset);
+    s->k.floor = (float) (rl.darkest - rl.offset);
   else if (!g_error_matches (local, SS_ERROR, SS_ERROR_INVALID_ARGUMENT))
     {
       g_propagate_error (error, g_steal_pointer (&local));

@@ -108,6 +108,48 @@ rl_fitted_kernel (float *__restrict__ out, const unsigned char *__restrict__ mas
                : 0.0f;
 }
 
+/* Σ over the full spectrum of |c^|⁴, from the half-spectrum (each column
+ * weighted by how many full-spectrum entries it stands for), into ACC. */
+__global__ void
+rl_power4_kernel (const float2 *__restrict__ chat, int spec_width, int height, int width,
+                  double *__restrict__ acc)
+{
+  size_t count = (size_t) spec_width * height;
+  double v[1] = { 0.0 };
+  for (size_t i = blockIdx.x * (size_t) blockDim.x + threadIdx.x; i < count;
+       i += (size_t) gridDim.x * blockDim.x)
+    {
+      int kx = (int) (i % spec_width);
+      double power = (double) chat[i].x * chat[i].x + (double) chat[i].y * chat[i].y;
+      v[0] += ss_half_spectrum_weight (kx, width) * power * power;
+    }
+  ss_block_sum_to<1> (v, acc);
+}
+
+/* ss_rl_smoothing_factor from the device's c^ (the host's may be deferred). */
+static gboolean
+smoothing_factor (SsCudaContext *ctx, const SsCudaProblem *p, double *factor, GError **error)
+{
+  double *acc = NULL, sum = 0;
+  if (!ss_cuda_alloc (ctx, (void **) &acc, sizeof (double), "RL's setup", error))
+    return FALSE;
+  int spec_width = p->width / 2 + 1;
+  gboolean ok = CUDA_OK (cudaMemsetAsync (acc, 0, sizeof (double), ctx->stream));
+  if (ok)
+    {
+      rl_power4_kernel<<<ss_cuda_blocks (ctx, (size_t) spec_width * p->height), SS_CUDA_THREADS,
+                         0, ctx->stream>>> (p->chat, spec_width, p->height, p->width, acc);
+      ok = LAUNCH_OK ("rl_power4_kernel")
+           && CUDA_OK (cudaMemcpyAsync (&sum, acc, sizeof sum, cudaMemcpyDeviceToHost,
+                                        ctx->stream))
+           && CUDA_OK (cudaStreamSynchronize (ctx->stream));
+    }
+  ss_cuda_free (ctx, acc, sizeof (double));
+  double dc = ss_operator_dc (p->host->op);
+  *factor = ok && dc > 0 ? sqrt (sum / ((double) p->width * p->height)) / (dc * dc) : NAN;
+  return ok;
+}
+
 /* The blocks' partials, read back and reduced on the host. */
 static gboolean
 finish_partials (SsCudaContext *ctx, const float *partial, unsigned blocks, gboolean maximum,
@@ -217,7 +259,9 @@ ss_cuda_rl_setup (SsCudaContext *ctx, const SsCudaProblem *p, const SsSolveParam
     }
   ok = ok && invert_normaliser (ctx, p, weight, top, error);
   ss_cuda_free (ctx, partial, blocks * sizeof (float));
+  double smoothing = NAN;
+  ok = ok && smoothing_factor (ctx, p, &smoothing, error);
   if (ok)
-    ss_rl_setup_finish (setup, isfinite (low) ? MAX (low, 0) : 0);
+    ss_rl_setup_finish (setup, isfinite (low) ? MAX (low, 0) : 0, smoothing);
   return ok;
 }

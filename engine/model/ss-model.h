@@ -12,6 +12,7 @@
 #include <glib.h>
 #include "ss-image.h"
 #include "ss-psf.h"
+#include "ss-host-device.h"
 
 G_BEGIN_DECLS
 
@@ -104,7 +105,7 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC (SsOperator, ss_operator_free)
  * column KX stands for: 1 for column 0 and, for an even width, width / 2
  * (each its own mirror), 2 for the others. Sums over a half-spectrum (energy
  * by Parseval) weight each column by it. */
-static inline double
+SS_HOST_DEVICE_FN double
 ss_half_spectrum_weight (int kx, int width)
 {
   return kx == 0 || (width % 2 == 0 && kx == width / 2) ? 1.0 : 2.0;

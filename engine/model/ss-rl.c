@@ -155,15 +155,17 @@ ss_rl_setup_data (const SsProblem *problem, const SsSolveParams *params, SsRlSet
                      error))
     return FALSE;
   double background = isfinite (problem->background) ? MAX (problem->background, 0) : 0;
+  setup->darkest = NAN;
   setup->background = NAN;
   setup->start = NAN;
-  setup->noise = NAN;
   setup->stop_level = -1;
+  setup->observed = (double) op->m;
+  setup->sky = background > 0;
+  double noise = NAN, median = NAN;
+  ss_problem_noise_and_median (problem, &noise, &median);
+  setup->noise = noise;
   if (params->rl_stop == SS_RL_STOP_DISCREPANCY)
     {
-      double noise = NAN, median = NAN;
-      ss_problem_noise_and_median (problem, &noise, &median);
-      setup->noise = noise;
       double variance = noise * noise;
       median += setup->offset;
       if (isfinite (variance))
@@ -174,10 +176,30 @@ ss_rl_setup_data (const SsProblem *problem, const SsSolveParams *params, SsRlSet
   return TRUE;
 }
 
-void
-ss_rl_setup_finish (SsRlSetup *setup, double darkest)
+double
+ss_rl_smoothing_factor (const float *chat, int width, int height)
 {
-  setup->background = MIN (darkest, setup->offset);
+  int spec_width = width / 2 + 1;
+  double dc2 = (double) chat[0] * chat[0] + (double) chat[1] * chat[1], sum = 0;
+  for (int ky = 0; ky < height; ky++)
+    for (int kx = 0; kx < spec_width; kx++)
+      {
+        const float *c = chat + 2 * ((gsize) ky * spec_width + kx);
+        double power = (double) c[0] * c[0] + (double) c[1] * c[1];
+        sum += ss_half_spectrum_weight (kx, width) * power * power;
+      }
+  return dc2 > 0 ? sqrt (sum / ((double) width * height)) / dc2 : NAN;
+}
+
+void
+ss_rl_setup_finish (SsRlSetup *setup, double darkest, double smoothing)
+{
+  setup->darkest = MIN (darkest, setup->offset);
+  setup->background = setup->darkest;
+  double dip = setup->noise * smoothing * sqrt (2.0 * log (MAX (setup->observed, 2.0)));
+  if (setup->sky && isfinite (dip) && dip > 0
+      && setup->offset - setup->darkest <= SS_RL_SKY_FLOOR_DIPS * dip)
+    setup->background = setup->offset;
   setup->start = MAX (setup->mean - setup->background, 1e-6 * setup->top);
 }
 
@@ -189,6 +211,8 @@ ss_rl_setup (const SsProblem *problem, const SsSolveParams *params, SsRlSetup *s
   if (!ss_rl_setup_data (problem, params, setup, error)
       || !ss_rl_darkest_level (problem->op, problem->y, setup->offset, &darkest, error))
     return FALSE;
-  ss_rl_setup_finish (setup, darkest);
+  const SsOperator *op = problem->op;
+  ss_rl_setup_finish (setup, darkest,
+                      op->chat ? ss_rl_smoothing_factor (op->chat, op->width, op->height) : NAN);
   return TRUE;
 }
