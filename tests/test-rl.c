@@ -635,14 +635,6 @@ test_synth_sky_and_exposure (void)
   ss_psf_spec_clear (&psf);
 }
 
-/* A standard normal draw (Box–Muller). */
-static double
-normal_draw (GRand *rng)
-{
-  double u = 1.0 - g_rand_double (rng), v = g_rand_double (rng);
-  return sqrt (-2.0 * log (u)) * cos (2.0 * G_PI * v);
-}
-
 /* ‖k‖₂ of k = CᵀC scaled to sum 1, by Parseval from c^, against the
  * autocorrelation of a fresh random non-negative kernel summed directly. */
 static void
@@ -696,7 +688,7 @@ test_rl_sky_floor (void)
   g_autofree float *dark = g_new (float, n);
   for (gsize i = 0; i < n; i++)
     {
-      float e = (float) (noise * normal_draw (rng));
+      float e = (float) (noise * ss_rand_normal (rng));
       dark[i] = y[i] + e - (i % w < (gsize) w / 4 ? 10 * noise : 0);   /* sky subtracted */
       y[i] += e;
     }

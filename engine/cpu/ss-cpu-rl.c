@@ -28,7 +28,8 @@ typedef struct {
   gsize n;
   const SsOperator *op;
   SsRegion image;   /* SsProblem.image: the pixels the hold-out rule splits */
-  float source_level; /* held-out pixels count above it (ss_rl_holdout_source_level) */
+  guint8 *roles;    /* in the hold-out rule's validation run, each pixel's part: FIT, TEST
+                       (held out, observed and above the source level) or NONE; else NULL */
   const SsFft *fft;
   SsRlSetup setup;
   float *x, *next, *real, *spectrum;   /* x holds z */
@@ -54,30 +55,40 @@ state_free (RlState *s, SsMemCounter *mem)
   ss_mem_free (mem, s->real, 0);
   ss_mem_free (mem, s->weight, 0);
   ss_mem_free (mem, s->spectrum, 0);
+  ss_mem_free (mem, s->roles, 0);
 }
 
-/* The setup's transforms (ss-rl.h) with the solver's measured plan and its
- * buffers: as a one-off transform with fresh buffers (ss_rl_setup) it cost
- * more than an iteration on a 26-megapixel frame on two cores. Fills the
- * normaliser and completes the setup with the darkest level β. */
-/* TRUE where pixel I takes part in the data term: observed, and in the
- * validation run of the hold-out rule also fitted. */
-static inline gboolean
-fitted (const RlState *s, gboolean holdout, gsize i)
-{
-  const guint8 *mask = s->op->mask;
-  return (mask == NULL || mask[i])
-         && (!holdout
-             || ss_rl_holdout_role (i, s->op->width, s->image) == SS_RL_HOLDOUT_FIT);
-}
-
-/* weight = Cᵀ(P1), P the fitted pixels: c^'s DC term everywhere when every
- * pixel is (ss-rl.c). */
+/* The validation run's roles (ss-rl-holdout.h), made once: the split's
+ * hash and the pixel's place in the frame cost more than the rest of a
+ * ratio pass, which reads them every iteration. */
 static void
-mask_adjoint (RlState *s, gboolean holdout)
+holdout_roles (RlState *s, const float *y)
 {
   const guint8 *mask = s->op->mask;
-  if (mask == NULL && !holdout)
+  const float level = (float) ss_rl_holdout_source_level (s->setup.noise);
+#pragma omp parallel for schedule(static) if (s->n > SS_PARALLEL_PIXELS)
+  for (gsize i = 0; i < s->n; i++)
+    {
+      int role = (mask == NULL || mask[i]) ? ss_rl_holdout_role (i, s->op->width, s->image)
+                                           : SS_RL_HOLDOUT_NONE;
+      s->roles[i] = role == SS_RL_HOLDOUT_TEST && !(y[i] > level) ? SS_RL_HOLDOUT_NONE : role;
+    }
+}
+
+/* weight = Cᵀ(P1), P the fitted pixels (the observed ones, or in the
+ * validation run its fitted half): c^'s DC term everywhere when every pixel
+ * is (ss-rl.c). */
+static void
+mask_adjoint (RlState *s)
+{
+  const guint8 *mask = s->op->mask;
+  if (s->roles)
+    {
+#pragma omp parallel for schedule(static) if (s->n > SS_PARALLEL_PIXELS)
+      for (gsize i = 0; i < s->n; i++)
+        s->real[i] = s->roles[i] == SS_RL_HOLDOUT_FIT ? 1.0f : 0.0f;
+    }
+  else if (mask == NULL)
     {
       const float dc = s->op->chat[0];
 #pragma omp parallel for schedule(static) if (s->n > SS_PARALLEL_PIXELS)
@@ -85,18 +96,25 @@ mask_adjoint (RlState *s, gboolean holdout)
         s->weight[i] = dc;
       return;
     }
+  else
+    {
 #pragma omp parallel for schedule(static) if (s->n > SS_PARALLEL_PIXELS)
-  for (gsize i = 0; i < s->n; i++)
-    s->real[i] = fitted (s, holdout, i) ? 1.0f : 0.0f;
+      for (gsize i = 0; i < s->n; i++)
+        s->real[i] = mask[i] ? 1.0f : 0.0f;
+    }
   ss_cpu_circulant (s->fft, s->op, s->real, s->real, s->spectrum, s->weight, TRUE);
 }
 
+/* The setup's transforms (ss-rl.h) with the solver's measured plan and its
+ * buffers: as a one-off transform with fresh buffers (ss_rl_setup) it cost
+ * more than an iteration on a 26-megapixel frame on two cores. Fills the
+ * normaliser and completes the setup with the darkest level β. */
 static void
 measure_setup (RlState *s, const float *y)
 {
   const guint8 *mask = s->op->mask;
   const float b = (float) s->setup.offset;
-  mask_adjoint (s, FALSE);
+  mask_adjoint (s);
   /* Cᵀ(P y'), y' = (y + b)₊, into next. */
 #pragma omp parallel for schedule(static) if (s->n > SS_PARALLEL_PIXELS)
   for (gsize i = 0; i < s->n; i++)
@@ -108,18 +126,18 @@ measure_setup (RlState *s, const float *y)
 }
 
 /* real = P(y + b)₊ ⊘ (C z + β), 0 off the fitted pixels P. In the
- * validation run (HOLDOUT) returns Σ (y' − C z − β)² over the observed
- * pixels held out whose y is above the source level, the held-out error of
- * z; else 0. */
+ * validation run returns Σ (y' − C z − β)² over its TEST pixels, the
+ * held-out error of z; else 0. */
 static double
-data_ratio (RlState *s, const float *y, gboolean holdout)
+data_ratio (RlState *s, const float *y)
 {
   ss_cpu_circulant (s->fft, s->op, s->x, s->real, s->spectrum, s->real, FALSE);
   const guint8 *mask = s->op->mask;
   const float b = (float) s->setup.offset, beta = (float) s->setup.background;
   float *r = s->real;
   double held_out = 0;
-  if (!holdout)
+  const guint8 *roles = s->roles;
+  if (roles == NULL)
     {
 #pragma omp parallel for simd schedule(static) if (s->n > SS_PARALLEL_MIN)
       for (gsize i = 0; i < s->n; i++)
@@ -133,14 +151,12 @@ data_ratio (RlState *s, const float *y, gboolean holdout)
   for (gsize i = 0; i < s->n; i++)
     {
       float data = fmaxf (y[i] + b, 0.0f), model = r[i] + beta;
-      int role = (mask == NULL || mask[i]) ? ss_rl_holdout_role (i, s->op->width, s->image)
-                                           : SS_RL_HOLDOUT_NONE;
-      if (role == SS_RL_HOLDOUT_TEST && y[i] > s->source_level)
+      if (roles[i] == SS_RL_HOLDOUT_TEST)
         {
           double d = (double) data - model;
           held_out += d * d;
         }
-      r[i] = role == SS_RL_HOLDOUT_FIT ? data / fmaxf (model, 1e-30f) : 0.0f;
+      r[i] = roles[i] == SS_RL_HOLDOUT_FIT ? data / fmaxf (model, 1e-30f) : 0.0f;
     }
   return held_out;
 }
@@ -228,7 +244,7 @@ full_run (RlState *s, const SsProblem *problem, const SsSolveParams *params,
   gboolean ok = TRUE, stop = FALSE;
   while (ok && !stop && *iteration < last)
     {
-      data_ratio (s, problem->y, FALSE);
+      data_ratio (s, problem->y);
       multiplicative_step (s, (float) params->tv);
       ++*iteration;
       gboolean measure = ss_cpu_is_report_point (params, *iteration) || *iteration == last;
@@ -253,20 +269,24 @@ full_run (RlState *s, const SsProblem *problem, const SsSolveParams *params,
  * anyway, also measures that estimate's held-out error; HOLDOUT says when
  * the run can end, after that iteration (as the GPU, which reads the error
  * at the report ending it). Reports as a run does, never final; the
- * normaliser is the kept half's during the run and all of P's after it. */
+ * roles and the fitted half's normaliser hold during the run, all of P's
+ * normaliser after it. */
 static gboolean
 validation_run (RlState *s, const SsProblem *problem, SsRlHoldout *holdout,
-                SsCpuReporter *reporter, int *iteration, GError **error)
+                SsCpuReporter *reporter, SsMemCounter *mem, int *iteration, GError **error)
 {
   const SsSolveParams *params = reporter->params;
-  mask_adjoint (s, TRUE);
+  if (!(s->roles = ss_mem_alloc (mem, s->n, error)))
+    return FALSE;
+  holdout_roles (s, problem->y);
+  mask_adjoint (s);
   ss_rl_invert_weight (s->weight, s->n);
   restart (s, NULL);
   gboolean ok = TRUE, done = FALSE;
   while (ok && !done)
     {
       int starting_from = *iteration;
-      double held_out = data_ratio (s, problem->y, TRUE);
+      double held_out = data_ratio (s, problem->y);
       multiplicative_step (s, (float) params->tv);
       ++*iteration;
       if (*iteration % SS_RL_HOLDOUT_EVERY == 0)
@@ -281,7 +301,9 @@ validation_run (RlState *s, const SsProblem *problem, SsRlHoldout *holdout,
       double rel = norm2 > 0 ? sqrt (change2 / norm2) : 0.0;
       ok = ss_cpu_reporter_emit (reporter, *iteration, x, s->real, rel, FALSE, error);
     }
-  mask_adjoint (s, FALSE);
+  ss_mem_free (mem, s->roles, s->n);
+  s->roles = NULL;
+  mask_adjoint (s);
   ss_rl_invert_weight (s->weight, s->n);
   return ok;
 }
@@ -312,8 +334,7 @@ rl_run (const SsProblem *problem, const SsSolveParams *params, const float *star
   if (ok && params->rl_stop == SS_RL_STOP_HOLDOUT
       && ss_rl_holdout_init (&holdout, params->iterations))
     {
-      s.source_level = (float) ss_rl_holdout_source_level (problem);
-      ok = validation_run (&s, problem, &holdout, &reporter, &iteration, error);
+      ok = validation_run (&s, problem, &holdout, &reporter, &mem, &iteration, error);
       validation = iteration;
       int full = ss_rl_holdout_full_iterations (&holdout, params->iterations - iteration);
       restart (&s, start);

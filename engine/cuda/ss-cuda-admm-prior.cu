@@ -373,7 +373,7 @@ admm_reset (gpointer solver, GError **error)
 }
 
 static gboolean
-admm_stop (gpointer solver, const SsReport *report)
+admm_stop (gpointer solver, const SsReport *report, const double *acc)
 {
   Admm *s = (Admm *) solver;
   int interval = MIN (report->iteration, MAX (s->params->report_every, 1));
@@ -561,10 +561,8 @@ ss_cuda_admm_prior_new (SsCudaContext *ctx, const SsCudaProblem *p, const SsSolv
   size_t image = p->n * sizeof (float);
   size_t bytes = (14 + (weighted ? 1 : 0) + starlet_images (params)) * image
                  + 3 * p->spec * sizeof (float2) + (starlet_scales (params) ? p->spec * 4 : 0);
-  size_t work = MAX (ss_cuda_plan_work_estimate (p->width, p->height, 2, CUFFT_R2C),
-                     ss_cuda_plan_work_estimate (p->width, p->height, 2, CUFFT_C2R));
   g_autofree char *what = g_strdup_printf ("a %d×%d admm solve", p->width, p->height);
-  if (!ss_cuda_check_free (ctx, bytes + work, what, error))
+  if (!ss_cuda_check_solver_room (ctx, p->width, p->height, 2, bytes, what, error))
     return NULL;
 
   Admm *s = g_new0 (Admm, 1);

@@ -438,6 +438,15 @@ ss_cuda_plan_work_needed (SsCudaContext *ctx, int width, int height, int batch, 
   return ss_cuda_plan_work_estimate (width, height, batch, type);
 }
 
+gboolean
+ss_cuda_check_solver_room (SsCudaContext *ctx, int width, int height, int batch, size_t bytes,
+                           const char *what, GError **error)
+{
+  size_t work = MAX (ss_cuda_plan_work_needed (ctx, width, height, batch, CUFFT_R2C),
+                     ss_cuda_plan_work_needed (ctx, width, height, batch, CUFFT_C2R));
+  return ss_cuda_check_free (ctx, bytes + work, what, error);
+}
+
 /* Grows the shared work area to BYTES and points every plan at it. */
 static gboolean
 ensure_work_area (SsCudaContext *ctx, size_t bytes, GError **error)

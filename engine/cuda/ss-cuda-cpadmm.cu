@@ -186,10 +186,9 @@ SsCudaSolver *
 ss_cuda_cpadmm_new (SsCudaContext *ctx, const SsCudaProblem *p, const SsSolveParams *params,
                     SsCudaIterator *it, SsCudaReporter *reporter, GError **error)
 {
-  size_t work = MAX (ss_cuda_plan_work_needed (ctx, p->width, p->height, 2, CUFFT_R2C),
-                     ss_cuda_plan_work_needed (ctx, p->width, p->height, 2, CUFFT_C2R));
   g_autofree char *what = g_strdup_printf ("a %d×%d CPADMM solve", p->width, p->height);
-  if (!ss_cuda_check_free (ctx, cpadmm_buffer_bytes (p) + work, what, error))
+  if (!ss_cuda_check_solver_room (ctx, p->width, p->height, 2, cpadmm_buffer_bytes (p), what,
+                                  error))
     return NULL;
 
   Cpadmm *s = g_new0 (Cpadmm, 1);

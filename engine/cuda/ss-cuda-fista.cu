@@ -494,11 +494,10 @@ ss_cuda_fista_new (SsCudaContext *ctx, const SsCudaProblem *p, const SsSolvePara
       return NULL;
     }
   gboolean masked = p->mask != NULL || params->backtracking;
-  size_t work = MAX (ss_cuda_plan_work_needed (ctx, p->width, p->height, 1, CUFFT_R2C),
-                     ss_cuda_plan_work_needed (ctx, p->width, p->height, 1, CUFFT_C2R));
   g_autofree char *what = g_strdup_printf ("a %d×%d %s solve", p->width, p->height,
                                            ss_solver_kind_to_string (params->kind));
-  if (!ss_cuda_check_free (ctx, fista_bytes (p, params, masked) + work, what, error))
+  if (!ss_cuda_check_solver_room (ctx, p->width, p->height, 1, fista_bytes (p, params, masked),
+                                  what, error))
     return NULL;
 
   Fista *s = g_new0 (Fista, 1);

@@ -92,6 +92,11 @@ size_t ss_cuda_plan_work_estimate (int width, int height, int batch, cufftType t
  * for cached plans: no cuFFT call. */
 size_t ss_cuda_plan_work_needed (SsCudaContext *ctx, int width, int height, int batch,
                                  cufftType type);
+/* ss_cuda_check_free for a solver of WIDTH × HEIGHT images: BYTES of its own
+ * buffers and the work area its R2C and C2R plans of BATCH transforms would
+ * add (ss_cuda_plan_work_needed). */
+gboolean ss_cuda_check_solver_room (SsCudaContext *ctx, int width, int height, int batch,
+                                    size_t bytes, const char *what, GError **error);
 /* Destroys every cached plan and frees the work area. */
 void ss_cuda_plans_clear (SsCudaContext *ctx);
 /* At the start of a solve (nothing holds a plan): drops plans of other sizes,
@@ -233,8 +238,9 @@ typedef struct {
    * ends the run at that report, which is then the final one. With a rule
    * the driver waits for each report before enqueuing the next interval, so
    * the estimate is still the report's when the rule fires: one host wait
-   * per report, none per iteration. */
-  gboolean (*stop) (gpointer solver, const SsReport *report);
+   * per report, none per iteration. ACC is the report's copied block, its
+   * SS_ACC_* accumulators (a solver's own, SS_ACC_HELD_OUT, among them). */
+  gboolean (*stop) (gpointer solver, const SsReport *report, const double *acc);
   /* A solve in several runs (RL's hold-out rule: a validation run, then the
    * run on all the data), or NULL for one. Called before each run with DONE
    * iterations behind it: TRUE when a run follows, with RUN's iteration count

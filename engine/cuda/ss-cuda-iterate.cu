@@ -89,7 +89,7 @@ deliver (SsCudaIterator *it, SsCudaReporter *reporter, const void *slot, int ite
   rep.iteration = it->iteration_offset + iteration;
   rep.elapsed = now_seconds () - start;
   ss_cuda_reporter_fill (reporter, slot, &rep);
-  gboolean stop = it->stop != NULL && it->stop (it->solver, &rep);
+  gboolean stop = it->stop != NULL && it->stop (it->solver, &rep, (const double *) slot);
   rep.final = (final || stop) && !it->provisional;
   if (report)
     report (&rep, user_data);

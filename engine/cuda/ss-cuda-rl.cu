@@ -263,7 +263,7 @@ rl_estimate (gpointer solver)
 }
 
 static gboolean
-rl_stop (gpointer solver, const SsReport *report)
+rl_stop (gpointer solver, const SsReport *report, const double *acc)
 {
   Rl *s = (Rl *) solver;
   return report->residual <= s->setup.stop_level;
@@ -271,18 +271,12 @@ rl_stop (gpointer solver, const SsReport *report)
 
 /* The validation run's stop hook: the report's last iteration measured the
  * held-out error of the estimate it started from, one iteration before the
- * report's (the CPU does the same). The stream is idle here (the driver
- * waited for the report), so the read is a copy of one double. */
+ * report's (the CPU does the same); it came with the report's block. */
 static gboolean
-rl_validation_stop (gpointer solver, const SsReport *report)
+rl_validation_stop (gpointer solver, const SsReport *report, const double *acc)
 {
   Rl *s = (Rl *) solver;
-  double held_out = NAN;
-  if (cudaMemcpy (&held_out, s->reporter->block + SS_ACC_HELD_OUT, sizeof held_out,
-                  cudaMemcpyDeviceToHost)
-      != cudaSuccess)
-    return TRUE;   /* the next launch reports the error */
-  return ss_rl_holdout_record (&s->rule, report->iteration - 1, held_out);
+  return ss_rl_holdout_record (&s->rule, report->iteration - 1, acc[SS_ACC_HELD_OUT]);
 }
 
 /* The hold-out rule's two runs (SsCudaIterator.next_run). */
@@ -338,10 +332,8 @@ ss_cuda_rl_new (SsCudaContext *ctx, const SsCudaProblem *p, const SsSolveParams 
     }
   size_t image = p->n * sizeof (float);
   size_t bytes = 5 * image + p->spec * sizeof (float2);
-  size_t work = MAX (ss_cuda_plan_work_estimate (p->width, p->height, 1, CUFFT_R2C),
-                     ss_cuda_plan_work_estimate (p->width, p->height, 1, CUFFT_C2R));
   g_autofree char *what = g_strdup_printf ("a %d×%d rl solve", p->width, p->height);
-  if (!ss_cuda_check_free (ctx, bytes + work, what, error))
+  if (!ss_cuda_check_solver_room (ctx, p->width, p->height, 1, bytes, what, error))
     return NULL;
 
   Rl *s = g_new0 (Rl, 1);
@@ -358,7 +350,6 @@ ss_cuda_rl_new (SsCudaContext *ctx, const SsCudaProblem *p, const SsSolveParams 
   s->holdout = params->rl_stop == SS_RL_STOP_HOLDOUT
                && ss_rl_holdout_init (&s->rule, params->iterations);
   s->validating = s->holdout;
-  s->source_level = s->holdout ? (float) ss_rl_holdout_source_level (p->host) : 0.0f;
   gboolean ok = ss_cuda_plan (ctx, p->width, p->height, 1, CUFFT_R2C, &s->r2c, error)
                 && ss_cuda_plan (ctx, p->width, p->height, 1, CUFFT_C2R, &s->c2r, error)
                 && ss_cuda_alloc (ctx, (void **) &s->z, image, what, error)
@@ -379,6 +370,7 @@ ss_cuda_rl_new (SsCudaContext *ctx, const SsCudaProblem *p, const SsSolveParams 
       rl_destroy (&s->base);
       return NULL;
     }
+  s->source_level = (float) ss_rl_holdout_source_level (s->setup.noise);
   ss_cuda_reporter_borrow (reporter, s->spec, s->r, TRUE);
   ss_cuda_iterator_bind (it, s, rl_iterate, rl_estimate, rl_reset, TRUE);
   ss_cuda_iterator_stages (it, rl_stage, rl_stage_names, G_N_ELEMENTS (rl_stage_names));

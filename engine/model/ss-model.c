@@ -54,10 +54,8 @@ ss_acquisition_uses_sensing (const SsAcquisition *acq)
   return acq->sensing == SS_SENSING_CIRCULANT;
 }
 
-/* Standard normal deviate (Box–Muller; one of the pair is dropped so the
- * stream is a plain function of the seed). */
-static double
-rand_normal (GRand *rng)
+double
+ss_rand_normal (GRand *rng)
 {
   double u1 = g_rand_double (rng), u2 = g_rand_double (rng);
   if (u1 < 1e-300)
@@ -193,7 +191,7 @@ apply_random_sensing (SsOperator *op, GRand *rng, GError **error)
   float *s = g_new (float, n);
   double std = 1.0 / sqrt ((double) op->m);
   for (gsize i = 0; i < n; i++)
-    s[i] = (float) (std * rand_normal (rng));
+    s[i] = (float) (std * ss_rand_normal (rng));
   float *shat = forward_transform (s, op->width, op->height, error);
   g_free (s);
   if (shat == NULL)
@@ -480,7 +478,7 @@ ss_simulate (const SsOperator *op, const SsAcquisition *acq, const float *truth,
       g_autoptr (GRand) rng = g_rand_new_with_seed (acq->seed + 1);
       for (gsize i = 0; i < n; i++)
         if (op->mask == NULL || op->mask[i])
-          y[i] += (float) (acq->noise * rand_normal (rng));
+          y[i] += (float) (acq->noise * ss_rand_normal (rng));
     }
   return y;
 }

@@ -75,6 +75,9 @@ SsOperator *ss_operator_new_deferred (const float *kernel, const float *observed
  * asks first; TRUE when chat is there. The one change a built operator
  * sees: filling its deferred spectrum. */
 gboolean ss_operator_realize (const SsOperator *op, GError **error);
+/* A standard normal deviate from RNG (Box–Muller; one of the pair is
+ * dropped so the stream is a plain function of the seed). */
+double ss_rand_normal (GRand *rng);
 /* c^ at frequency 0 (real): the kernel's sum. */
 double ss_operator_dc (const SsOperator *op);
 /* From an explicit half-spectrum and mask (copied); used by tests and backends. */

@@ -1,6 +1,5 @@
 /* ss-rl-holdout.c: the hold-out rule's bookkeeping (ss-rl-holdout.h). */
 #include "ss-rl-holdout.h"
-#include "ss-noise.h"
 
 #include <math.h>
 
@@ -40,9 +39,7 @@ ss_rl_holdout_full_iterations (const SsRlHoldout *holdout, int remaining)
 }
 
 double
-ss_rl_holdout_source_level (const SsProblem *problem)
+ss_rl_holdout_source_level (double noise)
 {
-  double noise = NAN;
-  ss_problem_noise_and_median (problem, &noise, NULL);
   return isfinite (noise) && noise > 0 ? SS_RL_HOLDOUT_SOURCE_SIGMAS * noise : -INFINITY;
 }

@@ -95,10 +95,9 @@ typedef struct SsRlHoldout {
 } SsRlHoldout;
 
 /* The level (engine units, y sky-subtracted) above which a held-out pixel
- * counts: SS_RL_HOLDOUT_SOURCE_SIGMAS times the noise of y
- * (ss_problem_noise_and_median), or −∞ (every pixel) when it cannot be
- * measured. */
-double ss_rl_holdout_source_level (const SsProblem *problem);
+ * counts: SS_RL_HOLDOUT_SOURCE_SIGMAS times NOISE, the noise of y (the
+ * setup's, ss-rl.h), or −∞ (every pixel) when it is unknown. */
+double ss_rl_holdout_source_level (double noise);
 
 /* For a solve capped at ITERATIONS; FALSE when the cap is too short for a
  * validation run to tell anything (fewer than 4·SS_RL_HOLDOUT_EVERY): the

@@ -161,10 +161,14 @@ ss_rl_setup_data (const SsProblem *problem, const SsSolveParams *params, SsRlSet
   setup->stop_level = -1;
   setup->observed = (double) op->m;
   setup->sky = background > 0;
+  /* The noise serves the stopping rules and the sky-floor test; the median
+   * only the discrepancy rule. Measured once, here, when anything needs it. */
+  gboolean discrepancy = params->rl_stop == SS_RL_STOP_DISCREPANCY;
   double noise = NAN, median = NAN;
-  ss_problem_noise_and_median (problem, &noise, &median);
+  if (discrepancy || setup->sky || params->rl_stop == SS_RL_STOP_HOLDOUT)
+    ss_problem_noise_and_median (problem, &noise, discrepancy ? &median : NULL);
   setup->noise = noise;
-  if (params->rl_stop == SS_RL_STOP_DISCREPANCY)
+  if (discrepancy)
     {
       double variance = noise * noise;
       median += setup->offset;

@@ -52,7 +52,8 @@ typedef struct SsRlSetup {
   double start;           /* the flat first estimate of z: mean of y' − β over observed pixels */
   double stop_level;      /* residual ||PCx − y||²/m at which the discrepancy rule stops;
                              -1 when the rule is off */
-  double noise;           /* the noise estimated from y (scaled units), NAN when unknown */
+  double noise;           /* the noise estimated from y (scaled units); NAN when unknown, or
+                             when neither a stopping rule nor a sky needs it */
   double observed;        /* how many pixels are observed */
   gboolean sky;           /* the caller subtracted a sky (SsProblem.background > 0) */
   double mean;            /* mean of y' over the observed pixels */
