@@ -151,8 +151,7 @@ prepare_recorded (const CliDeblurInput *in, const CliOptions *o, const CliConfig
     {
       /* The measurement's noise is recorded: no need to estimate it. */
       job->noise = in->acq.noise;
-      job->params.alpha = ss_alpha_auto (in->acq.noise, job->op)
-                          * ss_solver_alpha_auto_scale (&job->params);
+      ss_solver_apply_alpha_auto (&job->params, ss_alpha_auto (in->acq.noise, job->op));
     }
   const float *t = truth_plane (in, 0);
   if (t != NULL)
@@ -320,7 +319,7 @@ cli_deblur_prepare_real (const CliDeblurInput *in, const CliOptions *o, const Cl
       return CLI_EXIT_FAILURE;
     }
   if (c->alpha_auto)
-    job->params.alpha *= ss_solver_alpha_auto_scale (&job->params);
+    ss_solver_apply_alpha_auto (&job->params, job->params.alpha);
   job->stats = ss_data_stats_from_estimates (job->noise, c->sky_mode);
   return -1;
 }

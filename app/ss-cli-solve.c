@@ -916,7 +916,7 @@ resolve_run_alpha (const CliConfig *c, const SsOperator *op, SsSolveParams *para
 {
   if (!c->alpha_auto)
     return -1;
-  params->alpha = ss_alpha_auto (c->acquisition.noise, op) * ss_solver_alpha_auto_scale (params);
+  ss_solver_apply_alpha_auto (params, ss_alpha_auto (c->acquisition.noise, op));
   g_autoptr (GError) error = NULL;
   if (!ss_solve_params_validate (params, &error))
     {

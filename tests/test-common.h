@@ -44,6 +44,32 @@ test_sparse_image (GRand *rng, int width, int height, double fill)
   return x;
 }
 
+/* An extended scene: a few broad Gaussian blobs on a floor, every pixel
+ * lit, as a galaxy's or the Sun's light is. */
+static inline float *
+test_extended_scene (GRand *rng, int width, int height)
+{
+  float *x = g_new (float, (gsize) width * height);
+  double cx[4], cy[4], r[4], a[4];
+  for (int k = 0; k < 4; k++)
+    {
+      cx[k] = g_rand_double_range (rng, 0.2, 0.8) * width;
+      cy[k] = g_rand_double_range (rng, 0.2, 0.8) * height;
+      r[k] = g_rand_double_range (rng, 3, 8);
+      a[k] = g_rand_double_range (rng, 0.3, 1.0);
+    }
+  for (int y = 0; y < height; y++)
+    for (int xx = 0; xx < width; xx++)
+      {
+        double v = 0.05;
+        for (int k = 0; k < 4; k++)
+          v += a[k] * exp (-((xx - cx[k]) * (xx - cx[k]) + (y - cy[k]) * (y - cy[k]))
+                           / (2 * r[k] * r[k]));
+        x[(gsize) y * width + xx] = (float) v;
+      }
+  return x;
+}
+
 static inline double
 test_rel_diff (const float *a, const float *b, gsize n)
 {

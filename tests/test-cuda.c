@@ -6,6 +6,7 @@
  */
 #include "test-common.h"
 #include "ss-config.h"
+#include "ss-rl-holdout.h"
 
 #include <cblas.h>
 #include <string.h>
@@ -813,6 +814,110 @@ test_backend_reuses_plans (CudaFixture *f, gconstpointer data)
   test_problem_clear (&p);
 }
 
+/* The held-out errors a validation run reported, by iteration. */
+typedef struct {
+  double held_out[64];
+} HeldOutCurve;
+
+static void
+record_held_out (const SsReport *report, gpointer user_data)
+{
+  HeldOutCurve *curve = user_data;
+  int reading = report->iteration / SS_RL_HOLDOUT_EVERY;
+  if (!isnan (report->held_out) && report->iteration % SS_RL_HOLDOUT_EVERY == 0 && reading < 64)
+    curve->held_out[reading] = report->held_out;
+}
+
+static SsSolveResult
+backend_solve_kind (SsBackendKind kind, const SsProblem *problem, const SsSolveParams *params,
+                    HeldOutCurve *curve)
+{
+  g_autoptr (GError) error = NULL;
+  SsBackend *backend = ss_backend_new (kind, &error);
+  g_assert_no_error (error);
+  SsSolveResult result = { 0 };
+  g_assert_true (ss_backend_solve (backend, problem, params, curve ? record_held_out : NULL,
+                                   curve, NULL, &result, &error));
+  g_assert_no_error (error);
+  ss_backend_free (backend);
+  return result;
+}
+
+/* The pixel-ℓ1 rules (ss-pixel-l1.h) on the GPU: a sky-subtracted frame
+ * with a bright disk (so the data's floor lies below the subtracted level)
+ * and noise, CPADMM and FISTA with the hold-out rule, through the CUDA and
+ * the CPU backends. The held-out errors the device sums match the CPU's to
+ * 1e-4 at every reading. The counts may differ by a reading: the device
+ * queues the next interval before the host reads a report, so the rule's
+ * stop takes effect one reading later there, and on a flat minimum the last
+ * digits may move k*. So the GPU's estimate is checked against the CPU's
+ * plain solve (floor, no rule) of the GPU's own count. */
+static void
+test_pixel_l1_rules_match_cpu (CudaFixture *f, gconstpointer data)
+{
+  if (f->ctx == NULL)
+    return;
+  int width = 2 * g_rand_int_range (f->rng, 60, 80), height = width - 6;
+  gsize n = (gsize) width * height;
+  g_autofree float *truth = test_extended_scene (f->rng, width, height);
+  double r = 0.4 * height, cx = width / 2.0, cy = height / 2.0;
+  for (int y = 0; y < height; y++)
+    for (int x = 0; x < width; x++)
+      if ((x - cx) * (x - cx) + (y - cy) * (y - cy) < r * r)
+        truth[(gsize) y * width + x] += 1.0f;
+  SsPsfSpec spec = { 0 };
+  g_assert_true (ss_psf_spec_parse ("gaussian:3", &spec, NULL));
+  g_autoptr (GError) error = NULL;
+  g_autoptr (SsOperator) op = ss_operator_new_blur (&spec, NULL, width, height, &error);
+  ss_psf_spec_clear (&spec);
+  g_autofree float *y = g_new (float, n);
+  g_assert_true (ss_operator_apply (op, truth, y, &error));
+  double sky = 0.0;
+  for (gsize i = 0; i < n; i++)
+    sky += y[i] / (double) n;   /* a level inside the disk's range, as a median is */
+  for (gsize i = 0; i < n; i++)
+    y[i] = (float) (y[i] + 0.03 * ss_rand_normal (f->rng) - sky);
+  SsDataStats stats = { .noise = 0.03, .median = NAN };
+  SsProblem problem = { .op = op, .y = y, .background = sky, .stats = &stats };
+  SsSolverKind kinds[] = { SS_SOLVER_CPADMM, SS_SOLVER_FISTA };
+  for (guint k = 0; k < G_N_ELEMENTS (kinds); k++)
+    {
+      SsSolveParams params = test_solve_params (kinds[k], 1e-4, 200);
+      params.nonneg = TRUE;
+      params.holdout = TRUE;
+      params.report_every = 5;
+      HeldOutCurve gpu_curve = { { 0 } }, cpu_curve = { { 0 } };
+      SsSolveResult gpu = backend_solve_kind (SS_BACKEND_CUDA, &problem, &params, &gpu_curve);
+      SsSolveResult cpu = backend_solve_kind (SS_BACKEND_CPU, &problem, &params, &cpu_curve);
+      int readings = MIN (gpu.validation_iterations, cpu.validation_iterations)
+                     / SS_RL_HOLDOUT_EVERY;
+      g_assert_cmpint (readings, >, 1);
+      for (int i = 1; i <= readings; i++)
+        g_assert_cmpfloat (fabs (gpu_curve.held_out[i] - cpu_curve.held_out[i]), <=,
+                           1e-4 * cpu_curve.held_out[i]);
+      g_assert_cmpint (ABS (gpu.validation_iterations - cpu.validation_iterations), <=,
+                       SS_RL_HOLDOUT_EVERY);
+
+      SsSolveParams plain = params;
+      plain.holdout = FALSE;
+      plain.iterations = gpu.iterations - gpu.validation_iterations;
+      SsSolveResult oracle = backend_solve_kind (SS_BACKEND_CPU, &problem, &plain, NULL);
+      double diff = test_rel_diff (gpu.x, oracle.x, n);
+      g_test_message ("%s: validation %d / %d, total %d / %d (GPU / CPU), difference %.2g",
+                      ss_solver_kind_to_string (kinds[k]), gpu.validation_iterations,
+                      cpu.validation_iterations, gpu.iterations, cpu.iterations, diff);
+      g_assert_cmpstr (gpu.backend, ==, "cuda");
+      g_assert_cmpfloat (diff, <, 1e-4);
+      float lowest = gpu.x[0];
+      for (gsize i = 0; i < n; i++)
+        lowest = MIN (lowest, gpu.x[i]);
+      g_assert_cmpfloat (lowest, <, 0.0f);   /* the floor is below the subtracted level */
+      ss_solve_result_clear (&gpu);
+      ss_solve_result_clear (&cpu);
+      ss_solve_result_clear (&oracle);
+    }
+}
+
 /* ---- batches: many problems sharing one operator ------------------------------- */
 
 /* Five problems with one c^ and three kinds of mask (the acquisition's, an
@@ -1456,6 +1561,7 @@ main (int argc, char **argv)
   ADD ("/cuda/fista/matches-cpu", test_fista_matches_cpu);
   ADD ("/cuda/rl/matches-cpu", test_rl_matches_cpu);
   ADD ("/cuda/admm/matches-cpu", test_admm_matches_cpu);
+  ADD ("/cuda/pixel-l1/rules-match-cpu", test_pixel_l1_rules_match_cpu);
   ADD ("/cuda/deferred-operator-matches", test_deferred_operator_matches);
   ADD ("/cuda/graphs-change-nothing", test_graphs_change_nothing);
   ADD ("/cuda/reports-and-preview-match-cpu", test_reports_match_cpu);

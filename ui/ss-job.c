@@ -264,15 +264,18 @@ resolve_auto_params (SsJob *job, GError **error)
   SsSettings *s = &job->settings;
   if (!(s->auto_params & (G_GUINT64_CONSTANT (1) << SS_PARAM_ALPHA)))
     return TRUE;
+  double rule;
   if (s->mode == SS_MODE_SIMULATE)
     {
       s->noise_estimate = s->acquisition.noise;
-      s->params.alpha = ss_alpha_auto (s->acquisition.noise, job->op);
+      rule = ss_alpha_auto (s->acquisition.noise, job->op);
     }
   else if (!ss_alpha_auto_from_data (job->original->data, job->width, job->height,
-                                     job->scaling.scale, job->op, &s->params.alpha,
-                                     &s->noise_estimate, error))
+                                     job->scaling.scale, job->op, &rule, &s->noise_estimate,
+                                     error))
     return FALSE;
+  /* As the CLI's --alpha auto: the solver's scale, and its hold-out rule. */
+  ss_solver_apply_alpha_auto (&s->params, rule);
   return ss_solve_params_validate (&s->params, error);
 }
 

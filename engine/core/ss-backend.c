@@ -4,6 +4,7 @@
 #include "ss-cpu.h"
 #include "ss-error.h"
 #include "ss-fft.h"
+#include "ss-pixel-l1.h"
 
 
 const char *
@@ -266,13 +267,13 @@ check_problem (const SsProblem *problem, GError **error)
   return TRUE;
 }
 
-gboolean
-ss_backend_solve (SsBackend *backend, const SsProblem *problem, const SsSolveParams *params,
-                  SsReportFunc report, gpointer user_data, GCancellable *cancellable,
-                  SsSolveResult *result, GError **error)
+/* One solve on the backend, as the solver itself does it. */
+static gboolean
+solve_once (gpointer data, const SsProblem *problem, const SsSolveParams *params,
+            SsReportFunc report, gpointer user_data, GCancellable *cancellable,
+            SsSolveResult *result, GError **error)
 {
-  if (!check_problem (problem, error) || !ss_solve_params_validate (params, error))
-    return FALSE;
+  SsBackend *backend = data;
 #if SHARPSKY_HAVE_CUDA
   if (backend->use_cuda && !ss_solver_has_cuda (ss_solver_info (params->kind)))
     {
@@ -306,6 +307,21 @@ ss_backend_solve (SsBackend *backend, const SsProblem *problem, const SsSolvePar
     }
 #endif
   return ss_cpu_solve (problem, params, report, user_data, cancellable, result, error);
+}
+
+gboolean
+ss_backend_solve (SsBackend *backend, const SsProblem *problem, const SsSolveParams *params,
+                  SsReportFunc report, gpointer user_data, GCancellable *cancellable,
+                  SsSolveResult *result, GError **error)
+{
+  if (!check_problem (problem, error) || !ss_solve_params_validate (params, error))
+    return FALSE;
+  /* A real image's floor, or the hold-out rule (ss-pixel-l1.h). */
+  if (ss_pixel_l1_applies (params)
+      && ((params->nonneg && problem->background > 0) || params->holdout))
+    return ss_pixel_l1_solve (solve_once, backend, problem, params, report, user_data,
+                              cancellable, result, error);
+  return solve_once (backend, problem, params, report, user_data, cancellable, result, error);
 }
 
 /* The padding margin of a bench problem: its PSF's reach (the row box of

@@ -92,6 +92,20 @@ ss_report_fill_metrics (SsReport *report, const SsProblem *problem, const SsSolv
         squared += d * d;
       }
   report->residual = squared / (double) op->m;
+  report->held_out = NAN;
+  const SsHeldOut *held = problem->held_out;
+  if (held != NULL)
+    {
+      /* CX must be C x at every pixel here: the held-out ones are not in P. */
+      double error = 0;
+      for (gsize i = 0; i < n; i++)
+        if (held->counted[i])
+          {
+            double d = (double) cx[i] - held->y[i];
+            error += d * d;
+          }
+      report->held_out = error;
+    }
   report->objective = 0.5 * squared + params->alpha * ss_l1_norm (x, n);
   report->mse = problem->truth ? ss_mse (x, problem->truth, n) : NAN;
   report->psnr = ss_psnr_from_mse (report->mse);

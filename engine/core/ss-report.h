@@ -21,8 +21,9 @@ double ss_mse (const float *x, const float *truth, gsize n);
 double ss_psnr_from_mse (double mse);
 double ss_l1_norm (const float *x, gsize n);
 
-/* Fills REPORT's metrics (mse, psnr, residual, objective) for the estimate X
- * on the CPU: CX is P C x as a full image (0 where unobserved). */
+/* Fills REPORT's metrics (mse, psnr, residual, objective, held_out) for the
+ * estimate X on the CPU: CX is C x as a full image (P need not be applied;
+ * with a held-out half it must not be). */
 void ss_report_fill_metrics (SsReport *report, const SsProblem *problem,
                              const SsSolveParams *params, const float *x, const float *cx);
 

@@ -147,6 +147,13 @@ static const SsParamInfo params[SS_N_PARAMS] = {
     "Reweighted l1: after each of N equal stages, every coefficient's threshold is scaled by "
     "noise/(noise + |coefficient|), so bright sources are not shrunk; 0 is plain l1",
     SS_PARAM_INT, 0, 0, 20, FALSE, FALSE, FALSE, 0, 10, FALSE, .offset = FIELD (reweight) },
+  [SS_PARAM_HOLDOUT] = {
+    SS_PARAM_HOLDOUT, "holdout", "Stop by hold-out",
+    "Choose the iteration count from the data, as RL's hold-out rule: first solve on half of "
+    "the image's pixels, find the iteration whose prediction of the other half is best, then "
+    "solve all the data for twice that, both within the iteration count (deblur's --alpha auto "
+    "turns it on: the LASSO's own minimiser fits the noise on extended scenes)",
+    SS_PARAM_BOOL, 0, 0, 1, .offset = FIELD (holdout) },
 };
 
 static gboolean
@@ -180,24 +187,27 @@ static const SsSolverInfo solvers[SS_N_SOLVERS] = {
   [SS_SOLVER_CPADMM] = {
     .kind = SS_SOLVER_CPADMM, .name = "cpadmm", .label = "CPADMM",
     .help = "LASSO by circulant ADMM: every inverse diagonal in Fourier space (seed 000, Alg. 3)",
-    .caps = SS_SOLVER_ITERATIVE | SS_SOLVER_MASKS | SS_SOLVER_BATCHES,
-    .params = LASSO_COMMON | USES (SS_PARAM_RHO) | USES (SS_PARAM_SIGMA) | USES (SS_PARAM_TAU),
+    .caps = SS_SOLVER_ITERATIVE | SS_SOLVER_MASKS | SS_SOLVER_BATCHES | SS_SOLVER_PIXEL_L1,
+    .params = LASSO_COMMON | USES (SS_PARAM_RHO) | USES (SS_PARAM_SIGMA) | USES (SS_PARAM_TAU)
+              | USES (SS_PARAM_HOLDOUT),
     .compare_by_default = TRUE,
     .cpu = ss_cpu_cpadmm, .cuda = CUDA_ENTRY (ss_cuda_cpadmm_entry) },
   [SS_SOLVER_FISTA] = {
     .kind = SS_SOLVER_FISTA, .name = "fista", .label = "FISTA",
     .help = "LASSO by accelerated proximal gradient, step 1/max|c|² (seeds 001, 004)",
     .compare_by_default = TRUE,
-    .caps = SS_SOLVER_ITERATIVE | SS_SOLVER_MASKS,
-    .params = LASSO_COMMON | USES (SS_PARAM_BACKTRACKING) | USES (SS_PARAM_CONTINUATION),
+    .caps = SS_SOLVER_ITERATIVE | SS_SOLVER_MASKS | SS_SOLVER_PIXEL_L1,
+    .params = LASSO_COMMON | USES (SS_PARAM_BACKTRACKING) | USES (SS_PARAM_CONTINUATION)
+              | USES (SS_PARAM_HOLDOUT),
     /* The same LASSO by the same iteration: `cs --solver fista`. */
     .cs_algorithm = "fista",
     .cpu = ss_cpu_fista, .cuda = CUDA_ENTRY (ss_cuda_fista_entry) },
   [SS_SOLVER_ISTA] = {
     .kind = SS_SOLVER_ISTA, .name = "ista", .label = "ISTA",
     .help = "LASSO by proximal gradient without momentum: seed 000's CPISTA",
-    .caps = SS_SOLVER_ITERATIVE | SS_SOLVER_MASKS,
-    .params = LASSO_COMMON | USES (SS_PARAM_BACKTRACKING) | USES (SS_PARAM_CONTINUATION),
+    .caps = SS_SOLVER_ITERATIVE | SS_SOLVER_MASKS | SS_SOLVER_PIXEL_L1,
+    .params = LASSO_COMMON | USES (SS_PARAM_BACKTRACKING) | USES (SS_PARAM_CONTINUATION)
+              | USES (SS_PARAM_HOLDOUT),
     .cpu = ss_cpu_fista, .cuda = CUDA_ENTRY (ss_cuda_fista_entry) },
   [SS_SOLVER_DIRECT] = {
     .kind = SS_SOLVER_DIRECT, .name = "direct", .label = "Direct (dense)",
@@ -249,7 +259,7 @@ static const SsSolverInfo solvers[SS_N_SOLVERS] = {
     .kind = SS_SOLVER_ALM, .name = "alm", .label = "ALM",
     .help = "Augmented Lagrangian: basis pursuit (PCx = y exactly) with alpha 0, else the LASSO "
             "with the residual split off; FISTA inside (seed 001)",
-    .caps = SS_SOLVER_ITERATIVE | SS_SOLVER_MASKS,
+    .caps = SS_SOLVER_ITERATIVE | SS_SOLVER_MASKS | SS_SOLVER_PIXEL_L1,
     .params = LASSO_COMMON | USES (SS_PARAM_INNER_ITERATIONS),
     .defaults = { { SS_PARAM_ITERATIONS, 10 }, { SS_PARAM_INNER_ITERATIONS, 50 } },
     .n_defaults = 2, .cs_algorithm = "alm", .cpu = ss_cpu_cs_image, .cuda = CUDA_CS_ENTRY },
@@ -350,6 +360,16 @@ ss_solver_alpha_auto_scale (const SsSolveParams *p)
 {
   const SsSolverInfo *info = ss_solver_info (p->kind);
   return info && info->alpha_auto_scale > 0 ? info->alpha_auto_scale : 1.0;
+}
+
+void
+ss_solver_apply_alpha_auto (SsSolveParams *p, double rule)
+{
+  p->alpha = rule * ss_solver_alpha_auto_scale (p);
+  /* The parameters chosen from the data include the iteration count where
+   * the solver's minimiser would fit the noise (ss-pixel-l1.h). */
+  if (ss_solver_uses (ss_solver_info (p->kind), SS_PARAM_HOLDOUT))
+    p->holdout = TRUE;
 }
 
 gboolean

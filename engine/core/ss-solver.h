@@ -81,6 +81,8 @@ typedef struct {
   gsize memory_limit;     /* bytes the dense direct path may use; 0 = what the machine has */
   double sparsity;        /* greedy: k, a count, or a fraction of the pixels when < 1 */
   int inner_iterations;   /* ALM: FISTA steps per outer step; HTP/CoSaMP: CG steps */
+  gboolean holdout;       /* CPADMM, FISTA, ISTA: the iteration count from a validation run
+                             on half the pixels, as RL's hold-out rule (ss-pixel-l1.h) */
 } SsSolveParams;
 
 /* Defaults: CPADMM, alpha 1e-3, rho 1, sigma 1, tau 1, 300 iterations, report every 10. */
@@ -106,6 +108,13 @@ typedef struct {
   int x0, y0, width, height;
 } SsRegion;
 
+/* The held-out half of a validation run (ss-pixel-l1.h): what reports
+ * measure the estimate's prediction against. */
+typedef struct {
+  const float *y;         /* n floats: the data at every pixel, the held-out ones included */
+  const guint8 *counted;  /* n bytes: 1 for a held-out pixel whose error counts */
+} SsHeldOut;
+
 typedef struct {
   const SsOperator *op;
   const float *y;         /* P^T y: the observations, 0 where unobserved */
@@ -117,6 +126,7 @@ typedef struct {
   SsRegion image;         /* where a padded real image's own pixels lie in the frame (width 0:
                              the whole frame). The padding is made of them: a rule that splits
                              the pixels (RL's hold-out) splits only these. */
+  const SsHeldOut *held_out; /* a validation run's held-out pixels, or NULL */
 } SsProblem;
 
 /* Do COUNT problems have one size and one c^ (masks and data may differ)?
@@ -131,6 +141,8 @@ typedef struct {
   double residual;        /* ||P C x - y||^2 / m */
   double rel_change;      /* ||x_k - x_{k-1}|| / ||x_k|| */
   double objective;       /* 1/2 ||P C x - y||^2 + alpha ||x||_1 */
+  double held_out;        /* sum over SsProblem.held_out's counted pixels of (C x - y)^2;
+                             NAN without one */
   const float *preview;   /* preview_width x preview_height box-averaged estimate, or NULL;
                              valid only during the callback */
   int preview_width;
@@ -185,6 +197,7 @@ typedef enum {
   SS_PARAM_PRIOR,
   SS_PARAM_DATA_TERM,
   SS_PARAM_REWEIGHT,
+  SS_PARAM_HOLDOUT,
   SS_N_PARAMS
 } SsParamId;
 
@@ -219,6 +232,8 @@ typedef enum {
   SS_SOLVER_PRIOR         = 1 << 2,  /* a prior beyond pixel l1 / Tikhonov */
   SS_SOLVER_NEEDS_REGION  = 1 << 3,  /* dense n x n: large images need a region of interest */
   SS_SOLVER_BATCHES       = 1 << 4,  /* the GPU solves problems sharing an operator as one batch */
+  SS_SOLVER_PIXEL_L1      = 1 << 5,  /* pixel-l1 LASSO: positivity at the data's floor on a real
+                                        image, and the hold-out rule (ss-pixel-l1.h) */
 } SsSolverCaps;
 
 typedef gboolean (*SsSolveFunc) (const SsProblem *problem, const SsSolveParams *params,
@@ -281,6 +296,9 @@ gboolean ss_solver_has_cuda (const SsSolverInfo *info);
 SsSolverKind ss_solver_default_for_real_data (void);
 /* The factor --alpha auto applies for PARAMS's solver (1 unless its descriptor says). */
 double ss_solver_alpha_auto_scale (const SsSolveParams *params);
+/* What "alpha auto" sets, from RULE (ss_alpha_auto's value): α = RULE times
+ * the solver's scale, and the hold-out rule where the solver takes it. */
+void ss_solver_apply_alpha_auto (SsSolveParams *params, double rule);
 /* Before allocating: does a WIDTH x HEIGHT problem with OBSERVED pixels fit
  * the memory of PARAMS's solver? TRUE for solvers with no such limit. */
 gboolean ss_solver_check_size (const SsSolveParams *params, int width, int height,

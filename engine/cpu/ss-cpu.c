@@ -35,7 +35,7 @@ ss_cpu_reporter_init (SsCpuReporter *reporter, const SsProblem *problem,
   reporter->user_data = user_data;
   reporter->cancellable = cancellable;
   reporter->start = ss_now ();
-  reporter->last.mse = reporter->last.psnr = NAN;
+  reporter->last.mse = reporter->last.psnr = reporter->last.held_out = NAN;
   reporter->last.residual = reporter->last.objective = reporter->last.rel_change = NAN;
   if (report && params->preview_width > 0 && params->preview_height > 0)
     reporter->preview = g_new (float, (gsize) params->preview_width * params->preview_height);

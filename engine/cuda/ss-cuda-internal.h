@@ -131,6 +131,8 @@ typedef struct {
   float *y;          /* n: P^T y */
   unsigned char *mask; /* n bytes or NULL (all observed) */
   float *truth;      /* n or NULL */
+  float *held_y;     /* n or NULL: SsProblem.held_out's data at every pixel */
+  unsigned char *held_counted; /* n bytes or NULL: its counted held-out pixels */
   const SsProblem *host; /* what was uploaded (for host-side setup, e.g. RL's), or NULL */
 } SsCudaProblem;
 
@@ -169,7 +171,8 @@ enum {
   SS_ACC_ERROR,      /* sum (x - truth)^2 */
   SS_ACC_NORM,       /* sum x^2 */
   SS_ACC_DELTA,      /* sum (x_k - x_{k-1})^2, filled by the solver's last iteration */
-  SS_ACC_HELD_OUT,   /* RL's validation run: its held-out error, filled by the same iteration */
+  SS_ACC_HELD_OUT,   /* a validation run's held-out error: RL's fills it in its last
+                        iteration, the reporter for a problem with SsProblem.held_out */
   SS_ACC_COUNT = 8
 };
 

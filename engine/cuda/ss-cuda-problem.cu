@@ -108,12 +108,14 @@ ss_cuda_problem_free (SsCudaContext *ctx, SsCudaProblem *dev)
   ss_cuda_free (ctx, dev->y, dev->n * sizeof (float));
   ss_cuda_free (ctx, dev->mask, dev->n);
   ss_cuda_free (ctx, dev->truth, dev->n * sizeof (float));
+  ss_cuda_free (ctx, dev->held_y, dev->n * sizeof (float));
+  ss_cuda_free (ctx, dev->held_counted, dev->n);
   memset (dev, 0, sizeof *dev);
 }
 
 static gboolean
 problem_alloc (SsCudaContext *ctx, int width, int height, gboolean mask, gboolean truth,
-               SsCudaProblem *dev, GError **error)
+               gboolean held_out, SsCudaProblem *dev, GError **error)
 {
   memset (dev, 0, sizeof *dev);
   dev->width = width;
@@ -125,7 +127,11 @@ problem_alloc (SsCudaContext *ctx, int width, int height, gboolean mask, gboolea
       || !ss_cuda_alloc (ctx, (void **) &dev->y, dev->n * sizeof (float), "the data", error)
       || (mask && !ss_cuda_alloc (ctx, (void **) &dev->mask, dev->n, "the mask", error))
       || (truth && !ss_cuda_alloc (ctx, (void **) &dev->truth, dev->n * sizeof (float),
-                                   "the truth image", error)))
+                                   "the truth image", error))
+      || (held_out && !(ss_cuda_alloc (ctx, (void **) &dev->held_y, dev->n * sizeof (float),
+                                       "the held-out data", error)
+                        && ss_cuda_alloc (ctx, (void **) &dev->held_counted, dev->n,
+                                          "the held-out pixels", error))))
     {
       ss_cuda_problem_free (ctx, dev);
       return FALSE;
@@ -155,8 +161,9 @@ ss_cuda_problem_upload (SsCudaContext *ctx, const SsProblem *problem, SsCudaProb
   if (!validate_problem (problem, error))
     return FALSE;
   const SsOperator *op = problem->op;
-  if (!problem_alloc (ctx, op->width, op->height, op->mask != NULL, problem->truth != NULL, dev,
-                      error))
+  const SsHeldOut *held = problem->held_out;
+  if (!problem_alloc (ctx, op->width, op->height, op->mask != NULL, problem->truth != NULL,
+                      held != NULL, dev, error))
     return FALSE;
   dev->m = op->m;
   dev->host = problem;
@@ -168,7 +175,11 @@ ss_cuda_problem_upload (SsCudaContext *ctx, const SsProblem *problem, SsCudaProb
                                                  cudaMemcpyHostToDevice, ctx->stream)))
       || (problem->truth && !CUDA_OK (cudaMemcpyAsync (dev->truth, problem->truth,
                                                        dev->n * sizeof (float),
-                                                       cudaMemcpyHostToDevice, ctx->stream))))
+                                                       cudaMemcpyHostToDevice, ctx->stream)))
+      || (held && !(CUDA_OK (cudaMemcpyAsync (dev->held_y, held->y, dev->n * sizeof (float),
+                                              cudaMemcpyHostToDevice, ctx->stream))
+                    && CUDA_OK (cudaMemcpyAsync (dev->held_counted, held->counted, dev->n,
+                                                 cudaMemcpyHostToDevice, ctx->stream)))))
     {
       ss_cuda_problem_free (ctx, dev);
       return FALSE;
@@ -212,7 +223,7 @@ gboolean
 ss_cuda_problem_random (SsCudaContext *ctx, int width, int height, guint32 seed,
                         SsCudaProblem *dev, GError **error)
 {
-  if (!problem_alloc (ctx, width, height, TRUE, FALSE, dev, error))
+  if (!problem_alloc (ctx, width, height, TRUE, FALSE, FALSE, dev, error))
     return FALSE;
   random_operator_kernel<<<ss_cuda_blocks (ctx, dev->spec), SS_CUDA_THREADS, 0, ctx->stream>>> (
     dev->chat, width, width / 2 + 1, dev->spec, seed);

@@ -38,6 +38,24 @@ metrics_kernel (const float *__restrict__ x, const float *__restrict__ cx,
   ss_block_sum_to<4> (v, acc);
 }
 
+/* A validation run's held-out error (SsProblem.held_out): Σ (C x − y)² over
+ * the counted held-out pixels, a pass of its own since only validation runs
+ * pay for it. */
+__global__ void
+held_out_kernel (const float *__restrict__ cx, const float *__restrict__ y,
+                 const unsigned char *__restrict__ counted, size_t n, double *__restrict__ acc)
+{
+  double v[1] = { 0.0 };
+  for (size_t i = blockIdx.x * (size_t) blockDim.x + threadIdx.x; i < n;
+       i += (size_t) gridDim.x * blockDim.x)
+    if (counted[i])
+      {
+        double d = (double) cx[i] - (double) y[i];
+        v[0] += d * d;
+      }
+  ss_block_sum_to<1> (v, acc);
+}
+
 /* One warp per preview pixel: the same blocks and the same double sums as
  * ss_preview_reduce on the CPU. */
 __global__ void
@@ -137,6 +155,13 @@ ss_cuda_reporter_enqueue_metrics (SsCudaReporter *r, const float *x, const float
                                                                      NULL, p->n, r->block);
   if (!LAUNCH_OK ("metrics_kernel"))
     return FALSE;
+  if (p->held_y)
+    {
+      held_out_kernel<<<blocks, SS_CUDA_THREADS, 0, s>>> (cx, p->held_y, p->held_counted, p->n,
+                                                          r->block + SS_ACC_HELD_OUT);
+      if (!LAUNCH_OK ("held_out_kernel"))
+        return FALSE;
+    }
 
   if (r->pw > 0)
     {
@@ -159,6 +184,7 @@ ss_cuda_reporter_fill (const SsCudaReporter *r, const void *host_block, SsReport
   report->objective = 0.5 * acc[SS_ACC_RESIDUAL] + r->params->alpha * acc[SS_ACC_L1];
   report->mse = p->truth ? acc[SS_ACC_ERROR] / (double) p->n : NAN;
   report->psnr = isnan (report->mse) ? NAN : 10.0 * log10 (1.0 / report->mse);
+  report->held_out = p->held_y ? acc[SS_ACC_HELD_OUT] : NAN;
   /* As the CPU: 0 when the estimate is 0 or the solver is not iterative. */
   if (r->has_delta && acc[SS_ACC_NORM] > 0)
     report->rel_change = sqrt (acc[SS_ACC_DELTA] / acc[SS_ACC_NORM]);

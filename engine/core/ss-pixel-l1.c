@@ -1,0 +1,276 @@
+/* ss-pixel-l1.c: the pixel-ℓ1 solvers' floor and hold-out rule (ss-pixel-l1.h). */
+#include "ss-pixel-l1.h"
+#include "ss-noise.h"
+#include "ss-rl-holdout.h"
+#include "ss-rl.h"
+
+#include <math.h>
+#include <string.h>
+
+gboolean
+ss_pixel_l1_applies (const SsSolveParams *params)
+{
+  const SsSolverInfo *info = ss_solver_info (params->kind);
+  return info != NULL && (info->caps & SS_SOLVER_PIXEL_L1) != 0;
+}
+
+double
+ss_pixel_l1_floor (const SsProblem *problem, const SsSolveParams *params)
+{
+  const SsOperator *op = problem->op;
+  if (!params->nonneg || !(problem->background > 0) || !op->kernel_nonnegative
+      || !ss_operator_realize (op, NULL))
+    return 0.0;
+  SsSolveParams quick = *params;
+  quick.rl_stop = SS_RL_STOP_NONE;   /* the floor needs no stopping level */
+  SsRlSetup rl;
+  if (!ss_rl_setup (problem, &quick, &rl, NULL))
+    return 0.0;
+  return MIN (rl.background - rl.offset, 0.0);
+}
+
+/* ---- reports: counted on across runs, shown with the floor added back ---- */
+
+typedef struct {
+  SsReportFunc report;
+  gpointer user_data;
+  float shift;            /* f, added back to the preview */
+  float *preview;         /* the shifted preview (g_free) */
+  gsize preview_size;
+  int offset;             /* iterations of the runs before this one */
+  gboolean provisional;   /* a validation run: none of its reports is the last */
+  SsRlHoldout *holdout;   /* a validation run's rule, or NULL */
+  GCancellable *stop;     /* cancelled when the rule has seen its minimum */
+  int last_iteration;
+} Relay;
+
+static void
+relay_report (const SsReport *report, gpointer user_data)
+{
+  Relay *r = user_data;
+  r->last_iteration = report->iteration;
+  if (r->holdout && !g_cancellable_is_cancelled (r->stop)
+      && ss_rl_holdout_record (r->holdout, report->iteration, report->held_out))
+    g_cancellable_cancel (r->stop);
+  if (r->report == NULL)
+    return;
+  SsReport out = *report;
+  out.iteration += r->offset;
+  out.final = report->final && !r->provisional;
+  if (r->shift != 0.0f && report->preview != NULL)
+    {
+      gsize size = (gsize) report->preview_width * report->preview_height;
+      if (size > r->preview_size)
+        {
+          g_free (r->preview);
+          r->preview = g_new (float, size);
+          r->preview_size = size;
+        }
+      for (gsize i = 0; i < size; i++)
+        r->preview[i] = report->preview[i] + r->shift;
+      out.preview = r->preview;
+    }
+  r->report (&out, r->user_data);
+}
+
+/* ---- the hold-out rule ------------------------------------------------------ */
+
+/* The validation problem's pieces: the fitted half as the mask, the data
+ * there, and the held-out pixels whose error counts (above the source level
+ * of ORIGINAL, the data before any floor shift). */
+typedef struct {
+  SsOperator op;
+  SsProblem problem;
+  SsHeldOut held;
+  guint8 *fit, *counted;
+  float *y;
+} Validation;
+
+static void
+validation_clear (Validation *v)
+{
+  g_free (v->fit);
+  g_free (v->counted);
+  g_free (v->y);
+}
+
+static gboolean
+validation_build (Validation *v, const SsProblem *problem, const float *original)
+{
+  const SsOperator *op = problem->op;
+  gsize n = (gsize) op->width * op->height, fitted = 0;
+  double noise = NAN;
+  if (problem->stats && isfinite (problem->stats->noise))
+    noise = problem->stats->noise;
+  else
+    ss_problem_noise_and_median (problem, &noise, NULL);
+  const float level = (float) ss_rl_holdout_source_level (noise);
+  v->fit = g_new0 (guint8, n);
+  v->counted = g_new0 (guint8, n);
+  v->y = g_new0 (float, n);
+  for (gsize i = 0; i < n; i++)
+    {
+      if (op->mask && !op->mask[i])
+        continue;
+      int role = ss_rl_holdout_role (i, op->width, problem->image);
+      /* Pixels outside the image (a padded frame's border) repeat the
+       * image: they stay in the fit, never in the test. */
+      if (role != SS_RL_HOLDOUT_TEST)
+        {
+          v->fit[i] = 1;
+          v->y[i] = problem->y[i];
+          fitted++;
+        }
+      else if (original[i] > level)
+        v->counted[i] = 1;
+    }
+  if (fitted == 0)
+    return FALSE;
+  v->op = *op;   /* shares c^ (realized by the caller) */
+  v->op.mask = v->fit;
+  v->op.m = fitted;
+  v->held = (SsHeldOut) { problem->y, v->counted };
+  v->problem = *problem;
+  v->problem.op = &v->op;
+  v->problem.y = v->y;
+  v->problem.held_out = &v->held;
+  return TRUE;
+}
+
+static void
+cancel_child (GCancellable *parent, gpointer child)
+{
+  g_cancellable_cancel (child);
+}
+
+/* The validation run: the iteration count k* of its best held-out
+ * prediction goes into HOLDOUT; *ITERATIONS is what it ran. FALSE with the
+ * error when it failed or CANCELLABLE was cancelled (RESULT then holds its
+ * partial estimate). */
+static gboolean
+run_validation (SsSolveOnceFunc once, gpointer backend, const SsProblem *problem,
+                const float *original, const SsSolveParams *params, Relay *relay,
+                SsRlHoldout *holdout, GCancellable *cancellable, SsSolveResult *result,
+                int *iterations, GError **error)
+{
+  Validation v = { 0 };
+  if (!validation_build (&v, problem, original))
+    {
+      validation_clear (&v);
+      *iterations = 0;
+      return TRUE;   /* nothing to hold out: the caller runs everything */
+    }
+  SsSolveParams run = *params;
+  run.iterations = holdout->cap;
+  run.report_every = SS_RL_HOLDOUT_EVERY;
+  run.holdout = FALSE;
+  g_autoptr (GCancellable) stop = g_cancellable_new ();
+  gulong handler = cancellable ? g_cancellable_connect (cancellable, G_CALLBACK (cancel_child),
+                                                        stop, NULL)
+                               : 0;
+  relay->provisional = TRUE;
+  relay->holdout = holdout;
+  relay->stop = stop;
+  g_autoptr (GError) local = NULL;
+  gboolean ok = once (backend, &v.problem, &run, relay_report, relay, stop, result, &local);
+  if (cancellable)
+    g_cancellable_disconnect (cancellable, handler);
+  relay->holdout = NULL;
+  relay->provisional = FALSE;
+  *iterations = relay->last_iteration;
+  validation_clear (&v);
+  /* The rule's own stop is the run's end, not a failure. */
+  if (!ok && g_error_matches (local, G_IO_ERROR, G_IO_ERROR_CANCELLED)
+      && !g_cancellable_is_cancelled (cancellable))
+    ok = TRUE;
+  if (!ok)
+    g_propagate_error (error, g_steal_pointer (&local));
+  return ok;
+}
+
+int
+ss_pixel_l1_full_iterations (const SsRlHoldout *holdout, int validated, int iterations)
+{
+  /* No validation, or its error still falling at its cap: all of them. */
+  if (validated == 0 || holdout->best >= holdout->cap)
+    return iterations;
+  int full = (int) ceil (SS_PIXEL_L1_HOLDOUT_SCALE * MAX (holdout->best, 1));
+  return CLAMP (full, 1, iterations);
+}
+
+static gboolean
+solve_with_holdout (SsSolveOnceFunc once, gpointer backend, const SsProblem *problem,
+                    const float *original, const SsSolveParams *params, Relay *relay,
+                    GCancellable *cancellable, SsSolveResult *result, GError **error)
+{
+  SsRlHoldout holdout;
+  if (!params->holdout || !ss_solver_uses (ss_solver_info (params->kind), SS_PARAM_HOLDOUT)
+      || !ss_rl_holdout_init (&holdout, params->iterations))
+    return once (backend, problem, params, relay_report, relay, cancellable, result, error);
+
+  SsSolveResult validation = { 0 };
+  int validated = 0;
+  if (!run_validation (once, backend, problem, original, params, relay, &holdout, cancellable,
+                       &validation, &validated, error))
+    {
+      /* Cancelled or failed: what the validation had is the partial result. */
+      ss_solve_result_clear (result);
+      *result = validation;
+      return FALSE;
+    }
+  double validation_seconds = validation.seconds;
+  ss_solve_result_clear (&validation);
+
+  SsSolveParams run = *params;
+  run.holdout = FALSE;
+  run.iterations = ss_pixel_l1_full_iterations (&holdout, validated, params->iterations);
+  relay->offset = validated;
+  gboolean ok = once (backend, problem, &run, relay_report, relay, cancellable, result, error);
+  result->iterations += validated;
+  result->validation_iterations = validated;
+  result->seconds += validation_seconds;
+  return ok;
+}
+
+/* ---- both rules ------------------------------------------------------------- */
+
+gboolean
+ss_pixel_l1_solve (SsSolveOnceFunc once, gpointer backend, const SsProblem *problem,
+                   const SsSolveParams *params, SsReportFunc report, gpointer user_data,
+                   GCancellable *cancellable, SsSolveResult *result, GError **error)
+{
+  const SsOperator *op = problem->op;
+  gsize n = (gsize) op->width * op->height;
+  /* The validation operator shares c^, so it is made on the host once here
+   * rather than by each run (a host FFT of the kernel: a GPU solve of a
+   * deferred operator pays it; deblur's default, RL, does not come here). */
+  if (!ss_operator_realize (op, error))
+    return FALSE;
+  double shift = ss_pixel_l1_floor (problem, params);
+  Relay relay = { .report = report, .user_data = user_data, .shift = (float) shift };
+  SsProblem shifted = *problem;
+  g_autofree float *y = NULL, *truth = NULL;
+  if (shift < 0)
+    {
+      /* y − f·C1 where observed: C1 is c^'s DC term everywhere. */
+      const float lift = (float) (-shift * op->chat[0]);
+      y = g_new (float, n);
+      for (gsize i = 0; i < n; i++)
+        y[i] = (op->mask == NULL || op->mask[i]) ? problem->y[i] + lift : 0.0f;
+      shifted.y = y;
+      if (problem->truth)
+        {
+          truth = g_new (float, n);
+          for (gsize i = 0; i < n; i++)
+            truth[i] = problem->truth[i] - (float) shift;
+          shifted.truth = truth;
+        }
+    }
+  gboolean ok = solve_with_holdout (once, backend, &shifted, problem->y, params, &relay,
+                                    cancellable, result, error);
+  if (shift < 0 && result->x)
+    for (gsize i = 0; i < n; i++)
+      result->x[i] += (float) shift;
+  g_free (relay.preview);
+  return ok;
+}

@@ -1,0 +1,336 @@
+/* test-pixel-l1.c: the pixel-ℓ1 solvers' data floor and hold-out rule
+ * (ss-pixel-l1.h), on fresh random scenes (the seed is printed;
+ * SHARPSKY_TEST_SEED=N replays a run). */
+#include "test-common.h"
+#include "ss-pixel-l1.h"
+#include "ss-rl.h"
+#include "ss-rl-holdout.h"
+
+#include <math.h>
+#include <string.h>
+
+typedef struct {
+  int width, height;
+  gsize n;
+  SsOperator *op;
+  float *truth, *y;
+} Scene;
+
+static void
+scene_clear (Scene *s)
+{
+  g_clear_pointer (&s->op, ss_operator_free);
+  g_free (s->truth);
+  g_free (s->y);
+}
+
+/* TRUTH blurred by a Gaussian of FWHM 3 with white noise of SIGMA, every
+ * pixel observed. */
+static void
+scene_blur (Scene *s, GRand *rng, float *truth, int width, int height, double sigma)
+{
+  s->width = width;
+  s->height = height;
+  s->n = (gsize) width * height;
+  s->truth = truth;
+  SsPsfSpec spec = { 0 };
+  g_assert_true (ss_psf_spec_parse ("gaussian:3", &spec, NULL));
+  g_autoptr (GError) error = NULL;
+  s->op = ss_operator_new_blur (&spec, NULL, width, height, &error);
+  g_assert_no_error (error);
+  ss_psf_spec_clear (&spec);
+  s->y = g_new (float, s->n);
+  g_assert_true (ss_operator_apply (s->op, truth, s->y, &error));
+  for (gsize i = 0; i < s->n; i++)
+    s->y[i] += (float) (sigma * ss_rand_normal (rng));
+}
+
+static SsSolveParams
+lasso_params (SsSolverKind kind, int iterations)
+{
+  SsSolveParams params;
+  ss_solve_params_init (&params);
+  ss_solve_params_set_defaults (&params, kind);
+  params.alpha = 1e-4;
+  params.iterations = iterations;
+  params.report_every = 5;
+  return params;
+}
+
+static SsSolveResult
+backend_solve (const SsProblem *problem, const SsSolveParams *params)
+{
+  g_autoptr (GError) error = NULL;
+  SsBackend *backend = ss_backend_new (SS_BACKEND_CPU, &error);
+  g_assert_no_error (error);
+  SsSolveResult result = { 0 };
+  g_assert_true (ss_backend_solve (backend, problem, params, NULL, NULL, NULL, &result, &error));
+  g_assert_no_error (error);
+  ss_backend_free (backend);
+  return result;
+}
+
+static SsSolveResult
+plain_solve (const SsProblem *problem, const SsSolveParams *params)
+{
+  g_autoptr (GError) error = NULL;
+  SsSolveResult result = { 0 };
+  g_assert_true (ss_cpu_solve (problem, params, NULL, NULL, NULL, &result, &error));
+  g_assert_no_error (error);
+  return result;
+}
+
+/* ---- the held-out metric -------------------------------------------------------- */
+
+static void
+keep_last (const SsReport *report, gpointer user_data)
+{
+  *(SsReport *) user_data = *report;
+}
+
+/* A report's held_out is Σ (C x − y)² over the counted pixels, against C x
+ * computed anew from the returned estimate; the counted pixels and their
+ * data are random, and the solver fits other data. */
+static void
+test_held_out_metric (void)
+{
+  g_autoptr (GRand) rng = test_rng ();
+  int w = 40 + g_rand_int_range (rng, 0, 9), h = 36 + g_rand_int_range (rng, 0, 9);
+  Scene s = { 0 };
+  scene_blur (&s, rng, test_extended_scene (rng, w, h), w, h, 0.01);
+  g_autofree guint8 *counted = g_new (guint8, s.n);
+  g_autofree float *other = g_new (float, s.n);
+  for (gsize i = 0; i < s.n; i++)
+    {
+      counted[i] = g_rand_boolean (rng);
+      other[i] = (float) g_rand_double (rng);
+    }
+  SsHeldOut held = { other, counted };
+  SsProblem problem = { .op = s.op, .y = s.y, .held_out = &held };
+  for (int k = 0; k < 2; k++)
+    {
+      SsSolveParams params = lasso_params (k ? SS_SOLVER_FISTA : SS_SOLVER_CPADMM, 23);
+      SsReport last = { 0 };
+      SsSolveResult result = { 0 };
+      g_autoptr (GError) error = NULL;
+      g_assert_true (ss_cpu_solve (&problem, &params, keep_last, &last, NULL, &result, &error));
+      g_autofree float *cx = g_new (float, s.n);
+      g_assert_true (ss_operator_apply (s.op, result.x, cx, &error));
+      double expected = 0;
+      for (gsize i = 0; i < s.n; i++)
+        if (counted[i])
+          expected += ((double) cx[i] - other[i]) * ((double) cx[i] - other[i]);
+      g_assert_true (last.final);
+      g_assert_cmpfloat_with_epsilon (last.held_out, expected, 1e-5 * expected);
+      ss_solve_result_clear (&result);
+    }
+  SsProblem without = { .op = s.op, .y = s.y };
+  SsSolveParams params = lasso_params (SS_SOLVER_CPADMM, 5);
+  SsReport last = { 0 };
+  SsSolveResult result = { 0 };
+  g_assert_true (ss_cpu_solve (&without, &params, keep_last, &last, NULL, &result, NULL));
+  g_assert_true (isnan (last.held_out));
+  ss_solve_result_clear (&result);
+  scene_clear (&s);
+}
+
+/* ---- the hold-out rule, against a second computation ------------------------------ */
+
+/* The validation run rebuilt from the rule's definition: for k = 5, 10, ...
+ * a separate solve of k iterations on the fitted half, its held-out error
+ * from C x of the estimate over the held-out pixels above 1 σ, the rule's
+ * patience. *BEST gets k*; returns the iterations the run went to. */
+static int
+validate_by_separate_solves (const Scene *s, const SsSolveParams *params, double noise,
+                             int *best)
+{
+  g_autofree guint8 *fit = g_new0 (guint8, s->n);
+  g_autofree float *y = g_new0 (float, s->n);
+  gsize fitted = 0;
+  for (gsize i = 0; i < s->n; i++)
+    if (ss_rl_holdout_kept (i))
+      {
+        fit[i] = 1;
+        y[i] = s->y[i];
+        fitted++;
+      }
+  SsOperator half = *s->op;
+  half.mask = fit;
+  half.m = fitted;
+  SsProblem problem = { .op = &half, .y = y };
+  g_autofree float *cx = g_new (float, s->n);
+  double best_error = INFINITY;
+  int cap = params->iterations / 2;
+  *best = 0;
+  for (int k = SS_RL_HOLDOUT_EVERY;; k += SS_RL_HOLDOUT_EVERY)
+    {
+      SsSolveParams run = *params;
+      run.iterations = MIN (k, cap);
+      run.holdout = FALSE;
+      SsSolveResult result = plain_solve (&problem, &run);
+      g_assert_true (ss_operator_apply (s->op, result.x, cx, NULL));
+      double error = 0;
+      for (gsize i = 0; i < s->n; i++)
+        if (!fit[i] && s->y[i] > noise)
+          error += ((double) cx[i] - s->y[i]) * ((double) cx[i] - s->y[i]);
+      ss_solve_result_clear (&result);
+      if (error < best_error)
+        {
+          best_error = error;
+          *best = run.iterations;
+        }
+      if (run.iterations >= cap || run.iterations >= *best + MAX (*best / 2, 10))
+        return run.iterations;
+    }
+}
+
+static void
+check_holdout (SsSolverKind kind)
+{
+  g_autoptr (GRand) rng = test_rng ();
+  int w = 48 + g_rand_int_range (rng, 0, 9), h = 44 + g_rand_int_range (rng, 0, 9);
+  Scene s = { 0 };
+  /* Noise enough that the held-out error turns well before the cap. */
+  const double sigma = 0.05;
+  scene_blur (&s, rng, test_extended_scene (rng, w, h), w, h, sigma);
+  /* The noise is given, so both sides use the same source level. */
+  SsDataStats stats = { .noise = sigma, .median = NAN };
+  SsProblem problem = { .op = s.op, .y = s.y, .stats = &stats };
+  SsSolveParams params = lasso_params (kind, 200);
+  params.holdout = TRUE;
+  SsSolveResult result = backend_solve (&problem, &params);
+
+  int best = 0;
+  int validated = validate_by_separate_solves (&s, &params, sigma, &best);
+  g_test_message ("%s: validation %d (best %d), full %d", ss_solver_kind_to_string (kind),
+                  result.validation_iterations, best,
+                  result.iterations - result.validation_iterations);
+  g_assert_cmpint (result.validation_iterations, ==, validated);
+  int full = best >= params.iterations / 2 ? params.iterations
+                                           : (int) ceil (SS_PIXEL_L1_HOLDOUT_SCALE * best);
+  g_assert_cmpint (result.iterations - result.validation_iterations, ==, full);
+
+  /* The estimate is the plain solve of the full run's count, bit for bit. */
+  SsSolveParams plain = params;
+  plain.holdout = FALSE;
+  plain.iterations = full;
+  SsSolveResult direct = plain_solve (&problem, &plain);
+  g_assert_cmpmem (result.x, s.n * sizeof (float), direct.x, s.n * sizeof (float));
+  ss_solve_result_clear (&direct);
+  ss_solve_result_clear (&result);
+  scene_clear (&s);
+}
+
+static void
+test_holdout_cpadmm (void)
+{
+  check_holdout (SS_SOLVER_CPADMM);
+}
+
+static void
+test_holdout_fista (void)
+{
+  check_holdout (SS_SOLVER_FISTA);
+}
+
+static int
+compare_floats (const void *a, const void *b)
+{
+  float x = *(const float *) a, y = *(const float *) b;
+  return (x > y) - (x < y);
+}
+
+/* ---- the floor -------------------------------------------------------------------- */
+
+/* A Sun-like frame: a bright disk over a third of the frame on a dark
+ * floor, sky-subtracted at its median (the disk's level), as deblur does.
+ * Positivity at the median clips everything darker; at the data's floor
+ * the dark parts come back. */
+static void
+test_floor_on_a_disk (void)
+{
+  g_autoptr (GRand) rng = test_rng ();
+  int w = 56 + g_rand_int_range (rng, 0, 9), h = 52 + g_rand_int_range (rng, 0, 9);
+  float *truth = test_extended_scene (rng, w, h);
+  double r = 0.42 * MIN (w, h), cx = w / 2.0, cy = h / 2.0;
+  for (int y = 0; y < h; y++)
+    for (int x = 0; x < w; x++)
+      if ((x - cx) * (x - cx) + (y - cy) * (y - cy) < r * r)
+        truth[(gsize) y * w + x] += 1.0f;
+  Scene s = { 0 };
+  scene_blur (&s, rng, truth, w, h, 0.005);
+  /* Subtract the median, as deblur's sky. */
+  g_autofree float *sorted = g_memdup2 (s.y, s.n * sizeof (float));
+  g_autofree float *y = g_new (float, s.n);
+  g_autofree float *shifted_truth = g_new (float, s.n);
+  qsort (sorted, s.n, sizeof (float), compare_floats);
+  double median = sorted[s.n / 2];
+  for (gsize i = 0; i < s.n; i++)
+    {
+      y[i] = (float) (s.y[i] - median);
+      shifted_truth[i] = (float) (truth[i] - median);
+    }
+  SsProblem problem = { .op = s.op, .y = y, .background = median };
+  SsSolveParams params = lasso_params (SS_SOLVER_CPADMM, 60);
+  params.nonneg = TRUE;
+
+  /* The floor is RL's β − b, measured independently. */
+  SsRlSetup rl;
+  SsSolveParams quick = params;
+  quick.rl_stop = SS_RL_STOP_NONE;
+  g_assert_true (ss_rl_setup (&problem, &quick, &rl, NULL));
+  double floor = ss_pixel_l1_floor (&problem, &params);
+  g_assert_cmpfloat_with_epsilon (floor, MIN (rl.background - rl.offset, 0.0), 1e-12);
+  g_assert_cmpfloat (floor, <, -0.5 * median);
+
+  SsSolveResult with = backend_solve (&problem, &params);
+  SsSolveResult without = plain_solve (&problem, &params);
+  float lowest = with.x[0];
+  for (gsize i = 0; i < s.n; i++)
+    lowest = MIN (lowest, with.x[i]);
+  g_assert_cmpfloat (lowest, >=, floor - 1e-6);
+  g_assert_cmpfloat (lowest, <, 0.0);
+  double error_with = ss_mse (with.x, shifted_truth, s.n);
+  double error_without = ss_mse (without.x, shifted_truth, s.n);
+  g_test_message ("floor %.4f (median %.4f): mse %.3g at the floor, %.3g at the median",
+                  floor, median, error_with, error_without);
+  g_assert_cmpfloat (error_with, <, 0.5 * error_without);
+  ss_solve_result_clear (&with);
+  ss_solve_result_clear (&without);
+  scene_clear (&s);
+}
+
+/* Without a sky and without the rule, the backend's solve is the solver's. */
+static void
+test_seed_solve_untouched (void)
+{
+  g_autoptr (GRand) rng = test_rng ();
+  int w = 32 + g_rand_int_range (rng, 0, 9), h = 30 + g_rand_int_range (rng, 0, 9);
+  Scene s = { 0 };
+  scene_blur (&s, rng, test_extended_scene (rng, w, h), w, h, 0.01);
+  SsProblem problem = { .op = s.op, .y = s.y };
+  for (int nonneg = 0; nonneg < 2; nonneg++)
+    {
+      SsSolveParams params = lasso_params (SS_SOLVER_CPADMM, 30);
+      params.nonneg = nonneg;
+      SsSolveResult a = backend_solve (&problem, &params);
+      SsSolveResult b = plain_solve (&problem, &params);
+      g_assert_cmpmem (a.x, s.n * sizeof (float), b.x, s.n * sizeof (float));
+      g_assert_cmpint (a.validation_iterations, ==, 0);
+      ss_solve_result_clear (&a);
+      ss_solve_result_clear (&b);
+    }
+  scene_clear (&s);
+}
+
+int
+main (int argc, char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+  g_test_add_func ("/pixel-l1/held-out-metric", test_held_out_metric);
+  g_test_add_func ("/pixel-l1/holdout/cpadmm", test_holdout_cpadmm);
+  g_test_add_func ("/pixel-l1/holdout/fista", test_holdout_fista);
+  g_test_add_func ("/pixel-l1/floor-on-a-disk", test_floor_on_a_disk);
+  g_test_add_func ("/pixel-l1/seed-solve-untouched", test_seed_solve_untouched);
+  return g_test_run ();
+}
