@@ -165,6 +165,18 @@ test_small_suite (Fixture *f, gconstpointer data)
       g_assert_nonnull (chosen);
       g_test_message ("%s: %s (deblur's default) %.2f dB", name, fallback, chosen->psnr);
       g_assert_cmpfloat (chosen->psnr, >=, blurred->psnr);
+      /* So do the solvers with the hold-out rule (ss-pixel-l1.h), which
+       * --alpha auto turns on. */
+      for (guint k = 0; k < ss_solver_count (); k++)
+        {
+          const SsSolverInfo *info = ss_solver_nth (k);
+          if (!ss_solver_uses (info, SS_PARAM_HOLDOUT))
+            continue;
+          const Row *row = find_row (rows, name, info->name);
+          g_assert_nonnull (row);
+          g_test_message ("%s: %s %.2f dB", name, info->name, row->psnr);
+          g_assert_cmpfloat (row->psnr, >=, blurred->psnr);
+        }
       g_autofree char *heading = g_strdup_printf ("### %s", name);
       g_assert_nonnull (strstr (text, heading));
       g_autofree char *mosaic = g_strdup_printf ("%s/quality-%s.png", f->dir, name);

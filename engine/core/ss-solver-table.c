@@ -150,9 +150,10 @@ static const SsParamInfo params[SS_N_PARAMS] = {
   [SS_PARAM_HOLDOUT] = {
     SS_PARAM_HOLDOUT, "holdout", "Stop by hold-out",
     "Choose the iteration count from the data, as RL's hold-out rule: first solve on half of "
-    "the image's pixels, find the iteration whose prediction of the other half is best, then "
-    "solve all the data for twice that, both within the iteration count (deblur's --alpha auto "
-    "turns it on: the LASSO's own minimiser fits the noise on extended scenes)",
+    "the image's pixels for at most half the iteration count, find the iteration whose "
+    "prediction of the other half is best, then solve all the data for 1.5 times that, within "
+    "the iteration count (--alpha auto turns it on: the LASSO's own minimiser fits the noise "
+    "of extended light)",
     SS_PARAM_BOOL, 0, 0, 1, .offset = FIELD (holdout) },
 };
 
