@@ -8,6 +8,7 @@
  * the devices run at once and the host only waits for the slowest share.
  */
 #include "ss-backend-private.h"
+#include "ss-pixel-l1.h"
 #include "ss-cpu.h"
 #include "ss-error.h"
 #include "ss-model.h"
@@ -299,8 +300,12 @@ solve_batch_on (SsBackend *backend, int devices, const SsProblem *problems, int 
   g_mutex_init (&shared.lock);
   gboolean ok;
 #if SHARPSKY_HAVE_CUDA
-  /* Solvers without a GPU form go through ss_backend_solve, which says so. */
-  if (backend->use_cuda && ss_solver_has_cuda (ss_solver_info (params->kind)))
+  /* Solvers without a GPU form go through ss_backend_solve, which says so;
+   * so do real images under the pixel-ℓ1 rules, which are runs of their own. */
+  gboolean own_runs = FALSE;
+  for (int i = 0; i < count; i++)
+    own_runs = own_runs || ss_pixel_l1_applies (&problems[i], params);
+  if (backend->use_cuda && ss_solver_has_cuda (ss_solver_info (params->kind)) && !own_runs)
     ok = solve_on_devices (backend, devices, problems, count, alphas, params, &shared,
                            cancellable, results, error);
   else

@@ -317,8 +317,7 @@ ss_backend_solve (SsBackend *backend, const SsProblem *problem, const SsSolvePar
   if (!check_problem (problem, error) || !ss_solve_params_validate (params, error))
     return FALSE;
   /* A real image's floor, or the hold-out rule (ss-pixel-l1.h). */
-  if (ss_pixel_l1_applies (params)
-      && ((params->nonneg && problem->background > 0) || params->holdout))
+  if (ss_pixel_l1_applies (problem, params))
     return ss_pixel_l1_solve (solve_once, backend, problem, params, report, user_data,
                               cancellable, result, error);
   return solve_once (backend, problem, params, report, user_data, cancellable, result, error);

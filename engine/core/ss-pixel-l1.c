@@ -8,10 +8,11 @@
 #include <string.h>
 
 gboolean
-ss_pixel_l1_applies (const SsSolveParams *params)
+ss_pixel_l1_applies (const SsProblem *problem, const SsSolveParams *params)
 {
   const SsSolverInfo *info = ss_solver_info (params->kind);
-  return info != NULL && (info->caps & SS_SOLVER_PIXEL_L1) != 0;
+  return info != NULL && (info->caps & SS_SOLVER_PIXEL_L1) != 0
+         && ((params->nonneg && problem->background > 0) || params->holdout);
 }
 
 double

@@ -52,8 +52,9 @@ typedef gboolean (*SsSolveOnceFunc) (gpointer backend, const SsProblem *problem,
                                      gpointer user_data, GCancellable *cancellable,
                                      SsSolveResult *result, GError **error);
 
-/* Does PARAMS's solver take these rules? */
-gboolean ss_pixel_l1_applies (const SsSolveParams *params);
+/* Do these rules change PARAMS's solve of PROBLEM (a pixel-ℓ1 solver, and
+ * a real image's floor or the hold-out rule)? */
+gboolean ss_pixel_l1_applies (const SsProblem *problem, const SsSolveParams *params);
 
 /* The floor shift f <= 0 (engine units) of rule 1 for PROBLEM, or 0 when
  * it does not apply (no sky subtracted, x free, C not a blur). Realizes
