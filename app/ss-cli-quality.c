@@ -94,7 +94,18 @@ typedef struct {
   char *data_dir;
   gboolean no_siril;
   char **set;           /* --set NAME=VALUE: parameters for every solver row, as deblur's options */
+  int draw;             /* --draw: 0 the published cases, N > 0 other scenes and noise */
 } QualityOptions;
+
+/* A case's seed for the draw asked for: draw 0 keeps the published cases;
+ * another draw gives the same kind of case (scene recipe, PSF, exposure)
+ * with other synthetic scenes and other noise, to check that a rule tuned
+ * on the published cases holds on cases it has not seen. */
+static guint32
+case_seed (const QualityOptions *q, const QualityCase *spec)
+{
+  return spec->seed + 1000u * (guint32) q->draw;
+}
 
 static void
 method_row_free (gpointer data)
@@ -128,7 +139,7 @@ load_source (const QualityOptions *q, const QualityCase *spec, GError **error)
     }
   SsSynthSky sky;
   int side = spec->size + 2 * CASE_MARGIN;
-  ss_synth_sky_init (&sky, side, side, spec->seed);
+  ss_synth_sky_init (&sky, side, side, case_seed (q, spec));
   if (spec->source == SOURCE_GALAXIES)
     {
       sky.stars /= 4;
@@ -175,7 +186,8 @@ build_case (const QualityOptions *q, const QualityCase *spec, CaseData *data, GE
     return FALSE;
   int side, size = spec->size;
   g_autofree float *scene = case_scene (source, spec, &side);
-  SsSynthExposure exposure = { spec->peak, spec->sky, spec->read_noise, spec->seed * 7919u };
+  SsSynthExposure exposure = { spec->peak, spec->sky, spec->read_noise,
+                               case_seed (q, spec) * 7919u };
   double flux_scale;
   g_autoptr (SsImage) exposed = ss_synth_expose (scene, side, side, &data->psf, &exposure,
                                                  &flux_scale, error);
@@ -960,6 +972,9 @@ run_quality (QualityOptions *q)
                               date, SHARPSKY_VERSION, ss_backend_get_name (backend),
                               ss_backend_get_device (backend),
                               siril ? ", siril-cli on the PATH" : ", no siril-cli");
+      if (q->draw != 0)
+        g_string_append_printf (doc, "Draw %d: held-out scenes and noise (`--draw %d`).\n\n",
+                                q->draw, q->draw);
       append_markdown_summary (doc, all_rows, names, (const double *) blurred_psnr->data);
       g_string_append (doc, md->str);
       if (!g_file_set_contents (q->markdown, doc->str, -1, &error))
@@ -1027,6 +1042,9 @@ cli_quality (int argc, char **argv)
       "NAME=VALUE" },
     { "no-siril", 0, 0, G_OPTION_ARG_NONE, &q.no_siril, "Skip siril-cli even when installed",
       NULL },
+    { "draw", 0, 0, G_OPTION_ARG_INT, &q.draw,
+      "Draw N >= 1: the same kinds of case with other synthetic scenes and noise (held-out "
+      "cases for a rule tuned on the published ones, draw 0)", "N" },
     { NULL },
   };
   GOptionContext *context = g_option_context_new ("");
@@ -1053,6 +1071,11 @@ cli_quality (int argc, char **argv)
   else if (q.cases && !g_str_equal (q.cases, "small") && !g_str_equal (q.cases, "full"))
     {
       cli_error (NULL, "--cases '%s': expected small or full", q.cases);
+      status = CLI_EXIT_USAGE;
+    }
+  else if (q.draw < 0 || q.draw > 1000000)
+    {
+      cli_error (NULL, "--draw %d: expected 0 (the published cases) to 1000000", q.draw);
       status = CLI_EXIT_USAGE;
     }
   else
