@@ -6,6 +6,7 @@
  */
 #include "test-common.h"
 #include "ss-config.h"
+#include "ss-pixel-l1.h"
 #include "ss-rl-holdout.h"
 
 #include <cblas.h>
@@ -918,6 +919,56 @@ test_pixel_l1_rules_match_cpu (CudaFixture *f, gconstpointer data)
     }
 }
 
+/* The floor measured on the device (ss_cuda_rl_floor) is the host's, and a
+ * deferred operator under the pixel-ℓ1 rules goes through the CUDA backend
+ * without its spectrum ever being made on the host. */
+static void
+test_pixel_l1_floor_on_device (CudaFixture *f, gconstpointer data)
+{
+  if (f->ctx == NULL)
+    return;
+  int w = 2 * g_rand_int_range (f->rng, 40, 60), h = w - 4;
+  gsize n = (gsize) w * h;
+  g_autofree float *truth = test_extended_scene (f->rng, w, h);
+  SsPsfSpec psf = { 0 };
+  g_assert_true (ss_psf_spec_parse ("moffat:3,2.5", &psf, NULL));
+  g_autoptr (GError) error = NULL;
+  g_autoptr (SsImage) kernel = ss_psf_render (&psf, w, h, &error);
+  ss_psf_spec_clear (&psf);
+  g_autoptr (SsOperator) eager = ss_operator_new_from_kernel (kernel->data, NULL, w, h, &error);
+  g_autoptr (SsOperator) deferred = ss_operator_new_deferred (kernel->data, NULL, w, h, &error);
+  g_assert_no_error (error);
+  g_autofree float *y = g_new (float, n);
+  g_assert_true (ss_operator_apply (eager, truth, y, &error));
+  double sky = 0.3;   /* inside the scene's range: the floor lies below it */
+  for (gsize i = 0; i < n; i++)
+    y[i] = (float) (y[i] + 0.01 * ss_rand_normal (f->rng) - sky);
+  SsDataStats stats = { .noise = 0.01, .median = NAN };
+  SsSolveParams params = test_solve_params (SS_SOLVER_CPADMM, 1e-4, 100);
+  params.nonneg = TRUE;
+  params.holdout = TRUE;
+  params.report_every = 5;
+  SsProblem a = { .op = eager, .y = y, .background = sky, .stats = &stats };
+  SsProblem b = { .op = deferred, .y = y, .background = sky, .stats = &stats };
+  double on_device = NAN;
+  g_assert_true (ss_cuda_rl_floor (f->ctx, &b, &params, &on_device, &error));
+  g_assert_no_error (error);
+  g_assert_null (deferred->chat);
+  double on_host = ss_pixel_l1_floor (&a, &params);
+  g_test_message ("floor: device %.6f, host %.6f", on_device, on_host);
+  g_assert_cmpfloat (on_host, <, 0.0);
+  g_assert_cmpfloat (fabs (on_device - on_host), <=, 1e-5 * fabs (on_host));
+
+  SsSolveResult ra = backend_solve_kind (SS_BACKEND_CUDA, &a, &params, NULL);
+  SsSolveResult rb = backend_solve_kind (SS_BACKEND_CUDA, &b, &params, NULL);
+  g_assert_null (deferred->chat);
+  double diff = test_rel_diff (rb.x, ra.x, n);
+  g_test_message ("deferred against eager through the rules: %.3g", diff);
+  g_assert_cmpfloat (diff, <, 1e-5);
+  ss_solve_result_clear (&ra);
+  ss_solve_result_clear (&rb);
+}
+
 /* ---- batches: many problems sharing one operator ------------------------------- */
 
 /* Five problems with one c^ and three kinds of mask (the acquisition's, an
@@ -1562,6 +1613,7 @@ main (int argc, char **argv)
   ADD ("/cuda/rl/matches-cpu", test_rl_matches_cpu);
   ADD ("/cuda/admm/matches-cpu", test_admm_matches_cpu);
   ADD ("/cuda/pixel-l1/rules-match-cpu", test_pixel_l1_rules_match_cpu);
+  ADD ("/cuda/pixel-l1/floor-on-device", test_pixel_l1_floor_on_device);
   ADD ("/cuda/deferred-operator-matches", test_deferred_operator_matches);
   ADD ("/cuda/graphs-change-nothing", test_graphs_change_nothing);
   ADD ("/cuda/reports-and-preview-match-cpu", test_reports_match_cpu);

@@ -300,6 +300,46 @@ test_floor_on_a_disk (void)
   scene_clear (&s);
 }
 
+/* A deferred operator (a kernel whose spectrum is made where it is used, as
+ * deblur makes for a GPU) under both rules on the CPU: the validation run's
+ * copy of the operator makes its own spectrum and frees it, and the result
+ * is the eager operator's. */
+static void
+test_deferred_operator (void)
+{
+  g_autoptr (GRand) rng = test_rng ();
+  int w = 40 + g_rand_int_range (rng, 0, 9), h = 36 + g_rand_int_range (rng, 0, 9);
+  gsize n = (gsize) w * h;
+  Scene s = { 0 };
+  scene_blur (&s, rng, test_extended_scene (rng, w, h), w, h, 0.03);
+  SsPsfSpec spec = { 0 };
+  g_assert_true (ss_psf_spec_parse ("gaussian:3", &spec, NULL));
+  g_autoptr (GError) error = NULL;
+  g_autoptr (SsImage) kernel = ss_psf_render (&spec, w, h, &error);
+  ss_psf_spec_clear (&spec);
+  g_autoptr (SsOperator) eager = ss_operator_new_from_kernel (kernel->data, NULL, w, h, &error);
+  g_autoptr (SsOperator) deferred = ss_operator_new_deferred (kernel->data, NULL, w, h, &error);
+  g_assert_no_error (error);
+  SsSolveParams params = lasso_params (SS_SOLVER_FISTA, 100);
+  params.holdout = TRUE;
+  for (int sky = 0; sky < 2; sky++)
+    {
+      /* Without a sky only the rule applies, and nothing realizes the
+       * problem's operator before the validation run copies it. */
+      params.nonneg = sky;
+      SsProblem a = { .op = eager, .y = s.y, .background = sky ? 0.05 : 0.0 };
+      SsProblem b = { .op = deferred, .y = s.y, .background = sky ? 0.05 : 0.0 };
+      SsSolveResult ra = backend_solve (&a, &params);
+      SsSolveResult rb = backend_solve (&b, &params);
+      g_assert_cmpint (ra.validation_iterations, >, 0);
+      g_assert_cmpint (rb.iterations, ==, ra.iterations);
+      g_assert_cmpfloat (test_rel_diff (rb.x, ra.x, n), <, 1e-6);
+      ss_solve_result_clear (&ra);
+      ss_solve_result_clear (&rb);
+    }
+  scene_clear (&s);
+}
+
 /* Without a sky and without the rule, the backend's solve is the solver's. */
 static void
 test_seed_solve_untouched (void)
@@ -332,5 +372,6 @@ main (int argc, char **argv)
   g_test_add_func ("/pixel-l1/holdout/fista", test_holdout_fista);
   g_test_add_func ("/pixel-l1/floor-on-a-disk", test_floor_on_a_disk);
   g_test_add_func ("/pixel-l1/seed-solve-untouched", test_seed_solve_untouched);
+  g_test_add_func ("/pixel-l1/deferred-operator", test_deferred_operator);
   return g_test_run ();
 }

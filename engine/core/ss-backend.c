@@ -309,6 +309,21 @@ solve_once (gpointer data, const SsProblem *problem, const SsSolveParams *params
   return ss_cpu_solve (problem, params, report, user_data, cancellable, result, error);
 }
 
+/* The pixel-ℓ1 rules' floor: on the device for a CUDA backend (a frame's
+ * spectrum and RL's setup transforms there), else, or if that fails, on the
+ * host. */
+static double
+measure_floor (gpointer data, const SsProblem *problem, const SsSolveParams *params)
+{
+#if SHARPSKY_HAVE_CUDA
+  SsBackend *backend = data;
+  double floor;
+  if (backend->use_cuda && ss_cuda_rl_floor (backend->cuda[0], problem, params, &floor, NULL))
+    return floor;
+#endif
+  return ss_pixel_l1_floor (problem, params);
+}
+
 gboolean
 ss_backend_solve (SsBackend *backend, const SsProblem *problem, const SsSolveParams *params,
                   SsReportFunc report, gpointer user_data, GCancellable *cancellable,
@@ -318,8 +333,8 @@ ss_backend_solve (SsBackend *backend, const SsProblem *problem, const SsSolvePar
     return FALSE;
   /* A real image's floor, or the hold-out rule (ss-pixel-l1.h). */
   if (ss_pixel_l1_applies (problem, params))
-    return ss_pixel_l1_solve (solve_once, backend, problem, params, report, user_data,
-                              cancellable, result, error);
+    return ss_pixel_l1_solve (solve_once, measure_floor, backend, problem, params, report,
+                              user_data, cancellable, result, error);
   return solve_once (backend, problem, params, report, user_data, cancellable, result, error);
 }
 

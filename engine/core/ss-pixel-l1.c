@@ -1,5 +1,6 @@
 /* ss-pixel-l1.c: the pixel-ℓ1 solvers' floor and hold-out rule (ss-pixel-l1.h). */
 #include "ss-pixel-l1.h"
+#include "ss-mem.h"
 #include "ss-noise.h"
 #include "ss-rl-holdout.h"
 #include "ss-rl.h"
@@ -15,12 +16,16 @@ ss_pixel_l1_applies (const SsProblem *problem, const SsSolveParams *params)
          && ((params->nonneg && problem->background > 0) || params->holdout);
 }
 
+gboolean
+ss_pixel_l1_wants_floor (const SsProblem *problem, const SsSolveParams *params)
+{
+  return params->nonneg && problem->background > 0 && problem->op->kernel_nonnegative;
+}
+
 double
 ss_pixel_l1_floor (const SsProblem *problem, const SsSolveParams *params)
 {
-  const SsOperator *op = problem->op;
-  if (!params->nonneg || !(problem->background > 0) || !op->kernel_nonnegative
-      || !ss_operator_realize (op, NULL))
+  if (!ss_pixel_l1_wants_floor (problem, params) || !ss_operator_realize (problem->op, NULL))
     return 0.0;
   SsSolveParams quick = *params;
   quick.rl_stop = SS_RL_STOP_NONE;   /* the floor needs no stopping level */
@@ -80,7 +85,8 @@ relay_report (const SsReport *report, gpointer user_data)
  * there, and the held-out pixels whose error counts (above the source level
  * of ORIGINAL, the data before any floor shift). */
 typedef struct {
-  SsOperator op;
+  SsOperator op;          /* the problem's, with the fitted half as its mask */
+  const float *chat;      /* the problem's spectrum (NULL: deferred) */
   SsProblem problem;
   SsHeldOut held;
   guint8 *fit, *counted;
@@ -90,6 +96,10 @@ typedef struct {
 static void
 validation_clear (Validation *v)
 {
+  /* A deferred operator's copy gets its own spectrum where a CPU run needs
+   * one (the GPU makes it on the device). */
+  if (v->op.chat != v->chat)
+    ss_mem_free (NULL, v->op.chat, 0);
   g_free (v->fit);
   g_free (v->counted);
   g_free (v->y);
@@ -127,7 +137,8 @@ validation_build (Validation *v, const SsProblem *problem, const float *original
     }
   if (fitted == 0)
     return FALSE;
-  v->op = *op;   /* shares c^ (realized by the caller) */
+  v->op = *op;   /* shares c^, or a deferred operator's kernel */
+  v->chat = op->chat;
   v->op.mask = v->fit;
   v->op.m = fitted;
   v->held = (SsHeldOut) { problem->y, v->counted };
@@ -236,25 +247,22 @@ solve_with_holdout (SsSolveOnceFunc once, gpointer backend, const SsProblem *pro
 /* ---- both rules ------------------------------------------------------------- */
 
 gboolean
-ss_pixel_l1_solve (SsSolveOnceFunc once, gpointer backend, const SsProblem *problem,
-                   const SsSolveParams *params, SsReportFunc report, gpointer user_data,
-                   GCancellable *cancellable, SsSolveResult *result, GError **error)
+ss_pixel_l1_solve (SsSolveOnceFunc once, SsFloorFunc floor, gpointer backend,
+                   const SsProblem *problem, const SsSolveParams *params, SsReportFunc report,
+                   gpointer user_data, GCancellable *cancellable, SsSolveResult *result,
+                   GError **error)
 {
   const SsOperator *op = problem->op;
   gsize n = (gsize) op->width * op->height;
-  /* The validation operator shares c^, so it is made on the host once here
-   * rather than by each run (a host FFT of the kernel: a GPU solve of a
-   * deferred operator pays it; deblur's default, RL, does not come here). */
-  if (!ss_operator_realize (op, error))
-    return FALSE;
-  double shift = ss_pixel_l1_floor (problem, params);
+  double shift = ss_pixel_l1_wants_floor (problem, params) ? floor (backend, problem, params)
+                                                           : 0.0;
   Relay relay = { .report = report, .user_data = user_data, .shift = (float) shift };
   SsProblem shifted = *problem;
   g_autofree float *y = NULL, *truth = NULL;
   if (shift < 0)
     {
       /* y − f·C1 where observed: C1 is c^'s DC term everywhere. */
-      const float lift = (float) (-shift * op->chat[0]);
+      const float lift = (float) (-shift * ss_operator_dc (op));
       y = g_new (float, n);
       for (gsize i = 0; i < n; i++)
         y[i] = (op->mask == NULL || op->mask[i]) ? problem->y[i] + lift : 0.0f;

@@ -58,10 +58,18 @@ typedef gboolean (*SsSolveOnceFunc) (gpointer backend, const SsProblem *problem,
  * a real image's floor or the hold-out rule)? */
 gboolean ss_pixel_l1_applies (const SsProblem *problem, const SsSolveParams *params);
 
-/* The floor shift f <= 0 (engine units) of rule 1 for PROBLEM, or 0 when
- * it does not apply (no sky subtracted, x free, C not a blur). Realizes
- * the operator's spectrum on the host. */
+/* Does rule 1 apply: a sky subtracted, x >= 0 asked for, C a blur? */
+gboolean ss_pixel_l1_wants_floor (const SsProblem *problem, const SsSolveParams *params);
+
+/* The floor shift f <= 0 (engine units) of rule 1 for PROBLEM, measured on
+ * the host (FFTW), or 0 when it does not apply. */
 double ss_pixel_l1_floor (const SsProblem *problem, const SsSolveParams *params);
+
+/* A backend's measure of the floor shift (the CUDA backend's on the device,
+ * so that a frame's spectrum need not be made on the host); called only
+ * where ss_pixel_l1_wants_floor. */
+typedef double (*SsFloorFunc) (gpointer backend, const SsProblem *problem,
+                               const SsSolveParams *params);
 
 /* The full solve's iterations after a validation that ran VALIDATED
  * iterations (0: none) with HOLDOUT's outcome: SS_PIXEL_L1_HOLDOUT_SCALE·k*,
@@ -76,7 +84,8 @@ int ss_pixel_l1_full_iterations (const SsRlHoldout *holdout, int validated, int 
  * promises: reports count on across the validation and the full solve,
  * result->iterations counts both and result->validation_iterations the
  * first. */
-gboolean ss_pixel_l1_solve (SsSolveOnceFunc once, gpointer backend, const SsProblem *problem,
+gboolean ss_pixel_l1_solve (SsSolveOnceFunc once, SsFloorFunc floor, gpointer backend,
+                            const SsProblem *problem,
                             const SsSolveParams *params, SsReportFunc report,
                             gpointer user_data, GCancellable *cancellable,
                             SsSolveResult *result, GError **error);

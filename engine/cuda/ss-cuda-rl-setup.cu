@@ -265,3 +265,30 @@ ss_cuda_rl_setup (SsCudaContext *ctx, const SsCudaProblem *p, const SsSolveParam
     ss_rl_setup_finish (setup, isfinite (low) ? MAX (low, 0) : 0, smoothing);
   return ok;
 }
+
+gboolean
+ss_cuda_rl_floor (SsCudaContext *ctx, const SsProblem *problem, const SsSolveParams *params,
+                  double *floor, GError **error)
+{
+  if (!CUDA_OK (cudaSetDevice (ctx->device)))
+    return FALSE;
+  ss_cuda_plans_prepare (ctx, problem->op->width, problem->op->height);
+  SsCudaProblem p;
+  if (!ss_cuda_problem_upload (ctx, problem, &p, error))
+    return FALSE;
+  float *work = NULL;
+  float2 *spec = NULL;
+  SsRlSetup setup;
+  gboolean ok = ss_cuda_alloc (ctx, (void **) &work, 3 * p.n * sizeof (float), "RL's floor",
+                               error)
+                && ss_cuda_alloc (ctx, (void **) &spec, p.spec * sizeof (float2), "RL's floor",
+                                  error)
+                && ss_cuda_rl_setup (ctx, &p, params, work, work + p.n, work + 2 * p.n, spec,
+                                     &setup, error);
+  ss_cuda_free (ctx, work, 3 * p.n * sizeof (float));
+  ss_cuda_free (ctx, spec, p.spec * sizeof (float2));
+  ss_cuda_problem_free (ctx, &p);
+  if (ok)
+    *floor = MIN (setup.background - setup.offset, 0.0);
+  return ok;
+}

@@ -38,6 +38,13 @@ gboolean ss_cuda_solve (SsCudaContext *ctx, const SsProblem *problem,
                         gpointer user_data, GCancellable *cancellable,
                         SsSolveResult *result, GError **error);
 
+/* RL's floor β − b for PROBLEM (ss-rl.h; what ss_pixel_l1_floor measures on
+ * the host), with RL's setup transforms on the device: FALSE with an error
+ * when C is not a blur. */
+gboolean ss_cuda_rl_floor (SsCudaContext *ctx, const SsProblem *problem,
+                           const SsSolveParams *params, double *floor, GError **error);
+
+
 /* Same contract as ss_backend_solve_batch on one device (ss-cuda-batch.cu),
  * for CPADMM problems sharing one operator (ss_problems_share_operator;
  * anything else fails with SS_ERROR_UNSUPPORTED): one batched iteration, in
