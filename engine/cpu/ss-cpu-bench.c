@@ -261,6 +261,13 @@ ss_cpu_bench (const SsBenchParams *params, SsBenchResult *result, GError **error
   SsProblem problem = { .op = op, .y = y, .truth = truth };
   if (params->solver == SS_SOLVER_DIRECT)
     return bench_direct (params, &problem, result, error);
+  if (params->solver == SS_SOLVER_RL)
+    {
+      /* The bench's operator includes a random sensing matrix, which RL refuses. */
+      g_set_error (error, SS_ERROR, SS_ERROR_UNSUPPORTED,
+                   "the CPU benchmark does not time rl: use --backend cuda, or --whole");
+      return FALSE;
+    }
   if (!ss_solver_is_iterative (params->solver))
     {
       g_set_error (error, SS_ERROR, SS_ERROR_INVALID_ARGUMENT,

@@ -162,9 +162,17 @@ bench_iterative (SsCudaContext *ctx, const SsBenchParams *params, SsCudaProblem 
       sp.prior = params->prior;
       sp.data_term = SS_DATA_LS;
     }
+  if (params->solver == SS_SOLVER_RL)
+    {
+      /* Plain RL, every iteration: the rules' runs are timed by --whole. */
+      ss_solve_params_set_defaults (&sp, params->solver);
+      sp.rl_stop = SS_RL_STOP_NONE;
+      sp.tv = 0;
+    }
   result->floor_bytes = params->solver == SS_SOLVER_CPADMM ? ss_cuda_cpadmm_iteration_bytes (p)
                         : params->solver == SS_SOLVER_ADMM_PRIOR
                           ? ss_cuda_admm_prior_iteration_bytes (p, &sp)
+                        : params->solver == SS_SOLVER_RL ? ss_cuda_rl_iteration_bytes (p)
                           : ss_cuda_fista_iteration_bytes (p);
   result->floor_seconds = fft + result->floor_bytes / bandwidth;
 
@@ -181,6 +189,8 @@ bench_iterative (SsCudaContext *ctx, const SsBenchParams *params, SsCudaProblem 
                          ? ss_cuda_cpadmm_new (ctx, p, &sp, &it, &reporter, error)
                          : params->solver == SS_SOLVER_ADMM_PRIOR
                            ? ss_cuda_admm_prior_new (ctx, p, &sp, &it, &reporter, error)
+                         : params->solver == SS_SOLVER_RL
+                           ? ss_cuda_rl_new (ctx, p, &sp, &it, &reporter, error)
                            : ss_cuda_fista_new (ctx, p, &sp, &it, &reporter, error);
   if (solver == NULL)
     {
@@ -261,6 +271,53 @@ bench_dense (SsCudaContext *ctx, const SsBenchParams *params, SsCudaProblem *p,
   return ok;
 }
 
+/* RL's problem: a blur (RL refuses the random circulant's sensing) of a
+ * positive scene, made on the host since RL's setup reads the host problem.
+ * Its values do not change the work an iteration does. */
+typedef struct {
+  SsOperator *op;
+  float *y;
+  SsProblem problem;
+} RlBenchProblem;
+
+static void
+rl_bench_problem_clear (RlBenchProblem *rl)
+{
+  g_clear_pointer (&rl->op, ss_operator_free);
+  g_clear_pointer (&rl->y, g_free);
+}
+
+static gboolean
+rl_bench_problem (SsCudaContext *ctx, const SsBenchParams *params, RlBenchProblem *rl,
+                  SsCudaProblem *p, GError **error)
+{
+  SsPsfSpec psf;
+  memset (&psf, 0, sizeof psf);
+  if (!ss_psf_spec_parse ("gaussian:2.5", &psf, error))
+    return FALSE;
+  rl->op = ss_operator_new_blur (&psf, NULL, params->width, params->height, error);
+  ss_psf_spec_clear (&psf);
+  if (rl->op == NULL)
+    return FALSE;
+  gsize n = (gsize) params->width * params->height;
+  rl->y = (float *) g_try_malloc (n * sizeof (float));
+  if (rl->y == NULL)
+    {
+      g_set_error (error, SS_ERROR, SS_ERROR_OUT_OF_MEMORY, "no host memory for RL's data");
+      return FALSE;
+    }
+  guint32 state = params->seed * 2654435761u + 1;
+  for (gsize i = 0; i < n; i++)
+    {
+      state = state * 1664525u + 1013904223u;
+      rl->y[i] = 0.5f + (float) (state >> 8) * (1.0f / 16777216.0f);
+    }
+  memset (&rl->problem, 0, sizeof rl->problem);
+  rl->problem.op = rl->op;
+  rl->problem.y = rl->y;
+  return ss_cuda_problem_upload (ctx, &rl->problem, p, error);
+}
+
 gboolean
 ss_cuda_bench (SsCudaContext *ctx, const SsBenchParams *params, SsBenchResult *result,
                GError **error)
@@ -274,11 +331,11 @@ ss_cuda_bench (SsCudaContext *ctx, const SsBenchParams *params, SsBenchResult *r
     }
   gboolean iterative = params->solver == SS_SOLVER_CPADMM || params->solver == SS_SOLVER_FISTA
                        || params->solver == SS_SOLVER_ISTA
-                       || params->solver == SS_SOLVER_ADMM_PRIOR;
+                       || params->solver == SS_SOLVER_ADMM_PRIOR || params->solver == SS_SOLVER_RL;
   if (!iterative && params->solver != SS_SOLVER_DIRECT)
     {
       g_set_error (error, SS_ERROR, SS_ERROR_UNSUPPORTED,
-                   "the CUDA benchmark covers cpadmm, fista, ista, admm (tv) and direct, not %s",
+                   "the CUDA benchmark covers cpadmm, fista, ista, admm, rl and direct, not %s",
                    ss_solver_kind_to_string (params->solver));
       return FALSE;
     }
@@ -293,11 +350,20 @@ ss_cuda_bench (SsCudaContext *ctx, const SsBenchParams *params, SsBenchResult *r
 
   ss_cuda_plans_prepare (ctx, params->width, params->height);
   SsCudaProblem p;
-  if (!ss_cuda_problem_random (ctx, params->width, params->height, params->seed, &p, error))
-    return FALSE;
+  RlBenchProblem rl;
+  memset (&rl, 0, sizeof rl);
+  if (params->solver == SS_SOLVER_RL ? !rl_bench_problem (ctx, params, &rl, &p, error)
+                                     : !ss_cuda_problem_random (ctx, params->width,
+                                                                params->height, params->seed,
+                                                                &p, error))
+    {
+      rl_bench_problem_clear (&rl);
+      return FALSE;
+    }
   gboolean ok = iterative ? bench_iterative (ctx, params, &p, result, error)
                           : bench_dense (ctx, params, &p, result, error);
   ss_cuda_problem_free (ctx, &p);
+  rl_bench_problem_clear (&rl);
   return ok;
 }
 
