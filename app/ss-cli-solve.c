@@ -619,7 +619,7 @@ print_summary_text (const CliSummary *s, const CliConfig *config, const SsSolveR
                             1e3 * result->seconds / MAX (result->iterations, 1));
   g_string_append_c (t, '\n');
   if (result->validation_iterations > 0)
-    g_string_append_printf (t, "stop         hold-out: %d validating on half the pixels, then "
+    g_string_append_printf (t, "stop         hold-out: %d validating on 3/4 of the pixels, then "
                             "%d on all of them\n", result->validation_iterations,
                             result->iterations - result->validation_iterations);
   const char *const *phases = ss_solver_info (p->kind)->phases;

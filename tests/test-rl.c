@@ -281,7 +281,8 @@ test_rl_holdout_rule (void)
       if (best >= rule.cap)
         g_assert_cmpint (full, ==, MAX (remaining, 1));
       else
-        g_assert_cmpint (full, ==, CLAMP (SS_RL_HOLDOUT_SCALE * MAX (best, 1), 1, MAX (remaining, 1)));
+        g_assert_cmpint (full, ==, CLAMP ((int) ceil (SS_RL_HOLDOUT_SCALE * MAX (best, 1)), 1,
+                                          MAX (remaining, 1)));
       g_assert_cmpint (ended + 1 + full, <=, MAX (cap_total, ended + 2));
     }
   /* Too few iterations for a validation run. */
@@ -289,8 +290,9 @@ test_rl_holdout_rule (void)
   g_assert_false (ss_rl_holdout_init (&rule, 4 * SS_RL_HOLDOUT_EVERY - 1));
 }
 
-/* The split: about half of the pixels fitted (binomial, within 5 standard
- * deviations), the same on every call, none outside the image's region. */
+/* The split: all but one pixel in SS_RL_HOLDOUT_FOLDS fitted (binomial,
+ * within 5 standard deviations), the same on every call, none outside the
+ * image's region. */
 static void
 test_rl_holdout_split (void)
 {
@@ -314,7 +316,8 @@ test_rl_holdout_split (void)
     }
   double m = (double) (fit + test);
   g_test_message ("%zu fitted, %zu held out, %zu outside", fit, test, none);
-  g_assert_cmpfloat (fabs (fit / m - 0.5), <, 5 * 0.5 / sqrt (m));
+  const double p = 1.0 - 1.0 / SS_RL_HOLDOUT_FOLDS;
+  g_assert_cmpfloat (fabs (fit / m - p), <, 5 * sqrt (p * (1 - p) / m));
   SsRegion whole = { 0 };
   g_assert_cmpint (ss_rl_holdout_role (7, w, whole), !=, SS_RL_HOLDOUT_NONE);
 }
@@ -322,8 +325,8 @@ test_rl_holdout_split (void)
 /* A solve with the hold-out rule on a noisy star field: the validation run
  * ends at a reading past its minimum, and the estimate it returns is plain
  * RL's (stop none) after the full run's iterations, bit for bit: the same
- * start, normaliser and steps. The full run is twice the validation's best
- * count (the minimum is inside the cap here). */
+ * start, normaliser and steps. The full run is SS_RL_HOLDOUT_SCALE times
+ * the validation's best count (the minimum is inside the cap here). */
 static void
 test_rl_holdout_solve (void)
 {
@@ -340,10 +343,14 @@ test_rl_holdout_solve (void)
   g_assert_cmpint (validation % SS_RL_HOLDOUT_EVERY, ==, 0);
   g_assert_cmpint (validation, >=, 3 * SS_RL_HOLDOUT_EVERY);
   g_assert_cmpint (validation, <, 500);
-  g_assert_cmpint (full % SS_RL_HOLDOUT_SCALE, ==, 0);
-  /* best = validation reading − 1 − patience at most: full/2 + 1 ≡ 0 (mod EVERY). */
-  g_assert_cmpint ((full / SS_RL_HOLDOUT_SCALE + 1) % SS_RL_HOLDOUT_EVERY, ==, 0);
-  g_assert_cmpint (full / SS_RL_HOLDOUT_SCALE, <, validation);
+  /* The best estimate is a reading's, one iteration before it (the ratio
+   * of iteration k measures z after k − 1): best + 1 ≡ 0 (mod EVERY), best
+   * before the validation's end, and the full run SCALE times it. */
+  int best = -1;
+  for (int b = SS_RL_HOLDOUT_EVERY - 1; b < validation; b += SS_RL_HOLDOUT_EVERY)
+    if ((int) ceil (SS_RL_HOLDOUT_SCALE * b) == full)
+      best = b;
+  g_assert_cmpint (best, >, 0);
 
   params.rl_stop = SS_RL_STOP_NONE;
   params.iterations = full;

@@ -81,11 +81,11 @@ relay_report (const SsReport *report, gpointer user_data)
 
 /* ---- the hold-out rule ------------------------------------------------------ */
 
-/* The validation problem's pieces: the fitted half as the mask, the data
+/* The validation problem's pieces: the fitted pixels as the mask, the data
  * there, and the held-out pixels whose error counts (above the source level
  * of ORIGINAL, the data before any floor shift). */
 typedef struct {
-  SsOperator op;          /* the problem's, with the fitted half as its mask */
+  SsOperator op;          /* the problem's, with the fitted pixels as its mask */
   const float *chat;      /* the problem's spectrum (NULL: deferred) */
   SsProblem problem;
   SsHeldOut held;

@@ -33,7 +33,7 @@ static const char *const direct_method_labels[] = {
 
 static const char *const rl_stops[] = { "holdout", "discrepancy", "none", NULL };
 static const char *const rl_stop_labels[] = {
-  "Where half the pixels best predict the other half", "When the residual reaches the noise",
+  "Where three quarters of the pixels best predict the rest", "When the residual reaches the noise",
   "Run every iteration", NULL,
 };
 
@@ -121,8 +121,9 @@ static const SsParamInfo params[SS_N_PARAMS] = {
   [SS_PARAM_RL_STOP] = {
     SS_PARAM_RL_STOP, "stop", "Stop",
     "Richardson–Lucy fits the noise if run long: 'holdout' (the default) first runs RL on "
-    "half of the image's pixels, finds the iteration whose prediction of the other half is "
-    "best, then runs all the data for twice that, both within the iteration count; "
+    "three quarters of the image's pixels, finds the iteration whose prediction of the other "
+    "quarter is best, then runs all the data for 1.5 times that, both within the iteration "
+    "count; "
     "'discrepancy' stops at the first report where the residual ||PCx − y||²/m falls to the "
     "noise variance estimated from the data; 'none' runs every iteration",
     SS_PARAM_CHOICE, SS_RL_STOP_HOLDOUT, 0, 2, .choices = rl_stops,
@@ -149,11 +150,11 @@ static const SsParamInfo params[SS_N_PARAMS] = {
     SS_PARAM_INT, 0, 0, 20, FALSE, FALSE, FALSE, 0, 10, FALSE, .offset = FIELD (reweight) },
   [SS_PARAM_HOLDOUT] = {
     SS_PARAM_HOLDOUT, "holdout", "Stop by hold-out",
-    "Choose the iteration count from the data, as RL's hold-out rule: first solve on half of "
-    "the image's pixels for at most half the iteration count, find the iteration whose "
-    "prediction of the other half is best, then solve all the data for 1.5 times that, within "
-    "the iteration count (--alpha auto turns it on: the LASSO's own minimiser fits the noise "
-    "of extended light)",
+    "Choose the iteration count from the data, as RL's hold-out rule: first solve on three "
+    "quarters of the image's pixels for at most half the iteration count, find the iteration "
+    "whose prediction of the other quarter is best, then solve all the data for that many, "
+    "within the iteration count (--alpha auto turns it on: the LASSO's own minimiser fits the "
+    "noise of extended light)",
     SS_PARAM_BOOL, 0, 0, 1, .offset = FIELD (holdout) },
 };
 

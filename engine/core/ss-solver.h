@@ -37,8 +37,8 @@ typedef enum {
 
 /* When Richardson–Lucy stops before its iteration count. */
 typedef enum {
-  SS_RL_STOP_HOLDOUT,     /* where RL on half the pixels best predicts the other half
-                             (ss-rl-holdout.h), then all the data for twice that; the
+  SS_RL_STOP_HOLDOUT,     /* where RL on 3/4 of the pixels best predicts the rest
+                             (ss-rl-holdout.h), then all the data for 1.5 times that; the
                              default, so first (Compare's variant 0 is the defaults) */
   SS_RL_STOP_DISCREPANCY, /* at the first report point where ||P C x - y||²/m falls to the
                              noise level (ss-rl.h) */
@@ -82,7 +82,7 @@ typedef struct {
   double sparsity;        /* greedy: k, a count, or a fraction of the pixels when < 1 */
   int inner_iterations;   /* ALM: FISTA steps per outer step; HTP/CoSaMP: CG steps */
   gboolean holdout;       /* CPADMM, FISTA, ISTA: the iteration count from a validation run
-                             on half the pixels, as RL's hold-out rule (ss-pixel-l1.h) */
+                             on 3/4 of the pixels, as RL's hold-out rule (ss-pixel-l1.h) */
 } SsSolveParams;
 
 /* Defaults: CPADMM, alpha 1e-3, rho 1, sigma 1, tau 1, 300 iterations, report every 10. */

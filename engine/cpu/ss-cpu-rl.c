@@ -11,9 +11,9 @@
  * one more at each report point (the metrics need Cx of the new estimate).
  * The discrepancy rule is checked at report points only, as on the GPU,
  * where checking means a reduction and a wait. The hold-out rule
- * (ss-rl-holdout.h) runs RL twice: on half of P, measuring the other half
- * in the ratio's pass, then on all of P; the iterations and reports of both
- * count as one run.
+ * (ss-rl-holdout.h) runs RL twice: on three quarters of P, measuring the
+ * other quarter in the ratio's pass, then on all of P; the iterations and
+ * reports of both count as one run.
  */
 #include "ss-cpu-private.h"
 #include "ss-error.h"
@@ -76,7 +76,7 @@ holdout_roles (RlState *s, const float *y)
 }
 
 /* weight = Cᵀ(P1), P the fitted pixels (the observed ones, or in the
- * validation run its fitted half): c^'s DC term everywhere when every pixel
+ * validation run its fitted part): c^'s DC term everywhere when every pixel
  * is (ss-rl.c). */
 static void
 mask_adjoint (RlState *s)
@@ -263,13 +263,13 @@ full_run (RlState *s, const SsProblem *problem, const SsSolveParams *params,
   return ok;
 }
 
-/* The hold-out rule's validation run: RL fitted to the kept half of the
+/* The hold-out rule's validation run: RL fitted to the kept part of the
  * observed pixels from the flat start. Every SS_RL_HOLDOUT_EVERY-th
  * iteration's ratio, which computes C z of the estimate it starts from
  * anyway, also measures that estimate's held-out error; HOLDOUT says when
  * the run can end, after that iteration (as the GPU, which reads the error
  * at the report ending it). Reports as a run does, never final; the
- * roles and the fitted half's normaliser hold during the run, all of P's
+ * roles and the fitted part's normaliser hold during the run, all of P's
  * normaliser after it. */
 static gboolean
 validation_run (RlState *s, const SsProblem *problem, SsRlHoldout *holdout,

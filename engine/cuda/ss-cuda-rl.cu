@@ -14,7 +14,7 @@
  * iteration's arguments are fixed, so it is captured as a CUDA graph. The
  * discrepancy rule is the iterator's stop hook: one wait per report, none per
  * iteration. The hold-out rule (ss-rl-holdout.h) is two runs of the
- * iterator (next_run): the validation run fits half of the image's pixels,
+ * iterator (next_run): the validation run fits three quarters of the image's pixels,
  * its reports come every SS_RL_HOLDOUT_EVERY iterations and the ratio of
  * each report's last iteration also sums the held-out error, read by the
  * stop hook; then the run on all the data, with graphs of its own.
@@ -62,9 +62,9 @@ rl_ratio_kernel (float *__restrict__ r, const float *__restrict__ y,
     }
 }
 
-/* The validation run's ratio: as above on the fitted half of IMAGE's
+/* The validation run's ratio: as above on the fitted part of IMAGE's
  * observed pixels, 0 elsewhere; with MEASURE, Σ (y' − r − β)² over the
- * held-out half whose y exceeds LEVEL into ACC (the held-out error of the z
+ * held-out part whose y exceeds LEVEL into ACC (the held-out error of the z
  * that r = C z is of). */
 template <bool MEASURE>
 __global__ void

@@ -6,7 +6,7 @@
 gboolean
 ss_rl_holdout_init (SsRlHoldout *holdout, int iterations)
 {
-  holdout->cap = iterations / SS_RL_HOLDOUT_SCALE;
+  holdout->cap = iterations / 2;
   holdout->best = 0;
   holdout->best_error = INFINITY;
   return iterations >= 4 * SS_RL_HOLDOUT_EVERY;
@@ -31,7 +31,7 @@ ss_rl_holdout_record (SsRlHoldout *holdout, int estimate_iterations, double erro
 int
 ss_rl_holdout_full_iterations (const SsRlHoldout *holdout, int remaining)
 {
-  int full = SS_RL_HOLDOUT_SCALE * MAX (holdout->best, 1);
+  int full = (int) ceil (SS_RL_HOLDOUT_SCALE * MAX (holdout->best, 1));
   /* Reaching the cap means the error was still falling: use every iteration. */
   if (holdout->best >= holdout->cap)
     full = remaining;
