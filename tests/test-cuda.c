@@ -256,6 +256,8 @@ test_admm_matches_cpu (CudaFixture *f, gconstpointer data)
     { SS_PRIOR_TV, 96, 64, "box:5", 1.0, 0.3, TRUE, SS_DATA_WLS, 2, 60 },
     { SS_PRIOR_STARLET, 64, 48, "gaussian:2", 1.0, 0, TRUE, SS_DATA_LS, 0, 60 },
     { SS_PRIOR_STARLET, 96, 64, "box:5", 1.0, 0.3, TRUE, SS_DATA_WLS, 2, 60 },
+    /* Tiles whose halo needs no wrapping at every scale (from 80 × 80). */
+    { SS_PRIOR_STARLET, 168, 136, "gaussian:2", 1.0, 0.1, TRUE, SS_DATA_LS, 0, 60 },
     { SS_PRIOR_TV_STARLET, 45, 37, "moffat:3,2.5", 0.7, 0.2, TRUE, SS_DATA_WLS, 0, 60 },
     { SS_PRIOR_TV_STARLET, 14, 11, "gaussian:1.2", 1.0, 0.1, TRUE, SS_DATA_LS, 0, 60 },
     { SS_PRIOR_TV_STARLET, 64, 64, "gaussian:2.5", 1.0, 0.1, FALSE, SS_DATA_LS, 3, 60 },

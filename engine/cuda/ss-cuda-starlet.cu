@@ -69,12 +69,17 @@ starlet_tile_kernel (StarletPass pass)
   __shared__ float rows[SPAN_MAX][TILE];
   const int w = pass.width, h = pass.height, step = pass.step, halo = 2 * step;
   const int span = TILE + 2 * halo, x0 = blockIdx.x * TILE, y0 = blockIdx.y * TILE;
+  /* Most tiles and their halos lie inside the image: they need no wrapping,
+   * whose two integer divisions a load would otherwise cost. */
+  const bool inside = x0 >= halo && y0 >= halo && x0 + TILE + halo <= w && y0 + TILE + halo <= h;
   for (int ty = threadIdx.y; ty < span; ty += blockDim.y)
     {
-      size_t row = (size_t) wrap (y0 - halo + ty, h) * w;
+      int gy = y0 - halo + ty;
+      size_t row = (size_t) (inside ? gy : wrap (gy, h)) * w;
       for (int tx = threadIdx.x; tx < span; tx += blockDim.x)
         {
-          size_t g = row + wrap (x0 - halo + tx, w);
+          int gx = x0 - halo + tx;
+          size_t g = row + (inside ? gx : wrap (gx, w));
           tile[ty][tx] = FORWARD ? pass.in[g] : (pass.a ? pass.a[g] : 0.0f) - pass.u[g];
         }
     }
