@@ -332,7 +332,10 @@ test_rl_holdout_solve (void)
 {
   g_autoptr (GRand) rng = test_rng ();
   TestProblem p;
-  test_problem_init (&p, rng, 64, 56, "gaussian:2", 1.0, 0.02);
+  /* Noise enough that the held-out error turns well inside the cap (at 0.02
+   * it was still falling at 500 iterations on one draw in ten; at 0.03 the
+   * validation ended at 25-55 iterations on each of 100 draws). */
+  test_problem_init (&p, rng, 64, 56, "gaussian:2", 1.0, 0.03);
   SsProblem problem = { .op = p.op, .y = p.y, .image = { 4, 3, 56, 50 } };
   SsSolveParams params = rl_params (1000, 0);
   params.report_every = 10;
