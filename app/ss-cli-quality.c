@@ -317,6 +317,28 @@ config_for (const QualityOptions *q, const CaseData *data, const SsSolverInfo *s
   return TRUE;
 }
 
+/* Are the --set pairs NAME=VALUE with NAME a solver parameter's option
+ * name? A misspelt name would otherwise leave every row at its default and
+ * the table would silently answer another question. */
+static gboolean
+set_names_known (char **set)
+{
+  for (guint i = 0; set && set[i]; i++)
+    {
+      g_auto (GStrv) kv = g_strsplit (set[i], "=", 2);
+      gboolean known = FALSE;
+      for (int id = 0; kv[1] && id < SS_N_PARAMS && !known; id++)
+        known = g_str_equal (ss_param_info ((SsParamId) id)->name, kv[0]);
+      if (!known)
+        {
+          cli_error (NULL, "--set '%s': expected NAME=VALUE with NAME one of deblur's solver "
+                     "options (iters, alpha, inner-iters, ...)", set[i]);
+          return FALSE;
+        }
+    }
+  return TRUE;
+}
+
 /* Tracks the best iterate against the truth (the references' oracle). */
 typedef struct {
   const CliDeblurInput *in;
@@ -1078,6 +1100,8 @@ cli_quality (int argc, char **argv)
       cli_error (NULL, "--draw %d: expected 0 (the published cases) to 1000000", q.draw);
       status = CLI_EXIT_USAGE;
     }
+  else if (!set_names_known (q.set))
+    status = CLI_EXIT_USAGE;
   else
     {
       if (q.cases == NULL)
