@@ -174,7 +174,7 @@ run_validation (SsSolveOnceFunc once, gpointer backend, const SsProblem *problem
     }
   SsSolveParams run = *params;
   run.iterations = holdout->cap;
-  run.report_every = SS_RL_HOLDOUT_EVERY;
+  run.report_every = holdout->every;
   run.holdout = FALSE;
   g_autoptr (GCancellable) stop = g_cancellable_new ();
   gulong handler = cancellable ? g_cancellable_connect (cancellable, G_CALLBACK (cancel_child),
@@ -210,15 +210,36 @@ ss_pixel_l1_full_iterations (const SsRlHoldout *holdout, int validated, int iter
   return CLAMP (full, 1, iterations);
 }
 
+void
+ss_pixel_l1_holdout_slicing (const SsSolveParams *params, SsSolveParams *sliced, int *every)
+{
+  const SsSolverInfo *info = ss_solver_info (params->kind);
+  *sliced = *params;
+  *every = SS_RL_HOLDOUT_EVERY;
+  int inner = info ? info->holdout_inner_iterations : 0;
+  if (inner <= 0 || !ss_solver_uses (info, SS_PARAM_INNER_ITERATIONS)
+      || params->inner_iterations <= inner)
+    return;
+  /* The same budget in shorter outer steps, read at every one. */
+  gint64 steps = (gint64) params->iterations * params->inner_iterations;
+  sliced->inner_iterations = inner;
+  sliced->iterations = (int) MIN (steps / inner, G_MAXINT);
+  *every = 1;
+}
+
 static gboolean
 solve_with_holdout (SsSolveOnceFunc once, gpointer backend, const SsProblem *problem,
-                    const float *original, const SsSolveParams *params, Relay *relay,
+                    const float *original, const SsSolveParams *asked, Relay *relay,
                     GCancellable *cancellable, SsSolveResult *result, GError **error)
 {
   SsRlHoldout holdout;
+  SsSolveParams sliced;
+  int every;
+  ss_pixel_l1_holdout_slicing (asked, &sliced, &every);
+  const SsSolveParams *params = &sliced;
   if (!params->holdout || !ss_solver_uses (ss_solver_info (params->kind), SS_PARAM_HOLDOUT)
-      || !ss_rl_holdout_init (&holdout, params->iterations))
-    return once (backend, problem, params, relay_report, relay, cancellable, result, error);
+      || !ss_rl_holdout_init_every (&holdout, params->iterations, every))
+    return once (backend, problem, asked, relay_report, relay, cancellable, result, error);
 
   SsSolveResult validation = { 0 };
   int validated = 0;
@@ -233,9 +254,13 @@ solve_with_holdout (SsSolveOnceFunc once, gpointer backend, const SsProblem *pro
   double validation_seconds = validation.seconds;
   ss_solve_result_clear (&validation);
 
-  SsSolveParams run = *params;
+  /* Still improving at the validation's cap: the solve as asked, in the
+   * solver's own outer steps (ALM's star fields converge faster in longer
+   * ones: 59.16 dB on quality's bright stars against 51.86 in steps of 10). */
+  gboolean to_cap = validated == 0 || holdout.best >= holdout.cap;
+  SsSolveParams run = to_cap ? *asked : *params;
   run.holdout = FALSE;
-  run.iterations = ss_pixel_l1_full_iterations (&holdout, validated, params->iterations);
+  run.iterations = ss_pixel_l1_full_iterations (&holdout, validated, run.iterations);
   relay->offset = validated;
   gboolean ok = once (backend, problem, &run, relay_report, relay, cancellable, result, error);
   result->iterations += validated;

@@ -270,6 +270,13 @@ typedef struct {
   /* --alpha auto multiplies the noise rule (ss_alpha_auto) by this; 0 means 1.
    * A prior's best weight is in its own units. */
   double alpha_auto_scale;
+  /* Under the hold-out rule (SS_PARAM_HOLDOUT, ss-pixel-l1.h), a solver
+   * whose iteration is an outer step of inner steps runs outer steps of at
+   * most this many inner steps, read at every one, with the same budget of
+   * outer × inner steps: ALM's 50-step outer steps are too coarse a reading
+   * for an estimate that is best after 10-40 steps. 0: the solver's own
+   * iterations, read every SS_RL_HOLDOUT_EVERY. */
+  int holdout_inner_iterations;
   SsSolveFunc cpu;
   const SsCudaSolverEntry *cuda;   /* NULL: CPU only, or a build without CUDA */
   /* Rules beyond the parameter ranges, or NULL. */

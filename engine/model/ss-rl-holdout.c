@@ -4,12 +4,19 @@
 #include <math.h>
 
 gboolean
-ss_rl_holdout_init (SsRlHoldout *holdout, int iterations)
+ss_rl_holdout_init_every (SsRlHoldout *holdout, int iterations, int every)
 {
   holdout->cap = iterations / 2;
+  holdout->every = MAX (every, 1);
   holdout->best = 0;
   holdout->best_error = INFINITY;
-  return iterations >= 4 * SS_RL_HOLDOUT_EVERY;
+  return iterations >= 4 * holdout->every;
+}
+
+gboolean
+ss_rl_holdout_init (SsRlHoldout *holdout, int iterations)
+{
+  return ss_rl_holdout_init_every (holdout, iterations, SS_RL_HOLDOUT_EVERY);
 }
 
 gboolean
@@ -24,7 +31,7 @@ ss_rl_holdout_record (SsRlHoldout *holdout, int estimate_iterations, double erro
    * patience of half the best count, at least two readings, is enough to
    * tell a minimum from a pause, and bounds the wasted work to half the
    * validation run. */
-  int patience = MAX (holdout->best / 2, 2 * SS_RL_HOLDOUT_EVERY);
+  int patience = MAX (holdout->best / 2, 2 * holdout->every);
   return estimate_iterations >= holdout->cap || estimate_iterations >= holdout->best + patience;
 }
 

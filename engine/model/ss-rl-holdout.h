@@ -102,6 +102,7 @@ G_BEGIN_DECLS
 
 typedef struct SsRlHoldout {
   int cap;            /* the validation run's iteration limit */
+  int every;          /* iterations between readings */
   int best;           /* iterations of the estimate with the smallest held-out error so far */
   double best_error;
 } SsRlHoldout;
@@ -115,10 +116,14 @@ double ss_rl_holdout_source_level (double noise);
  * validation run to tell anything (fewer than 4·SS_RL_HOLDOUT_EVERY): the
  * solver then runs its iterations on all the data. */
 gboolean ss_rl_holdout_init (SsRlHoldout *holdout, int iterations);
+/* The same with readings every EVERY iterations (>= 1) instead of
+ * SS_RL_HOLDOUT_EVERY: FALSE below 4·EVERY iterations, a patience of at
+ * least 2·EVERY. */
+gboolean ss_rl_holdout_init_every (SsRlHoldout *holdout, int iterations, int every);
 
 /* Records the held-out error ERROR of the estimate after ESTIMATE_ITERATIONS
  * iterations of the validation run; TRUE when the run can end: the error
- * has not improved for max(k* / 2, 2·SS_RL_HOLDOUT_EVERY) iterations past its
+ * has not improved for max(k* / 2, 2·every) iterations past its
  * best k*, or the cap is reached. */
 gboolean ss_rl_holdout_record (SsRlHoldout *holdout, int estimate_iterations, double error);
 
