@@ -532,6 +532,11 @@ print_summary_json (const CliSummary *s, const CliConfig *config, const SsSolveR
   ss_json_add_int (&o, "observed", (gint64) s->observed);
   ss_json_add_int (&o, "iterations", result->iterations);
   ss_json_add_int (&o, "validation_iterations", result->validation_iterations);
+  if (result->validation_inner_iterations > 0)
+    {
+      ss_json_add_int (&o, "validation_inner_iterations", result->validation_inner_iterations);
+      ss_json_add_int (&o, "full_inner_iterations", result->full_inner_iterations);
+    }
   ss_json_add_number (&o, "seconds", result->seconds);
   ss_json_add_number (&o, "iterations_per_second",
                       result->seconds > 0 ? result->iterations / result->seconds : NAN);
@@ -620,8 +625,13 @@ print_summary_text (const CliSummary *s, const CliConfig *config, const SsSolveR
   g_string_append_c (t, '\n');
   if (result->validation_iterations > 0)
     g_string_append_printf (t, "stop         hold-out: %d validating on 3/4 of the pixels, then "
-                            "%d on all of them\n", result->validation_iterations,
+                            "%d on all of them", result->validation_iterations,
                             result->iterations - result->validation_iterations);
+  if (result->validation_inner_iterations > 0)
+    g_string_append_printf (t, " (outer steps of %d, then of %d inner steps)",
+                            result->validation_inner_iterations, result->full_inner_iterations);
+  if (result->validation_iterations > 0)
+    g_string_append_c (t, '\n');
   const char *const *phases = ss_solver_info (p->kind)->phases;
   if (phases[0] != NULL)
     {

@@ -237,6 +237,9 @@ check_holdout (SsSolverKind kind, int iterations, double sigma)
   SsSolveParams plain = to_cap ? params : read;
   int full = to_cap ? params.iterations : (int) ceil (SS_PIXEL_L1_HOLDOUT_SCALE * best);
   g_assert_cmpint (result.iterations - result.validation_iterations, ==, full);
+  g_assert_cmpint (result.validation_inner_iterations, ==, kind == SS_SOLVER_ALM ? 10 : 0);
+  g_assert_cmpint (result.full_inner_iterations, ==,
+                   kind == SS_SOLVER_ALM ? plain.inner_iterations : 0);
 
   /* The estimate is the plain solve of the full run's count, bit for bit. */
   plain.holdout = FALSE;

@@ -265,6 +265,11 @@ solve_with_holdout (SsSolveOnceFunc once, gpointer backend, const SsProblem *pro
   gboolean ok = once (backend, problem, &run, relay_report, relay, cancellable, result, error);
   result->iterations += validated;
   result->validation_iterations = validated;
+  if (every == 1 && validated > 0)
+    {
+      result->validation_inner_iterations = params->inner_iterations;
+      result->full_inner_iterations = run.inner_iterations;
+    }
   result->seconds += validation_seconds;
   return ok;
 }

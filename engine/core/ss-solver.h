@@ -161,6 +161,10 @@ typedef struct {
   int iterations;         /* all of them, those of a validation run included */
   int validation_iterations; /* of them, those of a run whose estimate was set aside (RL's
                              hold-out rule, ss-rl-holdout.h); 0 without one */
+  /* Where the hold-out rule ran an outer/inner solver in other outer steps
+   * than asked (ALM, ss_pixel_l1_holdout_slicing): the inner steps per
+   * outer step of the validation and of the full solve; 0 otherwise. */
+  int validation_inner_iterations, full_inner_iterations;
   double seconds;         /* solve time, setup included, file I/O excluded */
   double mse, psnr, residual, objective, rel_change;
   gsize peak_memory_bytes;/* engine buffers (host for CPU, device for CUDA) */
