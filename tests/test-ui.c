@@ -1064,7 +1064,9 @@ test_view_geometry (Fixture *f, gconstpointer data)
   ss_image_view_pixel_to_widget (view, 0, 0, &x_bottom, &y_bottom);
   g_assert_cmpfloat (y_top, <, y_bottom);
 
-  /* Zooming about a point keeps the pixel under it; 1:1 and fit. */
+  /* Zooming about a point keeps the pixel under it; 1:1 and fit (which
+   * needs the view's size). */
+  g_assert_true (ss_window_wait_view_allocated (f->window, 30));
   ss_image_view_zoom_one (view);
   g_assert_cmpfloat (ss_image_view_get_zoom (view), ==, 1.0);
   ss_image_view_zoom_in (view);

@@ -33,6 +33,13 @@ is_idle (SsWindow *self)
 }
 
 static gboolean
+has_view_size (SsWindow *self)
+{
+  GtkWidget *view = GTK_WIDGET (self->view);
+  return gtk_widget_get_width (view) > 0 && gtk_widget_get_height (view) > 0;
+}
+
+static gboolean
 is_not_exporting (SsWindow *self)
 {
   return !self->exporting;
@@ -114,6 +121,13 @@ ss_window_wait_rendered (SsWindow *self, double timeout)
 {
   g_return_val_if_fail (SS_IS_WINDOW (self), FALSE);
   return iterate_until (is_rendered, self, timeout);
+}
+
+gboolean
+ss_window_wait_view_allocated (SsWindow *self, double timeout)
+{
+  g_return_val_if_fail (SS_IS_WINDOW (self), FALSE);
+  return iterate_until (has_view_size, self, timeout);
 }
 
 gboolean

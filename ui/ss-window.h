@@ -93,6 +93,9 @@ gboolean ss_window_export_sync (SsWindow *self, SsExportFormat format, const cha
                                 GError **error);
 /* Iterates the main context until the image view has drawn its latest frame. */
 gboolean ss_window_wait_rendered (SsWindow *self, double timeout);
+/* Iterates the main context until the image view has a size: on a loaded
+ * machine the window's first layout can come after the test's first look. */
+gboolean ss_window_wait_view_allocated (SsWindow *self, double timeout);
 
 gboolean ss_window_is_busy (SsWindow *self);      /* loading, solving or exporting */
 gboolean ss_window_is_running (SsWindow *self);   /* a solve (or comparison) under way */
