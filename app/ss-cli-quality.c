@@ -286,6 +286,23 @@ typedef struct {
 } OptionValue;
 
 /* Parses the options a user would give deblur into a config. */
+/* --set NAME=VALUE for a switch: on or off. */
+static gboolean
+parse_switch (const char *name, const char *value, gboolean *flag, GError **error)
+{
+  static const char *const on[] = { "1", "true", "yes", "on" };
+  static const char *const off[] = { "0", "false", "no", "off" };
+  for (guint i = 0; i < G_N_ELEMENTS (on); i++)
+    if (g_ascii_strcasecmp (value, on[i]) == 0 || g_ascii_strcasecmp (value, off[i]) == 0)
+      {
+        *flag = g_ascii_strcasecmp (value, on[i]) == 0;
+        return TRUE;
+      }
+  g_set_error (error, SS_ERROR, SS_ERROR_INVALID_ARGUMENT,
+               "--set %s=%s: a switch is 1, true, yes, on, or 0, false, no, off", name, value);
+  return FALSE;
+}
+
 static gboolean
 config_for (const QualityOptions *q, const CaseData *data, const SsSolverInfo *solver,
             const OptionValue *extra, int n_extra, CliOptions *o, CliConfig *c, GError **error)
@@ -303,6 +320,13 @@ config_for (const QualityOptions *q, const CaseData *data, const SsSolverInfo *s
     for (int id = 0; id < SS_N_PARAMS; id++)
       if (g_str_equal (ss_param_info ((SsParamId) id)->name, extra[i].name))
         {
+          /* A switch is a flag on deblur's command line: --holdout. */
+          if (ss_param_info ((SsParamId) id)->type == SS_PARAM_BOOL)
+            {
+              if (!parse_switch (extra[i].name, extra[i].value, &o->flag[id], error))
+                return FALSE;
+              continue;
+            }
           g_free (o->param[id]);
           o->param[id] = g_strdup (extra[i].value);
         }
@@ -326,13 +350,21 @@ set_names_known (char **set)
   for (guint i = 0; set && set[i]; i++)
     {
       g_auto (GStrv) kv = g_strsplit (set[i], "=", 2);
-      gboolean known = FALSE;
+      const SsParamInfo *known = NULL;
       for (int id = 0; kv[1] && id < SS_N_PARAMS && !known; id++)
-        known = g_str_equal (ss_param_info ((SsParamId) id)->name, kv[0]);
+        if (g_str_equal (ss_param_info ((SsParamId) id)->name, kv[0]))
+          known = ss_param_info ((SsParamId) id);
       if (!known)
         {
           cli_error (NULL, "--set '%s': expected NAME=VALUE with NAME one of deblur's solver "
                      "options (iters, alpha, inner-iters, ...)", set[i]);
+          return FALSE;
+        }
+      gboolean flag;
+      g_autoptr (GError) error = NULL;
+      if (known->type == SS_PARAM_BOOL && !parse_switch (kv[0], kv[1], &flag, &error))
+        {
+          cli_error (NULL, "%s", error->message);
           return FALSE;
         }
     }
