@@ -314,7 +314,9 @@ config_for (const QualityOptions *q, const CaseData *data, const SsSolverInfo *s
   o->psf = g_strdup (data->spec->psf);
   o->solver = g_strdup (solver->name);
   o->backend = g_strdup (q->backend);
-  if (ss_solver_uses (solver, SS_PARAM_ALPHA))
+  /* As a user would: --alpha auto also sets what the data choose for a
+   * solver without α (the greedy solvers' hold-out rule). */
+  if (ss_solver_uses (solver, SS_PARAM_ALPHA) || ss_solver_uses (solver, SS_PARAM_HOLDOUT))
     o->param[SS_PARAM_ALPHA] = g_strdup ("auto");
   for (int i = 0; i < n_extra; i++)
     for (int id = 0; id < SS_N_PARAMS; id++)
@@ -494,6 +496,11 @@ run_as_user (const QualityOptions *q, const CaseData *data, const SsSolverInfo *
                 "stop %s after %d",
                 ss_param_info (SS_PARAM_RL_STOP)->choices[p.job.params.rl_stop],
                 result.iterations);
+            }
+          else if (result.sparsity > 0)
+            {
+              g_free (note);
+              note = g_strdup_printf ("k %g chosen, hold-out", result.sparsity);
             }
           row = score_row (solver->name, data, x, result.seconds, result.iterations, note);
         }

@@ -532,6 +532,8 @@ print_summary_json (const CliSummary *s, const CliConfig *config, const SsSolveR
   ss_json_add_int (&o, "observed", (gint64) s->observed);
   ss_json_add_int (&o, "iterations", result->iterations);
   ss_json_add_int (&o, "validation_iterations", result->validation_iterations);
+  if (result->sparsity > 0)
+    ss_json_add_number (&o, "sparsity", result->sparsity);
   if (result->validation_inner_iterations > 0)
     {
       ss_json_add_int (&o, "validation_inner_iterations", result->validation_inner_iterations);
@@ -632,6 +634,8 @@ print_summary_text (const CliSummary *s, const CliConfig *config, const SsSolveR
                             result->validation_inner_iterations, result->full_inner_iterations);
   if (result->validation_iterations > 0)
     g_string_append_c (t, '\n');
+  if (result->sparsity > 0)
+    g_string_append_printf (t, "sparsity     %g chosen by hold-out\n", result->sparsity);
   const char *const *phases = ss_solver_info (p->kind)->phases;
   if (phases[0] != NULL)
     {

@@ -885,47 +885,83 @@ test_pixel_l1_rules_match_cpu (CudaFixture *f, gconstpointer data)
     y[i] = (float) (y[i] + 0.03 * ss_rand_normal (f->rng) - sky);
   SsDataStats stats = { .noise = 0.03, .median = NAN };
   SsProblem problem = { .op = op, .y = y, .background = sky, .stats = &stats };
-  SsSolverKind kinds[] = { SS_SOLVER_CPADMM, SS_SOLVER_FISTA, SS_SOLVER_ALM };
+  SsSolverKind kinds[] = { SS_SOLVER_CPADMM, SS_SOLVER_FISTA, SS_SOLVER_ALM, SS_SOLVER_NIHT,
+                           SS_SOLVER_HTP };
   for (guint k = 0; k < G_N_ELEMENTS (kinds); k++)
     {
-      /* ALM: 20 outer steps of 50, read as 100 of 10, every one. */
-      const gboolean alm = kinds[k] == SS_SOLVER_ALM;
-      SsSolveParams params = test_solve_params (kinds[k], 1e-4, alm ? 20 : 200);
+      /* ALM: 20 outer steps of 50, read as 100 of 10, every one; HTP: 10
+       * of 20 CG steps, read as 100 of 2. The greedy ones also choose k. */
+      const gboolean alm = kinds[k] == SS_SOLVER_ALM, htp = kinds[k] == SS_SOLVER_HTP;
+      const gboolean greedy = kinds[k] == SS_SOLVER_NIHT || htp;
+      const gboolean sliced = alm || htp;
+      SsSolveParams params = test_solve_params (kinds[k], 1e-4, alm ? 20 : htp ? 10 : 200);
+      if (sliced || greedy)
+        {
+          /* Their inner steps and k as a user gets them. */
+          ss_solve_params_set_defaults (&params, kinds[k]);
+          params.alpha = 1e-4;
+          params.iterations = alm ? 20 : htp ? 10 : 200;
+        }
       params.nonneg = TRUE;
       params.holdout = TRUE;
       params.report_every = 5;
-      if (alm)
-        params.inner_iterations = 50;
-      const int every = alm ? 1 : SS_RL_HOLDOUT_EVERY;
+      const int every = sliced ? 1 : SS_RL_HOLDOUT_EVERY;
       HeldOutCurve gpu_curve = { every, { 0 } }, cpu_curve = { every, { 0 } };
       SsSolveResult gpu = backend_solve_kind (SS_BACKEND_CUDA, &problem, &params, &gpu_curve);
       SsSolveResult cpu = backend_solve_kind (SS_BACKEND_CPU, &problem, &params, &cpu_curve);
       int readings = MIN (gpu.validation_iterations, cpu.validation_iterations) / every;
       g_assert_cmpint (readings, >, 1);
-      for (int i = 1; i <= MIN (readings, 63); i++)
+      /* A greedy solver's validations follow one another, each of which
+       * the GPU can end a reading later: their curves are compared through
+       * the k and count they chose, below. */
+      for (int i = 1; !greedy && i <= MIN (readings, 63); i++)
         g_assert_cmpfloat (fabs (gpu_curve.held_out[i] - cpu_curve.held_out[i]), <=,
                            1e-4 * cpu_curve.held_out[i]);
-      g_assert_cmpint (ABS (gpu.validation_iterations - cpu.validation_iterations), <=, every);
+      if (!greedy)
+        g_assert_cmpint (ABS (gpu.validation_iterations - cpu.validation_iterations), <=, every);
 
-      /* The oracle: the plain CPU solve of the full run's count (for ALM,
+      /* The oracle: the plain CPU solve of the full run's count; for ALM,
        * whose full run's steps depend on the validation's outcome, the CPU
-       * backend's own run of the rule, from the same count). */
+       * backend's own run of the rule, from the same count (a stopped GPU
+       * run can report one step more than it needed, its reports trailing
+       * the device, so the full runs are compared). Hard thresholding
+       * follows the last bits of a frame's near-equal pixels, so a greedy
+       * solver's GPU and CPU runs part ways (quality's scores differ by up
+       * to 5 dB between them, both above the input): its oracle is the
+       * plain GPU solve of the k, count and steps its rule chose. */
       SsSolveParams plain = params;
       plain.holdout = FALSE;
       plain.iterations = gpu.iterations - gpu.validation_iterations;
-      /* A stopped GPU run can report one step more than it needed (its
-       * reports trail the device), so the full runs are compared. */
       if (alm)
         g_assert_cmpint (gpu.iterations - gpu.validation_iterations, ==,
                          cpu.iterations - cpu.validation_iterations);
-      SsSolveResult oracle = alm ? cpu
-                                 : backend_solve_kind (SS_BACKEND_CPU, &problem, &plain, NULL);
+      if (greedy)
+        {
+          double ladder[SS_PIXEL_L1_SPARSITY_RUNGS];
+          int rungs = ss_pixel_l1_sparsity_ladder (&params, n, ladder), on = 0;
+          for (int r = 0; r < rungs; r++)
+            on += gpu.sparsity == ladder[r];
+          g_assert_cmpint (on, ==, 1);
+          plain.sparsity = gpu.sparsity;
+          if (gpu.full_inner_iterations > 0)
+            plain.inner_iterations = gpu.full_inner_iterations;
+        }
+      SsSolveResult oracle
+        = alm ? cpu
+              : backend_solve_kind (greedy ? SS_BACKEND_CUDA : SS_BACKEND_CPU, &problem, &plain,
+                                    NULL);
       double diff = test_rel_diff (gpu.x, oracle.x, n);
-      g_test_message ("%s: validation %d / %d, total %d / %d (GPU / CPU), difference %.2g",
-                      ss_solver_kind_to_string (kinds[k]), gpu.validation_iterations,
-                      cpu.validation_iterations, gpu.iterations, cpu.iterations, diff);
+      g_test_message ("%s: validation %d / %d, total %d / %d, k %g / %g (GPU / CPU), "
+                      "difference %.2g", ss_solver_kind_to_string (kinds[k]),
+                      gpu.validation_iterations, cpu.validation_iterations, gpu.iterations,
+                      cpu.iterations, gpu.sparsity, cpu.sparsity, diff);
       g_assert_cmpstr (gpu.backend, ==, "cuda");
-      g_assert_cmpfloat (diff, <, 1e-4);
+      /* Two GPU runs of a greedy solver are not bit for bit alike: the
+       * device breaks ties at the k-th value, and lists the support, in
+       * atomic order, and with positivity every clipped pixel ties at 0
+       * (NIHT 3e-5, HTP, whose least squares run on the support, 3.5e-3
+       * on the H200). */
+      g_assert_cmpfloat (diff, <, greedy ? 1e-2 : 1e-4);
       float lowest = gpu.x[0];
       for (gsize i = 0; i < n; i++)
         lowest = MIN (lowest, gpu.x[i]);

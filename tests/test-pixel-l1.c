@@ -154,11 +154,11 @@ test_held_out_metric (void)
 /* The validation run rebuilt from the rule's definition: for k = EVERY,
  * 2·EVERY, ... a separate solve of k iterations on the fitted pixels, its
  * held-out error from C x of the estimate over the held-out pixels above
- * 1 σ, the rule's patience. *BEST gets k*; returns the iterations the run
- * went to. */
+ * 1 σ, the rule's patience. *BEST gets k* and *BEST_ERROR its error;
+ * returns the iterations the run went to. */
 static int
 validate_by_separate_solves (const Scene *s, const SsSolveParams *params, int every,
-                             double noise, int *best)
+                             double noise, int *best, double *best_error)
 {
   g_autofree guint8 *fit = g_new0 (guint8, s->n);
   g_autofree float *y = g_new0 (float, s->n);
@@ -175,9 +175,9 @@ validate_by_separate_solves (const Scene *s, const SsSolveParams *params, int ev
   half.m = fitted;
   SsProblem problem = { .op = &half, .y = y };
   g_autofree float *cx = g_new (float, s->n);
-  double best_error = INFINITY;
   int cap = params->iterations / 2;
   *best = 0;
+  *best_error = INFINITY;
   for (int k = every;; k += every)
     {
       SsSolveParams run = *params;
@@ -190,9 +190,9 @@ validate_by_separate_solves (const Scene *s, const SsSolveParams *params, int ev
         if (!fit[i] && s->y[i] > noise)
           error += ((double) cx[i] - s->y[i]) * ((double) cx[i] - s->y[i]);
       ss_solve_result_clear (&result);
-      if (error < best_error)
+      if (error < *best_error)
         {
-          best_error = error;
+          *best_error = error;
           *best = run.iterations;
         }
       if (run.iterations >= cap || run.iterations >= *best + MAX (*best / 2, 2 * every))
@@ -200,14 +200,45 @@ validate_by_separate_solves (const Scene *s, const SsSolveParams *params, int ev
     }
 }
 
+/* The steps the rule reads a solver in (ss_pixel_l1_holdout_slicing), from
+ * its definition: ALM's outer steps of 50 FISTA steps as steps of 10, HTP's
+ * and CoSaMP's of 20 CG steps as steps of 2, every one, within the same
+ * budget; the others' own iterations every SS_RL_HOLDOUT_EVERY. */
+static int
+read_steps (const SsSolveParams *params, SsSolveParams *read)
+{
+  *read = *params;
+  int inner = params->kind == SS_SOLVER_ALM ? 10
+              : params->kind == SS_SOLVER_HTP || params->kind == SS_SOLVER_COSAMP ? 2 : 0;
+  if (inner == 0)
+    return SS_RL_HOLDOUT_EVERY;
+  read->inner_iterations = inner;
+  read->iterations = params->iterations * params->inner_iterations / inner;
+  return 1;
+}
+
+/* A field of STARS point sources, 0.5 to 2 each, on a dark sky. */
+static float *
+star_scene (GRand *rng, int width, int height, int stars)
+{
+  float *x = g_new0 (float, (gsize) width * height);
+  for (int k = 0; k < stars; k++)
+    x[(gsize) g_rand_int_range (rng, 0, height) * width + g_rand_int_range (rng, 0, width)]
+      = (float) g_rand_double_range (rng, 0.5, 2.0);
+  return x;
+}
+
+/* KIND's hold-out rule on a scene of extended light (or of STARS point
+ * sources) against the rule rebuilt from separate solves. */
 static void
-check_holdout (SsSolverKind kind, int iterations, double sigma)
+check_holdout_scene (SsSolverKind kind, int iterations, double sigma, int stars)
 {
   g_autoptr (GRand) rng = test_rng ();
   int w = 48 + g_rand_int_range (rng, 0, 9), h = 44 + g_rand_int_range (rng, 0, 9);
   Scene s = { 0 };
   /* SIGMA: noise enough that the held-out error turns well before the cap. */
-  scene_blur (&s, rng, test_extended_scene (rng, w, h), w, h, sigma);
+  scene_blur (&s, rng, stars ? star_scene (rng, w, h, stars) : test_extended_scene (rng, w, h),
+              w, h, sigma);
   /* The noise is given, so both sides use the same source level. */
   SsDataStats stats = { .noise = sigma, .median = NAN };
   SsProblem problem = { .op = s.op, .y = s.y, .stats = &stats };
@@ -215,40 +246,61 @@ check_holdout (SsSolverKind kind, int iterations, double sigma)
   params.holdout = TRUE;
   SsSolveResult result = backend_solve (&problem, &params);
 
-  /* ALM's outer steps of 50 FISTA steps are read as steps of 10, every
-   * one, within the same budget of steps (ss_pixel_l1_holdout_slicing). */
-  SsSolveParams read = params;
-  int every = SS_RL_HOLDOUT_EVERY;
-  if (kind == SS_SOLVER_ALM)
+  SsSolveParams read;
+  int every = read_steps (&params, &read);
+  /* A greedy solver validates k, 3k, 10k, ... (a fraction below 0.9) and
+   * keeps the best, stopping at the first k worse than the one before. */
+  const gboolean greedy = kind == SS_SOLVER_NIHT || kind == SS_SOLVER_HTP;
+  const double factors[] = { 1, 3, 10, 30, 90 };
+  int validated = 0, best = 0;
+  double chosen_error = INFINITY, previous = INFINITY, sparsity = params.sparsity;
+  for (guint r = 0; r < (greedy ? G_N_ELEMENTS (factors) : 1); r++)
     {
-      g_assert_cmpint (params.inner_iterations, ==, 50);
-      read.inner_iterations = 10;
-      read.iterations = params.iterations * 5;
-      every = 1;
+      SsSolveParams rung = read;
+      rung.sparsity = MIN (params.sparsity * factors[r], 0.9);
+      int rung_best;
+      double error;
+      validated += validate_by_separate_solves (&s, &rung, every, sigma, &rung_best, &error);
+      g_test_message ("%s: k %g, best %d, error %.6g", ss_solver_kind_to_string (kind),
+                      rung.sparsity, rung_best, error);
+      if (r == 0 || error < chosen_error)
+        {
+          chosen_error = error;
+          best = rung_best;
+          sparsity = rung.sparsity;
+        }
+      if (error >= previous)
+        break;
+      previous = error;
     }
-  int best = 0;
-  int validated = validate_by_separate_solves (&s, &read, every, sigma, &best);
-  g_test_message ("%s: validation %d (best %d), full %d", ss_solver_kind_to_string (kind),
+  g_test_message ("%s: validation %d (best %d), full %d, k %g", ss_solver_kind_to_string (kind),
                   result.validation_iterations, best,
-                  result.iterations - result.validation_iterations);
+                  result.iterations - result.validation_iterations, result.sparsity);
   g_assert_cmpint (result.validation_iterations, ==, validated);
+  g_assert_cmpfloat (result.sparsity, ==, greedy ? sparsity : 0.0);
   /* Still improving at the cap: the solve as asked. */
   gboolean to_cap = best >= read.iterations / 2;
   SsSolveParams plain = to_cap ? params : read;
   int full = to_cap ? params.iterations : (int) ceil (SS_PIXEL_L1_HOLDOUT_SCALE * best);
   g_assert_cmpint (result.iterations - result.validation_iterations, ==, full);
-  g_assert_cmpint (result.validation_inner_iterations, ==, kind == SS_SOLVER_ALM ? 10 : 0);
-  g_assert_cmpint (result.full_inner_iterations, ==,
-                   kind == SS_SOLVER_ALM ? plain.inner_iterations : 0);
+  g_assert_cmpint (result.validation_inner_iterations, ==, every == 1 ? read.inner_iterations : 0);
+  g_assert_cmpint (result.full_inner_iterations, ==, every == 1 ? plain.inner_iterations : 0);
 
   /* The estimate is the plain solve of the full run's count, bit for bit. */
   plain.holdout = FALSE;
   plain.iterations = full;
+  plain.sparsity = sparsity;
   SsSolveResult direct = plain_solve (&problem, &plain);
   g_assert_cmpmem (result.x, s.n * sizeof (float), direct.x, s.n * sizeof (float));
   ss_solve_result_clear (&direct);
   ss_solve_result_clear (&result);
   scene_clear (&s);
+}
+
+static void
+check_holdout (SsSolverKind kind, int iterations, double sigma)
+{
+  check_holdout_scene (kind, iterations, sigma, 0);
 }
 
 static void
@@ -261,6 +313,22 @@ static void
 test_holdout_fista (void)
 {
   check_holdout (SS_SOLVER_FISTA, 200, 0.05);
+}
+
+/* NIHT reads its own iterations; HTP its CG steps, 2 at a time. Extended
+ * light wants most pixels, a few stars the fewest. */
+static void
+test_holdout_niht (void)
+{
+  check_holdout (SS_SOLVER_NIHT, 200, 0.01);
+  check_holdout_scene (SS_SOLVER_NIHT, 200, 0.01, 20);
+}
+
+static void
+test_holdout_htp (void)
+{
+  /* 10 iterations of 20 CG steps: 100 of 2, the validations capped at 50. */
+  check_holdout (SS_SOLVER_HTP, 10, 0.01);
 }
 
 static void
@@ -408,6 +476,8 @@ main (int argc, char **argv)
   g_test_add_func ("/pixel-l1/holdout/cpadmm", test_holdout_cpadmm);
   g_test_add_func ("/pixel-l1/holdout/fista", test_holdout_fista);
   g_test_add_func ("/pixel-l1/holdout/alm", test_holdout_alm);
+  g_test_add_func ("/pixel-l1/holdout/niht", test_holdout_niht);
+  g_test_add_func ("/pixel-l1/holdout/htp", test_holdout_htp);
   g_test_add_func ("/pixel-l1/floor-on-a-disk", test_floor_on_a_disk);
   g_test_add_func ("/pixel-l1/seed-solve-untouched", test_seed_solve_untouched);
   g_test_add_func ("/pixel-l1/deferred-operator", test_deferred_operator);

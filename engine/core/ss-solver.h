@@ -165,6 +165,9 @@ typedef struct {
    * than asked (ALM, ss_pixel_l1_holdout_slicing): the inner steps per
    * outer step of the validation and of the full solve; 0 otherwise. */
   int validation_inner_iterations, full_inner_iterations;
+  /* The greedy solvers' k as the hold-out rule chose it (ss-pixel-l1.h),
+   * a count or a fraction as SsSolveParams.sparsity; 0 otherwise. */
+  double sparsity;
   double seconds;         /* solve time, setup included, file I/O excluded */
   double mse, psnr, residual, objective, rel_change;
   gsize peak_memory_bytes;/* engine buffers (host for CPU, device for CUDA) */
@@ -236,8 +239,9 @@ typedef enum {
   SS_SOLVER_PRIOR         = 1 << 2,  /* a prior beyond pixel l1 / Tikhonov */
   SS_SOLVER_NEEDS_REGION  = 1 << 3,  /* dense n x n: large images need a region of interest */
   SS_SOLVER_BATCHES       = 1 << 4,  /* the GPU solves problems sharing an operator as one batch */
-  SS_SOLVER_PIXEL_L1      = 1 << 5,  /* pixel-l1 LASSO: positivity at the data's floor on a real
-                                        image, and the hold-out rule (ss-pixel-l1.h) */
+  SS_SOLVER_PIXEL_L1      = 1 << 5,  /* pixel sparsity (the l1 LASSO, the greedy l0 solvers):
+                                        positivity at the data's floor on a real image, and
+                                        the hold-out rule (ss-pixel-l1.h) */
 } SsSolverCaps;
 
 typedef gboolean (*SsSolveFunc) (const SsProblem *problem, const SsSolveParams *params,
@@ -277,9 +281,9 @@ typedef struct {
   /* Under the hold-out rule (SS_PARAM_HOLDOUT, ss-pixel-l1.h), a solver
    * whose iteration is an outer step of inner steps runs outer steps of at
    * most this many inner steps, read at every one, with the same budget of
-   * outer × inner steps: ALM's 50-step outer steps are too coarse a reading
-   * for an estimate that is best after 10-40 steps. 0: the solver's own
-   * iterations, read every SS_RL_HOLDOUT_EVERY. */
+   * outer × inner steps: ALM's 50 FISTA steps and HTP's and CoSaMP's 20 CG
+   * steps are too coarse a reading for an estimate that is best after a few
+   * of them. 0: the solver's own iterations, read every SS_RL_HOLDOUT_EVERY. */
   int holdout_inner_iterations;
   SsSolveFunc cpu;
   const SsCudaSolverEntry *cuda;   /* NULL: CPU only, or a build without CUDA */
