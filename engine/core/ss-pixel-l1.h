@@ -1,5 +1,6 @@
-/* ss-pixel-l1.h: what a real image needs from the pixel-ℓ1 LASSO solvers
- * (SS_SOLVER_PIXEL_L1: CPADMM, FISTA, ISTA, ALM), on either backend.
+/* ss-pixel-l1.h: what a real image needs from the pixel-sparsity solvers
+ * (SS_SOLVER_PIXEL_L1: the ℓ1 LASSO's CPADMM, FISTA, ISTA, ALM, and the
+ * greedy ℓ0 IHT, NIHT, HTP, CoSaMP), on either backend.
  *
  * Measured on quality's cases (QUALITY.md), these solvers with --alpha auto
  * came out below their blurred input on the Hubble and Sun crops, for two
@@ -28,7 +29,8 @@
  *    coarse to read: under the rule it runs the same budget in steps of 10
  *    (ss_pixel_l1_holdout_slicing), which took it from below its input on
  *    the Hubble crop and both Sun crops (23.38, 30.67, 26.82 dB) to above
- *    it everywhere (31.84, 36.18, 30.64).
+ *    it everywhere (31.84, 36.18, 30.64). The greedy solvers' k is chosen
+ *    by the same validation (SS_PIXEL_L1_SPARSITY_RUNGS below).
  *    --alpha auto turns it on.
  *
  * Both are built on the backend's plain solve, so the solvers themselves
