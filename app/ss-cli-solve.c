@@ -235,6 +235,9 @@ cli_history_add_solver (CliHistory *history, const SsSolveParams *p,
                    result->device ? result->device : "?");
   cli_history_add (history, "result iterations=%d residual=%.6g objective=%.6g",
                    result->iterations, result->residual, result->objective);
+  g_autofree char *holdout = ss_solve_result_describe_holdout (result);
+  if (holdout != NULL)
+    cli_history_add (history, "result %s", holdout);
 }
 
 /* ---- solving ----------------------------------------------------------- */
@@ -625,17 +628,9 @@ print_summary_text (const CliSummary *s, const CliConfig *config, const SsSolveR
     g_string_append_printf (t, " (%.1f it/s, %.3f ms/it)", result->iterations / result->seconds,
                             1e3 * result->seconds / MAX (result->iterations, 1));
   g_string_append_c (t, '\n');
-  if (result->validation_iterations > 0)
-    g_string_append_printf (t, "stop         hold-out: %d validating on 3/4 of the pixels, then "
-                            "%d on all of them", result->validation_iterations,
-                            result->iterations - result->validation_iterations);
-  if (result->validation_inner_iterations > 0)
-    g_string_append_printf (t, " (outer steps of %d, then of %d inner steps)",
-                            result->validation_inner_iterations, result->full_inner_iterations);
-  if (result->validation_iterations > 0)
-    g_string_append_c (t, '\n');
-  if (result->sparsity > 0)
-    g_string_append_printf (t, "sparsity     %g chosen by hold-out\n", result->sparsity);
+  g_autofree char *holdout = ss_solve_result_describe_holdout (result);
+  if (holdout != NULL)
+    g_string_append_printf (t, "stop         %s\n", holdout);
   const char *const *phases = ss_solver_info (p->kind)->phases;
   if (phases[0] != NULL)
     {

@@ -44,6 +44,9 @@ add_result_history (SsHeader *header, const SsScaling *scaling, const SsSolveRes
                            result->psnr);
   ss_header_add_history (header, "result: residual = %.6g, objective = %.6g", result->residual,
                          result->objective);
+  g_autofree char *holdout = ss_solve_result_describe_holdout (result);
+  if (holdout != NULL)
+    ss_header_add_history (header, "result: %s", holdout);
   if (result->warning)
     ss_header_add_history (header, "warning: %s", result->warning);
 }

@@ -77,11 +77,13 @@ update_final_status (SsWindow *self, SsSolveTask *task, gboolean ok, gboolean ca
   else
     {
       g_autofree char *phases = phase_times (self);
+      g_autofree char *holdout = ss_solve_result_describe_holdout (r);
       text = g_strdup_printf ("%s: %d iterations in %.2f s (%.1f it/s) · %s · %s (%s) · "
-                              "engine peak %s%s",
+                              "engine peak %s%s%s%s",
                               cancelled ? "Stopped" : ok ? "Done" : "Failed", r->iterations,
                               r->seconds, rate, metric, r->backend ? r->backend : "?",
-                              r->device ? r->device : "?", mem, phases);
+                              r->device ? r->device : "?", mem, phases, holdout ? " · " : "",
+                              holdout ? holdout : "");
     }
   ss_window_set_status (self, text);
 }

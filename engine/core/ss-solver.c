@@ -92,6 +92,24 @@ ss_solve_result_clear (SsSolveResult *result)
   g_clear_pointer (&result->warning, g_free);
 }
 
+char *
+ss_solve_result_describe_holdout (const SsSolveResult *r)
+{
+  if (r->validation_iterations <= 0)
+    return NULL;
+  GString *s = g_string_new (NULL);
+  g_string_append_printf (s, "hold-out: %d validating on 3/4 of the pixels, then %d on all of "
+                          "them", r->validation_iterations,
+                          r->iterations - r->validation_iterations);
+  /* The counts are outer steps the rule may have shortened (ALM, HTP, CoSaMP). */
+  if (r->validation_inner_iterations > 0)
+    g_string_append_printf (s, " (outer steps of %d, then of %d inner steps)",
+                            r->validation_inner_iterations, r->full_inner_iterations);
+  if (r->sparsity > 0)
+    g_string_append_printf (s, "; sparsity %g chosen", r->sparsity);
+  return g_string_free (s, FALSE);
+}
+
 void
 ss_bench_params_init (SsBenchParams *params)
 {

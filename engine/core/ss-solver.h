@@ -178,6 +178,11 @@ typedef struct {
 } SsSolveResult;
 
 void ss_solve_result_clear (SsSolveResult *result);
+/* What a hold-out rule chose, in words ("hold-out: 55 validating on 3/4
+ * of the pixels, then 82 on all of them; sparsity 0.9 chosen"), for a
+ * summary, a status line or a FITS HISTORY card; NULL (no rule ran) or
+ * g_free. */
+char *ss_solve_result_describe_holdout (const SsSolveResult *result);
 
 /* ---- the solver table ---------------------------------------------------
  *
