@@ -558,6 +558,7 @@ test_real_image_defaults (Fixture *f, gconstpointer data)
   g_assert_true (s.auto_params & (G_GUINT64_CONSTANT (1) << SS_PARAM_ALPHA));
   g_assert_cmpint (s.sky_mode, ==, SS_SKY_MEDIAN);
   g_assert_true (s.params.nonneg);
+  g_assert_true (s.params.holdout);   /* as --alpha auto, and in its own box */
 
   g_assert_cmpint (s.params.kind, ==, ss_solver_default_for_real_data ());
   s.params.iterations = 20;

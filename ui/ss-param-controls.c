@@ -97,9 +97,14 @@ on_edited (SsParamControls *self)
 static void
 on_auto_toggled (SsParamControls *self, GtkCheckButton *check)
 {
+  gboolean active = gtk_check_button_get_active (check);
   for (int id = 0; id < SS_N_PARAMS; id++)
     if (self->auto_check[id] == GTK_WIDGET (check))
-      gtk_widget_set_sensitive (self->control[id], !gtk_check_button_get_active (check));
+      gtk_widget_set_sensitive (self->control[id], !active);
+  /* Asking the data for α asks them for the iteration count too, as
+   * --alpha auto does; the user's tick, not settings being loaded. */
+  if (active && !self->updating && GTK_WIDGET (check) == self->auto_check[SS_PARAM_ALPHA])
+    gtk_check_button_set_active (GTK_CHECK_BUTTON (self->control[SS_PARAM_HOLDOUT]), TRUE);
   on_edited (self);
 }
 

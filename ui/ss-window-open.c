@@ -304,6 +304,9 @@ apply_defaults_for_file (SsWindow *self, const char *base)
   s.boundary = SS_BOUNDARY_MIRROR;
   s.params.nonneg = TRUE;
   s.auto_params |= G_GUINT64_CONSTANT (1) << SS_PARAM_ALPHA;
+  /* --alpha auto turns the hold-out rule on; here its own box says so, and
+   * can turn it off for a solver whose α row (with its auto box) is hidden. */
+  s.params.holdout = TRUE;
   s.psf_from_fit = !simulated;
   if (simulated)
     ss_psf_spec_copy (&recorded.psf, &s.acquisition.psf);
