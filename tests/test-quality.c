@@ -232,7 +232,8 @@ test_draw (Fixture *f, gconstpointer data)
   g_autofree char *published = RUN_QUALITY ("--only", cases, "--json", "--methods", "rl");
   g_autofree char *drawn = RUN_QUALITY ("--only", cases, "--json", "--draw", "7", "--methods",
                                         "rl", "--methods", "cpadmm", "--methods", "fista", "--methods",
-                                        "ista");
+                                        "ista", "--methods", "alm", "--methods", "iht", "--methods",
+                                        "niht", "--methods", "htp", "--methods", "cosamp");
   g_autoptr (GPtrArray) a = parse_rows (published);
   g_autoptr (GPtrArray) b = parse_rows (drawn);
   const char *names[] = { "small-stars", "small-sun" };
@@ -243,7 +244,8 @@ test_draw (Fixture *f, gconstpointer data)
       g_assert_nonnull (before);
       g_assert_nonnull (blurred);
       g_assert_cmpfloat (blurred->psnr, !=, before->psnr);
-      const char *methods[] = { "rl", "cpadmm", "fista", "ista" };
+      const char *methods[] = { "rl", "cpadmm", "fista", "ista", "alm", "iht", "niht", "htp",
+                                "cosamp" };
       for (gsize m = 0; m < G_N_ELEMENTS (methods); m++)
         {
           const Row *row = find_row (b, names[c], methods[m]);
