@@ -991,6 +991,7 @@ solve_and_report (const CliOptions *o, const CliConfig *c, const char *truth_pat
       s.baseline_mse = cli_baseline_mse (&c->acquisition, sp->y, sp->truth, n);
       s.alpha = params.alpha;
       s.alpha_auto = c->alpha_auto;
+      s.params = &params;   /* as solved: --alpha auto's α and hold-out rule */
       s.noise = c->alpha_auto ? c->acquisition.noise : NAN;
       s.mse = result.mse;
       s.psnr = result.psnr;
