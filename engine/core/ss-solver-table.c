@@ -281,7 +281,7 @@ static const SsSolverInfo solvers[SS_N_SOLVERS] = {
     /* quality's cases after 1 outer step of 10 FISTA steps or of 50, PSNR dB
      * (input): Hubble FWHM 3 31.84 or 27.17 (29.53), Sun FWHM 2 35.25 or
      * 34.97 (33.23); the star fields want 100 steps and more. */
-    .holdout_inner_iterations = 10,
+    .holdout_inner_iterations = 10, .holdout_cap_as_asked = TRUE,
     .n_defaults = 2, .cs_algorithm = "alm", .cpu = ss_cpu_cs_image, .cuda = CUDA_CS_ENTRY },
   [SS_SOLVER_RL] = {
     .kind = SS_SOLVER_RL, .name = "rl", .label = "Richardson–Lucy",
