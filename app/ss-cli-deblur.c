@@ -338,13 +338,15 @@ check_auto_alpha (const CliDeblurInput *in, const CliOptions *o, const CliConfig
       cli_error (label, "--alpha auto: %s", error->message);
       return CLI_EXIT_FAILURE;
     }
+  if (!c->alpha_auto || o->json)
+    return -1;
   /* RL (the default) and the greedy solvers take no α: printing the rule's
    * value would suggest it shaped their result. */
   const SsSolverInfo *info = ss_solver_info (job->params.kind);
-  if (c->alpha_auto && !o->json && ss_solver_uses (info, SS_PARAM_ALPHA))
+  if (ss_solver_uses (info, SS_PARAM_ALPHA))
     cli_note (o, "%s: alpha %g from noise %g (scaled units)", label, job->params.alpha,
               job->noise);
-  else if (c->alpha_auto && !o->json)
+  else
     cli_note (o, "%s: noise %g (scaled units); %s takes no alpha", label, job->noise,
               info->name);
   return -1;

@@ -286,23 +286,6 @@ typedef struct {
 } OptionValue;
 
 /* Parses the options a user would give deblur into a config. */
-/* --set NAME=VALUE for a switch: on or off. */
-static gboolean
-parse_switch (const char *name, const char *value, gboolean *flag, GError **error)
-{
-  static const char *const on[] = { "1", "true", "yes", "on" };
-  static const char *const off[] = { "0", "false", "no", "off" };
-  for (guint i = 0; i < G_N_ELEMENTS (on); i++)
-    if (g_ascii_strcasecmp (value, on[i]) == 0 || g_ascii_strcasecmp (value, off[i]) == 0)
-      {
-        *flag = g_ascii_strcasecmp (value, on[i]) == 0;
-        return TRUE;
-      }
-  g_set_error (error, SS_ERROR, SS_ERROR_INVALID_ARGUMENT,
-               "--set %s=%s: a switch is 1, true, yes, on, or 0, false, no, off", name, value);
-  return FALSE;
-}
-
 static gboolean
 config_for (const QualityOptions *q, const CaseData *data, const SsSolverInfo *solver,
             const OptionValue *extra, int n_extra, CliOptions *o, CliConfig *c, GError **error)
@@ -322,11 +305,13 @@ config_for (const QualityOptions *q, const CaseData *data, const SsSolverInfo *s
     for (int id = 0; id < SS_N_PARAMS; id++)
       if (g_str_equal (ss_param_info ((SsParamId) id)->name, extra[i].name))
         {
-          /* A switch is a flag on deblur's command line: --holdout. */
-          if (ss_param_info ((SsParamId) id)->type == SS_PARAM_BOOL)
+          /* A switch is a flag on deblur's command line (--holdout); its
+           * value, yes or no, was checked with the others (set_names_known). */
+          const SsParamInfo *info = ss_param_info ((SsParamId) id);
+          double on = 0;
+          if (info->type == SS_PARAM_BOOL)
             {
-              if (!parse_switch (extra[i].name, extra[i].value, &o->flag[id], error))
-                return FALSE;
+              o->flag[id] = ss_param_parse (info, extra[i].value, &on, NULL) && on != 0;
               continue;
             }
           g_free (o->param[id]);
@@ -362,11 +347,11 @@ set_names_known (char **set)
                      "options (iters, alpha, inner-iters, ...)", set[i]);
           return FALSE;
         }
-      gboolean flag;
+      double value;
       g_autoptr (GError) error = NULL;
-      if (known->type == SS_PARAM_BOOL && !parse_switch (kv[0], kv[1], &flag, &error))
+      if (known->type == SS_PARAM_BOOL && !ss_param_parse (known, kv[1], &value, &error))
         {
-          cli_error (NULL, "%s", error->message);
+          cli_error (NULL, "--set %s: %s", set[i], error->message);
           return FALSE;
         }
     }

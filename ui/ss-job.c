@@ -274,13 +274,11 @@ resolve_auto_params (SsJob *job, GError **error)
                                      job->scaling.scale, job->op, &rule, &s->noise_estimate,
                                      error))
     return FALSE;
-  /* As the CLI's --alpha auto: the solver's scale. Its hold-out rule is the
-   * app's own box, ticked with α's auto box (ss-param-controls.c) and on by
+  /* As the CLI's --alpha auto, the α alone: the hold-out rule is the app's
+   * own box, ticked with α's auto box (ss-param-controls.c) and on by
    * default for a real image, so that it can be turned off for a solver
    * whose α row, and so its auto box, is hidden (the greedy ones). */
-  gboolean holdout = s->params.holdout;
-  ss_solver_apply_alpha_auto (&s->params, rule);
-  s->params.holdout = holdout;
+  s->params.alpha = ss_solver_alpha_auto (&s->params, rule);
   return ss_solve_params_validate (&s->params, error);
 }
 

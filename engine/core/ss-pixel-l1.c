@@ -336,7 +336,7 @@ solve_with_holdout (SsSolveOnceFunc once, gpointer backend, const SsProblem *pro
   ok = once (backend, problem, &run, relay_report, relay, cancellable, result, error);
   result->iterations += validated;
   result->validation_iterations = validated;
-  if (every == 1 && validated > 0)
+  if (params->inner_iterations != asked->inner_iterations)   /* sliced */
     {
       result->validation_inner_iterations = params->inner_iterations;
       result->full_inner_iterations = run.inner_iterations;

@@ -183,7 +183,6 @@ dense_check_size (int width, int height, gsize observed, const SsSolveParams *p,
 
 #define LASSO_COMMON (USES (SS_PARAM_ALPHA) | USES (SS_PARAM_ITERATIONS) | USES (SS_PARAM_NONNEG))
 
-
 /* HTP's and CoSaMP's iterations are least-squares fits on a support, 20 CG
  * steps each: on the k the hold-out rule picks for extended light (90% of
  * the pixels) one such fit already amplifies the noise, so the rule reads
@@ -382,10 +381,16 @@ ss_solver_alpha_auto_scale (const SsSolveParams *p)
   return info && info->alpha_auto_scale > 0 ? info->alpha_auto_scale : 1.0;
 }
 
+double
+ss_solver_alpha_auto (const SsSolveParams *p, double rule)
+{
+  return rule * ss_solver_alpha_auto_scale (p);
+}
+
 void
 ss_solver_apply_alpha_auto (SsSolveParams *p, double rule)
 {
-  p->alpha = rule * ss_solver_alpha_auto_scale (p);
+  p->alpha = ss_solver_alpha_auto (p, rule);
   /* The parameters chosen from the data include the iteration count where
    * the solver's minimiser would fit the noise (ss-pixel-l1.h). */
   if (ss_solver_uses (ss_solver_info (p->kind), SS_PARAM_HOLDOUT))

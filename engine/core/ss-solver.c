@@ -2,6 +2,7 @@
 #include "ss-solver.h"
 #include "ss-bench.h"
 #include "ss-error.h"
+#include "ss-rl-holdout.h"
 
 #include <math.h>
 #include <string.h>
@@ -98,9 +99,9 @@ ss_solve_result_describe_holdout (const SsSolveResult *r)
   if (r->validation_iterations <= 0)
     return NULL;
   GString *s = g_string_new (NULL);
-  g_string_append_printf (s, "hold-out: %d validating on 3/4 of the pixels, then %d on all of "
-                          "them", r->validation_iterations,
-                          r->iterations - r->validation_iterations);
+  g_string_append_printf (s, "hold-out: %d validating on %d/%d of the pixels, then %d on all "
+                          "of them", r->validation_iterations, SS_RL_HOLDOUT_FOLDS - 1,
+                          SS_RL_HOLDOUT_FOLDS, r->iterations - r->validation_iterations);
   /* The counts are outer steps the rule may have shortened (ALM, HTP, CoSaMP). */
   if (r->validation_inner_iterations > 0)
     g_string_append_printf (s, " (outer steps of %d, then of %d inner steps)",

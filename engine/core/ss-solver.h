@@ -324,8 +324,11 @@ gboolean ss_solver_has_cuda (const SsSolverInfo *info);
 SsSolverKind ss_solver_default_for_real_data (void);
 /* The factor --alpha auto applies for PARAMS's solver (1 unless its descriptor says). */
 double ss_solver_alpha_auto_scale (const SsSolveParams *params);
-/* What "alpha auto" sets, from RULE (ss_alpha_auto's value): α = RULE times
- * the solver's scale, and the hold-out rule where the solver takes it. */
+/* The α "alpha auto" gives PARAMS's solver from RULE (ss_alpha_auto's
+ * value): RULE times the solver's scale. */
+double ss_solver_alpha_auto (const SsSolveParams *params, double rule);
+/* What "alpha auto" sets on the command line, from RULE: that α, and the
+ * hold-out rule where the solver takes it. */
 void ss_solver_apply_alpha_auto (SsSolveParams *params, double rule);
 /* Before allocating: does a WIDTH x HEIGHT problem with OBSERVED pixels fit
  * the memory of PARAMS's solver? TRUE for solvers with no such limit. */
