@@ -65,7 +65,13 @@ main (int argc, char **argv)
     }
   for (gsize i = 0; i < G_N_ELEMENTS (commands); i++)
     if (g_str_equal (name, commands[i].name))
-      return commands[i].run (argc - 1, argv + 1);
+      {
+        int status = commands[i].run (argc - 1, argv + 1);
+        /* A deblur that failed before its solve may have left the GPU's
+         * start-up running: the process must not end under it. */
+        ss_backend_warm_up_wait ();
+        return status;
+      }
 
   cli_error (NULL, "unknown command '%s' (commands: simulate, deblur, run, bench, cs, info, quality; "
              "see '" CLI_PROGRAM " --help')", name);

@@ -817,6 +817,36 @@ test_backend_reuses_plans (CudaFixture *f, gconstpointer data)
   test_problem_clear (&p);
 }
 
+/* deblur starts the driver and a context on a thread of its own while it
+ * reads the image (ss_backend_warm_up); the backend made afterwards on
+ * another thread takes that context and solves as the CPU does. */
+static void
+test_backend_takes_warm_context (CudaFixture *f, gconstpointer data)
+{
+  if (f->ctx == NULL)
+    return;
+  ss_backend_warm_up (SS_BACKEND_CUDA, NULL, 0);
+  int width = 2 * g_rand_int_range (f->rng, 60, 90), height = width + 6;
+  TestProblem p;
+  test_problem_init (&p, f->rng, width, height, "gaussian:2.5", 1.0, 0.01);
+  SsProblem problem = { .op = p.op, .y = p.y, .truth = p.truth };
+  SsSolveParams params = test_solve_params (SS_SOLVER_CPADMM, 1e-3, 30);
+  SsSolveResult gpu = { 0 }, cpu = { 0 };
+  g_autoptr (GError) error = NULL;
+  SsBackend *backend = ss_backend_new (SS_BACKEND_CUDA, &error);
+  g_assert_no_error (error);
+  g_assert_cmpstr (ss_backend_get_name (backend), ==, "cuda");
+  g_assert_true (ss_backend_solve (backend, &problem, &params, NULL, NULL, NULL, &gpu, &error));
+  g_assert_no_error (error);
+  ss_backend_free (backend);
+  g_assert_true (ss_cpu_solve (&problem, &params, NULL, NULL, NULL, &cpu, &error));
+  g_assert_cmpfloat (test_rel_diff (gpu.x, cpu.x, (gsize) width * height), <, 1e-4);
+  ss_backend_warm_up_wait ();   /* once a process: nothing left to wait for */
+  ss_solve_result_clear (&gpu);
+  ss_solve_result_clear (&cpu);
+  test_problem_clear (&p);
+}
+
 /* The held-out errors a validation run reported, by reading (every EVERY
  * iterations: SS_RL_HOLDOUT_EVERY, or 1 for ALM's outer steps). */
 typedef struct {
@@ -1716,6 +1746,7 @@ main (int argc, char **argv)
   ADD ("/cuda/rl/bench-runs", test_rl_bench_runs);
   ADD ("/cuda/planning-counted", test_planning_counted);
   ADD ("/cuda/backend-reuses-plans", test_backend_reuses_plans);
+  ADD ("/cuda/backend-takes-warm-context", test_backend_takes_warm_context);
   ADD ("/cuda/device-query", test_device_query);
   ADD ("/cuda/cs/operators-match-cpu", test_cs_operators_match_cpu);
   ADD ("/cuda/cs/solvers-match-cpu", test_cs_solvers_match_cpu);

@@ -71,6 +71,36 @@ pool_context (SsCudaContext *ctx)
   g_mutex_unlock (&context_pool_lock);
 }
 
+/* ss_backend_warm_up's thread: the context it made goes into the pool, a
+ * failure is dropped (the backend that follows meets it again and says so). */
+static GThread *warm_up_thread;
+static gboolean warm_up_started;   /* once a process: the pool keeps what it made */
+
+static gpointer
+warm_up_context (gpointer data)
+{
+  int device = GPOINTER_TO_INT (data);
+  if (ss_cuda_device_count () > device)
+    {
+      SsCudaContext *ctx = ss_cuda_context_new (device, NULL);
+      if (ctx != NULL)
+        pool_context (ctx);
+    }
+  return NULL;
+}
+
+/* Waits for a warm-up in flight, so that its context is in the pool (or
+ * known not to come) before a backend looks there. */
+static void
+warm_up_join (void)
+{
+  g_mutex_lock (&context_pool_lock);
+  GThread *thread = g_steal_pointer (&warm_up_thread);
+  g_mutex_unlock (&context_pool_lock);
+  if (thread != NULL)
+    g_thread_join (thread);
+}
+
 /* "NAME" for one device; "2 devices: 0 NAME; 1 NAME" for several. */
 static char *
 describe_contexts (SsCudaContext *const *contexts, const int *devices, int count)
@@ -105,6 +135,7 @@ open_cuda (SsBackend *backend, const int *devices, int count, GError **error)
       count = 1;
     }
   backend->cuda = g_new0 (SsCudaContext *, count);
+  warm_up_join ();
   for (int i = 0; i < count; i++)
     {
       backend->cuda[i] = take_pooled_context (devices[i]);
@@ -134,6 +165,34 @@ SsBackend *
 ss_backend_new (SsBackendKind kind, GError **error)
 {
   return ss_backend_new_with_devices (kind, NULL, 0, error);
+}
+
+void
+ss_backend_warm_up (SsBackendKind kind, const int *devices, int count)
+{
+#if SHARPSKY_HAVE_CUDA
+  if (kind == SS_BACKEND_CPU)
+    return;
+  int device = count > 0 ? devices[0] : 0;
+  g_mutex_lock (&context_pool_lock);
+  if (!warm_up_started)
+    warm_up_thread = g_thread_try_new ("sharpsky-cuda-warm-up", warm_up_context,
+                                       GINT_TO_POINTER (device), NULL);
+  warm_up_started = TRUE;
+  g_mutex_unlock (&context_pool_lock);
+#else
+  (void) kind;
+  (void) devices;
+  (void) count;
+#endif
+}
+
+void
+ss_backend_warm_up_wait (void)
+{
+#if SHARPSKY_HAVE_CUDA
+  warm_up_join ();
+#endif
 }
 
 SsBackend *

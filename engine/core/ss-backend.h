@@ -33,6 +33,15 @@ SsBackend *ss_backend_new (SsBackendKind kind, GError **error);
  * absent, and fails like CUDA when a listed device does not exist. */
 SsBackend *ss_backend_new_with_devices (SsBackendKind kind, const int *devices, int count,
                                         GError **error);
+/* Starts, on a thread of its own, what the first CUDA call of a process
+ * costs (the driver and a context for the first of DEVICES, about a quarter
+ * of a second on an H100), so that a caller can read and prepare its data
+ * meanwhile; the next backend on that device takes the context. Once a
+ * process; nothing for the CPU or without CUDA; a failure is left for that
+ * backend to report. A process that started one calls
+ * ss_backend_warm_up_wait before it exits, whether or not a backend came. */
+void ss_backend_warm_up (SsBackendKind kind, const int *devices, int count);
+void ss_backend_warm_up_wait (void);
 /* "all" (every CUDA device; none without CUDA), "0" or "0,2,3" into a
  * g_free'd array of *COUNT indices (NULL with *COUNT 0 for "all" without
  * devices). A device listed twice gets two contexts, each with its own
