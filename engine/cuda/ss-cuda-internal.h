@@ -134,6 +134,8 @@ typedef struct {
   float *held_y;     /* n or NULL: SsProblem.held_out's data at every pixel */
   unsigned char *held_counted; /* n bytes or NULL: its counted held-out pixels */
   const SsProblem *host; /* what was uploaded (for host-side setup, e.g. RL's), or NULL */
+  struct SsCudaHostEstimate *estimate_host; /* the estimate's host buffer, made while the
+                                               device works (ss-cuda-solve.cu), or NULL */
 } SsCudaProblem;
 
 gboolean ss_cuda_problem_upload (SsCudaContext *ctx, const SsProblem *problem,

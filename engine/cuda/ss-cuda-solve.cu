@@ -15,11 +15,51 @@ now_seconds (void)
   return (double) g_get_monotonic_time () * 1e-6;
 }
 
+/* The estimate's host buffer, allocated and touched on a thread of its own
+ * while the device iterates: copied into fresh memory, a 26 Mpx estimate
+ * paid its page faults in the download (0.10 s on the H100's host). */
+struct SsCudaHostEstimate {
+  GThread *thread;
+};
+
+/* Below this the faults cost less than a thread. */
+#define HOST_ESTIMATE_MIN_BYTES (8u << 20)
+
+static gpointer
+touch_host_buffer (gpointer data)
+{
+  gsize bytes = GPOINTER_TO_SIZE (data);
+  void *x = g_try_malloc (bytes);
+  if (x != NULL)
+    memset (x, 0, bytes);
+  return x;
+}
+
+static void
+host_estimate_start (struct SsCudaHostEstimate *h, size_t bytes)
+{
+  h->thread = bytes >= HOST_ESTIMATE_MIN_BYTES
+                ? g_thread_try_new ("sharpsky-host-estimate", touch_host_buffer,
+                                    GSIZE_TO_POINTER (bytes), NULL)
+                : NULL;
+}
+
+/* The buffer (g_free), or NULL when none was made or it failed. */
+static float *
+host_estimate_take (struct SsCudaHostEstimate *h)
+{
+  if (h == NULL || h->thread == NULL)
+    return NULL;
+  return (float *) g_thread_join (g_steal_pointer (&h->thread));
+}
+
 static gboolean
 download_estimate (SsCudaContext *ctx, const SsCudaProblem *p, const float *x_d,
                    SsSolveResult *result, GError **error)
 {
-  float *x = (float *) g_try_malloc (p->n * sizeof (float));
+  float *x = host_estimate_take (p->estimate_host);
+  if (x == NULL)
+    x = (float *) g_try_malloc (p->n * sizeof (float));
   if (x == NULL)
     {
       g_set_error (error, SS_ERROR, SS_ERROR_OUT_OF_MEMORY,
@@ -220,6 +260,9 @@ ss_cuda_solve (SsCudaContext *ctx, const SsProblem *problem, const SsSolveParams
   SsCudaProblem p;
   if (!ss_cuda_problem_upload (ctx, problem, &p, error))
     return FALSE;
+  struct SsCudaHostEstimate estimate_host;
+  host_estimate_start (&estimate_host, p.n * sizeof (float));
+  p.estimate_host = &estimate_host;
   gboolean ok;
   if (entry->solve != NULL)
     ok = entry->solve (ctx, &p, params, report, user_data, cancellable, start, result, error);
@@ -237,6 +280,7 @@ ss_cuda_solve (SsCudaContext *ctx, const SsProblem *problem, const SsSolveParams
       g_free (result->device);
       result->device = g_strdup (ctx->name);
     }
+  g_free (host_estimate_take (&estimate_host));   /* unused when the solve failed */
   ss_cuda_problem_free (ctx, &p);
   return ok;
 }
