@@ -21,6 +21,11 @@
  * the column pass and the step's own work follow. So a scale reads its
  * input once from memory (the halos come from L2) and writes only what the
  * next step needs: 4J + 2 image passes an iteration besides CPADMM's.
+ * A scale's kernel is compiled for its step, and each thread issues all its
+ * loads (its share of the tile and halo, its own pixels' operands) before it
+ * stores any: the kernels wait on their loads (Nsight Compute: long
+ * scoreboard stalls, 63% of DRAM bandwidth), and this took an admm
+ * iteration at 4096² from 2.146 to 2.112 ms on the H100.
  */
 #include "ss-cuda-internal.h"
 
@@ -28,10 +33,7 @@
   for (size_t i = blockIdx.x * (size_t) blockDim.x + threadIdx.x; i < (n); \
        i += (size_t) gridDim.x * blockDim.x)
 
-#define TILE 32
-#define TILE_ROWS 8          /* threads along y; each does TILE / TILE_ROWS rows */
-#define HALO_MAX (2 << (SS_STARLET_SCALES - 1))   /* 2 steps of the coarsest scale */
-#define SPAN_MAX (TILE + 2 * HALO_MAX)
+#define BLOCK_THREADS 256
 
 __device__ __forceinline__ int
 wrap (int v, int size)
@@ -57,59 +59,99 @@ typedef struct {
   const float *in, *a;
   float *c_next, *z, *nu, *u, *sum;
   const float *reweight;
-  int width, height, step;
+  int width, height;
   float threshold, tau;
 } StarletPass;
 
-template <bool FORWARD>
-__global__ void
+/* A TW × TH tile of one scale whose smoothing steps STEP pixels (its halo
+ * 2·STEP each side), with BLOCK_THREADS threads: TW across, the rest down. */
+template <bool FORWARD, int TW, int TH, int STEP>
+__global__ void __launch_bounds__ (BLOCK_THREADS)
 starlet_tile_kernel (StarletPass pass)
 {
-  __shared__ float tile[SPAN_MAX][SPAN_MAX];
-  __shared__ float rows[SPAN_MAX][TILE];
-  const int w = pass.width, h = pass.height, step = pass.step, halo = 2 * step;
-  const int span = TILE + 2 * halo, x0 = blockIdx.x * TILE, y0 = blockIdx.y * TILE;
+  constexpr int HALO = 2 * STEP, SW = TW + 2 * HALO, SH = TH + 2 * HALO;
+  __shared__ float tile[SH][SW];
+  __shared__ float rows[SH][TW];
+  constexpr int BY = BLOCK_THREADS / TW;   /* threads down a column */
+  constexpr int LOAD_ROWS = (SH + BY - 1) / BY, LOAD_COLS = (SW + TW - 1) / TW;
+  const int w = pass.width, h = pass.height;
+  const int x0 = blockIdx.x * TW, y0 = blockIdx.y * TH;
   /* Most tiles and their halos lie inside the image: they need no wrapping,
    * whose two integer divisions a load would otherwise cost. */
-  const bool inside = x0 >= halo && y0 >= halo && x0 + TILE + halo <= w && y0 + TILE + halo <= h;
-  for (int ty = threadIdx.y; ty < span; ty += blockDim.y)
-    {
-      int gy = y0 - halo + ty;
-      size_t row = (size_t) (inside ? gy : wrap (gy, h)) * w;
-      for (int tx = threadIdx.x; tx < span; tx += blockDim.x)
-        {
-          int gx = x0 - halo + tx;
-          size_t g = row + (inside ? gx : wrap (gx, w));
-          tile[ty][tx] = FORWARD ? pass.in[g] : (pass.a ? pass.a[g] : 0.0f) - pass.u[g];
-        }
-    }
-  __syncthreads ();
-  for (int ty = threadIdx.y; ty < span; ty += blockDim.y)
-    {
-      int cx = threadIdx.x + halo;
-      const float *t = tile[ty];
-      rows[ty][threadIdx.x] = b3_sum (t[cx - 2 * step], t[cx - step], t[cx], t[cx + step],
-                                      t[cx + 2 * step]);
-    }
-  __syncthreads ();
+  const bool inside = x0 >= HALO && y0 >= HALO && x0 + TW + HALO <= w && y0 + TH + HALO <= h;
+  /* Every load of the thread is issued before the first is stored: the
+   * loads, not the smoothing, are what a scale waits on. */
+  float v[LOAD_ROWS][LOAD_COLS];
+#pragma unroll
+  for (int r = 0; r < LOAD_ROWS; r++)
+#pragma unroll
+    for (int c = 0; c < LOAD_COLS; c++)
+      {
+        int ty = threadIdx.y + r * BY, tx = threadIdx.x + c * TW;
+        if (ty >= SH || tx >= SW)
+          continue;
+        int gy = y0 - HALO + ty, gx = x0 - HALO + tx;
+        size_t g = inside ? (size_t) gy * w + gx : (size_t) wrap (gy, h) * w + wrap (gx, w);
+        v[r][c] = FORWARD ? pass.in[g] : (pass.a ? pass.a[g] : 0.0f) - pass.u[g];
+      }
+  /* The thread's own pixels' operands too, before anything waits. */
+  constexpr int OUT_ROWS = TH / BY;
+  static_assert (TH % BY == 0, "a tile's rows split evenly between the threads");
   const int gx = x0 + threadIdx.x;
+  float own[OUT_ROWS], other[OUT_ROWS];   /* forward: ν, reweight; adjoint: u, sum */
+#pragma unroll
+  for (int k = 0; k < OUT_ROWS; k++)
+    {
+      int gy = y0 + threadIdx.y + k * BY;
+      if (gx >= w || gy >= h)
+        continue;
+      size_t g = (size_t) gy * w + gx;
+      own[k] = FORWARD ? pass.nu[g] : pass.u[g];
+      if (FORWARD)
+        other[k] = pass.reweight ? pass.reweight[g] : 1.0f;
+      else
+        other[k] = pass.sum ? pass.sum[g] : 0.0f;
+    }
+#pragma unroll
+  for (int r = 0; r < LOAD_ROWS; r++)
+#pragma unroll
+    for (int c = 0; c < LOAD_COLS; c++)
+      {
+        int ty = threadIdx.y + r * BY, tx = threadIdx.x + c * TW;
+        if (ty < SH && tx < SW)
+          tile[ty][tx] = v[r][c];
+      }
+  __syncthreads ();
+#pragma unroll
+  for (int ty = threadIdx.y; ty < SH; ty += BY)
+    {
+      int cx = threadIdx.x + HALO;
+      const float *t = tile[ty];
+      rows[ty][threadIdx.x] = b3_sum (t[cx - 2 * STEP], t[cx - STEP], t[cx], t[cx + STEP],
+                                      t[cx + 2 * STEP]);
+    }
+  __syncthreads ();
   if (gx >= w)
     return;
-  for (int ty = threadIdx.y; ty < TILE && y0 + ty < h; ty += blockDim.y)
+#pragma unroll
+  for (int k = 0; k < OUT_ROWS; k++)
     {
-      int cy = ty + halo;
+      int ty = threadIdx.y + k * BY;
+      if (y0 + ty >= h)
+        break;
+      int cy = ty + HALO;
       const int tx = threadIdx.x;
       /* A row image (height 1) is not smoothed along y. */
       float smooth = h == 1 ? rows[cy][tx]
-                            : b3_sum (rows[cy - 2 * step][tx], rows[cy - step][tx], rows[cy][tx],
-                                      rows[cy + step][tx], rows[cy + 2 * step][tx]);
+                            : b3_sum (rows[cy - 2 * STEP][tx], rows[cy - STEP][tx], rows[cy][tx],
+                                      rows[cy + STEP][tx], rows[cy + 2 * STEP][tx]);
       size_t g = (size_t) (y0 + ty) * w + gx;
       if (FORWARD)
         {
           if (pass.c_next)
             pass.c_next[g] = smooth;
-          float wj = tile[cy][tx + halo] - smooth, m = pass.nu[g];
-          float t = pass.reweight ? pass.threshold * pass.reweight[g] : pass.threshold;
+          float wj = tile[cy][tx + HALO] - smooth, m = own[k];
+          float t = pass.threshold * other[k];
           float b = wj + m;
           float zi = copysignf (fmaxf (fabsf (b) - t, 0.0f), b);
           m += pass.tau * (wj - zi);
@@ -120,19 +162,39 @@ starlet_tile_kernel (StarletPass pass)
         }
       else
         {
-          float v = pass.u[g] + smooth;
+          float v = own[k] + smooth;
           if (pass.sum)
-            pass.sum[g] += v;
+            pass.sum[g] = other[k] + v;
           else
             pass.c_next[g] = v;
         }
     }
 }
 
-static dim3
-tile_grid (int width, int height)
+/* Larger tiles (64 × 32, 64 × 16, 128 × 16: fewer halo bytes) measured
+ * slower at every scale on the H100 (2.25–2.87 ms an admm iteration at
+ * 4096² against 2.11 ms), so every scale takes 32 × 32. */
+template <bool FORWARD, int STEP>
+static void
+launch_step (const StarletPass &pass, cudaStream_t stream)
 {
-  return dim3 ((unsigned) ((width + TILE - 1) / TILE), (unsigned) ((height + TILE - 1) / TILE));
+  constexpr int TW = 32, TH = 32;
+  dim3 grid ((unsigned) ((pass.width + TW - 1) / TW), (unsigned) ((pass.height + TH - 1) / TH));
+  starlet_tile_kernel<FORWARD, TW, TH, STEP><<<grid, dim3 (TW, BLOCK_THREADS / TW), 0, stream>>> (
+    pass);
+}
+
+template <bool FORWARD>
+static void
+launch_scale (const StarletPass &pass, int scale, cudaStream_t stream)
+{
+  switch (scale)
+    {
+    case 0: launch_step<FORWARD, 1> (pass, stream); break;
+    case 1: launch_step<FORWARD, 2> (pass, stream); break;
+    case 2: launch_step<FORWARD, 4> (pass, stream); break;
+    default: launch_step<FORWARD, 8> (pass, stream); break;
+    }
 }
 
 /* ε_j/(ε_j + |z_j|) for every scale (ss-cpu-admm-prior.c's update_reweights). */
@@ -159,9 +221,8 @@ ss_cuda_starlet_splits (SsCudaContext *ctx, const SsCudaStarletSplits *s, const 
       float *next = j + 1 < s->scales ? s->smooth[j % 2] : NULL;
       StarletPass pass = { c, NULL, next, s->reweight ? s->z + j * n : NULL, s->nu + j * n,
                            s->u + j * n, NULL, s->reweight ? s->reweight + j * n : NULL,
-                           width, height, 1 << j, s->threshold[j], tau };
-      starlet_tile_kernel<true><<<tile_grid (width, height), dim3 (TILE, TILE_ROWS), 0,
-                                  ctx->stream>>> (pass);
+                           width, height, s->threshold[j], tau };
+      launch_scale<true> (pass, j, ctx->stream);
       if (!LAUNCH_OK ("starlet_tile_kernel (forward)"))
         return FALSE;
       c = next;
@@ -179,9 +240,8 @@ ss_cuda_starlet_adjoint_add (SsCudaContext *ctx, const SsCudaStarletSplits *s, f
     {
       float *next = j > 0 ? s->smooth[j % 2] : NULL;
       StarletPass pass = { NULL, a, next, NULL, NULL, s->u + j * n, j > 0 ? NULL : sum, NULL,
-                           width, height, 1 << j, 0.0f, 0.0f };
-      starlet_tile_kernel<false><<<tile_grid (width, height), dim3 (TILE, TILE_ROWS), 0,
-                                   ctx->stream>>> (pass);
+                           width, height, 0.0f, 0.0f };
+      launch_scale<false> (pass, j, ctx->stream);
       if (!LAUNCH_OK ("starlet_tile_kernel (adjoint)"))
         return FALSE;
       a = next;
