@@ -487,6 +487,13 @@ run_as_user (const QualityOptions *q, const CaseData *data, const SsSolverInfo *
               g_free (note);
               note = g_strdup_printf ("k %g chosen, hold-out", result.sparsity);
             }
+          else if (result.choice != NULL)
+            {
+              /* "alm chosen: held-out error ..." -> "alm chosen by hold-out". */
+              g_free (note);
+              note = g_strdup_printf ("%.*s by hold-out", (int) strcspn (result.choice, ":"),
+                                      result.choice);
+            }
           row = score_row (solver->name, data, x, result.seconds, result.iterations, note);
         }
     }

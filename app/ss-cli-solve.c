@@ -537,6 +537,11 @@ print_summary_json (const CliSummary *s, const CliConfig *config, const SsSolveR
   ss_json_add_int (&o, "validation_iterations", result->validation_iterations);
   if (result->sparsity > 0)
     ss_json_add_number (&o, "sparsity", result->sparsity);
+  if (result->choice != NULL)
+    {
+      ss_json_add_int (&o, "choice_iterations", result->choice_iterations);
+      ss_json_add_string (&o, "choice", result->choice);
+    }
   if (result->validation_inner_iterations > 0)
     {
       ss_json_add_int (&o, "validation_inner_iterations", result->validation_inner_iterations);

@@ -847,6 +847,76 @@ test_backend_takes_warm_context (CudaFixture *f, gconstpointer data)
   test_problem_clear (&p);
 }
 
+/* `auto` (ss-solver-choice.h) on the device: the candidate the CPU chose,
+ * and that candidate's own device solve, on a sparse scene and a smooth one
+ * (the sparse one's blur of a smooth copy). */
+static void
+test_choice_matches_cpu (CudaFixture *f, gconstpointer data)
+{
+  if (f->ctx == NULL)
+    return;
+  g_autoptr (GError) error = NULL;
+  SsBackend *gpu = ss_backend_new (SS_BACKEND_CUDA, &error);
+  SsBackend *cpu = ss_backend_new (SS_BACKEND_CPU, &error);
+  g_assert_no_error (error);
+  for (int smooth = 0; smooth < 2; smooth++)
+    {
+      int width = 2 * g_rand_int_range (f->rng, 28, 40), height = width - 6;
+      TestProblem p;
+      test_problem_init (&p, f->rng, width, height, "gaussian:2.5", 1.0, 0.02);
+      g_autofree float *blurred_truth = NULL;
+      if (smooth)
+        {
+          blurred_truth = g_new (float, (gsize) width * height);
+          g_assert_true (ss_operator_apply (p.op, p.truth, blurred_truth, &error));
+          g_assert_true (ss_operator_apply (p.op, blurred_truth, p.y, &error));
+          for (gsize i = 0; i < (gsize) width * height; i++)
+            p.y[i] += (float) (0.02 * ss_rand_normal (f->rng));
+        }
+      SsDataStats stats = { .noise = 0.02, .median = NAN };
+      SsProblem problem = { .op = p.op, .y = p.y, .stats = &stats };
+      SsSolveParams params = test_solve_params (SS_SOLVER_AUTO, 1e-3, 1);
+      ss_solve_params_set_defaults (&params, SS_SOLVER_AUTO);
+      params.alpha = 1e-3;
+      params.nonneg = TRUE;
+      SsSolveResult on_gpu = { 0 }, on_cpu = { 0 }, alone = { 0 };
+      g_assert_true (ss_backend_solve (gpu, &problem, &params, NULL, NULL, NULL, &on_gpu, &error));
+      g_assert_no_error (error);
+      g_assert_true (ss_backend_solve (cpu, &problem, &params, NULL, NULL, NULL, &on_cpu, &error));
+      g_test_message ("%s scene: device \"%s\"; CPU \"%s\"", smooth ? "smooth" : "sparse",
+                      on_gpu.choice, on_cpu.choice);
+      g_autofree char *device_pick = g_strndup (on_gpu.choice, strcspn (on_gpu.choice, " "));
+      g_autofree char *cpu_pick = g_strndup (on_cpu.choice, strcspn (on_cpu.choice, " "));
+      /* The same pick wherever the CPU's errors are 1% apart (the devices'
+       * sums differ in their last bits, and RL's rule can read one step
+       * later). */
+      double rl_error = NAN, alm_error = NAN;
+      g_assert_cmpint (sscanf (strchr (on_cpu.choice, ':'), ": held-out error rl %lf, alm %lf",
+                               &rl_error, &alm_error), ==, 2);
+      if (fabs (rl_error - alm_error) > 0.01 * MIN (rl_error, alm_error))
+        g_assert_cmpstr (device_pick, ==, cpu_pick);
+      g_assert_cmpstr (on_gpu.backend, ==, "cuda");
+      /* The chosen candidate alone on the device, as `auto` runs it. */
+      SsSolveParams chosen = params;
+      ss_solve_params_set_defaults (&chosen, ss_solver_find (device_pick, NULL)->kind);
+      chosen.alpha = params.alpha;
+      chosen.nonneg = TRUE;
+      chosen.holdout = TRUE;
+      chosen.rl_stop = SS_RL_STOP_HOLDOUT;
+      g_assert_true (ss_backend_solve (gpu, &problem, &chosen, NULL, NULL, NULL, &alone, &error));
+      gsize n = (gsize) width * height;
+      g_assert_cmpfloat (test_rel_diff (on_gpu.x, alone.x, n), <, 1e-5);
+      if (g_str_equal (device_pick, cpu_pick))
+        g_assert_cmpfloat (test_rel_diff (on_gpu.x, on_cpu.x, n), <, 0.03);
+      ss_solve_result_clear (&on_gpu);
+      ss_solve_result_clear (&on_cpu);
+      ss_solve_result_clear (&alone);
+      test_problem_clear (&p);
+    }
+  ss_backend_free (gpu);
+  ss_backend_free (cpu);
+}
+
 /* The held-out errors a validation run reported, by reading (every EVERY
  * iterations: SS_RL_HOLDOUT_EVERY, or 1 for ALM's outer steps). */
 typedef struct {
@@ -1747,6 +1817,7 @@ main (int argc, char **argv)
   ADD ("/cuda/planning-counted", test_planning_counted);
   ADD ("/cuda/backend-reuses-plans", test_backend_reuses_plans);
   ADD ("/cuda/backend-takes-warm-context", test_backend_takes_warm_context);
+  ADD ("/cuda/choice/matches-cpu", test_choice_matches_cpu);
   ADD ("/cuda/device-query", test_device_query);
   ADD ("/cuda/cs/operators-match-cpu", test_cs_operators_match_cpu);
   ADD ("/cuda/cs/solvers-match-cpu", test_cs_solvers_match_cpu);

@@ -3,6 +3,7 @@
  * SHARPSKY_TEST_SEED=N replays a run). */
 #include "test-common.h"
 #include "ss-pixel-l1.h"
+#include "ss-solver-choice.h"
 #include "ss-rl.h"
 #include "ss-rl-holdout.h"
 
@@ -91,7 +92,8 @@ keep_last (const SsReport *report, gpointer user_data)
 /* A report's held_out is Σ (C x − y)² over the counted pixels, against C x
  * computed anew from the returned estimate; the counted pixels and their
  * data are random, and the solver fits other data. ALM runs on engine/cs,
- * whose operator is zero off the mask: its reports need C x everywhere. */
+ * whose operator is zero off the mask, and RL's residual was P C x: their
+ * reports need C x everywhere. */
 static void
 test_held_out_metric (void)
 {
@@ -108,7 +110,7 @@ test_held_out_metric (void)
     }
   SsHeldOut held = { other, counted };
   SsProblem problem = { .op = s.op, .y = s.y, .held_out = &held };
-  const SsSolverKind kinds[] = { SS_SOLVER_CPADMM, SS_SOLVER_FISTA, SS_SOLVER_ALM };
+  const SsSolverKind kinds[] = { SS_SOLVER_CPADMM, SS_SOLVER_FISTA, SS_SOLVER_ALM, SS_SOLVER_RL };
   g_autofree guint8 *observed = g_new (guint8, s.n);
   gsize m = 0;
   for (gsize i = 0; i < s.n; i++)
@@ -124,6 +126,7 @@ test_held_out_metric (void)
       SsSolveParams params = lasso_params (kinds[k / 2], 23);
       if (params.kind == SS_SOLVER_ALM)
         params.iterations = 3;
+      params.rl_stop = SS_RL_STOP_NONE;   /* RL: 23 iterations, no rule of its own */
       SsReport last = { 0 };
       SsSolveResult result = { 0 };
       g_autoptr (GError) error = NULL;
@@ -477,6 +480,107 @@ test_seed_solve_untouched (void)
   scene_clear (&s);
 }
 
+/* ---- the `auto` solver's choice (ss-solver-choice.h) ------------------------------ */
+
+/* KIND as `auto` runs it: its own defaults and rules, `auto`'s α. */
+static SsSolveParams
+candidate_params (SsSolverKind kind, const SsSolveParams *asked)
+{
+  SsSolveParams p = *asked;
+  ss_solve_params_set_defaults (&p, kind);
+  p.alpha = asked->alpha;
+  p.nonneg = asked->nonneg;
+  p.holdout = TRUE;
+  p.rl_stop = SS_RL_STOP_HOLDOUT;
+  return p;
+}
+
+/* The choice rebuilt from its definition on a scene of extended light or
+ * of STARS point sources: RL and ALM each solved in full on the pixels
+ * ss_solver_choice_kept keeps, C x of each result against the data on the
+ * others, then the better one on every pixel; `auto` must give that
+ * estimate bit for bit, say which it chose, and count every run. */
+static void
+check_choice (int stars, double sigma)
+{
+  g_autoptr (GRand) rng = test_rng ();
+  int w = 44 + g_rand_int_range (rng, 0, 9), h = 40 + g_rand_int_range (rng, 0, 9);
+  Scene s = { 0 };
+  scene_blur (&s, rng, stars ? star_scene (rng, w, h, stars) : test_extended_scene (rng, w, h),
+              w, h, sigma);
+  SsDataStats stats = { .noise = sigma, .median = NAN };
+  SsProblem problem = { .op = s.op, .y = s.y, .stats = &stats };
+  SsSolveParams params;
+  ss_solve_params_init (&params);
+  ss_solve_params_set_defaults (&params, SS_SOLVER_AUTO);
+  params.alpha = 1e-3;
+  params.nonneg = TRUE;
+  params.report_every = 5;
+  SsSolveResult result = backend_solve (&problem, &params);
+
+  g_autofree guint8 *fit = g_new0 (guint8, s.n);
+  g_autofree float *y = g_new0 (float, s.n);
+  gsize fitted = 0;
+  for (gsize i = 0; i < s.n; i++)
+    if (ss_solver_choice_kept (i))
+      {
+        fit[i] = 1;
+        y[i] = s.y[i];
+        fitted++;
+      }
+  SsOperator part = *s.op;
+  part.mask = fit;
+  part.m = fitted;
+  SsProblem split = { .op = &part, .y = y, .stats = &stats };
+  const SsSolverKind kinds[] = { SS_SOLVER_RL, SS_SOLVER_ALM };
+  double errors[2];
+  int counted = 0, chosen = 0;
+  g_autofree float *cx = g_new (float, s.n);
+  for (int c = 0; c < 2; c++)
+    {
+      SsSolveParams p = candidate_params (kinds[c], &params);
+      SsSolveResult run = backend_solve (&split, &p);
+      counted += run.iterations;
+      g_assert_true (ss_operator_apply (s.op, run.x, cx, NULL));
+      errors[c] = 0;
+      for (gsize i = 0; i < s.n; i++)
+        if (!fit[i])
+          errors[c] += ((double) cx[i] - s.y[i]) * ((double) cx[i] - s.y[i]);
+      ss_solve_result_clear (&run);
+      if (errors[c] < errors[chosen])
+        chosen = c;
+    }
+  const char *name = ss_solver_kind_to_string (kinds[chosen]);
+  g_test_message ("%s: held-out error rl %.6g, alm %.6g: %s; auto said \"%s\"",
+                  stars ? "stars" : "extended", errors[0], errors[1], name, result.choice);
+  g_autofree char *said = g_strdup_printf ("%s chosen", name);
+  g_assert_nonnull (result.choice);
+  g_assert_true (g_str_has_prefix (result.choice, said));
+  g_assert_cmpint (result.choice_iterations, ==, counted);
+  g_autofree char *described = ss_solve_result_describe_holdout (&result);
+  g_assert_nonnull (strstr (described, said));
+
+  SsSolveParams p = candidate_params (kinds[chosen], &params);
+  SsSolveResult direct = backend_solve (&problem, &p);
+  g_assert_cmpint (result.iterations, ==, counted + direct.iterations);
+  g_assert_cmpmem (result.x, s.n * sizeof (float), direct.x, s.n * sizeof (float));
+  ss_solve_result_clear (&direct);
+  ss_solve_result_clear (&result);
+  scene_clear (&s);
+}
+
+static void
+test_choice_extended (void)
+{
+  check_choice (0, 0.02);
+}
+
+static void
+test_choice_stars (void)
+{
+  check_choice (12, 0.02);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -490,5 +594,7 @@ main (int argc, char **argv)
   g_test_add_func ("/pixel-l1/floor-on-a-disk", test_floor_on_a_disk);
   g_test_add_func ("/pixel-l1/seed-solve-untouched", test_seed_solve_untouched);
   g_test_add_func ("/pixel-l1/deferred-operator", test_deferred_operator);
+  g_test_add_func ("/choice/extended", test_choice_extended);
+  g_test_add_func ("/choice/stars", test_choice_stars);
   return g_test_run ();
 }

@@ -166,11 +166,11 @@ test_small_suite (Fixture *f, gconstpointer data)
       g_test_message ("%s: %s (deblur's default) %.2f dB", name, fallback, chosen->psnr);
       g_assert_cmpfloat (chosen->psnr, >=, blurred->psnr);
       /* So do the solvers with the hold-out rule (ss-pixel-l1.h), which
-       * --alpha auto turns on. */
+       * --alpha auto turns on, and `auto`, which chooses by it. */
       for (guint k = 0; k < ss_solver_count (); k++)
         {
           const SsSolverInfo *info = ss_solver_nth (k);
-          if (!ss_solver_uses (info, SS_PARAM_HOLDOUT))
+          if (!ss_solver_uses (info, SS_PARAM_HOLDOUT) && info->n_candidates == 0)
             continue;
           const Row *row = find_row (rows, name, info->name);
           g_assert_nonnull (row);
@@ -233,7 +233,8 @@ test_draw (Fixture *f, gconstpointer data)
   g_autofree char *drawn = RUN_QUALITY ("--only", cases, "--json", "--draw", "7", "--methods",
                                         "rl", "--methods", "cpadmm", "--methods", "fista", "--methods",
                                         "ista", "--methods", "alm", "--methods", "iht", "--methods",
-                                        "niht", "--methods", "htp", "--methods", "cosamp");
+                                        "niht", "--methods", "htp", "--methods", "cosamp",
+                                        "--methods", "auto");
   g_autoptr (GPtrArray) a = parse_rows (published);
   g_autoptr (GPtrArray) b = parse_rows (drawn);
   const char *names[] = { "small-stars", "small-sun" };
@@ -245,7 +246,7 @@ test_draw (Fixture *f, gconstpointer data)
       g_assert_nonnull (blurred);
       g_assert_cmpfloat (blurred->psnr, !=, before->psnr);
       const char *methods[] = { "rl", "cpadmm", "fista", "ista", "alm", "iht", "niht", "htp",
-                                "cosamp" };
+                                "cosamp", "auto" };
       for (gsize m = 0; m < G_N_ELEMENTS (methods); m++)
         {
           const Row *row = find_row (b, names[c], methods[m]);

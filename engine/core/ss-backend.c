@@ -5,6 +5,7 @@
 #include "ss-error.h"
 #include "ss-fft.h"
 #include "ss-pixel-l1.h"
+#include "ss-solver-choice.h"
 
 
 const char *
@@ -383,6 +384,15 @@ measure_floor (gpointer data, const SsProblem *problem, const SsSolveParams *par
   return ss_pixel_l1_floor (problem, params);
 }
 
+static gboolean
+solve_with_rules (gpointer backend, const SsProblem *problem, const SsSolveParams *params,
+                  SsReportFunc report, gpointer user_data, GCancellable *cancellable,
+                  SsSolveResult *result, GError **error)
+{
+  return ss_backend_solve (backend, problem, params, report, user_data, cancellable, result,
+                           error);
+}
+
 gboolean
 ss_backend_solve (SsBackend *backend, const SsProblem *problem, const SsSolveParams *params,
                   SsReportFunc report, gpointer user_data, GCancellable *cancellable,
@@ -390,6 +400,10 @@ ss_backend_solve (SsBackend *backend, const SsProblem *problem, const SsSolvePar
 {
   if (!check_problem (problem, error) || !ss_solve_params_validate (params, error))
     return FALSE;
+  /* `auto`: its candidates, each with every rule (ss-solver-choice.h). */
+  if (ss_solver_info (params->kind)->n_candidates > 0)
+    return ss_solver_choice_solve (solve_with_rules, backend, problem, params, report, user_data,
+                                   cancellable, result, error);
   /* A real image's floor, or the hold-out rule (ss-pixel-l1.h). */
   if (ss_pixel_l1_applies (problem, params))
     return ss_pixel_l1_solve (solve_once, measure_floor, backend, problem, params, report,

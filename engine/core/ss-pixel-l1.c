@@ -361,7 +361,8 @@ ss_pixel_l1_solve (SsSolveOnceFunc once, SsFloorFunc floor, gpointer backend,
                                                            : 0.0;
   Relay relay = { .report = report, .user_data = user_data, .shift = (float) shift };
   SsProblem shifted = *problem;
-  g_autofree float *y = NULL, *truth = NULL;
+  g_autofree float *y = NULL, *truth = NULL, *held_y = NULL;
+  SsHeldOut held;
   if (shift < 0)
     {
       /* y − f·C1 where observed: C1 is c^'s DC term everywhere. */
@@ -370,6 +371,16 @@ ss_pixel_l1_solve (SsSolveOnceFunc once, SsFloorFunc floor, gpointer backend,
       for (gsize i = 0; i < n; i++)
         y[i] = (op->mask == NULL || op->mask[i]) ? problem->y[i] + lift : 0.0f;
       shifted.y = y;
+      /* A caller's held-out pixels (ss-solver-choice.h) are predicted by
+       * C x' = C x − f·C1 too. */
+      if (problem->held_out)
+        {
+          held_y = g_new (float, n);
+          for (gsize i = 0; i < n; i++)
+            held_y[i] = problem->held_out->y[i] + lift;
+          held = (SsHeldOut) { held_y, problem->held_out->counted };
+          shifted.held_out = &held;
+        }
       if (problem->truth)
         {
           truth = g_new (float, n);

@@ -10,6 +10,7 @@
 #include "ss-cpu.h"
 #include "ss-dense.h"
 #include "ss-error.h"
+#include "ss-solver-choice.h"
 
 #include <math.h>
 #include <stddef.h>
@@ -308,6 +309,15 @@ static const SsSolverInfo solvers[SS_N_SOLVERS] = {
      * (Sun). Factor 0.25: 31.13 / 48.03 / 34.00 dB; 0.15: 31.79 / 47.88 / 34.23. */
     .alpha_auto_scale = 0.15,
     .cpu = ss_cpu_admm_prior, .cuda = CUDA_ENTRY (ss_cuda_admm_entry) },
+  [SS_SOLVER_AUTO] = {
+    .kind = SS_SOLVER_AUTO, .name = "auto", .label = "Automatic (RL or ALM)",
+    .help = "Runs Richardson–Lucy and ALM, each with its own rules, on 3/4 of the pixels, then "
+            "on all of them the one whose result predicts the other quarter better: ALM on faint "
+            "star fields, RL elsewhere; two to three times RL's time",
+    .caps = SS_SOLVER_ITERATIVE | SS_SOLVER_MASKS,
+    .params = USES (SS_PARAM_ALPHA) | USES (SS_PARAM_NONNEG),
+    .candidates = { SS_SOLVER_RL, SS_SOLVER_ALM }, .n_candidates = 2,
+    .cpu = ss_solver_choice_cpu },
 };
 
 guint
@@ -400,7 +410,13 @@ ss_solver_apply_alpha_auto (SsSolveParams *p, double rule)
 gboolean
 ss_solver_has_cuda (const SsSolverInfo *info)
 {
-  return info->cuda != NULL;
+  if (info->n_candidates == 0)
+    return info->cuda != NULL;
+  /* A choice runs where its candidates run. */
+  for (int c = 0; c < info->n_candidates; c++)
+    if (!ss_solver_has_cuda (ss_solver_info (info->candidates[c])))
+      return FALSE;
+  return TRUE;
 }
 
 gboolean

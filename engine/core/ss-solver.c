@@ -91,17 +91,26 @@ ss_solve_result_clear (SsSolveResult *result)
   g_clear_pointer (&result->backend, g_free);
   g_clear_pointer (&result->device, g_free);
   g_clear_pointer (&result->warning, g_free);
+  g_clear_pointer (&result->choice, g_free);
 }
 
 char *
 ss_solve_result_describe_holdout (const SsSolveResult *r)
 {
-  if (r->validation_iterations <= 0)
+  if (r->validation_iterations <= 0 && r->choice == NULL)
     return NULL;
   GString *s = g_string_new (NULL);
+  if (r->choice)
+    g_string_append_printf (s, "%s, %d iterations; then ", r->choice, r->choice_iterations);
+  if (r->validation_iterations <= 0)
+    {
+      g_string_append_printf (s, "%d on all the pixels", r->iterations - r->choice_iterations);
+      return g_string_free (s, FALSE);
+    }
   g_string_append_printf (s, "hold-out: %d validating on %d/%d of the pixels, then %d on all "
                           "of them", r->validation_iterations, SS_RL_HOLDOUT_FOLDS - 1,
-                          SS_RL_HOLDOUT_FOLDS, r->iterations - r->validation_iterations);
+                          SS_RL_HOLDOUT_FOLDS,
+                          r->iterations - r->choice_iterations - r->validation_iterations);
   /* The counts are outer steps the rule may have shortened (ALM, HTP, CoSaMP). */
   if (r->validation_inner_iterations > 0)
     g_string_append_printf (s, " (outer steps of %d, then of %d inner steps)",

@@ -27,6 +27,8 @@ typedef enum {
   SS_SOLVER_ALM,          /* augmented Lagrangian l1 (seed 001): basis pursuit or the LASSO */
   SS_SOLVER_RL,           /* Richardson–Lucy, optionally with TV (RL-TV) */
   SS_SOLVER_ADMM_PRIOR,   /* circulant ADMM with TV / starlet priors and a weighted data term */
+  SS_SOLVER_AUTO,         /* RL or ALM, whichever predicts held-out pixels better
+                             (ss-solver-choice.h) */
   SS_N_SOLVERS
 } SsSolverKind;
 
@@ -168,6 +170,11 @@ typedef struct {
   /* The greedy solvers' k as the hold-out rule chose it (ss-pixel-l1.h),
    * a count or a fraction as SsSolveParams.sparsity; 0 otherwise. */
   double sparsity;
+  /* A solver with candidates (ss-solver-choice.h): the iterations of the
+   * candidates' runs, counted in iterations too, and which was chosen and
+   * why, in words (g_free); 0 and NULL otherwise. */
+  int choice_iterations;
+  char *choice;
   double seconds;         /* solve time, setup included, file I/O excluded */
   double mse, psnr, residual, objective, rel_change;
   gsize peak_memory_bytes;/* engine buffers (host for CPU, device for CUDA) */
@@ -263,6 +270,8 @@ typedef struct {
   double value;
 } SsParamDefault;
 
+#define SS_SOLVER_MAX_CANDIDATES 2
+
 typedef struct {
   SsSolverKind kind;
   const char *name;       /* --solver NAME, JSON, HISTORY */
@@ -298,6 +307,11 @@ typedef struct {
    * on 90% of the pixels fits the noise; CoSaMP on the galaxies 55.56 dB
    * against 49.97, though 55.62 against 57.05 on the bright stars). */
   gboolean holdout_cap_as_asked;
+  /* A solver that runs others and keeps the better (ss-solver-choice.h):
+   * the first n_candidates of these, the first chosen when nothing tells
+   * them apart. */
+  SsSolverKind candidates[SS_SOLVER_MAX_CANDIDATES];
+  int n_candidates;
   SsSolveFunc cpu;
   const SsCudaSolverEntry *cuda;   /* NULL: CPU only, or a build without CUDA */
   /* Rules beyond the parameter ranges, or NULL. */

@@ -1,0 +1,212 @@
+/* ss-solver-choice.c: the `auto` solver's choice between its candidates
+ * (ss-solver-choice.h). */
+#include "ss-solver-choice.h"
+#include "ss-backend.h"
+#include "ss-mem.h"
+#include "ss-report.h"
+
+#include <math.h>
+
+gboolean
+ss_solver_choice_kept (gsize pixel)
+{
+  /* Wellons' two-round integer hash with other constants than
+   * ss_rl_holdout_kept's lowbias32, and another seed. */
+  guint32 x = (guint32) pixel ^ (guint32) ((guint64) pixel >> 32) ^ 0x2545f491u;
+  x ^= x >> 16;
+  x *= 0x21f0aaadu;
+  x ^= x >> 15;
+  x *= 0x735a2d97u;
+  x ^= x >> 15;
+  return x % SS_RL_HOLDOUT_FOLDS != 0u;
+}
+
+/* ---- the split ---------------------------------------------------------------- */
+
+/* The problem the candidates are run on: the fitted pixels as the mask and
+ * the data there; every held-out pixel of the image counts. The padded
+ * border is neither: its pixels mirror the image's, held-out ones among
+ * them, and fitting those would show the candidates what they must predict. */
+typedef struct {
+  SsOperator op;
+  const float *chat;      /* the problem's spectrum, to tell one made for the copy */
+  SsProblem problem;
+  SsHeldOut held;
+  guint8 *fit, *counted;
+  float *y;
+} Split;
+
+static void
+split_clear (Split *s)
+{
+  /* A deferred operator's copy gets its own spectrum where a CPU run needs
+   * one (ss-pixel-l1.c's validation does the same). */
+  if (s->op.chat != s->chat)
+    ss_mem_free (NULL, s->op.chat, 0);
+  g_free (s->fit);
+  g_free (s->counted);
+  g_free (s->y);
+}
+
+static gboolean
+in_region (gsize pixel, int frame_width, SsRegion image)
+{
+  if (image.width <= 0)
+    return TRUE;
+  int col = (int) (pixel % (gsize) frame_width), row = (int) (pixel / (gsize) frame_width);
+  return col >= image.x0 && col < image.x0 + image.width && row >= image.y0
+         && row < image.y0 + image.height;
+}
+
+static gboolean
+split_build (Split *s, const SsProblem *problem)
+{
+  const SsOperator *op = problem->op;
+  gsize n = (gsize) op->width * op->height, fitted = 0, tested = 0;
+  s->fit = g_new0 (guint8, n);
+  s->counted = g_new0 (guint8, n);
+  s->y = g_new0 (float, n);
+  for (gsize i = 0; i < n; i++)
+    {
+      if ((op->mask && !op->mask[i]) || !in_region (i, op->width, problem->image))
+        continue;
+      if (ss_solver_choice_kept (i))
+        {
+          s->fit[i] = 1;
+          s->y[i] = problem->y[i];
+          fitted++;
+        }
+      else
+        {
+          s->counted[i] = 1;
+          tested++;
+        }
+    }
+  s->op = *op;   /* shares c^, or a deferred operator's kernel */
+  s->chat = op->chat;
+  if (fitted == 0 || tested == 0)
+    return FALSE;
+  s->op.mask = s->fit;
+  s->op.m = fitted;
+  s->held = (SsHeldOut) { problem->y, s->counted };
+  s->problem = *problem;
+  s->problem.op = &s->op;
+  s->problem.y = s->y;
+  s->problem.held_out = &s->held;
+  return TRUE;
+}
+
+/* ---- reports ------------------------------------------------------------------ */
+
+typedef struct {
+  SsReportFunc report;
+  gpointer user_data;
+  int offset;             /* iterations of the runs before this one */
+  gboolean provisional;   /* a candidate's run on the split: none of its reports is final */
+  double held_out;        /* the last report's held-out error */
+} Relay;
+
+static void
+relay_report (const SsReport *report, gpointer user_data)
+{
+  Relay *r = user_data;
+  r->held_out = report->held_out;
+  if (r->report == NULL)
+    return;
+  SsReport out = *report;
+  out.iteration += r->offset;
+  out.final = report->final && !r->provisional;
+  r->report (&out, r->user_data);
+}
+
+/* ---- the choice --------------------------------------------------------------- */
+
+/* A candidate as a user runs it on a real image with --alpha auto: its own
+ * defaults and rules, the α and positivity asked of `auto`. */
+static SsSolveParams
+candidate_params (const SsSolveParams *params, SsSolverKind kind)
+{
+  SsSolveParams p = *params;
+  ss_solve_params_set_defaults (&p, kind);
+  p.alpha = params->alpha;
+  p.nonneg = params->nonneg;
+  p.holdout = TRUE;
+  p.rl_stop = SS_RL_STOP_HOLDOUT;
+  return p;
+}
+
+static char *
+describe_choice (const SsSolverInfo *info, int chosen, const double *errors, int count)
+{
+  GString *s = g_string_new (NULL);
+  g_string_append_printf (s, "%s chosen: held-out error", ss_solver_info (info->candidates[chosen])->name);
+  for (int c = 0; c < count; c++)
+    g_string_append_printf (s, "%s %s %.4g", c ? "," : "", ss_solver_info (info->candidates[c])->name,
+                            errors[c]);
+  g_string_append_printf (s, " (each run on %d/%d of the pixels)", SS_RL_HOLDOUT_FOLDS - 1,
+                          SS_RL_HOLDOUT_FOLDS);
+  return g_string_free (s, FALSE);
+}
+
+gboolean
+ss_solver_choice_solve (SsSolveOnceFunc solve, gpointer backend, const SsProblem *problem,
+                        const SsSolveParams *params, SsReportFunc report, gpointer user_data,
+                        GCancellable *cancellable, SsSolveResult *result, GError **error)
+{
+  const SsSolverInfo *info = ss_solver_info (params->kind);
+  double start = ss_now ();
+  Relay relay = { .report = report, .user_data = user_data, .provisional = TRUE };
+  double errors[SS_SOLVER_MAX_CANDIDATES];
+  int chosen = 0, tried = 0, counted = 0;
+  Split split = { 0 };
+  if (split_build (&split, problem))
+    for (; tried < info->n_candidates; tried++)
+      {
+        SsSolveParams p = candidate_params (params, info->candidates[tried]);
+        SsSolveResult run = { 0 };
+        relay.offset = counted;
+        relay.held_out = NAN;
+        gboolean ok = solve (backend, &split.problem, &p, relay_report, &relay, cancellable, &run,
+                             error);
+        counted += run.iterations;
+        if (!ok)
+          {
+            /* Cancelled or failed: the candidate's partial result. */
+            split_clear (&split);
+            ss_solve_result_clear (result);
+            *result = run;
+            return FALSE;
+          }
+        ss_solve_result_clear (&run);
+        /* A candidate without a reading (no report) is never chosen over
+         * one with. */
+        errors[tried] = isfinite (relay.held_out) ? relay.held_out : INFINITY;
+        if (errors[tried] < errors[chosen])
+          chosen = tried;
+      }
+  split_clear (&split);
+
+  SsSolveParams p = candidate_params (params, info->candidates[chosen]);
+  relay.offset = counted;
+  relay.provisional = FALSE;
+  gboolean ok = solve (backend, problem, &p, relay_report, &relay, cancellable, result, error);
+  result->iterations += counted;
+  result->choice_iterations = counted;
+  result->seconds = ss_now () - start;
+  g_free (result->choice);
+  result->choice = tried > 0 ? describe_choice (info, chosen, errors, tried)
+                             : g_strdup_printf ("%s: nothing to hold out",
+                                                ss_solver_info (info->candidates[0])->name);
+  return ok;
+}
+
+gboolean
+ss_solver_choice_cpu (const SsProblem *problem, const SsSolveParams *params, SsReportFunc report,
+                      gpointer user_data, GCancellable *cancellable, SsSolveResult *result,
+                      GError **error)
+{
+  g_autoptr (SsBackend) backend = ss_backend_new (SS_BACKEND_CPU, error);
+  return backend != NULL
+         && ss_backend_solve (backend, problem, params, report, user_data, cancellable, result,
+                              error);
+}
