@@ -277,8 +277,12 @@ print_report_text (const SsReport *report, int iterations, int plane)
   GString *line = g_string_new ("  ");
   if (plane >= 0)
     g_string_append_printf (line, "plane %d  ", plane);
-  g_string_append_printf (line, "iteration %*d/%d  %8.3f s", iterations >= 1000 ? 5 : 3,
-                          report->iteration, iterations, report->elapsed);
+  /* ITERATIONS 0: the solver sets its own count (`auto`'s runs). */
+  if (iterations > 0)
+    g_string_append_printf (line, "iteration %*d/%d  %8.3f s", iterations >= 1000 ? 5 : 3,
+                            report->iteration, iterations, report->elapsed);
+  else
+    g_string_append_printf (line, "iteration %5d  %8.3f s", report->iteration, report->elapsed);
   if (isfinite (report->mse))
     g_string_append_printf (line, "  mse %.4e  psnr %6.2f dB", report->mse, report->psnr);
   g_string_append_printf (line, "  residual %.4e  change %.3e  objective %.6e",
@@ -357,7 +361,10 @@ cli_solve (const CliConfig *config, const SsSolveParams *params, const CliOption
   if (backend == NULL)
     return CLI_EXIT_FAILURE;
   g_autoptr (GCancellable) cancellable = g_cancellable_new ();
-  ReportContext context = { options, cancellable, params->iterations, plane };
+  ReportContext context = { options, cancellable,
+                            ss_solver_uses (ss_solver_info (params->kind), SS_PARAM_ITERATIONS)
+                              ? params->iterations : 0,
+                            plane };
   gboolean ok = ss_backend_solve (backend, problem, params, on_report, &context,
                                   cancellable, result, &error);
   return finish_solve (ok, error, options, input, result);
