@@ -7,6 +7,7 @@
 #include "test-common.h"
 #include "ss-config.h"
 #include "ss-pixel-l1.h"
+#include "ss-solver-choice.h"
 #include "ss-rl-holdout.h"
 
 #include <cblas.h>
@@ -897,12 +898,8 @@ test_choice_matches_cpu (CudaFixture *f, gconstpointer data)
         g_assert_cmpstr (device_pick, ==, cpu_pick);
       g_assert_cmpstr (on_gpu.backend, ==, "cuda");
       /* The chosen candidate alone on the device, as `auto` runs it. */
-      SsSolveParams chosen = params;
-      ss_solve_params_set_defaults (&chosen, ss_solver_find (device_pick, NULL)->kind);
-      chosen.alpha = params.alpha;
-      chosen.nonneg = TRUE;
-      chosen.holdout = TRUE;
-      chosen.rl_stop = SS_RL_STOP_HOLDOUT;
+      SsSolveParams chosen
+        = ss_solver_choice_candidate (&params, ss_solver_find (device_pick, NULL)->kind);
       g_assert_true (ss_backend_solve (gpu, &problem, &chosen, NULL, NULL, NULL, &alone, &error));
       gsize n = (gsize) width * height;
       g_assert_cmpfloat (test_rel_diff (on_gpu.x, alone.x, n), <, 1e-5);

@@ -154,6 +154,38 @@ test_held_out_metric (void)
 
 /* ---- the hold-out rule, against a second computation ------------------------------ */
 
+/* The pixels of S that KEPT keeps, as the mask of a copy of its operator,
+ * with their data: what a validation fits. */
+typedef struct {
+  SsOperator op;
+  guint8 *fit;
+  float *y;
+} Fitted;
+
+static void
+fitted_init (Fitted *f, const Scene *s, int (*kept) (gsize pixel))
+{
+  f->fit = g_new0 (guint8, s->n);
+  f->y = g_new0 (float, s->n);
+  f->op = *s->op;
+  f->op.m = 0;
+  for (gsize i = 0; i < s->n; i++)
+    if (kept (i))
+      {
+        f->fit[i] = 1;
+        f->y[i] = s->y[i];
+        f->op.m++;
+      }
+  f->op.mask = f->fit;
+}
+
+static void
+fitted_clear (Fitted *f)
+{
+  g_free (f->fit);
+  g_free (f->y);
+}
+
 /* The validation run rebuilt from the rule's definition: for k = EVERY,
  * 2·EVERY, ... a separate solve of k iterations on the fitted pixels, its
  * held-out error from C x of the estimate over the held-out pixels above
@@ -163,20 +195,10 @@ static int
 validate_by_separate_solves (const Scene *s, const SsSolveParams *params, int every,
                              double noise, int *best, double *best_error)
 {
-  g_autofree guint8 *fit = g_new0 (guint8, s->n);
-  g_autofree float *y = g_new0 (float, s->n);
-  gsize fitted = 0;
-  for (gsize i = 0; i < s->n; i++)
-    if (ss_rl_holdout_kept (i))
-      {
-        fit[i] = 1;
-        y[i] = s->y[i];
-        fitted++;
-      }
-  SsOperator half = *s->op;
-  half.mask = fit;
-  half.m = fitted;
-  SsProblem problem = { .op = &half, .y = y };
+  Fitted half;
+  fitted_init (&half, s, ss_rl_holdout_kept);
+  const guint8 *fit = half.fit;
+  SsProblem problem = { .op = &half.op, .y = half.y };
   g_autofree float *cx = g_new (float, s->n);
   int cap = params->iterations / 2;
   *best = 0;
@@ -199,7 +221,10 @@ validate_by_separate_solves (const Scene *s, const SsSolveParams *params, int ev
           *best = run.iterations;
         }
       if (run.iterations >= cap || run.iterations >= *best + MAX (*best / 2, 2 * every))
-        return run.iterations;
+        {
+          fitted_clear (&half);
+          return run.iterations;
+        }
     }
 }
 
@@ -482,19 +507,6 @@ test_seed_solve_untouched (void)
 
 /* ---- the `auto` solver's choice (ss-solver-choice.h) ------------------------------ */
 
-/* KIND as `auto` runs it: its own defaults and rules, `auto`'s α. */
-static SsSolveParams
-candidate_params (SsSolverKind kind, const SsSolveParams *asked)
-{
-  SsSolveParams p = *asked;
-  ss_solve_params_set_defaults (&p, kind);
-  p.alpha = asked->alpha;
-  p.nonneg = asked->nonneg;
-  p.holdout = TRUE;
-  p.rl_stop = SS_RL_STOP_HOLDOUT;
-  return p;
-}
-
 /* The choice rebuilt from its definition on a scene of extended light or
  * of STARS point sources: RL and ALM each solved in full on the pixels
  * ss_solver_choice_kept keeps, C x of each result against the data on the
@@ -518,27 +530,17 @@ check_choice (int stars, double sigma)
   params.report_every = 5;
   SsSolveResult result = backend_solve (&problem, &params);
 
-  g_autofree guint8 *fit = g_new0 (guint8, s.n);
-  g_autofree float *y = g_new0 (float, s.n);
-  gsize fitted = 0;
-  for (gsize i = 0; i < s.n; i++)
-    if (ss_solver_choice_kept (i))
-      {
-        fit[i] = 1;
-        y[i] = s.y[i];
-        fitted++;
-      }
-  SsOperator part = *s.op;
-  part.mask = fit;
-  part.m = fitted;
-  SsProblem split = { .op = &part, .y = y, .stats = &stats };
+  Fitted part;
+  fitted_init (&part, &s, ss_solver_choice_kept);
+  const guint8 *fit = part.fit;
+  SsProblem split = { .op = &part.op, .y = part.y, .stats = &stats };
   const SsSolverKind kinds[] = { SS_SOLVER_RL, SS_SOLVER_ALM };
   double errors[2];
   int counted = 0, chosen = 0;
   g_autofree float *cx = g_new (float, s.n);
   for (int c = 0; c < 2; c++)
     {
-      SsSolveParams p = candidate_params (kinds[c], &params);
+      SsSolveParams p = ss_solver_choice_candidate (&params, kinds[c]);
       SsSolveResult run = backend_solve (&split, &p);
       counted += run.iterations;
       g_assert_true (ss_operator_apply (s.op, run.x, cx, NULL));
@@ -560,12 +562,13 @@ check_choice (int stars, double sigma)
   g_autofree char *described = ss_solve_result_describe_holdout (&result);
   g_assert_nonnull (strstr (described, said));
 
-  SsSolveParams p = candidate_params (kinds[chosen], &params);
+  SsSolveParams p = ss_solver_choice_candidate (&params, kinds[chosen]);
   SsSolveResult direct = backend_solve (&problem, &p);
   g_assert_cmpint (result.iterations, ==, counted + direct.iterations);
   g_assert_cmpmem (result.x, s.n * sizeof (float), direct.x, s.n * sizeof (float));
   ss_solve_result_clear (&direct);
   ss_solve_result_clear (&result);
+  fitted_clear (&part);
   scene_clear (&s);
 }
 

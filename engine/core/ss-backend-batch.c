@@ -129,15 +129,6 @@ typedef gboolean (*SolveOneFunc) (gpointer target, const SsProblem *problem,
                                   SsSolveResult *result, GError **error);
 
 static gboolean
-solve_on_backend (gpointer target, const SsProblem *problem, const SsSolveParams *params,
-                  SsReportFunc report, gpointer user_data, GCancellable *cancellable,
-                  SsSolveResult *result, GError **error)
-{
-  return ss_backend_solve (target, problem, params, report, user_data, cancellable, result,
-                           error);
-}
-
-static gboolean
 solve_one_by_one (SolveOneFunc solve, gpointer target, const SsProblem *problems, int count,
                   const double *alphas, const SsSolveParams *params, SharedReport *shared,
                   int offset, GCancellable *cancellable, SsSolveResult *results, GError **error)
@@ -310,7 +301,7 @@ solve_batch_on (SsBackend *backend, int devices, const SsProblem *problems, int 
                            cancellable, results, error);
   else
 #endif
-    ok = solve_one_by_one (solve_on_backend, backend, problems, count, alphas, params, &shared,
+    ok = solve_one_by_one (ss_backend_solve_on, backend, problems, count, alphas, params, &shared,
                            0, cancellable, results, error);
   g_mutex_clear (&shared.lock);
   return ok;

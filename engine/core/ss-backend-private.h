@@ -25,3 +25,11 @@ struct _SsBackend {
  * one of its options (SS_ERROR_UNSUPPORTED: admm's starlet priors) is solved
  * on the CPU whatever was asked, as a solver with no GPU form at all is. */
 gboolean ss_backend_cuda_falls_back (const SsBackend *backend, const GError *cuda_error);
+
+/* ss_backend_solve with the backend untyped, for the rules that solve
+ * through a function (SsSolveOnceFunc): `auto`'s candidates, batches solved
+ * one by one. */
+gboolean ss_backend_solve_on (gpointer backend, const SsProblem *problem,
+                              const SsSolveParams *params, SsReportFunc report,
+                              gpointer user_data, GCancellable *cancellable,
+                              SsSolveResult *result, GError **error);

@@ -384,10 +384,10 @@ measure_floor (gpointer data, const SsProblem *problem, const SsSolveParams *par
   return ss_pixel_l1_floor (problem, params);
 }
 
-static gboolean
-solve_with_rules (gpointer backend, const SsProblem *problem, const SsSolveParams *params,
-                  SsReportFunc report, gpointer user_data, GCancellable *cancellable,
-                  SsSolveResult *result, GError **error)
+gboolean
+ss_backend_solve_on (gpointer backend, const SsProblem *problem, const SsSolveParams *params,
+                     SsReportFunc report, gpointer user_data, GCancellable *cancellable,
+                     SsSolveResult *result, GError **error)
 {
   return ss_backend_solve (backend, problem, params, report, user_data, cancellable, result,
                            error);
@@ -402,7 +402,7 @@ ss_backend_solve (SsBackend *backend, const SsProblem *problem, const SsSolvePar
     return FALSE;
   /* `auto`: its candidates, each with every rule (ss-solver-choice.h). */
   if (ss_solver_info (params->kind)->n_candidates > 0)
-    return ss_solver_choice_solve (solve_with_rules, backend, problem, params, report, user_data,
+    return ss_solver_choice_solve (ss_backend_solve_on, backend, problem, params, report, user_data,
                                    cancellable, result, error);
   /* A real image's floor, or the hold-out rule (ss-pixel-l1.h). */
   if (ss_pixel_l1_applies (problem, params))

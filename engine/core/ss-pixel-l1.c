@@ -1,5 +1,6 @@
 /* ss-pixel-l1.c: the pixel-ℓ1 solvers' floor and hold-out rule (ss-pixel-l1.h). */
 #include "ss-pixel-l1.h"
+#include "ss-holdout-split.h"
 #include "ss-mem.h"
 #include "ss-noise.h"
 #include "ss-rl-holdout.h"
@@ -81,72 +82,27 @@ relay_report (const SsReport *report, gpointer user_data)
 
 /* ---- the hold-out rule ------------------------------------------------------ */
 
-/* The validation problem's pieces: the fitted pixels as the mask, the data
- * there, and the held-out pixels whose error counts (above the source level
- * of ORIGINAL, the data before any floor shift). */
-typedef struct {
-  SsOperator op;          /* the problem's, with the fitted pixels as its mask */
-  const float *chat;      /* the problem's spectrum (NULL: deferred) */
-  SsProblem problem;
-  SsHeldOut held;
-  guint8 *fit, *counted;
-  float *y;
-} Validation;
-
-static void
-validation_clear (Validation *v)
+/* A padded frame's border repeats the image: it stays in the fit, never in
+ * the test. */
+static int
+validation_role (gsize pixel, int frame_width, SsRegion image)
 {
-  /* A deferred operator's copy gets its own spectrum where a CPU run needs
-   * one (the GPU makes it on the device). */
-  if (v->op.chat != v->chat)
-    ss_mem_free (NULL, v->op.chat, 0);
-  g_free (v->fit);
-  g_free (v->counted);
-  g_free (v->y);
+  int role = ss_rl_holdout_role (pixel, frame_width, image);
+  return role == SS_RL_HOLDOUT_NONE ? SS_RL_HOLDOUT_FIT : role;
 }
 
+/* The validation problem: RL's split, the held-out pixels counted above the
+ * source level of ORIGINAL (the data before any floor shift). */
 static gboolean
-validation_build (Validation *v, const SsProblem *problem, const float *original)
+validation_build (SsHoldoutSplit *v, const SsProblem *problem, const float *original)
 {
-  const SsOperator *op = problem->op;
-  gsize n = (gsize) op->width * op->height, fitted = 0;
   double noise = NAN;
   if (problem->stats && isfinite (problem->stats->noise))
     noise = problem->stats->noise;
   else
     ss_problem_noise_and_median (problem, &noise, NULL);
-  const float level = (float) ss_rl_holdout_source_level (noise);
-  v->fit = g_new0 (guint8, n);
-  v->counted = g_new0 (guint8, n);
-  v->y = g_new0 (float, n);
-  for (gsize i = 0; i < n; i++)
-    {
-      if (op->mask && !op->mask[i])
-        continue;
-      int role = ss_rl_holdout_role (i, op->width, problem->image);
-      /* Pixels outside the image (a padded frame's border) repeat the
-       * image: they stay in the fit, never in the test. */
-      if (role != SS_RL_HOLDOUT_TEST)
-        {
-          v->fit[i] = 1;
-          v->y[i] = problem->y[i];
-          fitted++;
-        }
-      else if (original[i] > level)
-        v->counted[i] = 1;
-    }
-  if (fitted == 0)
-    return FALSE;
-  v->op = *op;   /* shares c^, or a deferred operator's kernel */
-  v->chat = op->chat;
-  v->op.mask = v->fit;
-  v->op.m = fitted;
-  v->held = (SsHeldOut) { problem->y, v->counted };
-  v->problem = *problem;
-  v->problem.op = &v->op;
-  v->problem.y = v->y;
-  v->problem.held_out = &v->held;
-  return TRUE;
+  return ss_holdout_split_build (v, problem, validation_role, original,
+                                 (float) ss_rl_holdout_source_level (noise));
 }
 
 static void
@@ -161,7 +117,7 @@ cancel_child (GCancellable *parent, gpointer child)
  * own). FALSE with the error when it failed or CANCELLABLE was cancelled
  * (RESULT then holds its partial estimate). */
 static gboolean
-run_validation (SsSolveOnceFunc once, gpointer backend, const Validation *v,
+run_validation (SsSolveOnceFunc once, gpointer backend, const SsHoldoutSplit *v,
                 const SsSolveParams *params, Relay *relay, SsRlHoldout *holdout,
                 GCancellable *cancellable, SsSolveResult *result, int *iterations,
                 GError **error)
@@ -251,7 +207,7 @@ ss_pixel_l1_holdout_slicing (const SsSolveParams *params, SsSolveParams *sliced,
  * turns once as k grows). *CHOSEN gets the best rung's outcome and
  * *SPARSITY its k; *VALIDATED and *SECONDS add up all of them. */
 static gboolean
-run_validations (SsSolveOnceFunc once, gpointer backend, const Validation *v,
+run_validations (SsSolveOnceFunc once, gpointer backend, const SsHoldoutSplit *v,
                  const SsSolveParams *params, int every, Relay *relay,
                  GCancellable *cancellable, SsRlHoldout *chosen, double *sparsity,
                  int *validated, double *seconds, SsSolveResult *partial, GError **error)
@@ -299,13 +255,13 @@ solve_with_holdout (SsSolveOnceFunc once, gpointer backend, const SsProblem *pro
   int every;
   ss_pixel_l1_holdout_slicing (asked, &sliced, &every);
   const SsSolveParams *params = &sliced;
-  Validation v = { 0 };
+  SsHoldoutSplit v = { 0 };
   if (!params->holdout || !ss_solver_uses (ss_solver_info (params->kind), SS_PARAM_HOLDOUT)
       || !ss_rl_holdout_init_every (&chosen, params->iterations, every)
       || !validation_build (&v, problem, original))
     {
       /* No rule, too few iterations for one, or nothing to hold out. */
-      validation_clear (&v);
+      ss_holdout_split_clear (&v);
       return once (backend, problem, asked, relay_report, relay, cancellable, result, error);
     }
 
@@ -314,7 +270,7 @@ solve_with_holdout (SsSolveOnceFunc once, gpointer backend, const SsProblem *pro
   SsSolveResult partial = { 0 };
   gboolean ok = run_validations (once, backend, &v, params, every, relay, cancellable, &chosen,
                                  &sparsity, &validated, &validation_seconds, &partial, error);
-  validation_clear (&v);
+  ss_holdout_split_clear (&v);
   if (!ok)
     {
       /* Cancelled or failed: what the validation had is the partial result. */

@@ -2,7 +2,7 @@
  * (ss-solver-choice.h). */
 #include "ss-solver-choice.h"
 #include "ss-backend.h"
-#include "ss-mem.h"
+#include "ss-holdout-split.h"
 #include "ss-report.h"
 
 #include <math.h>
@@ -23,77 +23,16 @@ ss_solver_choice_kept (gsize pixel)
 
 /* ---- the split ---------------------------------------------------------------- */
 
-/* The problem the candidates are run on: the fitted pixels as the mask and
- * the data there; every held-out pixel of the image counts. The padded
- * border is neither: its pixels mirror the image's, held-out ones among
- * them, and fitting those would show the candidates what they must predict. */
-typedef struct {
-  SsOperator op;
-  const float *chat;      /* the problem's spectrum, to tell one made for the copy */
-  SsProblem problem;
-  SsHeldOut held;
-  guint8 *fit, *counted;
-  float *y;
-} Split;
-
-static void
-split_clear (Split *s)
+/* The candidates fit the pixels this hash keeps, and every other pixel of
+ * the image counts. The padded border is neither: its pixels mirror the
+ * image's, held-out ones among them, and fitting those would show the
+ * candidates what they must predict. */
+static int
+choice_role (gsize pixel, int frame_width, SsRegion image)
 {
-  /* A deferred operator's copy gets its own spectrum where a CPU run needs
-   * one (ss-pixel-l1.c's validation does the same). */
-  if (s->op.chat != s->chat)
-    ss_mem_free (NULL, s->op.chat, 0);
-  g_free (s->fit);
-  g_free (s->counted);
-  g_free (s->y);
-}
-
-static gboolean
-in_region (gsize pixel, int frame_width, SsRegion image)
-{
-  if (image.width <= 0)
-    return TRUE;
-  int col = (int) (pixel % (gsize) frame_width), row = (int) (pixel / (gsize) frame_width);
-  return col >= image.x0 && col < image.x0 + image.width && row >= image.y0
-         && row < image.y0 + image.height;
-}
-
-static gboolean
-split_build (Split *s, const SsProblem *problem)
-{
-  const SsOperator *op = problem->op;
-  gsize n = (gsize) op->width * op->height, fitted = 0, tested = 0;
-  s->fit = g_new0 (guint8, n);
-  s->counted = g_new0 (guint8, n);
-  s->y = g_new0 (float, n);
-  for (gsize i = 0; i < n; i++)
-    {
-      if ((op->mask && !op->mask[i]) || !in_region (i, op->width, problem->image))
-        continue;
-      if (ss_solver_choice_kept (i))
-        {
-          s->fit[i] = 1;
-          s->y[i] = problem->y[i];
-          fitted++;
-        }
-      else
-        {
-          s->counted[i] = 1;
-          tested++;
-        }
-    }
-  s->op = *op;   /* shares c^, or a deferred operator's kernel */
-  s->chat = op->chat;
-  if (fitted == 0 || tested == 0)
-    return FALSE;
-  s->op.mask = s->fit;
-  s->op.m = fitted;
-  s->held = (SsHeldOut) { problem->y, s->counted };
-  s->problem = *problem;
-  s->problem.op = &s->op;
-  s->problem.y = s->y;
-  s->problem.held_out = &s->held;
-  return TRUE;
+  if (ss_rl_holdout_role (pixel, frame_width, image) == SS_RL_HOLDOUT_NONE)
+    return SS_RL_HOLDOUT_NONE;
+  return ss_solver_choice_kept (pixel) ? SS_RL_HOLDOUT_FIT : SS_RL_HOLDOUT_TEST;
 }
 
 /* ---- reports ------------------------------------------------------------------ */
@@ -121,10 +60,8 @@ relay_report (const SsReport *report, gpointer user_data)
 
 /* ---- the choice --------------------------------------------------------------- */
 
-/* A candidate as a user runs it on a real image with --alpha auto: its own
- * defaults and rules, the α and positivity asked of `auto`. */
-static SsSolveParams
-candidate_params (const SsSolveParams *params, SsSolverKind kind)
+SsSolveParams
+ss_solver_choice_candidate (const SsSolveParams *params, SsSolverKind kind)
 {
   SsSolveParams p = *params;
   ss_solve_params_set_defaults (&p, kind);
@@ -139,10 +76,11 @@ static char *
 describe_choice (const SsSolverInfo *info, int chosen, const double *errors, int count)
 {
   GString *s = g_string_new (NULL);
-  g_string_append_printf (s, "%s chosen: held-out error", ss_solver_info (info->candidates[chosen])->name);
+  const char *name = ss_solver_info (info->candidates[chosen])->name;
+  g_string_append_printf (s, "%s chosen: held-out error", name);
   for (int c = 0; c < count; c++)
-    g_string_append_printf (s, "%s %s %.4g", c ? "," : "", ss_solver_info (info->candidates[c])->name,
-                            errors[c]);
+    g_string_append_printf (s, "%s %s %.4g", c ? "," : "",
+                            ss_solver_info (info->candidates[c])->name, errors[c]);
   g_string_append_printf (s, " (each run on %d/%d of the pixels)", SS_RL_HOLDOUT_FOLDS - 1,
                           SS_RL_HOLDOUT_FOLDS);
   return g_string_free (s, FALSE);
@@ -158,11 +96,11 @@ ss_solver_choice_solve (SsSolveOnceFunc solve, gpointer backend, const SsProblem
   Relay relay = { .report = report, .user_data = user_data, .provisional = TRUE };
   double errors[SS_SOLVER_MAX_CANDIDATES];
   int chosen = 0, tried = 0, counted = 0;
-  Split split = { 0 };
-  if (split_build (&split, problem))
+  SsHoldoutSplit split = { 0 };
+  if (ss_holdout_split_build (&split, problem, choice_role, NULL, 0) && split.tested > 0)
     for (; tried < info->n_candidates; tried++)
       {
-        SsSolveParams p = candidate_params (params, info->candidates[tried]);
+        SsSolveParams p = ss_solver_choice_candidate (params, info->candidates[tried]);
         SsSolveResult run = { 0 };
         relay.offset = counted;
         relay.held_out = NAN;
@@ -172,7 +110,7 @@ ss_solver_choice_solve (SsSolveOnceFunc solve, gpointer backend, const SsProblem
         if (!ok)
           {
             /* Cancelled or failed: the candidate's partial result. */
-            split_clear (&split);
+            ss_holdout_split_clear (&split);
             ss_solve_result_clear (result);
             *result = run;
             return FALSE;
@@ -184,9 +122,9 @@ ss_solver_choice_solve (SsSolveOnceFunc solve, gpointer backend, const SsProblem
         if (errors[tried] < errors[chosen])
           chosen = tried;
       }
-  split_clear (&split);
+  ss_holdout_split_clear (&split);
 
-  SsSolveParams p = candidate_params (params, info->candidates[chosen]);
+  SsSolveParams p = ss_solver_choice_candidate (params, info->candidates[chosen]);
   relay.offset = counted;
   relay.provisional = FALSE;
   gboolean ok = solve (backend, problem, &p, relay_report, &relay, cancellable, result, error);

@@ -26,6 +26,11 @@ G_BEGIN_DECLS
  * among those fitted here. */
 gboolean ss_solver_choice_kept (gsize pixel);
 
+/* Candidate KIND's parameters under PARAMS (`auto`'s), as a user runs it on
+ * a real image with --alpha auto: its own defaults and rules, the α and
+ * positivity asked of `auto`. */
+SsSolveParams ss_solver_choice_candidate (const SsSolveParams *params, SsSolverKind kind);
+
 /* Solves PROBLEM as PARAMS's solver (one with candidates) with SOLVE, a
  * backend's solve with every rule (ss_backend_solve): the candidates on the
  * fitted pixels, then the chosen one on all of them. Reports count on

@@ -68,8 +68,7 @@ static void
 circulant_apply_everywhere (const SsLinop *A, const float *in, float *out)
 {
   CirculantData *d = A->data;
-  ss_cpu_circulant (d->fft, d->op, in, d->real, d->spectrum, d->real, FALSE);
-  memcpy (out, d->real, A->rows * sizeof (float));
+  ss_cpu_circulant (d->fft, d->op, in, d->real, d->spectrum, out, FALSE);
 }
 
 static SsLinop *

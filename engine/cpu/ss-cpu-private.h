@@ -61,8 +61,9 @@ ss_cpu_report_iterate (SsCpuReporter *reporter, int iteration, const float *x, c
 void ss_cpu_circulant (const SsFft *fft, const SsOperator *op, const float *in, float *real,
                        float *spectrum, float *out, gboolean adjoint);
 
-/* REAL = P C X (0 off the mask); returns ||P C X − Y||² (the data misfit of
- * the solvers and their reports). SPECTRUM is scratch. */
+/* REAL = C X at every pixel (a caller's held-out pixels, ss-holdout-split.h,
+ * lie off the mask and are read from it); returns ||P C X − Y||² (the data
+ * misfit of the solvers and their reports). SPECTRUM is scratch. */
 double ss_cpu_masked_misfit (const SsFft *fft, const SsOperator *op, const float *x,
                              const float *y, float *real, float *spectrum);
 

@@ -218,23 +218,11 @@ export_estimate (RlState *s)
   return s->next;
 }
 
-/* ||P C x − y||²/m for X, leaving C x at every pixel in s->real for the
- * reporter: a caller's held-out pixels (ss-solver-choice.h) lie outside P,
- * and their error is read from it. */
+/* ||P C x − y||²/m for X, leaving C x in s->real for the reporter. */
 static double
 residual (RlState *s, const float *x, const float *y)
 {
-  ss_cpu_circulant (s->fft, s->op, x, s->real, s->spectrum, s->real, FALSE);
-  const guint8 *mask = s->op->mask;
-  double sum = 0;
-#pragma omp parallel for schedule(static) reduction(+ : sum) if (s->n > SS_PARALLEL_MIN)
-  for (gsize i = 0; i < s->n; i++)
-    if (mask == NULL || mask[i])
-      {
-        double d = (double) s->real[i] - y[i];
-        sum += d * d;
-      }
-  return sum / (double) s->op->m;
+  return ss_cpu_masked_misfit (s->fft, s->op, x, y, s->real, s->spectrum) / (double) s->op->m;
 }
 
 /* z from START (engine units, x = z + β − b) or flat. */

@@ -118,8 +118,6 @@ ss_cpu_masked_misfit (const SsFft *fft, const SsOperator *op, const float *x, co
         double d = (double) real[i] - y[i];
         sum += d * d;
       }
-    else
-      real[i] = 0.0f;
   return sum;
 }
 
