@@ -8,6 +8,7 @@
 #include "ss-config.h"
 #include "ss-pixel-l1.h"
 #include "ss-solver-choice.h"
+#include "core/ss-backend-private.h"
 #include "ss-rl-holdout.h"
 
 #include <cblas.h>
@@ -850,7 +851,8 @@ test_backend_takes_warm_context (CudaFixture *f, gconstpointer data)
 
 /* `auto` (ss-solver-choice.h) on the device: the candidate the CPU chose,
  * and that candidate's own device solve, on a sparse scene and a smooth one
- * (the sparse one's blur of a smooth copy). */
+ * (the sparse one's blur of a smooth copy), and on a sparse frame judged on
+ * its central crop with its blur deferred (as deblur gives it to a GPU). */
 static void
 test_choice_matches_cpu (CudaFixture *f, gconstpointer data)
 {
@@ -860,11 +862,23 @@ test_choice_matches_cpu (CudaFixture *f, gconstpointer data)
   SsBackend *gpu = ss_backend_new (SS_BACKEND_CUDA, &error);
   SsBackend *cpu = ss_backend_new (SS_BACKEND_CPU, &error);
   g_assert_no_error (error);
-  for (int smooth = 0; smooth < 2; smooth++)
+  for (int variant = 0; variant < 3; variant++)
     {
-      int width = 2 * g_rand_int_range (f->rng, 28, 40), height = width - 6;
+      gboolean smooth = variant == 1, cropped = variant == 2;
+      int side = cropped ? 96 : SS_SOLVER_CHOICE_CROP;   /* 48: too few pixels to judge by */
+      int width = cropped ? 2 * side + 12 : 2 * g_rand_int_range (f->rng, 28, 40);
+      int height = width - 6;
       TestProblem p;
       test_problem_init (&p, f->rng, width, height, "gaussian:2.5", 1.0, 0.02);
+      if (cropped)
+        {
+          g_autofree float *kernel = ss_operator_blur_kernel_at (p.op, width, height, &error);
+          SsOperator *deferred = ss_operator_new_deferred (kernel, NULL, width, height, &error);
+          g_assert_no_error (error);
+          g_assert_nonnull (deferred->kernel);
+          ss_operator_free (p.op);
+          p.op = deferred;
+        }
       g_autofree float *blurred_truth = NULL;
       if (smooth)
         {
@@ -881,11 +895,15 @@ test_choice_matches_cpu (CudaFixture *f, gconstpointer data)
       params.alpha = 1e-3;
       params.nonneg = TRUE;
       SsSolveResult on_gpu = { 0 }, on_cpu = { 0 }, alone = { 0 };
-      g_assert_true (ss_backend_solve (gpu, &problem, &params, NULL, NULL, NULL, &on_gpu, &error));
+      g_assert_true (ss_solver_choice_solve (ss_backend_solve_on, gpu, &problem, &params, side,
+                                             NULL, NULL, NULL, &on_gpu, &error));
       g_assert_no_error (error);
-      g_assert_true (ss_backend_solve (cpu, &problem, &params, NULL, NULL, NULL, &on_cpu, &error));
-      g_test_message ("%s scene: device \"%s\"; CPU \"%s\"", smooth ? "smooth" : "sparse",
-                      on_gpu.choice, on_cpu.choice);
+      g_assert_true (ss_solver_choice_solve (ss_backend_solve_on, cpu, &problem, &params, side,
+                                             NULL, NULL, NULL, &on_cpu, &error));
+      g_test_message ("%s scene%s: device \"%s\"; CPU \"%s\"", smooth ? "smooth" : "sparse",
+                      cropped ? " on a crop" : "", on_gpu.choice, on_cpu.choice);
+      g_assert_cmpint (strstr (on_gpu.choice, "crop at") != NULL, ==, cropped);
+      g_assert_cmpstr (strchr (on_gpu.choice, '('), ==, strchr (on_cpu.choice, '('));
       g_autofree char *device_pick = g_strndup (on_gpu.choice, strcspn (on_gpu.choice, " "));
       g_autofree char *cpu_pick = g_strndup (on_cpu.choice, strcspn (on_cpu.choice, " "));
       /* The same pick wherever the CPU's errors are 1% apart (the devices'

@@ -390,6 +390,68 @@ test_operator_deferred (void)
   g_assert_false (sharpening->kernel_nonnegative);
 }
 
+/* A blur folded onto a smaller frame (ss_operator_blur_kernel_at) blurs
+ * there as the original does in the larger one: an image that is zero
+ * within the kernel's reach of the crop's edges gives the same blur, by
+ * FFTW at both sizes, whether the kernel was kept (deferred) or comes back
+ * from c^; and a kernel wider than the crop keeps its sum. */
+static void
+test_operator_blur_kernel_at (void)
+{
+  g_autoptr (GRand) rng = test_rng ();
+  int w = g_rand_int_range (rng, 60, 90), h = g_rand_int_range (rng, 50, 80);
+  int cw = g_rand_int_range (rng, 24, 40), ch = g_rand_int_range (rng, 20, 40);
+  int reach = g_rand_int_range (rng, 2, 6);
+  gsize n = (gsize) w * h, cn = (gsize) cw * ch;
+  g_autofree float *kernel = g_new0 (float, n);
+  for (int dy = -reach; dy <= reach; dy++)
+    for (int dx = -reach; dx <= reach; dx++)
+      kernel[(gsize) ((dy + h) % h) * w + (dx + w) % w] = (float) g_rand_double (rng);
+  g_autoptr (GError) error = NULL;
+  g_autoptr (SsOperator) deferred = ss_operator_new_deferred (kernel, NULL, w, h, &error);
+  g_autoptr (SsOperator) eager = ss_operator_new_from_kernel (kernel, NULL, w, h, &error);
+  g_assert_no_error (error);
+  g_assert_nonnull (deferred->kernel);
+  g_assert_null (eager->kernel);
+
+  int x0 = g_rand_int_range (rng, 0, w - cw), y0 = g_rand_int_range (rng, 0, h - ch);
+  g_autofree float *frame = g_new0 (float, n), *crop = g_new0 (float, cn);
+  for (int r = reach; r < ch - reach; r++)
+    for (int c = reach; c < cw - reach; c++)
+      {
+        float v = (float) g_rand_double (rng);
+        crop[(gsize) r * cw + c] = v;
+        frame[(gsize) (y0 + r) * w + x0 + c] = v;
+      }
+  g_autofree float *frame_blur = g_new (float, n), *crop_blur = g_new (float, cn);
+  g_assert_true (ss_operator_apply (eager, frame, frame_blur, &error));
+  const SsOperator *sources[] = { deferred, eager };
+  for (int k = 0; k < 2; k++)
+    {
+      g_autofree float *folded = ss_operator_blur_kernel_at (sources[k], cw, ch, &error);
+      g_assert_no_error (error);
+      g_autoptr (SsOperator) small = ss_operator_new_from_kernel (folded, NULL, cw, ch, &error);
+      g_assert_true (ss_operator_apply (small, crop, crop_blur, &error));
+      double worst = 0;
+      for (int r = 0; r < ch; r++)
+        for (int c = 0; c < cw; c++)
+          worst = fmax (worst, fabs (crop_blur[(gsize) r * cw + c]
+                                     - frame_blur[(gsize) (y0 + r) * w + x0 + c]));
+      g_test_message ("%s kernel %d×%d folded to %d×%d: largest difference %.3g",
+                      k ? "c^'s" : "kept", w, h, cw, ch, worst);
+      g_assert_cmpfloat (worst, <, 1e-4);
+    }
+
+  /* Wider than the crop: every tap lands somewhere. */
+  g_autofree float *narrow = ss_operator_blur_kernel_at (deferred, reach, reach, &error);
+  double sum = 0, folded_sum = 0;
+  for (gsize i = 0; i < n; i++)
+    sum += kernel[i];
+  for (int i = 0; i < reach * reach; i++)
+    folded_sum += narrow[i];
+  g_assert_cmpfloat (fabs (folded_sum / sum - 1), <, 1e-5);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -401,6 +463,7 @@ main (int argc, char **argv)
   g_test_add_func ("/engine/operator/direct-convolution", test_operator_matches_direct_convolution);
   g_test_add_func ("/engine/operator/adjoint-and-norm", test_operator_adjoint);
   g_test_add_func ("/engine/operator/deferred", test_operator_deferred);
+  g_test_add_func ("/engine/operator/blur-kernel-at", test_operator_blur_kernel_at);
   g_test_add_func ("/engine/simulation/seeded", test_simulation_is_seeded);
   g_test_add_func ("/engine/scaling/median", test_median_and_scaling);
   g_test_add_func ("/engine/scaling/clipped-sky", test_clipped_sky);

@@ -4,6 +4,8 @@
 #include "test-common.h"
 #include "ss-pixel-l1.h"
 #include "ss-solver-choice.h"
+#include "core/ss-backend-private.h"
+#include "ss-boundary.h"
 #include "ss-rl.h"
 #include "ss-rl-holdout.h"
 
@@ -558,6 +560,7 @@ check_choice (int stars, double sigma)
   g_autofree char *said = g_strdup_printf ("%s chosen", name);
   g_assert_nonnull (result.choice);
   g_assert_true (g_str_has_prefix (result.choice, said));
+  g_assert_null (strstr (result.choice, "crop"));   /* far below SS_SOLVER_CHOICE_CROP_FRAMES */
   g_assert_cmpint (result.choice_iterations, ==, counted);
   g_autofree char *described = ss_solve_result_describe_holdout (&result);
   g_assert_nonnull (strstr (described, said));
@@ -584,6 +587,115 @@ test_choice_stars (void)
   check_choice (12, 0.02);
 }
 
+/* On a frame of more than SS_SOLVER_CHOICE_CROP_FRAMES crops, the choice is
+ * made on the central crop: the same as `auto` on that crop cut by hand
+ * (its border of the blur's reach, ss_boundary_margin_for_psf, unobserved), the same as the choice made on the whole frame, and the
+ * estimate the chosen solver gives on the whole frame. */
+static SsSolveResult
+choice_solve (const SsProblem *problem, const SsSolveParams *params, int crop_side)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (SsBackend) backend = ss_backend_new (SS_BACKEND_CPU, &error);
+  SsSolveResult result = { 0 };
+  g_assert_true (ss_solver_choice_solve (ss_backend_solve_on, backend, problem, params, crop_side,
+                                         NULL, NULL, NULL, &result, &error));
+  g_assert_no_error (error);
+  return result;
+}
+
+static char *
+chosen_name (const SsSolveResult *result)
+{
+  return g_strndup (result->choice, strcspn (result->choice, " "));
+}
+
+static void
+check_choice_crop (gboolean stars, double sigma)
+{
+  g_autoptr (GRand) rng = test_rng ();
+  int side = g_rand_int_range (rng, 56, 72);
+  int w = 2 * side + g_rand_int_range (rng, 8, 24), h = 2 * side + g_rand_int_range (rng, 8, 24);
+  Scene s = { 0 };
+  scene_blur (&s, rng,
+              stars ? star_scene (rng, w, h, w * h / 180) : test_extended_scene (rng, w, h), w, h,
+              sigma);
+  SsDataStats stats = { .noise = sigma, .median = NAN };
+  SsProblem problem = { .op = s.op, .y = s.y, .stats = &stats };
+  SsSolveParams params;
+  ss_solve_params_init (&params);
+  ss_solve_params_set_defaults (&params, SS_SOLVER_AUTO);
+  params.alpha = 1e-3;
+  params.nonneg = TRUE;
+  params.report_every = 5;
+  SsSolveResult cropped = choice_solve (&problem, &params, side);
+  SsSolveResult whole = choice_solve (&problem, &params, 0);
+
+  /* The crop by hand. */
+  SsPsfSpec spec = { 0 };
+  g_assert_true (ss_psf_spec_parse ("gaussian:3", &spec, NULL));
+  g_autoptr (GError) error = NULL;
+  int margin = ss_boundary_margin_for_psf (&spec, side, side, &error);
+  int x0 = (w - side) / 2, y0 = (h - side) / 2;
+  gsize cn = (gsize) side * side;
+  g_autofree float *observed = g_new (float, cn), *y = g_new0 (float, cn);
+  for (int r = 0; r < side; r++)
+    for (int c = 0; c < side; c++)
+      {
+        gboolean border = MIN (MIN (r, c), MIN (side - 1 - r, side - 1 - c)) < margin;
+        float v = s.y[(gsize) (y0 + r) * w + x0 + c];
+        observed[(gsize) r * side + c] = border ? NAN : v;
+        y[(gsize) r * side + c] = border ? 0.0f : v;
+      }
+  /* The blur folded onto the crop (its own test is test-engine's): a blur
+   * rendered at the crop's size differs in the last bits, enough to move a
+   * hold-out minimum by an iteration. */
+  g_autofree float *kernel = ss_operator_blur_kernel_at (s.op, side, side, &error);
+  g_autoptr (SsOperator) op = ss_operator_new_from_kernel (kernel, observed, side, side, &error);
+  g_assert_no_error (error);
+  ss_psf_spec_clear (&spec);
+  SsProblem crop = { .op = op, .y = y, .stats = &stats,
+                     .image = { margin, margin, side - 2 * margin, side - 2 * margin } };
+  SsSolveResult by_hand = choice_solve (&crop, &params, 0);
+
+  g_autofree char *name = chosen_name (&cropped);
+  g_autofree char *whole_name = chosen_name (&whole);
+  g_test_message ("%s %d×%d, crop %d (margin %d): \"%s\"; by hand: \"%s\"; whole frame: \"%s\"",
+                  stars ? "stars" : "extended", w, h, side, margin, cropped.choice, by_hand.choice,
+                  whole.choice);
+  g_autofree char *where = g_strdup_printf ("of the %d × %d crop at (%d, %d))", side, side, x0, y0);
+  g_assert_true (g_str_has_suffix (cropped.choice, where));
+  g_autofree char *said = g_strndup (cropped.choice, strcspn (cropped.choice, "("));
+  g_autofree char *hand_said = g_strndup (by_hand.choice, strcspn (by_hand.choice, "("));
+  g_assert_cmpstr (said, ==, hand_said);
+  g_assert_cmpint (cropped.choice_iterations, ==, by_hand.choice_iterations);
+  g_assert_cmpstr (name, ==, whole_name);
+  g_assert_cmpstr (name, ==, stars ? "alm" : "rl");
+
+  SsSolverKind kind;
+  g_assert_true (ss_solver_kind_from_string (name, &kind, NULL));
+  SsSolveParams p = ss_solver_choice_candidate (&params, kind);
+  SsSolveResult direct = backend_solve (&problem, &p);
+  g_assert_cmpint (cropped.iterations, ==, cropped.choice_iterations + direct.iterations);
+  g_assert_cmpmem (cropped.x, s.n * sizeof (float), direct.x, s.n * sizeof (float));
+  ss_solve_result_clear (&direct);
+  ss_solve_result_clear (&cropped);
+  ss_solve_result_clear (&whole);
+  ss_solve_result_clear (&by_hand);
+  scene_clear (&s);
+}
+
+static void
+test_choice_crop_extended (void)
+{
+  check_choice_crop (FALSE, 0.02);
+}
+
+static void
+test_choice_crop_stars (void)
+{
+  check_choice_crop (TRUE, 0.02);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -599,5 +711,7 @@ main (int argc, char **argv)
   g_test_add_func ("/pixel-l1/deferred-operator", test_deferred_operator);
   g_test_add_func ("/choice/extended", test_choice_extended);
   g_test_add_func ("/choice/stars", test_choice_stars);
+  g_test_add_func ("/choice/crop/extended", test_choice_crop_extended);
+  g_test_add_func ("/choice/crop/stars", test_choice_crop_stars);
   return g_test_run ();
 }

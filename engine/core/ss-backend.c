@@ -402,8 +402,9 @@ ss_backend_solve (SsBackend *backend, const SsProblem *problem, const SsSolvePar
     return FALSE;
   /* `auto`: its candidates, each with every rule (ss-solver-choice.h). */
   if (ss_solver_info (params->kind)->n_candidates > 0)
-    return ss_solver_choice_solve (ss_backend_solve_on, backend, problem, params, report, user_data,
-                                   cancellable, result, error);
+    return ss_solver_choice_solve (ss_backend_solve_on, backend, problem, params,
+                                   SS_SOLVER_CHOICE_CROP, report, user_data, cancellable, result,
+                                   error);
   /* A real image's floor, or the hold-out rule (ss-pixel-l1.h). */
   if (ss_pixel_l1_applies (problem, params))
     return ss_pixel_l1_solve (solve_once, measure_floor, backend, problem, params, report,

@@ -13,12 +13,19 @@
  * `deblur` on quality's 28 cases of draws 0–3, this picked the better of
  * the two every time (ALM on the four faint-star fields, by 2.0–2.3 dB). The
  * price: both candidates' runs before the chosen one's, two to three times
- * RL's time. */
+ * RL's time on an image of up to two megapixels; a larger frame is judged on
+ * its central megapixel, which costs a tenth of RL's time on a camera frame
+ * (PERFORMANCE.md). */
 #pragma once
 
 #include "ss-pixel-l1.h"
 
 G_BEGIN_DECLS
+
+/* A frame of more than SS_SOLVER_CHOICE_CROP_FRAMES crops of
+ * SS_SOLVER_CHOICE_CROP² pixels is judged on its central crop. */
+#define SS_SOLVER_CHOICE_CROP 1024
+#define SS_SOLVER_CHOICE_CROP_FRAMES 2
 
 /* TRUE for a pixel the choice fits; the others (one in SS_RL_HOLDOUT_FOLDS)
  * are held out. A hash of the pixel index other than ss_rl_holdout_kept's,
@@ -33,12 +40,14 @@ SsSolveParams ss_solver_choice_candidate (const SsSolveParams *params, SsSolverK
 
 /* Solves PROBLEM as PARAMS's solver (one with candidates) with SOLVE, a
  * backend's solve with every rule (ss_backend_solve): the candidates on the
- * fitted pixels, then the chosen one on all of them. Reports count on
- * across the runs, only the last run's last is final; RESULT is the chosen
- * run's, its iterations counting every run's, the choice in words in
- * result->choice. */
+ * fitted pixels (of the central CROP_SIDE² crop when the frame has more
+ * than SS_SOLVER_CHOICE_CROP_FRAMES such crops; CROP_SIDE 0: never), then
+ * the chosen one on all of them. Reports count on across the runs, only
+ * the last run's last is final, and a crop's carry no preview; RESULT is
+ * the chosen run's, its iterations counting every run's, the choice in
+ * words in result->choice. */
 gboolean ss_solver_choice_solve (SsSolveOnceFunc solve, gpointer backend, const SsProblem *problem,
-                                 const SsSolveParams *params, SsReportFunc report,
+                                 const SsSolveParams *params, int crop_side, SsReportFunc report,
                                  gpointer user_data, GCancellable *cancellable,
                                  SsSolveResult *result, GError **error);
 

@@ -100,13 +100,19 @@ ss_boundary_margin_for_psf (const SsPsfSpec *spec, int width, int height, GError
   g_autoptr (SsImage) psf = ss_psf_render (spec, width, height, error);
   if (psf == NULL)
     return -1;
+  return ss_boundary_margin_for_kernel (psf->data, width, height);
+}
+
+int
+ss_boundary_margin_for_kernel (const float *kernel, int width, int height)
+{
   int reach = MAX (width, height) / 2 + 1;
   double *energy = g_new0 (double, reach + 1);
   double total = 0.0;
   for (int y = 0; y < height; y++)
     for (int x = 0; x < width; x++)
       {
-        double v = fabs (psf->data[(gsize) y * width + x]);
+        double v = fabs (kernel[(gsize) y * width + x]);
         int d = MAX (wrapped_distance (x, width), wrapped_distance (y, height));
         energy[d] += v;
         total += v;

@@ -79,6 +79,8 @@ int ss_fft_good_size (int n);
  * |dx|, |dy| <= r around the PSF's centre holds at least 99.5% of its sum, as
  * rendered at WIDTH x HEIGHT; at least 1. */
 int ss_boundary_margin_for_psf (const SsPsfSpec *spec, int width, int height, GError **error);
+/* The same for a rendered KERNEL (WIDTH x HEIGHT, centred on pixel (0,0)). */
+int ss_boundary_margin_for_kernel (const float *kernel, int width, int height);
 
 /* The size ss_boundary_pad gives a W x H image: ss_fft_good_size (W + 2 MARGIN)
  * by the same for the height, or W x H for PERIODIC. Fails as ss_boundary_pad. */

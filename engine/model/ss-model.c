@@ -354,6 +354,62 @@ ss_operator_realize (const SsOperator *op, GError **error)
   return ok;
 }
 
+/* Offset D modulo SIZE, without a division for the offsets that fit. */
+static inline int
+fold_offset (int d, int size)
+{
+  if (d >= 0)
+    return d < size ? d : d % size;
+  return d >= -size ? d + size : ((d % size) + size) % size;
+}
+
+float *
+ss_operator_blur_kernel_at (const SsOperator *op, int width, int height, GError **error)
+{
+  gsize n = (gsize) op->width * op->height;
+  float *full = (float *) op->kernel;
+  g_autofree float *inverse = NULL;
+  if (full == NULL)
+    {
+      /* From c^: FFTW's c2r destroys its input and is unnormalised. */
+      SsFft *fft = ss_fft_get_once (op->width, op->height, error);
+      if (fft == NULL)
+        return NULL;
+      gsize floats = ss_fft_spectrum_floats (op->width, op->height);
+      float *spectrum = ss_mem_alloc (NULL, floats * sizeof (float), error);
+      float *real = spectrum ? ss_mem_alloc (NULL, n * sizeof (float), error) : NULL;
+      if (real == NULL)
+        {
+          ss_mem_free (NULL, spectrum, 0);
+          return NULL;
+        }
+      memcpy (spectrum, op->chat, floats * sizeof (float));
+      ss_fft_inverse (fft, spectrum, real);
+      ss_mem_free (NULL, spectrum, 0);
+      inverse = g_new (float, n);
+      for (gsize i = 0; i < n; i++)
+        inverse[i] = real[i] / (float) n;
+      ss_mem_free (NULL, real, 0);
+      full = inverse;
+    }
+  /* Each tap goes to its signed offset modulo the new size. */
+  float *folded = g_new0 (float, (gsize) width * height);
+  for (int y = 0; y < op->height; y++)
+    {
+      int dy = y <= op->height / 2 ? y : y - op->height;
+      int fy = fold_offset (dy, height);
+      for (int x = 0; x < op->width; x++)
+        {
+          float v = full[(gsize) y * op->width + x];
+          if (v == 0.0f)
+            continue;
+          int dx = x <= op->width / 2 ? x : x - op->width;
+          folded[(gsize) fy * width + fold_offset (dx, width)] += v;
+        }
+    }
+  return folded;
+}
+
 double
 ss_operator_dc (const SsOperator *op)
 {

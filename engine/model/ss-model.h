@@ -75,6 +75,11 @@ SsOperator *ss_operator_new_deferred (const float *kernel, const float *observed
  * asks first; TRUE when chat is there. The one change a built operator
  * sees: filling its deferred spectrum. */
 gboolean ss_operator_realize (const SsOperator *op, GError **error);
+/* OP's blur kernel (centred on pixel (0,0) after wrap-around) folded onto a
+ * WIDTH x HEIGHT grid, each tap at its offset modulo the new size: the same
+ * blur on a smaller frame, exact when the kernel's reach fits in it. From a
+ * deferred operator's kernel, or from c^ by an inverse transform. */
+float *ss_operator_blur_kernel_at (const SsOperator *op, int width, int height, GError **error);
 /* A standard normal deviate from RNG (Box–Muller; one of the pair is
  * dropped so the stream is a plain function of the seed). */
 double ss_rand_normal (GRand *rng);
