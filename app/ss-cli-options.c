@@ -646,6 +646,37 @@ param_from_option (const CliOptions *o, SsParamId id, CliConfig *c, GError **err
   return TRUE;
 }
 
+/* Whether INFO takes every solver option given a value; "auto" (--alpha
+ * auto) is the recipe for every solver, a solver without α included. */
+static gboolean
+options_all_used_by (const CliOptions *o, const SsSolverInfo *info)
+{
+  for (int id = 0; id < SS_N_PARAMS; id++)
+    {
+      const char *text = o->param[id];
+      gboolean valued = o->flag[id] || (text != NULL && !g_str_equal (text, "auto"));
+      if (valued && !ss_solver_uses (info, (SsParamId) id))
+        return FALSE;
+    }
+  return TRUE;
+}
+
+/* The real-image default, unless options were given that it takes no part
+ * of: `auto`'s candidates run with their own settings, so `deblur --iters
+ * 50` is the first candidate that takes every option given (Richardson–Lucy,
+ * 50 iterations), not `auto` with the option dropped. */
+static SsSolverKind
+real_data_solver (const CliOptions *o)
+{
+  const SsSolverInfo *info = ss_solver_info (ss_solver_default_for_real_data ());
+  if (options_all_used_by (o, info))
+    return info->kind;
+  for (int c = 0; c < info->n_candidates; c++)
+    if (options_all_used_by (o, ss_solver_info (info->candidates[c])))
+      return info->candidates[c];
+  return info->kind;
+}
+
 /* The solver settings: the solver's defaults, then what was given. */
 static gboolean
 params_from_options (const CliOptions *o, CliConfig *c, gboolean real_data, GError **error)
@@ -658,7 +689,7 @@ params_from_options (const CliOptions *o, CliConfig *c, gboolean real_data, GErr
   /* Real images default to the solver measured best on real-like data;
    * run, simulate and deblur of their files keep the seed's. */
   if (o->solver == NULL && real_data)
-    p->kind = ss_solver_default_for_real_data ();
+    p->kind = real_data_solver (o);
   ss_solve_params_set_defaults (p, p->kind);
   for (int id = 0; id < SS_N_PARAMS; id++)
     if (!param_from_option (o, (SsParamId) id, c, error))

@@ -300,6 +300,45 @@ test_blank_pixels (Fixture *f, gconstpointer data)
     g_assert_true (isfinite (mirrored[i]));
 }
 
+/* A real image without --solver runs the real-image default (`auto`, its
+ * choice in the summary); an option that the default takes no part of
+ * runs the first of its candidates that takes every option given
+ * (--iters: Richardson–Lucy, as many iterations as asked; --inner-iters:
+ * ALM), and --alpha auto, every solver's recipe, moves nothing. */
+static void
+test_real_default_solver (Fixture *f, gconstpointer data)
+{
+  if (!cli_available ())
+    return;
+  g_autofree char *in_path = temp_path (f, "field.fits");
+  g_autofree char *out_path = temp_path (f, "out.fits");
+  g_autofree float *pixels = random_star_field (SIDE, SIDE);
+  write_fits_float (in_path, pixels, SIDE, SIDE);
+  const SsSolverInfo *fallback = ss_solver_info (ss_solver_default_for_real_data ());
+  int iters = g_test_rand_int_range (5, 30);
+  g_autofree char *iters_text = g_strdup_printf ("%d", iters);
+  const struct {
+    const char *option, *value, *solver;
+  } cases[] = {
+    { NULL, NULL, fallback->name },
+    { "--iters", iters_text, "rl" },
+    { "--inner-iters", "5", "alm" },
+  };
+  for (gsize i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      CliRun run = RUN_CLI ("deblur", in_path, "-o", out_path, "--force", "--psf", "gaussian:2",
+                            "--alpha", "auto", "--json", cases[i].option, cases[i].value);
+      g_assert_cmpint (run.status, ==, 0);
+      g_autofree char *summary = json_line (run.out, "summary");
+      assert_json_string (summary, "solver", cases[i].solver);
+      if (fallback->n_candidates > 0 && cases[i].option == NULL)
+        g_assert_nonnull (strstr (summary, "\"choice\":\""));
+      if (g_strcmp0 (cases[i].option, "--iters") == 0)
+        g_assert_cmpfloat (json_number (summary, "iterations"), <=, iters);
+      cli_run_clear (&run);
+    }
+}
+
 /* Every plane of a cube is deblurred in turn, each on its own: the cube's
  * plane 1 equals deblurring plane 1 alone (--plane 1). */
 static void
@@ -1179,6 +1218,7 @@ main (int argc, char **argv)
   ADD ("round-trip", test_round_trip);
   ADD ("psf-conflict", test_psf_conflict);
   ADD ("blank-pixels", test_blank_pixels);
+  ADD ("real-default-solver", test_real_default_solver);
   ADD ("cube-planes", test_cube_planes);
   ADD ("psf-from-stars", test_psf_from_stars);
   ADD ("alpha-auto-recorded", test_alpha_auto_recorded);

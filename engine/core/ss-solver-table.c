@@ -372,16 +372,17 @@ ss_solver_uses (const SsSolverInfo *info, SsParamId id)
 SsSolverKind
 ss_solver_default_for_real_data (void)
 {
-  /* Measured with --alpha auto (no truth) on quality's small cases, PSNR
-   * HDF / stars / Sun: cpadmm 28.62 / 45.04 / 29.98 (below the input, 29.39
-   * and 31.98, on two); admm (tv+starlet, converged) 31.42 / 51.97 / 34.24; rl
-   * with its hold-out stop 32.77 / 47.61 / 34.30. RL is above its input and
-   * above Wiener at its best balance on every case of the full suite, within
-   * 0.48 dB of its own best iteration (QUALITY.md), and a camera frame
-   * deblurs with it in under 3 s on the GPU. admm wins on galaxies, faint
-   * stars and one Sun case, loses 1.2-1.9 dB on the Hubble crops and bright
-   * stars (README); it becomes the default once it is ahead everywhere. */
-  return SS_SOLVER_RL;
+  /* `auto`: Richardson–Lucy's image wherever RL is the better of the two
+   * (quality's galaxies, bright stars, Hubble and Sun crops: the same PSNR
+   * as `rl`), ALM's on faint star fields (+1.7 to +2.9 dB over RL, and over
+   * RL at its best iteration on the suite's case). Its price: 2–3× RL's time
+   * up to two megapixels, about 1.1× on a camera frame (judged on a crop).
+   * Before, `rl` with its hold-out stop: above its input and above Wiener
+   * at its best balance on every case, within 0.5 dB of its best iteration;
+   * admm (TV + starlet) loses 1.2–1.9 dB to it on the Hubble crops and
+   * bright stars; cpadmm with --alpha auto falls below the input on two of
+   * three small cases (QUALITY.md). */
+  return SS_SOLVER_AUTO;
 }
 
 double
