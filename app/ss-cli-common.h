@@ -107,6 +107,9 @@ void cli_error (const char *file, const char *format, ...) G_GNUC_PRINTF (2, 3);
 int cli_fail (int status, const char *file, const GError *error);
 /* A note or warning on stderr (suppressed by --quiet). */
 void cli_note (const CliOptions *options, const char *format, ...) G_GNUC_PRINTF (2, 3);
+/* A warning for each solver option given a value that PARAMS's solver
+ * takes no part of (`auto`'s candidates keep their own settings). */
+void cli_note_unused_options (const CliOptions *o, const SsSolveParams *params);
 
 /* Number parsing for option values; errors say which option and why. */
 gboolean cli_parse_double (const char *option, const char *text, double *value, GError **error);

@@ -699,6 +699,7 @@ deblur_planes (CliDeblurInput *in, const CliOptions *o, const CliConfig *c,
   if (out == NULL)
     return cli_fail (CLI_EXIT_FAILURE, o->output, error);
 
+  cli_note_unused_options (o, in->recorded ? &c->params : &c->real_params);
   CliPlaneJob *jobs = g_new0 (CliPlaneJob, planes);
   int status = -1, group = planes_per_batch (in, c);
   for (int first = 0; first < planes && status < 0; first += group)

@@ -646,19 +646,31 @@ param_from_option (const CliOptions *o, SsParamId id, CliConfig *c, GError **err
   return TRUE;
 }
 
-/* Whether INFO takes every solver option given a value; "auto" (--alpha
- * auto) is the recipe for every solver, a solver without α included. */
+/* Whether solver option ID was given a value; "auto" (--alpha auto) is
+ * the recipe for every solver, a solver without α included. */
+static gboolean
+option_valued (const CliOptions *o, SsParamId id)
+{
+  return o->flag[id] || (o->param[id] != NULL && !g_str_equal (o->param[id], "auto"));
+}
+
 static gboolean
 options_all_used_by (const CliOptions *o, const SsSolverInfo *info)
 {
   for (int id = 0; id < SS_N_PARAMS; id++)
-    {
-      const char *text = o->param[id];
-      gboolean valued = o->flag[id] || (text != NULL && !g_str_equal (text, "auto"));
-      if (valued && !ss_solver_uses (info, (SsParamId) id))
-        return FALSE;
-    }
+    if (option_valued (o, (SsParamId) id) && !ss_solver_uses (info, (SsParamId) id))
+      return FALSE;
   return TRUE;
+}
+
+void
+cli_note_unused_options (const CliOptions *o, const SsSolveParams *params)
+{
+  const SsSolverInfo *info = ss_solver_info (params->kind);
+  for (int id = 0; id < SS_N_PARAMS; id++)
+    if (option_valued (o, (SsParamId) id) && !ss_solver_uses (info, (SsParamId) id))
+      cli_note (o, "warning: --%s has no effect on %s (its own rules set it; 'deblur --help' "
+                "says which solvers take it)", ss_param_info ((SsParamId) id)->name, info->name);
 }
 
 /* The real-image default, unless options were given that it takes no part

@@ -304,7 +304,8 @@ test_blank_pixels (Fixture *f, gconstpointer data)
  * choice in the summary); an option that the default takes no part of
  * runs the first of its candidates that takes every option given
  * (--iters: Richardson–Lucy, as many iterations as asked; --inner-iters:
- * ALM), and --alpha auto, every solver's recipe, moves nothing. */
+ * ALM), and --alpha auto, every solver's recipe, moves nothing; an option
+ * the named solver takes no part of is warned about. */
 static void
 test_real_default_solver (Fixture *f, gconstpointer data)
 {
@@ -335,8 +336,16 @@ test_real_default_solver (Fixture *f, gconstpointer data)
         g_assert_nonnull (strstr (summary, "\"choice\":\""));
       if (g_strcmp0 (cases[i].option, "--iters") == 0)
         g_assert_cmpfloat (json_number (summary, "iterations"), <=, iters);
+      g_assert_null (strstr (run.err, "no effect"));
       cli_run_clear (&run);
     }
+  /* A solver named with an option it takes no part of: said, not dropped
+   * silently. */
+  CliRun run = RUN_CLI ("deblur", in_path, "-o", out_path, "--force", "--psf", "gaussian:2",
+                        "--solver", "auto", "--iters", iters_text);
+  g_assert_cmpint (run.status, ==, 0);
+  g_assert_nonnull (strstr (run.err, "--iters has no effect on auto"));
+  cli_run_clear (&run);
 }
 
 /* Every plane of a cube is deblurred in turn, each on its own: the cube's
