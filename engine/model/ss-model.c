@@ -392,18 +392,26 @@ ss_operator_blur_kernel_at (const SsOperator *op, int width, int height, GError 
       ss_mem_free (NULL, real, 0);
       full = inverse;
     }
-  /* Each tap goes to its signed offset modulo the new size. */
+  /* Each tap goes to its signed offset modulo the new size. A blur's taps
+   * are few (a rendered PSF is zero beyond its reach): the frame is read in
+   * parallel (a camera frame's kernel is 100 MB) and the taps added
+   * atomically: one tap a cell unless the kernel is wider than the new
+   * frame, where the aliased taps' order, and so their sum's last bit, may
+   * vary. */
   float *folded = g_new0 (float, (gsize) width * height);
-  for (int y = 0; y < op->height; y++)
+  int frame_width = op->width, frame_height = op->height;
+#pragma omp parallel for schedule(static) if (n > SS_PARALLEL_PIXELS)
+  for (int y = 0; y < frame_height; y++)
     {
-      int dy = y <= op->height / 2 ? y : y - op->height;
+      int dy = y <= frame_height / 2 ? y : y - frame_height;
       int fy = fold_offset (dy, height);
-      for (int x = 0; x < op->width; x++)
+      for (int x = 0; x < frame_width; x++)
         {
-          float v = full[(gsize) y * op->width + x];
+          float v = full[(gsize) y * frame_width + x];
           if (v == 0.0f)
             continue;
-          int dx = x <= op->width / 2 ? x : x - op->width;
+          int dx = x <= frame_width / 2 ? x : x - frame_width;
+#pragma omp atomic
           folded[(gsize) fy * width + fold_offset (dx, width)] += v;
         }
     }
