@@ -564,9 +564,14 @@ test_real_image_defaults (Fixture *f, gconstpointer data)
    * count: the CLI would run RL for --iters). */
   g_assert_cmpint (s.params.kind, ==, ss_solver_default_for_real_data ());
   s.backend = ui_backend ();
+  gboolean counts = ss_solver_uses (ss_solver_info (s.params.kind), SS_PARAM_ITERATIONS);
+  int asked = s.params.iterations;
   apply_settings (f, &s);
   ss_settings_clear (&s);
   ss_window_run (f->window);
+  /* The status counts towards the iteration count only for a solver that
+   * takes one (auto's candidates set their own). */
+  g_assert_cmpint (ss_window_get_iteration_target (f->window), ==, counts ? asked : 0);
   g_assert_true (ss_window_wait_idle (f->window, 120));
   g_assert_null (ss_window_get_message (f->window));
   log_solve_status (f);

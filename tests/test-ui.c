@@ -317,6 +317,7 @@ test_run_cpu (Fixture *f, gconstpointer data)
   gint64 pressed = g_get_monotonic_time ();
   ss_window_run (f->window);
   g_assert_true (ss_window_is_running (f->window));
+  g_assert_cmpint (ss_window_get_iteration_target (f->window), ==, 20);
   /* The first live preview, to compare with the end. */
   gint64 end = g_get_monotonic_time () + 120 * G_USEC_PER_SEC;
   while (ss_window_get_preview_count (f->window) == 0 && ss_window_is_running (f->window)

@@ -360,7 +360,10 @@ start_solve (SsWindow *self, const SsSettings *settings)
   self->job_ready_at = 0;
   self->planning_at_run = ss_planning_seconds ();
   self->iteration = 0;
-  self->iteration_target = ss_solver_is_iterative (settings->params.kind)
+  /* No total for a solver that sets its own count (`auto`'s candidates). */
+  const SsSolverInfo *info = ss_solver_info (settings->params.kind);
+  self->iteration_target = ss_solver_is_iterative (info->kind)
+                               && ss_solver_uses (info, SS_PARAM_ITERATIONS)
                                ? settings->params.iterations
                                : 0;
   g_clear_pointer (&self->preview, ss_frame_unref);

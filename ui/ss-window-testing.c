@@ -203,6 +203,12 @@ ss_window_get_preview_count (SsWindow *self)
   return self->preview_count;
 }
 
+int
+ss_window_get_iteration_target (SsWindow *self)
+{
+  return self->iteration_target;
+}
+
 SsFrame *
 ss_window_get_last_preview (SsWindow *self)
 {

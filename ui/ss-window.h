@@ -119,6 +119,9 @@ const char *ss_window_get_path (SsWindow *self);
 /* Live previews shown since the last run started, and the latest one (kept
  * after the run; NULL before the first). */
 guint ss_window_get_preview_count (SsWindow *self);
+/* The iteration count the running status counts towards; 0 when the
+ * solver sets its own (no "/N" shown). */
+int ss_window_get_iteration_target (SsWindow *self);
 SsFrame *ss_window_get_last_preview (SsWindow *self);
 /* Iteration of the latest report of the current or last run. */
 int ss_window_get_iteration (SsWindow *self);
