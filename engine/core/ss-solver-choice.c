@@ -60,7 +60,8 @@ choice_crop_clear (ChoiceCrop *crop)
 }
 
 /* TRUE with CROP built; FALSE without an error when the frame is small
- * enough to judge whole (or its blur too wide for a crop). */
+ * enough to judge whole (or its blur too wide for a crop, or its centre
+ * mostly unobserved). */
 static gboolean
 choice_crop_build (ChoiceCrop *crop, const SsProblem *problem, int side, GError **error)
 {
@@ -83,6 +84,7 @@ choice_crop_build (ChoiceCrop *crop, const SsProblem *problem, int side, GError 
                              w, h };
   /* NaN marks what the crop's operator leaves unobserved. */
   g_autofree float *observed = g_new (float, (gsize) w * h);
+  gsize seen_count = 0;
   for (int r = 0; r < h; r++)
     for (int c = 0; c < w; c++)
       {
@@ -90,7 +92,12 @@ choice_crop_build (ChoiceCrop *crop, const SsProblem *problem, int side, GError 
         gboolean border = r < margin || r >= h - margin || c < margin || c >= w - margin;
         gboolean seen = !border && (op->mask == NULL || op->mask[src]);
         observed[(gsize) r * w + c] = seen ? problem->y[src] : NAN;
+        seen_count += seen;
       }
+  /* A centre mostly blank (NaN) shows too little to judge by: the whole
+   * frame is judged instead. */
+  if (seen_count < (gsize) (w - 2 * margin) * (h - 2 * margin) / 2)
+    return FALSE;
   crop->op = op->kernel != NULL ? ss_operator_new_deferred (kernel, observed, w, h, error)
                                 : ss_operator_new_from_kernel (kernel, observed, w, h, error);
   if (crop->op == NULL)
