@@ -606,18 +606,20 @@ print_total_summary (const CliDeblurInput *in, const CliOptions *o, const CliCon
   ss_solve_result_clear (&total);
 }
 
-/* How many planes to solve as one batch: 1 (one after another) unless
- * the solver is CPADMM and the backend may be a GPU, where a cube's planes
- * share one padded size and usually one PSF. The planes of a batch are
- * prepared at once: about 24 bytes a padded pixel on the host, kept under
- * 4 GiB. */
+/* How many planes to solve as one batch: 1 (one after another) unless the
+ * backend may be a GPU and either the solver batches (CPADMM: a cube's
+ * planes share one padded size and usually one PSF) or several devices
+ * are asked for (the planes are then spread over them, whatever the
+ * solver). The planes of a batch are prepared at once: about 24 bytes a
+ * padded pixel on the host, kept under 4 GiB. */
 static int
 planes_per_batch (const CliDeblurInput *in, const CliConfig *c)
 {
   int planes = in->image->planes;
   const SsSolveParams *params = in->recorded ? &c->params : &c->real_params;
-  if (planes < 2 || !(ss_solver_info (params->kind)->caps & SS_SOLVER_BATCHES)
-      || c->backend == SS_BACKEND_CPU)
+  gboolean batches = (ss_solver_info (params->kind)->caps & SS_SOLVER_BATCHES)
+                     || c->n_devices > 1;
+  if (planes < 2 || !batches || c->backend == SS_BACKEND_CPU)
     return 1;
   double plane_bytes = 24.0 * 1.5 * (double) in->image->width * (double) in->image->height;
   double fit = 4.0 * 1073741824.0 / plane_bytes;

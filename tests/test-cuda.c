@@ -1234,8 +1234,9 @@ count_batch_report (int index, const SsReport *report, gpointer user_data)
 
 /* Through the backend on every device plus device 0 again (the
  * several-device path, one thread per context): the batch equals separate
- * solves on the first device, and every problem gets its final report. Problems with different operators take the
- * one-by-one path on the device, with the same answers. */
+ * solves on the first device, and every problem gets its final report.
+ * Problems with different operators take the one-by-one path on the
+ * device, with the same answers; so does `auto`, through its rules. */
 static void
 test_backend_batch_on_device_list (CudaFixture *f, gconstpointer data)
 {
@@ -1290,10 +1291,45 @@ test_backend_batch_on_device_list (CudaFixture *f, gconstpointer data)
         }
     }
   for (int b = 0; b < FRAMES; b++)
+    g_assert_cmpint (finals[b], ==, b < 5 ? 2 : 1);
+
+  /* `auto`, whose choice is runs of its own: each share's problems go
+   * through the backend's rules on the share's device, and give the picks
+   * and estimates of separate solves. */
+  SsSolveParams choice = test_solve_params (SS_SOLVER_AUTO, 1e-3, 1);
+  ss_solve_params_set_defaults (&choice, SS_SOLVER_AUTO);
+  choice.alpha = 1e-3;
+  choice.nonneg = TRUE;
+  SsDataStats stats = { .noise = 0.01, .median = NAN };
+  int choice_finals[FRAMES] = { 0 };
+  for (int b = 0; b < FRAMES; b++)
+    problems[b].stats = &stats;
+  g_assert_true (ss_backend_solve_batch (backend, problems, FRAMES, NULL, &choice,
+                                         count_batch_report, choice_finals, NULL, batch, &error));
+  g_assert_no_error (error);
+  for (int b = 0; b < FRAMES; b++)
     {
-      g_assert_cmpint (finals[b], ==, b < 5 ? 2 : 1);
-      test_problem_clear (&p[b]);
+      SsSolveResult single = { 0 };
+      g_assert_true (ss_backend_solve (backend, &problems[b], &choice, NULL, NULL, NULL, &single,
+                                       &error));
+      g_assert_nonnull (batch[b].choice);
+      g_test_message ("frame %d: batch \"%s\"; alone \"%s\"", b, batch[b].choice, single.choice);
+      g_assert_cmpstr (batch[b].backend, ==, "cuda");
+      g_assert_cmpint (choice_finals[b], ==, 1);
+      /* The device's sums are atomic, so their last bits, and on a near
+       * tie a hold-out minimum, can differ from run to run. */
+      gboolean same_pick = strcspn (batch[b].choice, " ") == strcspn (single.choice, " ")
+                           && strncmp (batch[b].choice, single.choice,
+                                       strcspn (single.choice, " ")) == 0;
+      if (same_pick && batch[b].iterations == single.iterations)
+        assert_results_agree (&batch[b], &single, p[b].n, 1e-4);
+      else if (same_pick)
+        g_assert_cmpfloat (test_rel_diff (batch[b].x, single.x, p[b].n), <, 0.05);
+      ss_solve_result_clear (&single);
+      ss_solve_result_clear (&batch[b]);
     }
+  for (int b = 0; b < FRAMES; b++)
+    test_problem_clear (&p[b]);
 }
 
 static void

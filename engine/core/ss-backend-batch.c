@@ -152,6 +152,10 @@ solve_one_by_one (SolveOneFunc solve, gpointer target, const SsProblem *problems
 typedef struct {
   SsBackend *backend;
   SsCudaContext *ctx;
+  /* With RULES, each problem goes through ss_backend_solve on VIEW: the
+   * backend seen with this share's context as its first (never freed). */
+  gboolean rules;
+  SsBackend view;
   const SsProblem *problems;
   int count;
   const double *alphas;
@@ -198,6 +202,13 @@ solve_share_on_context (DeviceShare *share, GError **error)
 static gboolean
 solve_share_on_device (DeviceShare *share)
 {
+  /* The rules (`auto`'s choice, the hold-out runs) solve through the
+   * backend, which falls back to the CPU itself. */
+  if (share->rules)
+    return solve_one_by_one (ss_backend_solve_on, &share->view, share->problems, share->count,
+                             share->alphas, share->params, share->report.shared,
+                             share->report.offset, share->cancellable, share->results,
+                             &share->error);
   g_autoptr (GError) cuda_error = NULL;
   if (solve_share_on_context (share, &cuda_error))
     return TRUE;
@@ -231,9 +242,10 @@ device_share_thread (gpointer data)
 /* Cuts COUNT problems into DEVICES contiguous shares (the first COUNT %
  * DEVICES shares one larger) and solves them at once, one thread each. */
 static gboolean
-solve_on_devices (SsBackend *backend, int devices, const SsProblem *problems, int count,
-                  const double *alphas, const SsSolveParams *params, SharedReport *shared,
-                  GCancellable *cancellable, SsSolveResult *results, GError **error)
+solve_on_devices (SsBackend *backend, int devices, gboolean rules, const SsProblem *problems,
+                  int count, const double *alphas, const SsSolveParams *params,
+                  SharedReport *shared, GCancellable *cancellable, SsSolveResult *results,
+                  GError **error)
 {
   devices = MAX (1, MIN (devices, count));
   g_autofree DeviceShare *shares = g_new0 (DeviceShare, devices);
@@ -244,6 +256,10 @@ solve_on_devices (SsBackend *backend, int devices, const SsProblem *problems, in
       DeviceShare *share = &shares[d];
       share->backend = backend;
       share->ctx = backend->cuda[d];
+      share->rules = rules;
+      share->view = *backend;
+      share->view.cuda = &backend->cuda[d];
+      share->view.n_cuda = 1;
       share->count = count / devices + (d < count % devices ? 1 : 0);
       share->problems = problems + first;
       share->alphas = alphas ? alphas + first : NULL;
@@ -291,13 +307,15 @@ solve_batch_on (SsBackend *backend, int devices, const SsProblem *problems, int 
   g_mutex_init (&shared.lock);
   gboolean ok;
 #if SHARPSKY_HAVE_CUDA
-  /* Solvers without a GPU form go through ss_backend_solve, which says so;
-   * so do real images under the pixel-ℓ1 rules, which are runs of their own. */
-  gboolean own_runs = FALSE;
+  /* Real images under the pixel-ℓ1 rules and `auto`'s choice are runs of
+   * their own: each problem goes through ss_backend_solve, on the share's
+   * device. Solvers without a GPU form too, on the CPU, which that says. */
+  const SsSolverInfo *info = ss_solver_info (params->kind);
+  gboolean own_runs = info->n_candidates > 0;
   for (int i = 0; i < count; i++)
     own_runs = own_runs || ss_pixel_l1_applies (&problems[i], params);
-  if (backend->use_cuda && ss_solver_has_cuda (ss_solver_info (params->kind)) && !own_runs)
-    ok = solve_on_devices (backend, devices, problems, count, alphas, params, &shared,
+  if (backend->use_cuda && ss_solver_has_cuda (info))
+    ok = solve_on_devices (backend, devices, own_runs, problems, count, alphas, params, &shared,
                            cancellable, results, error);
   else
 #endif
