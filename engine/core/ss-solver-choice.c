@@ -40,11 +40,11 @@ choice_role (gsize pixel, int frame_width, SsRegion image)
 
 /* A choice is a property of the scene and its noise, which a frame's centre
  * shows as well as the whole of it: on a frame of more than
- * SS_SOLVER_CHOICE_CROP_FRAMES crops the candidates run on its central
- * crop (SS_SOLVER_CHOICE_CROP² pixels by default), so that the choice costs a few percent of
- * the chosen run instead of twice it. The crop's own border, the blur's
- * reach wide, is left unobserved: its blur would wrap around the crop, and
- * it is the frame's border that the full run treats. */
+ * SS_SOLVER_CHOICE_CROP_FRAMES crops the candidates run on its central crop
+ * (SS_SOLVER_CHOICE_CROP² pixels by default), so that the choice costs a
+ * few percent of the chosen run instead of twice it. The crop's own border,
+ * the blur's reach wide, is left unobserved: its blur would wrap around the
+ * crop, and it is the frame's border that the full run treats. */
 typedef struct {
   SsOperator *op;
   float *y;
@@ -57,6 +57,27 @@ choice_crop_clear (ChoiceCrop *crop)
 {
   g_clear_pointer (&crop->op, ss_operator_free);
   g_clear_pointer (&crop->y, g_free);
+}
+
+/* PROBLEM's data in WHERE, NaN where the crop's operator leaves a pixel
+ * unobserved (its border MARGIN wide, and what the frame did not observe);
+ * SEEN counts the others. */
+static float *
+crop_observed (const SsProblem *problem, SsRegion where, int margin, gsize *seen)
+{
+  const SsOperator *op = problem->op;
+  int w = where.width, h = where.height;
+  float *observed = g_new (float, (gsize) w * h);
+  for (int r = 0; r < h; r++)
+    for (int c = 0; c < w; c++)
+      {
+        gsize src = (gsize) (where.y0 + r) * op->width + where.x0 + c;
+        gboolean border = r < margin || r >= h - margin || c < margin || c >= w - margin;
+        gboolean kept = !border && (op->mask == NULL || op->mask[src]);
+        observed[(gsize) r * w + c] = kept ? problem->y[src] : NAN;
+        *seen += kept;
+      }
+  return observed;
 }
 
 /* TRUE with CROP built; FALSE without an error when the frame is small
@@ -82,21 +103,11 @@ choice_crop_build (ChoiceCrop *crop, const SsProblem *problem, int side, GError 
     return FALSE;
   crop->where = (SsRegion) { image.x0 + (image.width - w) / 2, image.y0 + (image.height - h) / 2,
                              w, h };
-  /* NaN marks what the crop's operator leaves unobserved. */
-  g_autofree float *observed = g_new (float, (gsize) w * h);
-  gsize seen_count = 0;
-  for (int r = 0; r < h; r++)
-    for (int c = 0; c < w; c++)
-      {
-        gsize src = (gsize) (crop->where.y0 + r) * op->width + crop->where.x0 + c;
-        gboolean border = r < margin || r >= h - margin || c < margin || c >= w - margin;
-        gboolean seen = !border && (op->mask == NULL || op->mask[src]);
-        observed[(gsize) r * w + c] = seen ? problem->y[src] : NAN;
-        seen_count += seen;
-      }
+  gsize seen = 0;
+  g_autofree float *observed = crop_observed (problem, crop->where, margin, &seen);
   /* A centre mostly blank (NaN) shows too little to judge by: the whole
    * frame is judged instead. */
-  if (seen_count < (gsize) (w - 2 * margin) * (h - 2 * margin) / 2)
+  if (seen < (gsize) (w - 2 * margin) * (h - 2 * margin) / 2)
     return FALSE;
   crop->op = op->kernel != NULL ? ss_operator_new_deferred (kernel, observed, w, h, error)
                                 : ss_operator_new_from_kernel (kernel, observed, w, h, error);
