@@ -326,15 +326,17 @@ test_rl_holdout_split (void)
  * ends at a reading past its minimum, and the estimate it returns is plain
  * RL's (stop none) after the full run's iterations, bit for bit: the same
  * start, normaliser and steps. The full run is SS_RL_HOLDOUT_SCALE times
- * the validation's best count (the minimum is inside the cap here). */
+ * the validation's best count when the minimum is inside the cap (half the
+ * iterations), as on most draws; on a draw whose held-out error still falls
+ * there (about one in forty), the full run takes the rest. */
 static void
 test_rl_holdout_solve (void)
 {
   g_autoptr (GRand) rng = test_rng ();
   TestProblem p;
-  /* Noise enough that the held-out error turns well inside the cap (at 0.02
-   * it was still falling at 500 iterations on one draw in ten; at 0.03 the
-   * validation ended at 25-55 iterations on each of 100 draws). */
+  /* Noise enough that the held-out error turns inside the cap on most
+   * draws (at 0.02 it was still falling at 500 iterations on one draw in
+   * ten; at 0.03 the validation ends at 25-85 iterations on 39 draws of 40). */
   test_problem_init (&p, rng, 64, 56, "gaussian:2", 1.0, 0.03);
   SsProblem problem = { .op = p.op, .y = p.y, .image = { 4, 3, 56, 50 } };
   SsSolveParams params = rl_params (1000, 0);
@@ -345,7 +347,6 @@ test_rl_holdout_solve (void)
   g_test_message ("validation %d iterations, full run %d", validation, full);
   g_assert_cmpint (validation % SS_RL_HOLDOUT_EVERY, ==, 0);
   g_assert_cmpint (validation, >=, 3 * SS_RL_HOLDOUT_EVERY);
-  g_assert_cmpint (validation, <, 500);
   /* The best estimate is a reading's, one iteration before it (the ratio
    * of iteration k measures z after k − 1): best + 1 ≡ 0 (mod EVERY), best
    * before the validation's end, and the full run SCALE times it. */
@@ -353,7 +354,13 @@ test_rl_holdout_solve (void)
   for (int b = SS_RL_HOLDOUT_EVERY - 1; b < validation; b += SS_RL_HOLDOUT_EVERY)
     if ((int) ceil (SS_RL_HOLDOUT_SCALE * b) == full)
       best = b;
-  g_assert_cmpint (best, >, 0);
+  if (best < 0)
+    {
+      /* Still falling at the cap: the first reading past it, then the rest. */
+      g_assert_cmpint (validation, >=, params.iterations / 2);
+      g_assert_cmpint (validation, <, params.iterations / 2 + SS_RL_HOLDOUT_EVERY + 1);
+      g_assert_cmpint (full, ==, params.iterations - validation);
+    }
 
   params.rl_stop = SS_RL_STOP_NONE;
   params.iterations = full;
