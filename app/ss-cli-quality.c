@@ -32,6 +32,13 @@ typedef enum {
   SOURCE_GALAXIES,  /* synthetic: galaxies dominate */
 } CaseSource;
 
+/* Which --cases a case belongs to. */
+typedef enum {
+  CASES_FULL,       /* the published table */
+  CASES_SMALL,      /* CI-sized crops */
+  CASES_FRAMES,     /* frames large enough that `auto` judges them on a crop (a GPU's work) */
+} CaseSet;
+
 typedef struct {
   const char *name;
   CaseSource source;
@@ -39,22 +46,26 @@ typedef struct {
   const char *psf;
   double peak, sky, read_noise;
   guint32 seed;
-  gboolean small;       /* in --cases small */
+  CaseSet set;
 } QualityCase;
 
 /* Photon peaks 1e2-1e4 electrons, FWHM 2-5 px, both PSF shapes, four kinds of
- * scene; the small cases are crops of 128-192 px for CI. */
+ * scene; the small cases are crops of 128-192 px for CI; the frames are the
+ * synthetic full cases at 2048², past SS_SOLVER_CHOICE_CROP_FRAMES crops. */
 static const QualityCase cases[] = {
-  { "hdf-gauss3", SOURCE_HDF, 244, 180, 512, "gaussian:3", 1e3, 100, 5, 11, FALSE },
-  { "hdf-moffat4", SOURCE_HDF, 244, 180, 512, "moffat:4,2.5", 1e4, 200, 5, 12, FALSE },
-  { "galaxies", SOURCE_GALAXIES, 0, 0, 512, "gaussian:2.5", 3e3, 50, 3, 13, FALSE },
-  { "stars-bright", SOURCE_STARS, 0, 0, 512, "moffat:3,3", 1e4, 100, 5, 14, FALSE },
-  { "stars-faint", SOURCE_STARS, 0, 0, 512, "gaussian:4", 1e2, 20, 3, 15, FALSE },
-  { "sun-gauss2", SOURCE_AIA, 0, 0, 128, "gaussian:2", 1e4, 10, 2, 16, FALSE },
-  { "sun-moffat5", SOURCE_AIA, 0, 0, 128, "moffat:5,2.5", 1e3, 10, 2, 17, FALSE },
-  { "small-hdf", SOURCE_HDF, 400, 300, 160, "gaussian:3", 1e3, 100, 5, 21, TRUE },
-  { "small-stars", SOURCE_STARS, 0, 0, 128, "moffat:3,3", 3e2, 20, 3, 22, TRUE },
-  { "small-sun", SOURCE_AIA, 0, 0, 128, "gaussian:2.5", 3e3, 10, 2, 23, TRUE },
+  { "hdf-gauss3", SOURCE_HDF, 244, 180, 512, "gaussian:3", 1e3, 100, 5, 11, CASES_FULL },
+  { "hdf-moffat4", SOURCE_HDF, 244, 180, 512, "moffat:4,2.5", 1e4, 200, 5, 12, CASES_FULL },
+  { "galaxies", SOURCE_GALAXIES, 0, 0, 512, "gaussian:2.5", 3e3, 50, 3, 13, CASES_FULL },
+  { "stars-bright", SOURCE_STARS, 0, 0, 512, "moffat:3,3", 1e4, 100, 5, 14, CASES_FULL },
+  { "stars-faint", SOURCE_STARS, 0, 0, 512, "gaussian:4", 1e2, 20, 3, 15, CASES_FULL },
+  { "sun-gauss2", SOURCE_AIA, 0, 0, 128, "gaussian:2", 1e4, 10, 2, 16, CASES_FULL },
+  { "sun-moffat5", SOURCE_AIA, 0, 0, 128, "moffat:5,2.5", 1e3, 10, 2, 17, CASES_FULL },
+  { "small-hdf", SOURCE_HDF, 400, 300, 160, "gaussian:3", 1e3, 100, 5, 21, CASES_SMALL },
+  { "small-stars", SOURCE_STARS, 0, 0, 128, "moffat:3,3", 3e2, 20, 3, 22, CASES_SMALL },
+  { "small-sun", SOURCE_AIA, 0, 0, 128, "gaussian:2.5", 3e3, 10, 2, 23, CASES_SMALL },
+  { "frame-galaxies", SOURCE_GALAXIES, 0, 0, 2048, "gaussian:2.5", 3e3, 50, 3, 31, CASES_FRAMES },
+  { "frame-stars-bright", SOURCE_STARS, 0, 0, 2048, "moffat:3,3", 1e4, 100, 5, 32, CASES_FRAMES },
+  { "frame-stars-faint", SOURCE_STARS, 0, 0, 2048, "gaussian:4", 1e2, 20, 3, 33, CASES_FRAMES },
 };
 
 /* The margin blurred around each crop: the PSF's reach at FWHM 5 with room. */
@@ -81,7 +92,7 @@ typedef struct {
 typedef struct {
   gboolean json;
   gboolean quiet;
-  char *cases;          /* "small" or "full" */
+  char *cases;          /* "small", "full" or "frames" */
   char *only;           /* comma-separated case names, or NULL */
   char **methods;       /* --methods: the rows to run (solver names, rl-best, rl-tv-best,
                            wiener-best, siril), NULL for all */
@@ -894,8 +905,10 @@ case_selected (const QualityOptions *q, const QualityCase *spec)
       g_auto (GStrv) names = g_strsplit (q->only, ",", -1);
       return g_strv_contains ((const char *const *) names, spec->name);
     }
-  gboolean small = g_str_equal (q->cases, "small");
-  return spec->small == small;
+  CaseSet set = g_str_equal (q->cases, "small")    ? CASES_SMALL
+                : g_str_equal (q->cases, "frames") ? CASES_FRAMES
+                                                   : CASES_FULL;
+  return spec->set == set;
 }
 
 static gboolean
@@ -1070,7 +1083,8 @@ cli_quality (int argc, char **argv)
   QualityOptions q = { 0 };
   GOptionEntry entries[] = {
     { "cases", 0, 0, G_OPTION_ARG_STRING, &q.cases,
-      "small (CI-sized crops of 128-192 px) or full (the default)", "SET" },
+      "small (CI-sized crops of 128-192 px), full (the default) or frames (2048² synthetic "
+      "fields, judged by auto on a crop: for a GPU)", "SET" },
     { "only", 0, 0, G_OPTION_ARG_STRING, &q.only, "Only these cases (comma-separated names)",
       "NAMES" },
     { "methods", 0, 0, G_OPTION_ARG_STRING_ARRAY, &q.methods,
@@ -1121,9 +1135,10 @@ cli_quality (int argc, char **argv)
       cli_error (NULL, "quality: unexpected argument '%s'", argv[1]);
       status = CLI_EXIT_USAGE;
     }
-  else if (q.cases && !g_str_equal (q.cases, "small") && !g_str_equal (q.cases, "full"))
+  else if (q.cases && !g_str_equal (q.cases, "small") && !g_str_equal (q.cases, "full")
+           && !g_str_equal (q.cases, "frames"))
     {
-      cli_error (NULL, "--cases '%s': expected small or full", q.cases);
+      cli_error (NULL, "--cases '%s': expected small, full or frames", q.cases);
       status = CLI_EXIT_USAGE;
     }
   else if (q.draw < 0 || q.draw > 1000000)
