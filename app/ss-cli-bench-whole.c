@@ -44,6 +44,7 @@ typedef struct {
   char *wisdom;             /* what FFTW's wisdom gave the child */
   gint64 plans_measured;
   char *backend, *device;
+  char *solver;             /* what the child's deblur ran */
   int padded_width, padded_height;
 } WholeRun;
 
@@ -53,6 +54,7 @@ whole_run_clear (WholeRun *run)
   g_clear_pointer (&run->wisdom, g_free);
   g_clear_pointer (&run->backend, g_free);
   g_clear_pointer (&run->device, g_free);
+  g_clear_pointer (&run->solver, g_free);
 }
 
 static int
@@ -168,6 +170,7 @@ read_summary (const char *out, WholeRun *run, GError **error)
   run->wisdom = json_string (s, "fftw_wisdom");
   run->backend = json_string (s, "backend");
   run->device = json_string (s, "device");
+  run->solver = json_string (s, "solver");
   return TRUE;
 }
 
@@ -280,6 +283,7 @@ print_whole (const CliOptions *o, const WholeParams *p, double frame_seconds,
       ss_json_add_string (&j, "type", "bench_whole");
       ss_json_add_string (&j, "backend", r2->backend);
       ss_json_add_string (&j, "device", r2->device);
+      ss_json_add_string (&j, "solver", r2->solver);
       ss_json_add_int (&j, "width", p->width);
       ss_json_add_int (&j, "height", p->height);
       ss_json_add_int (&j, "padded_width", r2->padded_width);
@@ -309,6 +313,10 @@ print_whole (const CliOptions *o, const WholeParams *p, double frame_seconds,
           r2->padded_height);
   printf ("backend          %s (%s)\n", r2->backend ? r2->backend : "?",
           r2->device ? r2->device : "?");
+  /* Without --solver the counts given make deblur run the first of its
+   * default's candidates that takes an iteration count. */
+  printf ("solver           %s%s\n", r2->solver ? r2->solver : "?",
+          p->solver ? "" : " (what deblur runs for --iters; --solver NAME times another)");
   printf ("first run        FFTW wisdom %s, %" G_GINT64_FORMAT " plans measured\n",
           first->wisdom ? first->wisdom : "?", first->plans_measured);
   printf ("%-16s %5s  %8s  %7s  %7s  %7s  %7s  %7s   (seconds)\n", "run", "iters", "wall",

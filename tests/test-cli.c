@@ -1096,6 +1096,13 @@ test_bench_whole (Fixture *f, gconstpointer data)
   g_assert_cmpfloat (json_number (line, "height"), ==, height);
   g_assert_cmpfloat (json_number (line, "padded_width"), >=, width);
   g_assert_cmpfloat (json_number (line, "extra_iterations"), ==, 5);
+  /* What deblur runs for --iters: the default, or its first candidate that
+   * takes an iteration count. */
+  const SsSolverInfo *solver = ss_solver_info (ss_solver_default_for_real_data ());
+  for (int c = 0; c < solver->n_candidates && !ss_solver_uses (solver, SS_PARAM_ITERATIONS); c++)
+    if (ss_solver_uses (ss_solver_info (solver->candidates[c]), SS_PARAM_ITERATIONS))
+      solver = ss_solver_info (solver->candidates[c]);
+  assert_json_string (line, "solver", solver->name);
   const char *runs[] = { "first", "t2", "t12", "extra" };
   for (gsize i = 0; i < G_N_ELEMENTS (runs); i++)
     {
