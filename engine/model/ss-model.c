@@ -392,29 +392,25 @@ ss_operator_blur_kernel_at (const SsOperator *op, int width, int height, GError 
       ss_mem_free (NULL, real, 0);
       full = inverse;
     }
-  /* Each tap goes to its signed offset modulo the new size. A blur's taps
-   * are few (a rendered PSF is zero beyond its reach): the frame is read in
-   * parallel (a camera frame's kernel is 100 MB) and the taps added
-   * atomically: one tap a cell unless the kernel is wider than the new
-   * frame, where the aliased taps' order, and so their sum's last bit, may
-   * vary. */
+  /* Each tap goes to its signed offset modulo the new size. Each row of
+   * the result is summed by one thread, from the frame's rows in order, so
+   * the sums do not depend on the threads (a camera frame's kernel is 100
+   * MB to read; a rendered PSF is zero beyond its reach). */
   float *folded = g_new0 (float, (gsize) width * height);
   int frame_width = op->width, frame_height = op->height;
-#pragma omp parallel for schedule(static) if (n > SS_PARALLEL_PIXELS)
-  for (int y = 0; y < frame_height; y++)
-    {
-      int dy = y <= frame_height / 2 ? y : y - frame_height;
-      int fy = fold_offset (dy, height);
-      for (int x = 0; x < frame_width; x++)
-        {
-          float v = full[(gsize) y * frame_width + x];
-          if (v == 0.0f)
-            continue;
-          int dx = x <= frame_width / 2 ? x : x - frame_width;
-#pragma omp atomic
-          folded[(gsize) fy * width + fold_offset (dx, width)] += v;
-        }
-    }
+#pragma omp parallel for schedule(dynamic) if (n > SS_PARALLEL_PIXELS)
+  for (int fy = 0; fy < height; fy++)
+    for (int y = 0; y < frame_height; y++)
+      {
+        int dy = y <= frame_height / 2 ? y : y - frame_height;
+        if (fold_offset (dy, height) != fy)
+          continue;
+        const float *row = full + (gsize) y * frame_width;
+        float *out = folded + (gsize) fy * width;
+        for (int x = 0; x < frame_width; x++)
+          if (row[x] != 0.0f)
+            out[fold_offset (x <= frame_width / 2 ? x : x - frame_width, width)] += row[x];
+      }
   return folded;
 }
 
