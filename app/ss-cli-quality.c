@@ -934,8 +934,9 @@ run_methods (const QualityOptions *q, const CaseData *data, SsBackend *backend,
       g_ptr_array_add (rows, run_as_user (q, data, solver, backend));
     }
   /* Long enough that the best iteration is inside the run on every case
-   * (it was at most 300 when this was written); the small cases stay cheap. */
-  int long_run = data->spec->size > 256 ? 500 : 200;
+   * (it was at most 300 when this was written; the 2048² bright stars were
+   * still rising at 500); the small cases stay cheap. */
+  int long_run = data->spec->size > 1024 ? 1000 : data->spec->size > 256 ? 500 : 200;
   if (method_selected (q, "rl-best"))
     g_ptr_array_add (rows, run_best_iteration (q, data, backend, "rl (best, truth)", "0",
                                                long_run));
