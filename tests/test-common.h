@@ -156,6 +156,20 @@ test_solve_params (SsSolverKind kind, double alpha, int iterations)
   return params;
 }
 
+/* `auto`'s parameters as the tests run it: its defaults, α 1e-3, x ≥ 0, a
+ * report every REPORT_EVERY iterations (its candidates keep that). */
+static inline SsSolveParams
+test_choice_params (int report_every)
+{
+  SsSolveParams params;
+  ss_solve_params_init (&params);
+  ss_solve_params_set_defaults (&params, SS_SOLVER_AUTO);
+  params.alpha = 1e-3;
+  params.nonneg = TRUE;
+  params.report_every = report_every;
+  return params;
+}
+
 /* The CPU solve of P with PARAMS (the truth given, so the MSE is measured);
  * a failure fails the test. */
 static inline SsSolveResult

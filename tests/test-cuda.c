@@ -890,10 +890,7 @@ test_choice_matches_cpu (CudaFixture *f, gconstpointer data)
         }
       SsDataStats stats = { .noise = 0.02, .median = NAN };
       SsProblem problem = { .op = p.op, .y = p.y, .stats = &stats };
-      SsSolveParams params = test_solve_params (SS_SOLVER_AUTO, 1e-3, 1);
-      ss_solve_params_set_defaults (&params, SS_SOLVER_AUTO);
-      params.alpha = 1e-3;
-      params.nonneg = TRUE;
+      SsSolveParams params = test_choice_params (1);
       SsSolveResult on_gpu = { 0 }, on_cpu = { 0 }, alone = { 0 };
       g_assert_true (ss_solver_choice_solve (ss_backend_solve_on, gpu, &problem, &params, side,
                                              NULL, NULL, NULL, &on_gpu, &error));
@@ -1296,10 +1293,7 @@ test_backend_batch_on_device_list (CudaFixture *f, gconstpointer data)
   /* `auto`, whose choice is runs of its own: each share's problems go
    * through the backend's rules on the share's device, and give the picks
    * and estimates of separate solves. */
-  SsSolveParams choice = test_solve_params (SS_SOLVER_AUTO, 1e-3, 1);
-  ss_solve_params_set_defaults (&choice, SS_SOLVER_AUTO);
-  choice.alpha = 1e-3;
-  choice.nonneg = TRUE;
+  SsSolveParams choice = test_choice_params (1);
   SsDataStats stats = { .noise = 0.01, .median = NAN };
   int choice_finals[FRAMES] = { 0 };
   for (int b = 0; b < FRAMES; b++)

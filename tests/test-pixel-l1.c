@@ -524,12 +524,7 @@ check_choice (int stars, double sigma)
               w, h, sigma);
   SsDataStats stats = { .noise = sigma, .median = NAN };
   SsProblem problem = { .op = s.op, .y = s.y, .stats = &stats };
-  SsSolveParams params;
-  ss_solve_params_init (&params);
-  ss_solve_params_set_defaults (&params, SS_SOLVER_AUTO);
-  params.alpha = 1e-3;
-  params.nonneg = TRUE;
-  params.report_every = 5;
+  SsSolveParams params = test_choice_params (5);
   SsSolveResult result = backend_solve (&problem, &params);
 
   Fitted part;
@@ -624,12 +619,7 @@ check_choice_crop (gboolean stars, double sigma)
               sigma);
   SsDataStats stats = { .noise = sigma, .median = NAN };
   SsProblem problem = { .op = s.op, .y = s.y, .stats = &stats };
-  SsSolveParams params;
-  ss_solve_params_init (&params);
-  ss_solve_params_set_defaults (&params, SS_SOLVER_AUTO);
-  params.alpha = 1e-3;
-  params.nonneg = TRUE;
-  params.report_every = 5;
+  SsSolveParams params = test_choice_params (5);
   SsSolveResult cropped = choice_solve (&problem, &params, side);
   SsSolveResult whole = choice_solve (&problem, &params, 0);
 

@@ -354,66 +354,6 @@ ss_operator_realize (const SsOperator *op, GError **error)
   return ok;
 }
 
-/* Offset D modulo SIZE, without a division for the offsets that fit. */
-static inline int
-fold_offset (int d, int size)
-{
-  if (d >= 0)
-    return d < size ? d : d % size;
-  return d >= -size ? d + size : ((d % size) + size) % size;
-}
-
-float *
-ss_operator_blur_kernel_at (const SsOperator *op, int width, int height, GError **error)
-{
-  gsize n = (gsize) op->width * op->height;
-  float *full = (float *) op->kernel;
-  g_autofree float *inverse = NULL;
-  if (full == NULL)
-    {
-      /* From c^: FFTW's c2r destroys its input and is unnormalised. */
-      SsFft *fft = ss_fft_get_once (op->width, op->height, error);
-      if (fft == NULL)
-        return NULL;
-      gsize floats = ss_fft_spectrum_floats (op->width, op->height);
-      float *spectrum = ss_mem_alloc (NULL, floats * sizeof (float), error);
-      float *real = spectrum ? ss_mem_alloc (NULL, n * sizeof (float), error) : NULL;
-      if (real == NULL)
-        {
-          ss_mem_free (NULL, spectrum, 0);
-          return NULL;
-        }
-      memcpy (spectrum, op->chat, floats * sizeof (float));
-      ss_fft_inverse (fft, spectrum, real);
-      ss_mem_free (NULL, spectrum, 0);
-      inverse = g_new (float, n);
-      for (gsize i = 0; i < n; i++)
-        inverse[i] = real[i] / (float) n;
-      ss_mem_free (NULL, real, 0);
-      full = inverse;
-    }
-  /* Each tap goes to its signed offset modulo the new size. Each row of
-   * the result is summed by one thread, from the frame's rows in order, so
-   * the sums do not depend on the threads (a camera frame's kernel is 100
-   * MB to read; a rendered PSF is zero beyond its reach). */
-  float *folded = g_new0 (float, (gsize) width * height);
-  int frame_width = op->width, frame_height = op->height;
-#pragma omp parallel for schedule(dynamic) if (n > SS_PARALLEL_PIXELS)
-  for (int fy = 0; fy < height; fy++)
-    for (int y = 0; y < frame_height; y++)
-      {
-        int dy = y <= frame_height / 2 ? y : y - frame_height;
-        if (fold_offset (dy, height) != fy)
-          continue;
-        const float *row = full + (gsize) y * frame_width;
-        float *out = folded + (gsize) fy * width;
-        for (int x = 0; x < frame_width; x++)
-          if (row[x] != 0.0f)
-            out[fold_offset (x <= frame_width / 2 ? x : x - frame_width, width)] += row[x];
-      }
-  return folded;
-}
-
 double
 ss_operator_dc (const SsOperator *op)
 {
@@ -494,6 +434,53 @@ circulant_product (const SsOperator *op, const float *in, float *out, gboolean a
   ss_mem_free (NULL, real, 0);
   ss_mem_free (NULL, spectrum, 0);
   return TRUE;
+}
+
+/* Offset D modulo SIZE, without a division for the offsets that fit. */
+static inline int
+fold_offset (int d, int size)
+{
+  if (d >= 0)
+    return d < size ? d : d % size;
+  return d >= -size ? d + size : ((d % size) + size) % size;
+}
+
+float *
+ss_operator_blur_kernel_at (const SsOperator *op, int width, int height, GError **error)
+{
+  gsize n = (gsize) op->width * op->height;
+  const float *full = op->kernel;
+  g_autofree float *from_spectrum = NULL;
+  if (full == NULL)
+    {
+      /* C δ: the kernel that c^ is the spectrum of. */
+      g_autofree float *delta = g_new0 (float, n);
+      delta[0] = 1.0f;
+      from_spectrum = g_new (float, n);
+      if (!circulant_product (op, delta, from_spectrum, FALSE, error))
+        return NULL;
+      full = from_spectrum;
+    }
+  /* Each tap goes to its signed offset modulo the new size. Each row of
+   * the result is summed by one thread, from the frame's rows in order, so
+   * the sums do not depend on the threads (a camera frame's kernel is 100
+   * MB to read; a rendered PSF is zero beyond its reach). */
+  float *folded = g_new0 (float, (gsize) width * height);
+  int frame_width = op->width, frame_height = op->height;
+#pragma omp parallel for schedule(dynamic) if (n > SS_PARALLEL_PIXELS)
+  for (int fy = 0; fy < height; fy++)
+    for (int y = 0; y < frame_height; y++)
+      {
+        int dy = y <= frame_height / 2 ? y : y - frame_height;
+        if (fold_offset (dy, height) != fy)
+          continue;
+        const float *row = full + (gsize) y * frame_width;
+        float *out = folded + (gsize) fy * width;
+        for (int x = 0; x < frame_width; x++)
+          if (row[x] != 0.0f)
+            out[fold_offset (x <= frame_width / 2 ? x : x - frame_width, width)] += row[x];
+      }
+  return folded;
 }
 
 gboolean
