@@ -236,8 +236,9 @@ test_rl_matches_cpu (CudaFixture *f, gconstpointer data)
  * scales) against the CPU's transform of every split, masked or not, least
  * squares or weighted, with and without positivity and reweighting, with a
  * sky, on an image narrower than the coarsest scale's reach (16 px: its taps
- * wrap around more than once); and the convergence rule stops both at the
- * same report. */
+ * wrap around more than once), at the dual step 1 (where the GPU keeps one
+ * image a starlet scale) and others; and the convergence rule stops both at
+ * the same report. */
 static void
 test_admm_matches_cpu (CudaFixture *f, gconstpointer data)
 {
@@ -251,23 +252,28 @@ test_admm_matches_cpu (CudaFixture *f, gconstpointer data)
     gboolean nonneg;
     SsDataTerm data;
     int reweight, iterations;
+    double tau;   /* the dual step */
   } cases[] = {
-    { SS_PRIOR_TV, 64, 48, "gaussian:2", 1.0, 0, TRUE, SS_DATA_LS, 0, 60 },
-    { SS_PRIOR_TV, 45, 37, "moffat:3,2.5", 0.7, 0.2, TRUE, SS_DATA_WLS, 0, 60 },
-    { SS_PRIOR_TV, 64, 64, "gaussian:2.5", 1.0, 0.1, FALSE, SS_DATA_LS, 0, 60 },
-    { SS_PRIOR_TV, 96, 64, "box:5", 1.0, 0.3, TRUE, SS_DATA_WLS, 2, 60 },
-    { SS_PRIOR_STARLET, 64, 48, "gaussian:2", 1.0, 0, TRUE, SS_DATA_LS, 0, 60 },
-    { SS_PRIOR_STARLET, 96, 64, "box:5", 1.0, 0.3, TRUE, SS_DATA_WLS, 2, 60 },
+    { SS_PRIOR_TV, 64, 48, "gaussian:2", 1.0, 0, TRUE, SS_DATA_LS, 0, 60, 1 },
+    { SS_PRIOR_TV, 45, 37, "moffat:3,2.5", 0.7, 0.2, TRUE, SS_DATA_WLS, 0, 60, 1 },
+    { SS_PRIOR_TV, 64, 64, "gaussian:2.5", 1.0, 0.1, FALSE, SS_DATA_LS, 0, 60, 1 },
+    { SS_PRIOR_TV, 96, 64, "box:5", 1.0, 0.3, TRUE, SS_DATA_WLS, 2, 60, 1 },
+    { SS_PRIOR_STARLET, 64, 48, "gaussian:2", 1.0, 0, TRUE, SS_DATA_LS, 0, 60, 1 },
+    { SS_PRIOR_STARLET, 96, 64, "box:5", 1.0, 0.3, TRUE, SS_DATA_WLS, 2, 60, 1 },
     /* Tiles whose halo needs no wrapping at every scale (from 80 × 80). */
-    { SS_PRIOR_STARLET, 168, 136, "gaussian:2", 1.0, 0.1, TRUE, SS_DATA_LS, 0, 60 },
-    { SS_PRIOR_TV_STARLET, 45, 37, "moffat:3,2.5", 0.7, 0.2, TRUE, SS_DATA_WLS, 0, 60 },
-    { SS_PRIOR_TV_STARLET, 14, 11, "gaussian:1.2", 1.0, 0.1, TRUE, SS_DATA_LS, 0, 60 },
-    { SS_PRIOR_TV_STARLET, 64, 64, "gaussian:2.5", 1.0, 0.1, FALSE, SS_DATA_LS, 3, 60 },
-    { SS_PRIOR_TV_STARLET, 45, 37, "moffat:3,2.5", 0.7, 0.2, TRUE, SS_DATA_POISSON, 0, 60 },
-    { SS_PRIOR_TV, 64, 48, "gaussian:2", 1.0, 0.05, FALSE, SS_DATA_POISSON, 2, 60 },
+    { SS_PRIOR_STARLET, 168, 136, "gaussian:2", 1.0, 0.1, TRUE, SS_DATA_LS, 0, 60, 1 },
+    /* a dual step other than 1 (ν and u kept apart), with positivity and without */
+    { SS_PRIOR_STARLET, 64, 48, "gaussian:2", 1.0, 0.1, TRUE, SS_DATA_LS, 0, 60, 1.3 },
+    { SS_PRIOR_STARLET, 72, 40, "moffat:3,2.5", 0.7, 0.1, FALSE, SS_DATA_WLS, 0, 60, 0.8 },
+    { SS_PRIOR_STARLET, 72, 40, "moffat:3,2.5", 0.7, 0.1, FALSE, SS_DATA_LS, 0, 60, 1 },
+    { SS_PRIOR_TV_STARLET, 45, 37, "moffat:3,2.5", 0.7, 0.2, TRUE, SS_DATA_WLS, 0, 60, 1 },
+    { SS_PRIOR_TV_STARLET, 14, 11, "gaussian:1.2", 1.0, 0.1, TRUE, SS_DATA_LS, 0, 60, 1 },
+    { SS_PRIOR_TV_STARLET, 64, 64, "gaussian:2.5", 1.0, 0.1, FALSE, SS_DATA_LS, 3, 60, 1 },
+    { SS_PRIOR_TV_STARLET, 45, 37, "moffat:3,2.5", 0.7, 0.2, TRUE, SS_DATA_POISSON, 0, 60, 1 },
+    { SS_PRIOR_TV, 64, 48, "gaussian:2", 1.0, 0.05, FALSE, SS_DATA_POISSON, 2, 60, 1 },
     /* long enough for the convergence rule to stop both */
-    { SS_PRIOR_TV, 48, 40, "gaussian:1.5", 1.0, 0.05, TRUE, SS_DATA_LS, 0, 3000 },
-    { SS_PRIOR_TV_STARLET, 48, 40, "gaussian:1.5", 1.0, 0.05, TRUE, SS_DATA_LS, 0, 3000 },
+    { SS_PRIOR_TV, 48, 40, "gaussian:1.5", 1.0, 0.05, TRUE, SS_DATA_LS, 0, 3000, 1 },
+    { SS_PRIOR_TV_STARLET, 48, 40, "gaussian:1.5", 1.0, 0.05, TRUE, SS_DATA_LS, 0, 3000, 1 },
   };
   for (gsize i = 0; i < G_N_ELEMENTS (cases); i++)
     {
@@ -283,6 +289,7 @@ test_admm_matches_cpu (CudaFixture *f, gconstpointer data)
       params.nonneg = cases[i].nonneg;
       params.data_term = cases[i].data;
       params.reweight = cases[i].reweight;
+      params.tau = cases[i].tau;
       SsProblem problem = { .op = p.op, .y = p.y, .truth = p.truth,
                             .background = cases[i].background };
       SsSolveResult cpu = { 0 }, gpu = { 0 };
@@ -294,10 +301,10 @@ test_admm_matches_cpu (CudaFixture *f, gconstpointer data)
       g_assert_true (cpu_ok && gpu_ok);
       g_autofree char *prior = ss_param_format (ss_param_info (SS_PARAM_PRIOR), cases[i].prior);
       g_autofree char *term = ss_param_format (ss_param_info (SS_PARAM_DATA_TERM), cases[i].data);
-      g_test_message ("admm %s %d×%d %s ratio %.1f sky %g nonneg %d %s reweight %d: %d of %d "
-                      "iterations", prior, cases[i].width, cases[i].height, cases[i].psf,
+      g_test_message ("admm %s %d×%d %s ratio %.1f sky %g nonneg %d %s reweight %d τ %g: %d of "
+                      "%d iterations", prior, cases[i].width, cases[i].height, cases[i].psf,
                       cases[i].ratio, cases[i].background, cases[i].nonneg,
-                      term, cases[i].reweight,
+                      term, cases[i].reweight, params.tau,
                       cpu.iterations, cases[i].iterations);
       if (cases[i].iterations > 1000)
         g_assert_cmpint (cpu.iterations, <, cases[i].iterations);

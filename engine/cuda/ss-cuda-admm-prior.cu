@@ -20,7 +20,8 @@
  *   starlet: the scales of x and their splits (ss_cuda_starlet_splits);
  *   pixel 2: real = [v + μ | Σ_k W_kᵀ (z_k − ν_k)] (it reads neighbours of the
  *            splits pixel 1 wrote, hence a second pass), then the starlet
- *            scales' share added to it.
+ *            scales' share added to it. Without TV the sum's pixel share is
+ *            positivity's alone, which pixel 1 writes: no second pass.
  *
  * The same iterates as the CPU's up to rounding (the tests compare them to
  * 1e-4). Σ_j |ψ^_j|² of the starlet scales and their norms come from the
@@ -168,9 +169,15 @@ admm_pixel_kernel (float *__restrict__ real, const float *__restrict__ out,
       if (k.positive)
         {
           float zp = fmaxf (xi + nu[2 * n + i], k.floor);
-          nu[2 * n + i] += k.tau * (xi - zp);
-          z[2 * n + i] = zp;
+          float np = nu[2 * n + i] + k.tau * (xi - zp);
+          nu[2 * n + i] = np;
+          if (k.tv)
+            z[2 * n + i] = zp;
+          else
+            real[n + i] = zp - np;
         }
+      else if (!k.tv)
+        real[n + i] = 0.0f;
       if (WRITE)
         estimate[i] = xi;
       if (DELTA)
@@ -268,9 +275,14 @@ admm_pixels (Admm *s, unsigned flags, GError **error)
       || (s->starlet.scales > 0
           && !ss_cuda_starlet_splits (ctx, &s->starlet, s->out + n, w, h, s->k.tau, error)))
     return FALSE;
-  admm_adjoint_kernel<<<blocks, SS_CUDA_THREADS, 0, ctx->stream>>> (s->real, s->z, s->nu, s->k);
-  return LAUNCH_OK ("admm_adjoint_kernel")
-         && (s->starlet.scales == 0
+  if (s->k.tv)
+    {
+      admm_adjoint_kernel<<<blocks, SS_CUDA_THREADS, 0, ctx->stream>>> (s->real, s->z, s->nu,
+                                                                         s->k);
+      if (!LAUNCH_OK ("admm_adjoint_kernel"))
+        return FALSE;
+    }
+  return (s->starlet.scales == 0
              || ss_cuda_starlet_adjoint_add (ctx, &s->starlet, s->real + n, w, h, error));
 }
 
@@ -522,13 +534,22 @@ starlet_scales (const SsSolveParams *params)
          ? SS_STARLET_SCALES : 0;
 }
 
-/* The starlet splits' buffers: ν and u (and z and the reweighting) for
- * every scale, two smoothings; Σ|ψ^_j|². */
+/* One image a starlet scale (b) instead of two (ν, u) at the dual step 1
+ * without reweighting (ss-cuda-starlet.cu). */
+static gboolean
+starlet_merged (const SsSolveParams *params)
+{
+  return params->tau == 1.0 && params->reweight <= 0;
+}
+
+/* The starlet splits' buffers: ν and u (and z and the reweighting), or b,
+ * for every scale, two smoothings; Σ|ψ^_j|². */
 static size_t
 starlet_images (const SsSolveParams *params)
 {
   int scales = starlet_scales (params);
-  return scales == 0 ? 0 : (size_t) scales * (params->reweight > 0 ? 4 : 2) + 2;
+  size_t each = starlet_merged (params) ? 1 : params->reweight > 0 ? 4 : 2;
+  return scales == 0 ? 0 : (size_t) scales * each + 2;
 }
 
 static gboolean
@@ -540,7 +561,8 @@ starlet_alloc (Admm *s, const char *what, GError **error)
     return TRUE;
   gboolean reweighted = s->params->reweight > 0;
   return ss_cuda_alloc (ctx, (void **) &s->starlet.nu, scales * image, what, error)
-         && ss_cuda_alloc (ctx, (void **) &s->starlet.u, scales * image, what, error)
+         && (s->starlet.merged
+             || ss_cuda_alloc (ctx, (void **) &s->starlet.u, scales * image, what, error))
          && (!reweighted
              || (ss_cuda_alloc (ctx, (void **) &s->starlet.z, scales * image, what, error)
                  && ss_cuda_alloc (ctx, (void **) &s->starlet.reweight, scales * image, what,
@@ -583,6 +605,7 @@ ss_cuda_admm_prior_new (SsCudaContext *ctx, const SsCudaProblem *p, const SsSolv
                            .poisson = params->data_term == SS_DATA_POISSON, .offset = 0.0f,
                            .level = 0.0f };
   s->starlet.scales = starlet_scales (params);
+  s->starlet.merged = starlet_merged (params);
   gboolean ok = ss_cuda_plan (ctx, p->width, p->height, 2, CUFFT_R2C, &s->r2c2, error)
                 && ss_cuda_plan (ctx, p->width, p->height, 2, CUFFT_C2R, &s->c2r2, error)
                 && ss_cuda_alloc (ctx, (void **) &s->real, 2 * image, what, error)
@@ -619,15 +642,29 @@ ss_cuda_admm_prior_new (SsCudaContext *ctx, const SsCudaProblem *p, const SsSolv
  * pair's and positivity's splits and duals and the reweight, and writes the
  * two inputs' first half, μ, splits and duals; the adjoint pass reads the
  * splits and duals (and their neighbours, from cache) and writes the second
- * input; the starlet scales' passes come on top (ss-cuda-starlet.cu). */
+ * input. Without TV there is no adjoint pass: the pixel pass reads
+ * positivity's dual and writes it and the second input. The starlet
+ * scales' passes come on top (ss-cuda-starlet.cu). */
 double
 ss_cuda_admm_prior_iteration_bytes (const SsCudaProblem *p, const SsSolveParams *params)
 {
-  double splits = (uses_tv (params) ? 4 : 0) + (params->nonneg ? 2 : 0);
+  gboolean tv = uses_tv (params);
+  double splits = (tv ? 4 : 0) + (params->nonneg ? 2 : 0);
   double spectral = (double) p->spec * (2 * 8 + 8 + 4 + 2 * 8);
-  double pixel = (double) p->n * 4 * (2 + 1 + 1 + 2 * splits + 1 + (uses_tv (params) ? 1 : 0) + 1)
-                 + (p->mask ? (double) p->n : 0.0);
-  double adjoint = (double) p->n * 4 * (splits + 1);
+  double pixel, adjoint;
+  if (tv)
+    {
+      pixel = (double) p->n * 4 * (2 + 1 + 1 + 2 * splits + 1 + 1 + 1);
+      adjoint = (double) p->n * 4 * (splits + 1);
+    }
+  else
+    {
+      /* Cx, x, y, μ, ν_p read; μ, ν_p and both inputs' halves written. */
+      pixel = (double) p->n * 4 * (2 + 1 + 1 + (params->nonneg ? 2 : 0) + 1 + 2);
+      adjoint = 0.0;
+    }
+  pixel += p->mask ? (double) p->n : 0.0;
   return spectral + pixel + adjoint
-         + ss_cuda_starlet_iteration_bytes (starlet_scales (params), params->reweight > 0, p->n);
+         + ss_cuda_starlet_iteration_bytes (starlet_scales (params), params->reweight > 0,
+                                            starlet_merged (params), p->n);
 }

@@ -356,9 +356,12 @@ SsCudaSolver *ss_cuda_admm_prior_new (SsCudaContext *ctx, const SsCudaProblem *p
 /* admm's starlet splits (ss-cuda-starlet.cu): SCALES detail scales, each
  * with its threshold λ_j/σ and its reweighting ε_j; NU, U, and Z and
  * REWEIGHT (both NULL without reweighting, which alone reads z) hold SCALES
- * images each, SMOOTH two images of work space. */
+ * images each, SMOOTH two images of work space. With MERGED (dual step 1,
+ * no reweighting) NU holds each scale's b = w + ν before the shrinkage
+ * instead, from which ν and u follow, and U is NULL. */
 typedef struct {
   int scales;
+  gboolean merged;
   float threshold[SS_STARLET_SCALES];
   float eps[SS_STARLET_SCALES];
   float *z, *nu, *u, *reweight, *smooth[2];
@@ -375,7 +378,8 @@ gboolean ss_cuda_starlet_adjoint_add (SsCudaContext *ctx, const SsCudaStarletSpl
 gboolean ss_cuda_starlet_reweight (SsCudaContext *ctx, const SsCudaStarletSplits *s, size_t n,
                                    GError **error);
 /* Elementwise bytes of the two above in one iteration, for the floor. */
-double ss_cuda_starlet_iteration_bytes (int scales, gboolean reweighted, size_t n);
+double ss_cuda_starlet_iteration_bytes (int scales, gboolean reweighted, gboolean merged,
+                                        size_t n);
 SsCudaSolver *ss_cuda_direct_fft_new (SsCudaContext *ctx, const SsCudaProblem *p,
                                       const SsSolveParams *params, SsCudaIterator *it,
                                       SsCudaReporter *reporter, GError **error);

@@ -16,6 +16,13 @@
  *
  * and A_1 is added to the x-update's numerator image in the last pass.
  *
+ * With the dual step τ = 1 and no reweighting (the defaults) a scale keeps
+ * one image instead of two: b = w + ν, the shrinkage's input. The split's
+ * step is z = S(b), ν' = ν + w − z = b − z, so both what the adjoint wants,
+ * u = z − ν' = 2 S(b) − b, and the next iteration's ν' = b − S(b) are b's
+ * (S the soft threshold); each forward pass then reads b and writes b
+ * instead of reading ν and writing ν and u: a pass fewer a scale.
+ *
  * Each smoothing is one kernel over 32 × 32 tiles: the tile and its halo
  * (2 steps each side, wrapped) go to shared memory, the row pass stays there,
  * the column pass and the step's own work follow. So a scale reads its
@@ -43,6 +50,20 @@ wrap (int v, int size)
 }
 
 /* The B3 taps at offsets −2..2 steps. */
+/* The soft threshold S(b) at T. */
+__device__ __forceinline__ float
+soft (float b, float t)
+{
+  return copysignf (fmaxf (fabsf (b) - t, 0.0f), b);
+}
+
+/* u = z − ν' of a merged scale's b: 2 S(b) − b. */
+__device__ __forceinline__ float
+merged_u (float b, float t)
+{
+  return 2.0f * soft (b, t) - b;
+}
+
 __device__ __forceinline__ float
 b3_sum (float m2, float m1, float c, float p1, float p2)
 {
@@ -54,7 +75,9 @@ b3_sum (float m2, float m1, float c, float p1, float p2)
  * smoothing, and the split of w = c_j − it updates NU (Z when not NULL,
  * thresholds scaled by REWEIGHT when not NULL) and writes U.
  * Adjoint: the input is A − U (A NULL: 0); the output U + smoothing goes to
- * C_NEXT, or is added to SUM. */
+ * C_NEXT, or is added to SUM.
+ * MERGED: NU holds b (above) and U is not stored; the adjoint reads b from
+ * NU and derives u with THRESHOLD. */
 typedef struct {
   const float *in, *a;
   float *c_next, *z, *nu, *u, *sum;
@@ -65,7 +88,7 @@ typedef struct {
 
 /* A TW × TH tile of one scale whose smoothing steps STEP pixels (its halo
  * 2·STEP each side), with BLOCK_THREADS threads: TW across, the rest down. */
-template <bool FORWARD, int TW, int TH, int STEP>
+template <bool FORWARD, bool MERGED, int TW, int TH, int STEP>
 __global__ void __launch_bounds__ (BLOCK_THREADS)
 starlet_tile_kernel (StarletPass pass)
 {
@@ -92,13 +115,14 @@ starlet_tile_kernel (StarletPass pass)
           continue;
         int gy = y0 - HALO + ty, gx = x0 - HALO + tx;
         size_t g = inside ? (size_t) gy * w + gx : (size_t) wrap (gy, h) * w + wrap (gx, w);
-        v[r][c] = FORWARD ? pass.in[g] : (pass.a ? pass.a[g] : 0.0f) - pass.u[g];
+        float u = FORWARD ? 0.0f : MERGED ? merged_u (pass.nu[g], pass.threshold) : pass.u[g];
+        v[r][c] = FORWARD ? pass.in[g] : (pass.a ? pass.a[g] : 0.0f) - u;
       }
   /* The thread's own pixels' operands too, before anything waits. */
   constexpr int OUT_ROWS = TH / BY;
   static_assert (TH % BY == 0, "a tile's rows split evenly between the threads");
   const int gx = x0 + threadIdx.x;
-  float own[OUT_ROWS], other[OUT_ROWS];   /* forward: ν, reweight; adjoint: u, sum */
+  float own[OUT_ROWS], other[OUT_ROWS];   /* forward: ν (b), reweight; adjoint: u, sum */
 #pragma unroll
   for (int k = 0; k < OUT_ROWS; k++)
     {
@@ -106,7 +130,7 @@ starlet_tile_kernel (StarletPass pass)
       if (gx >= w || gy >= h)
         continue;
       size_t g = (size_t) gy * w + gx;
-      own[k] = FORWARD ? pass.nu[g] : pass.u[g];
+      own[k] = FORWARD ? pass.nu[g] : MERGED ? merged_u (pass.nu[g], pass.threshold) : pass.u[g];
       if (FORWARD)
         other[k] = pass.reweight ? pass.reweight[g] : 1.0f;
       else
@@ -150,10 +174,15 @@ starlet_tile_kernel (StarletPass pass)
         {
           if (pass.c_next)
             pass.c_next[g] = smooth;
-          float wj = tile[cy][tx + HALO] - smooth, m = own[k];
-          float t = pass.threshold * other[k];
-          float b = wj + m;
-          float zi = copysignf (fmaxf (fabsf (b) - t, 0.0f), b);
+          float wj = tile[cy][tx + HALO] - smooth, t = pass.threshold * other[k];
+          if (MERGED)
+            {
+              /* own is the previous b: ν = b − S(b). */
+              pass.nu[g] = wj + (own[k] - soft (own[k], t));
+              continue;
+            }
+          float m = own[k], b = wj + m;
+          float zi = soft (b, t);
           m += pass.tau * (wj - zi);
           pass.nu[g] = m;
           if (pass.z)
@@ -174,27 +203,37 @@ starlet_tile_kernel (StarletPass pass)
 /* Larger tiles (64 × 32, 64 × 16, 128 × 16: fewer halo bytes) measured
  * slower at every scale on the H100 (2.25–2.87 ms an admm iteration at
  * 4096² against 2.11 ms), so every scale takes 32 × 32. */
-template <bool FORWARD, int STEP>
+template <bool FORWARD, bool MERGED, int STEP>
 static void
 launch_step (const StarletPass &pass, cudaStream_t stream)
 {
   constexpr int TW = 32, TH = 32;
   dim3 grid ((unsigned) ((pass.width + TW - 1) / TW), (unsigned) ((pass.height + TH - 1) / TH));
-  starlet_tile_kernel<FORWARD, TW, TH, STEP><<<grid, dim3 (TW, BLOCK_THREADS / TW), 0, stream>>> (
-    pass);
+  starlet_tile_kernel<FORWARD, MERGED, TW, TH, STEP>
+    <<<grid, dim3 (TW, BLOCK_THREADS / TW), 0, stream>>> (pass);
+}
+
+template <bool FORWARD, bool MERGED>
+static void
+launch_merged (const StarletPass &pass, int scale, cudaStream_t stream)
+{
+  switch (scale)
+    {
+    case 0: launch_step<FORWARD, MERGED, 1> (pass, stream); break;
+    case 1: launch_step<FORWARD, MERGED, 2> (pass, stream); break;
+    case 2: launch_step<FORWARD, MERGED, 4> (pass, stream); break;
+    default: launch_step<FORWARD, MERGED, 8> (pass, stream); break;
+    }
 }
 
 template <bool FORWARD>
 static void
-launch_scale (const StarletPass &pass, int scale, cudaStream_t stream)
+launch_scale (const StarletPass &pass, gboolean merged, int scale, cudaStream_t stream)
 {
-  switch (scale)
-    {
-    case 0: launch_step<FORWARD, 1> (pass, stream); break;
-    case 1: launch_step<FORWARD, 2> (pass, stream); break;
-    case 2: launch_step<FORWARD, 4> (pass, stream); break;
-    default: launch_step<FORWARD, 8> (pass, stream); break;
-    }
+  if (merged)
+    launch_merged<FORWARD, true> (pass, scale, stream);
+  else
+    launch_merged<FORWARD, false> (pass, scale, stream);
 }
 
 /* ε_j/(ε_j + |z_j|) for every scale (ss-cpu-admm-prior.c's update_reweights). */
@@ -220,9 +259,10 @@ ss_cuda_starlet_splits (SsCudaContext *ctx, const SsCudaStarletSplits *s, const 
       /* c_{j+1} alternates between the two smoothing buffers. */
       float *next = j + 1 < s->scales ? s->smooth[j % 2] : NULL;
       StarletPass pass = { c, NULL, next, s->reweight ? s->z + j * n : NULL, s->nu + j * n,
-                           s->u + j * n, NULL, s->reweight ? s->reweight + j * n : NULL,
-                           width, height, s->threshold[j], tau };
-      launch_scale<true> (pass, j, ctx->stream);
+                           s->merged ? NULL : s->u + j * n, NULL,
+                           s->reweight ? s->reweight + j * n : NULL, width, height,
+                           s->threshold[j], tau };
+      launch_scale<true> (pass, s->merged, j, ctx->stream);
       if (!LAUNCH_OK ("starlet_tile_kernel (forward)"))
         return FALSE;
       c = next;
@@ -239,9 +279,10 @@ ss_cuda_starlet_adjoint_add (SsCudaContext *ctx, const SsCudaStarletSplits *s, f
   for (int j = s->scales - 1; j >= 0; j--)
     {
       float *next = j > 0 ? s->smooth[j % 2] : NULL;
-      StarletPass pass = { NULL, a, next, NULL, NULL, s->u + j * n, j > 0 ? NULL : sum, NULL,
-                           width, height, 0.0f, 0.0f };
-      launch_scale<false> (pass, j, ctx->stream);
+      StarletPass pass = { NULL, a, next, NULL, s->merged ? s->nu + j * n : NULL,
+                           s->merged ? NULL : s->u + j * n, j > 0 ? NULL : sum, NULL,
+                           width, height, s->merged ? s->threshold[j] : 0.0f, 0.0f };
+      launch_scale<false> (pass, s->merged, j, ctx->stream);
       if (!LAUNCH_OK ("starlet_tile_kernel (adjoint)"))
         return FALSE;
       a = next;
@@ -259,12 +300,13 @@ ss_cuda_starlet_reweight (SsCudaContext *ctx, const SsCudaStarletSplits *s, size
 }
 
 double
-ss_cuda_starlet_iteration_bytes (int scales, gboolean reweighted, size_t n)
+ss_cuda_starlet_iteration_bytes (int scales, gboolean reweighted, gboolean merged, size_t n)
 {
   /* A scale forward reads c_j and ν (and r) and writes c_{j+1} (not at the
-   * last scale), ν and u (and z); its adjoint reads A (not at the coarsest
-   * scale) and u and writes the next A (the finest reads and writes the
-   * numerator instead). */
-  double forward = 2 + 3 + (reweighted ? 2 : 0), adjoint = 3;
+   * last scale), ν and u (and z); merged, it reads c_j and b and writes
+   * c_{j+1} and b. Its adjoint reads A (not at the coarsest scale) and u (b)
+   * and writes the next A (the finest reads and writes the numerator
+   * instead). */
+  double forward = merged ? 2 + 2 : 2 + 3 + (reweighted ? 2 : 0), adjoint = 3;
   return (double) n * 4 * (scales * (forward + adjoint) - 1);
 }
