@@ -21,7 +21,9 @@
  * step is z = S(b), ν' = ν + w − z = b − z, so both what the adjoint wants,
  * u = z − ν' = 2 S(b) − b, and the next iteration's ν' = b − S(b) are b's
  * (S the soft threshold); each forward pass then reads b and writes b
- * instead of reading ν and writing ν and u: a pass fewer a scale.
+ * instead of reading ν and writing ν and u: a pass fewer a scale. The
+ * merged scales 0 and 1 also go as a pair, one kernel each way
+ * (starlet_pair_kernel), whose middle image stays on chip.
  *
  * Each smoothing is one kernel over 32 × 32 tiles: the tile and its halo
  * (2 steps each side, wrapped) go to shared memory, the row pass stays there,
@@ -33,6 +35,12 @@
  * stores any: the kernels wait on their loads (Nsight Compute: long
  * scoreboard stalls, 63% of DRAM bandwidth), and this took an admm
  * iteration at 4096² from 2.146 to 2.112 ms on the H100.
+ *
+ * A smoothing at step s only mixes rows s apart, so the coarser scales'
+ * tiles take every s-th row (one phase of the rows): a 32-row tile's
+ * y-halo is then 2 rows instead of 2s, and a step-8 tile loads 64 × 36
+ * pixels instead of 64 × 64. Rows stay whole in x, so the loads stay
+ * coalesced.
  */
 #include "ss-cuda-internal.h"
 
@@ -49,7 +57,6 @@ wrap (int v, int size)
   return v < 0 ? v + size : v;
 }
 
-/* The B3 taps at offsets −2..2 steps. */
 /* The soft threshold S(b) at T. */
 __device__ __forceinline__ float
 soft (float b, float t)
@@ -64,6 +71,7 @@ merged_u (float b, float t)
   return 2.0f * soft (b, t) - b;
 }
 
+/* The B3 taps at offsets −2..2 steps. */
 __device__ __forceinline__ float
 b3_sum (float m2, float m1, float c, float p1, float p2)
 {
@@ -87,21 +95,29 @@ typedef struct {
 } StarletPass;
 
 /* A TW × TH tile of one scale whose smoothing steps STEP pixels (its halo
- * 2·STEP each side), with BLOCK_THREADS threads: TW across, the rest down. */
-template <bool FORWARD, bool MERGED, int TW, int TH, int STEP>
+ * 2·STEP each side; along y 2 rows when PHASED), with BLOCK_THREADS
+ * threads: TW across, the rest down. */
+template <bool FORWARD, bool MERGED, int TW, int TH, int STEP, bool PHASED>
 __global__ void __launch_bounds__ (BLOCK_THREADS)
 starlet_tile_kernel (StarletPass pass)
 {
-  constexpr int HALO = 2 * STEP, SW = TW + 2 * HALO, SH = TH + 2 * HALO;
+  /* PHASED: the tile's rows are STEP apart (one phase of the rows), so its
+   * y-neighbours are the adjacent tile rows and its y-halo 2 rows. */
+  constexpr int YSTEP = PHASED ? 1 : STEP, PHASES = PHASED ? STEP : 1;
+  constexpr int HALO = 2 * STEP, YHALO = 2 * YSTEP;
+  constexpr int SW = TW + 2 * HALO, SH = TH + 2 * YHALO;
   __shared__ float tile[SH][SW];
   __shared__ float rows[SH][TW];
   constexpr int BY = BLOCK_THREADS / TW;   /* threads down a column */
   constexpr int LOAD_ROWS = (SH + BY - 1) / BY, LOAD_COLS = (SW + TW - 1) / TW;
   const int w = pass.width, h = pass.height;
-  const int x0 = blockIdx.x * TW, y0 = blockIdx.y * TH;
+  const int x0 = blockIdx.x * TW;
+  /* Tile row ty (halo included) is image row phase + STEP/YSTEP · (q0 + ty). */
+  const int phase = blockIdx.y % PHASES, q0 = (int) (blockIdx.y / PHASES) * TH - YHALO;
+  auto row_of = [&] (int ty) { return phase + (STEP / YSTEP) * (q0 + ty); };
   /* Most tiles and their halos lie inside the image: they need no wrapping,
    * whose two integer divisions a load would otherwise cost. */
-  const bool inside = x0 >= HALO && y0 >= HALO && x0 + TW + HALO <= w && y0 + TH + HALO <= h;
+  const bool inside = x0 >= HALO && x0 + TW + HALO <= w && row_of (0) >= 0 && row_of (SH - 1) < h;
   /* Every load of the thread is issued before the first is stored: the
    * loads, not the smoothing, are what a scale waits on. */
   float v[LOAD_ROWS][LOAD_COLS];
@@ -113,7 +129,7 @@ starlet_tile_kernel (StarletPass pass)
         int ty = threadIdx.y + r * BY, tx = threadIdx.x + c * TW;
         if (ty >= SH || tx >= SW)
           continue;
-        int gy = y0 - HALO + ty, gx = x0 - HALO + tx;
+        int gy = row_of (ty), gx = x0 - HALO + tx;
         size_t g = inside ? (size_t) gy * w + gx : (size_t) wrap (gy, h) * w + wrap (gx, w);
         float u = FORWARD ? 0.0f : MERGED ? merged_u (pass.nu[g], pass.threshold) : pass.u[g];
         v[r][c] = FORWARD ? pass.in[g] : (pass.a ? pass.a[g] : 0.0f) - u;
@@ -126,7 +142,7 @@ starlet_tile_kernel (StarletPass pass)
 #pragma unroll
   for (int k = 0; k < OUT_ROWS; k++)
     {
-      int gy = y0 + threadIdx.y + k * BY;
+      int gy = row_of (threadIdx.y + k * BY + YHALO);
       if (gx >= w || gy >= h)
         continue;
       size_t g = (size_t) gy * w + gx;
@@ -160,16 +176,16 @@ starlet_tile_kernel (StarletPass pass)
 #pragma unroll
   for (int k = 0; k < OUT_ROWS; k++)
     {
-      int ty = threadIdx.y + k * BY;
-      if (y0 + ty >= h)
+      int ty = threadIdx.y + k * BY, cy = ty + YHALO, gy = row_of (cy);
+      if (gy >= h)
         break;
-      int cy = ty + HALO;
       const int tx = threadIdx.x;
       /* A row image (height 1) is not smoothed along y. */
       float smooth = h == 1 ? rows[cy][tx]
-                            : b3_sum (rows[cy - 2 * STEP][tx], rows[cy - STEP][tx], rows[cy][tx],
-                                      rows[cy + STEP][tx], rows[cy + 2 * STEP][tx]);
-      size_t g = (size_t) (y0 + ty) * w + gx;
+                            : b3_sum (rows[cy - 2 * YSTEP][tx], rows[cy - YSTEP][tx],
+                                      rows[cy][tx], rows[cy + YSTEP][tx],
+                                      rows[cy + 2 * YSTEP][tx]);
+      size_t g = (size_t) gy * w + gx;
       if (FORWARD)
         {
           if (pass.c_next)
@@ -203,14 +219,31 @@ starlet_tile_kernel (StarletPass pass)
 /* Larger tiles (64 × 32, 64 × 16, 128 × 16: fewer halo bytes) measured
  * slower at every scale on the H100 (2.25–2.87 ms an admm iteration at
  * 4096² against 2.11 ms), so every scale takes 32 × 32. */
+template <bool FORWARD, bool MERGED, int STEP, bool PHASED>
+static void
+launch_phased (const StarletPass &pass, cudaStream_t stream)
+{
+  constexpr int TW = 32, TH = 32, PHASES = PHASED ? STEP : 1;
+  /* Each phase's rows, PHASES · TH rows a tile row. */
+  int phase_rows = (pass.height + PHASES - 1) / PHASES;
+  dim3 grid ((unsigned) ((pass.width + TW - 1) / TW),
+             (unsigned) (PHASES * ((phase_rows + TH - 1) / TH)));
+  starlet_tile_kernel<FORWARD, MERGED, TW, TH, STEP, PHASED>
+    <<<grid, dim3 (TW, BLOCK_THREADS / TW), 0, stream>>> (pass);
+}
+/* Every step but the finest goes by phases (above): a step-8 tile loads
+ * 64 × 36 pixels instead of 64 × 64. On the H100 at 4096², an admm
+ * iteration with the starlet prior went from 1.909 to 1.790 ms with the
+ * steps 4 and 8 phased, 1.792 with step 2 too (1.969 to 1.847 without
+ * pairs, where step 2 is a kernel of its own). */
 template <bool FORWARD, bool MERGED, int STEP>
 static void
 launch_step (const StarletPass &pass, cudaStream_t stream)
 {
-  constexpr int TW = 32, TH = 32;
-  dim3 grid ((unsigned) ((pass.width + TW - 1) / TW), (unsigned) ((pass.height + TH - 1) / TH));
-  starlet_tile_kernel<FORWARD, MERGED, TW, TH, STEP>
-    <<<grid, dim3 (TW, BLOCK_THREADS / TW), 0, stream>>> (pass);
+  if (STEP > 1 && pass.height > 1)
+    launch_phased<FORWARD, MERGED, STEP, true> (pass, stream);
+  else
+    launch_phased<FORWARD, MERGED, STEP, false> (pass, stream);
 }
 
 template <bool FORWARD, bool MERGED>
@@ -236,6 +269,201 @@ launch_scale (const StarletPass &pass, gboolean merged, int scale, cudaStream_t 
     launch_merged<FORWARD, false> (pass, scale, stream);
 }
 
+/* Two neighbouring scales of a merged split in one kernel: the smoothing at
+ * step S then at 2S (forward, scales j and j + 1), or at 2S then at S
+ * (adjoint, j + 1 then j), the image between the two kept in shared memory.
+ * The pair's middle image (c_{j+1} forward, A_{j+1} adjoint) never goes to
+ * memory: two image passes fewer a pair. A 32 × 32 tile loads its input
+ * with both halos (2S + 4S each side), as many loads from L2 as the two
+ * scales' own tiles make.
+ * Forward: IN is c_j; B0, B1 the scales' b, C_NEXT (or NULL) gets c_{j+2}.
+ * Adjoint: A is A_{j+2} (NULL: 0); SUM (or, if NULL, C_NEXT) gets A_j. */
+typedef struct {
+  const float *in, *a;
+  float *b0, *b1, *c_next, *sum;
+  float t0, t1;   /* the scales' thresholds */
+  int width, height;
+} StarletPair;
+
+template <bool FORWARD, int S, int TW, int TH>
+__global__ void __launch_bounds__ (BLOCK_THREADS)
+starlet_pair_kernel (StarletPair pair)
+{
+  constexpr int BY = BLOCK_THREADS / TW;
+  constexpr int SA = FORWARD ? S : 2 * S, SB = FORWARD ? 2 * S : S;   /* the two steps */
+  constexpr int HA = 2 * SA, HB = 2 * SB;
+  constexpr int MW = TW + 2 * HB, MH = TH + 2 * HB;   /* the middle image */
+  constexpr int LW = MW + 2 * HA, LH = MH + 2 * HA;   /* the input with both halos */
+  constexpr int LOADS = (LW * LH + BLOCK_THREADS - 1) / BLOCK_THREADS;
+  constexpr int MIDS = (MW * MH + BLOCK_THREADS - 1) / BLOCK_THREADS;
+  constexpr int OUT_ROWS = TH / BY;
+  /* The input, then the middle image; the first row pass, then the second. */
+  __shared__ float big[LH * LW];
+  __shared__ float rows[LH * MW];
+  const int w = pair.width, h = pair.height;
+  const int x0 = blockIdx.x * TW, y0 = blockIdx.y * TH;
+  const int tid = threadIdx.y * TW + threadIdx.x;
+  const bool inside = x0 >= HA + HB && y0 >= HA + HB && x0 + TW + HA + HB <= w
+                      && y0 + TH + HA + HB <= h;
+  /* Every load first (the tile kernel above says why). */
+  float v[LOADS];
+#pragma unroll
+  for (int r = 0; r < LOADS; r++)
+    {
+      int i = tid + r * BLOCK_THREADS;
+      if (i >= LW * LH)
+        continue;
+      int gy = y0 - HA - HB + i / LW, gx = x0 - HA - HB + i % LW;
+      size_t g = inside ? (size_t) gy * w + gx : (size_t) wrap (gy, h) * w + wrap (gx, w);
+      v[r] = FORWARD ? pair.in[g] : (pair.a ? pair.a[g] : 0.0f) - merged_u (pair.b1[g], pair.t1);
+    }
+  /* Adjoint: u_{j+1} and u_j where the middle image lies. */
+  float mid_u1[MIDS], mid_u0[MIDS];
+  if (!FORWARD)
+#pragma unroll
+    for (int r = 0; r < MIDS; r++)
+      {
+        int i = tid + r * BLOCK_THREADS;
+        if (i >= MW * MH)
+          continue;
+        int gy = y0 - HB + i / MW, gx = x0 - HB + i % MW;
+        size_t g = inside ? (size_t) gy * w + gx : (size_t) wrap (gy, h) * w + wrap (gx, w);
+        mid_u1[r] = merged_u (pair.b1[g], pair.t1);
+        mid_u0[r] = merged_u (pair.b0[g], pair.t0);
+      }
+  const int gx = x0 + threadIdx.x;
+  float own0[OUT_ROWS], own1[OUT_ROWS];   /* forward: b_j, b_{j+1}; adjoint: b_j, sum */
+#pragma unroll
+  for (int k = 0; k < OUT_ROWS; k++)
+    {
+      int gy = y0 + threadIdx.y + k * BY;
+      if (gx >= w || gy >= h)
+        continue;
+      size_t g = (size_t) gy * w + gx;
+      own0[k] = pair.b0[g];
+      own1[k] = FORWARD ? pair.b1[g] : pair.sum ? pair.sum[g] : 0.0f;
+    }
+#pragma unroll
+  for (int r = 0; r < LOADS; r++)
+    {
+      int i = tid + r * BLOCK_THREADS;
+      if (i < LW * LH)
+        big[i] = v[r];
+    }
+  __syncthreads ();
+  /* The first smoothing along x, over the input's rows; forward, c_j at the
+   * thread's own pixels too, before BIG is overwritten. */
+  for (int i = tid; i < LH * MW; i += BLOCK_THREADS)
+    {
+      const float *t = big + (i / MW) * LW + i % MW + HA;
+      rows[i] = b3_sum (t[-2 * SA], t[-SA], t[0], t[SA], t[2 * SA]);
+    }
+  float c_own[OUT_ROWS];
+  if (FORWARD)
+#pragma unroll
+    for (int k = 0; k < OUT_ROWS; k++)
+      c_own[k] = big[(threadIdx.y + k * BY + HA + HB) * LW + threadIdx.x + HA + HB];
+  __syncthreads ();
+  /* Along y, into the middle image: c_{j+1}, or A_{j+1} − u_j. */
+#pragma unroll
+  for (int r = 0; r < MIDS; r++)
+    {
+      int i = tid + r * BLOCK_THREADS;
+      if (i >= MW * MH)
+        continue;
+      const float *t = rows + (i / MW + HA) * MW + i % MW;
+      float smooth = b3_sum (t[-2 * SA * MW], t[-SA * MW], t[0], t[SA * MW], t[2 * SA * MW]);
+      if (FORWARD)
+        big[i] = smooth;
+      else
+        big[i] = mid_u1[r] + smooth - mid_u0[r];
+    }
+  __syncthreads ();
+  /* The second smoothing along x; forward, c_{j+1} at the own pixels. */
+  for (int i = tid; i < MH * TW; i += BLOCK_THREADS)
+    {
+      const float *t = big + (i / TW) * MW + i % TW + HB;
+      rows[i] = b3_sum (t[-2 * SB], t[-SB], t[0], t[SB], t[2 * SB]);
+    }
+  float mid_own[OUT_ROWS];
+  if (FORWARD)
+#pragma unroll
+    for (int k = 0; k < OUT_ROWS; k++)
+      mid_own[k] = big[(threadIdx.y + k * BY + HB) * MW + threadIdx.x + HB];
+  __syncthreads ();
+  if (gx >= w)
+    return;
+#pragma unroll
+  for (int k = 0; k < OUT_ROWS; k++)
+    {
+      int ty = threadIdx.y + k * BY;
+      if (y0 + ty >= h)
+        break;
+      const float *t = rows + (ty + HB) * TW + threadIdx.x;
+      float smooth = b3_sum (t[-2 * SB * TW], t[-SB * TW], t[0], t[SB * TW], t[2 * SB * TW]);
+      size_t g = (size_t) (y0 + ty) * w + gx;
+      if (FORWARD)
+        {
+          /* w_j = c_j − c_{j+1}, w_{j+1} = c_{j+1} − c_{j+2}; b ← w + (b − S(b)). */
+          if (pair.c_next)
+            pair.c_next[g] = smooth;
+          pair.b0[g] = (c_own[k] - mid_own[k]) + (own0[k] - soft (own0[k], pair.t0));
+          pair.b1[g] = (mid_own[k] - smooth) + (own1[k] - soft (own1[k], pair.t1));
+        }
+      else
+        {
+          float a = merged_u (own0[k], pair.t0) + smooth;
+          if (pair.sum)
+            pair.sum[g] = own1[k] + a;
+          else
+            pair.c_next[g] = a;
+        }
+    }
+}
+
+template <bool FORWARD, int S, int TW, int TH>
+static void
+launch_pair_tile (const StarletPair &pair, cudaStream_t stream)
+{
+  dim3 grid ((unsigned) ((pair.width + TW - 1) / TW), (unsigned) ((pair.height + TH - 1) / TH));
+  starlet_pair_kernel<FORWARD, S, TW, TH><<<grid, dim3 (TW, BLOCK_THREADS / TW), 0, stream>>> (pair);
+}
+/* Scales 0 and 1 as a pair: 32 × 32 tiles forward, 32 × 16 adjoint (which
+ * holds more in registers: its middle image's u). H100, 4096², admm with the
+ * starlet prior, the pair forward: 1.921 ms/it at 32 × 32 (1.922–1.939 at
+ * 64 × 16, 64 × 32, 32 × 16, 32 × 64; 1.982 without the pair); the pair
+ * adjoint: 1.939 ms/it at 32 × 16 (1.969–2.130 at the others). Scales 2
+ * and 3 are not paired: their pair, whose middle image is 64 × 64 for a
+ * 32 × 32 tile, smooths twice the pixels the two kernels do and was slower
+ * each way (2.111 and 2.451 ms/it). */
+template <bool FORWARD>
+static void
+launch_pair (const StarletPair &pair, cudaStream_t stream)
+{
+  if (FORWARD)
+    launch_pair_tile<FORWARD, 1, 32, 32> (pair, stream);
+  else
+    launch_pair_tile<FORWARD, 1, 32, 16> (pair, stream);
+}
+
+/* Merged scales go in pairs, (0, 1) and (2, 3), where the image has rows to
+ * smooth along y (the pair kernel always smooths both ways). */
+/* The smoothing buffer a pass writes: the one it does not read (the image
+ * smoothed, or A, alternate between the two). */
+static float *
+other_buffer (const SsCudaStarletSplits *s, const float *reading)
+{
+  return reading == s->smooth[0] ? s->smooth[1] : s->smooth[0];
+}
+
+/* Merged scales 0 and 1 go as a pair where the image has rows to smooth
+ * along y (the pair kernel always smooths both ways). */
+static gboolean
+pair_applies (const SsCudaStarletSplits *s, int height)
+{
+  return s->merged && height > 1 && s->scales >= 2;
+}
+
 /* ε_j/(ε_j + |z_j|) for every scale (ss-cpu-admm-prior.c's update_reweights). */
 __global__ void
 starlet_reweight_kernel (float *__restrict__ reweight, const float *__restrict__ z, size_t n,
@@ -256,8 +484,19 @@ ss_cuda_starlet_splits (SsCudaContext *ctx, const SsCudaStarletSplits *s, const 
   const float *c = x;
   for (int j = 0; j < s->scales; j++)
     {
-      /* c_{j+1} alternates between the two smoothing buffers. */
-      float *next = j + 1 < s->scales ? s->smooth[j % 2] : NULL;
+      if (j == 0 && pair_applies (s, height))
+        {
+          float *next = j + 2 < s->scales ? other_buffer (s, c) : NULL;
+          StarletPair pair = { c, NULL, s->nu + j * n, s->nu + (j + 1) * n, next, NULL,
+                               s->threshold[j], s->threshold[j + 1], width, height };
+          launch_pair<true> (pair, ctx->stream);
+          if (!LAUNCH_OK ("starlet_pair_kernel (forward)"))
+            return FALSE;
+          c = next;
+          j++;
+          continue;
+        }
+      float *next = j + 1 < s->scales ? other_buffer (s, c) : NULL;
       StarletPass pass = { c, NULL, next, s->reweight ? s->z + j * n : NULL, s->nu + j * n,
                            s->merged ? NULL : s->u + j * n, NULL,
                            s->reweight ? s->reweight + j * n : NULL, width, height,
@@ -278,7 +517,20 @@ ss_cuda_starlet_adjoint_add (SsCudaContext *ctx, const SsCudaStarletSplits *s, f
   const float *a = NULL;   /* A_{J+1} = 0 */
   for (int j = s->scales - 1; j >= 0; j--)
     {
-      float *next = j > 0 ? s->smooth[j % 2] : NULL;
+      if (j == 1 && pair_applies (s, height))
+        {
+          float *next = j > 1 ? other_buffer (s, a) : NULL;
+          StarletPair pair = { NULL, a, s->nu + (j - 1) * n, s->nu + j * n, next,
+                               j > 1 ? NULL : sum, s->threshold[j - 1], s->threshold[j],
+                               width, height };
+          launch_pair<false> (pair, ctx->stream);
+          if (!LAUNCH_OK ("starlet_pair_kernel (adjoint)"))
+            return FALSE;
+          a = next;
+          j--;
+          continue;
+        }
+      float *next = j > 0 ? other_buffer (s, a) : NULL;
       StarletPass pass = { NULL, a, next, NULL, s->merged ? s->nu + j * n : NULL,
                            s->merged ? NULL : s->u + j * n, j > 0 ? NULL : sum, NULL,
                            width, height, s->merged ? s->threshold[j] : 0.0f, 0.0f };
@@ -300,13 +552,16 @@ ss_cuda_starlet_reweight (SsCudaContext *ctx, const SsCudaStarletSplits *s, size
 }
 
 double
-ss_cuda_starlet_iteration_bytes (int scales, gboolean reweighted, gboolean merged, size_t n)
+ss_cuda_starlet_iteration_bytes (int scales, gboolean reweighted, gboolean merged,
+                                 gboolean paired, size_t n)
 {
   /* A scale forward reads c_j and ν (and r) and writes c_{j+1} (not at the
    * last scale), ν and u (and z); merged, it reads c_j and b and writes
    * c_{j+1} and b. Its adjoint reads A (not at the coarsest scale) and u (b)
    * and writes the next A (the finest reads and writes the numerator
-   * instead). */
+   * instead). The pair of merged scales 0 and 1 reads and writes its
+   * middle image in neither direction. */
   double forward = merged ? 2 + 2 : 2 + 3 + (reweighted ? 2 : 0), adjoint = 3;
-  return (double) n * 4 * (scales * (forward + adjoint) - 1);
+  int pairs = merged && paired && scales >= 2 ? 1 : 0;
+  return (double) n * 4 * (scales * (forward + adjoint) - 1 - pairs * 4);
 }
