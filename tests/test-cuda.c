@@ -858,6 +858,14 @@ test_backend_takes_warm_context (CudaFixture *f, gconstpointer data)
   test_problem_clear (&p);
 }
 
+/* RL's and ALM's held-out errors from an `auto` choice string. */
+static void
+read_choice_errors (const char *choice, double errors[2])
+{
+  g_assert_cmpint (sscanf (strchr (choice, ':'), ": held-out error rl %lf, alm %lf", &errors[0],
+                           &errors[1]), ==, 2);
+}
+
 /* `auto` (ss-solver-choice.h) on the device: the candidate the CPU chose,
  * and that candidate's own device solve, on a sparse scene and a smooth one
  * (the sparse one's blur of a smooth copy), and on a sparse frame judged on
@@ -912,13 +920,22 @@ test_choice_matches_cpu (CudaFixture *f, gconstpointer data)
       g_assert_cmpstr (strchr (on_gpu.choice, '('), ==, strchr (on_cpu.choice, '('));
       g_autofree char *device_pick = g_strndup (on_gpu.choice, strcspn (on_gpu.choice, " "));
       g_autofree char *cpu_pick = g_strndup (on_cpu.choice, strcspn (on_cpu.choice, " "));
-      /* The same pick wherever the CPU's errors are 1% apart (the devices'
-       * sums differ in their last bits, and RL's rule can read one step
-       * later). */
-      double rl_error = NAN, alm_error = NAN;
-      g_assert_cmpint (sscanf (strchr (on_cpu.choice, ':'), ": held-out error rl %lf, alm %lf",
-                               &rl_error, &alm_error), ==, 2);
-      if (fabs (rl_error - alm_error) > 0.01 * MIN (rl_error, alm_error))
+      /* Each device picks the candidate of the smaller held-out error, and
+       * the devices' errors agree within 6%: their sums differ in the last
+       * bits, so RL's own hold-out rule can read its minimum one reading
+       * (5 iterations) apart, which moved RL's error by up to 3.9% over
+       * twelve draws on the H100 (ALM's by 0.1%). Where the errors are
+       * closer than that the picks may differ; 15% apart they may not. */
+      double gpu_errors[2], cpu_errors[2];
+      read_choice_errors (on_gpu.choice, gpu_errors);
+      read_choice_errors (on_cpu.choice, cpu_errors);
+      if (gpu_errors[0] != gpu_errors[1])   /* equal as printed: either */
+        g_assert_cmpstr (device_pick, ==, gpu_errors[0] < gpu_errors[1] ? "rl" : "alm");
+      if (cpu_errors[0] != cpu_errors[1])
+        g_assert_cmpstr (cpu_pick, ==, cpu_errors[0] < cpu_errors[1] ? "rl" : "alm");
+      for (int c = 0; c < 2; c++)
+        g_assert_cmpfloat (fabs (gpu_errors[c] - cpu_errors[c]), <=, 0.06 * cpu_errors[c]);
+      if (fabs (cpu_errors[0] - cpu_errors[1]) > 0.15 * MIN (cpu_errors[0], cpu_errors[1]))
         g_assert_cmpstr (device_pick, ==, cpu_pick);
       g_assert_cmpstr (on_gpu.backend, ==, "cuda");
       /* The chosen candidate alone on the device, as `auto` runs it. */
