@@ -262,6 +262,9 @@ test_admm_matches_cpu (CudaFixture *f, gconstpointer data)
     { SS_PRIOR_STARLET, 96, 64, "box:5", 1.0, 0.3, TRUE, SS_DATA_WLS, 2, 60, 1 },
     /* Tiles whose halo needs no wrapping at every scale (from 80 × 80). */
     { SS_PRIOR_STARLET, 168, 136, "gaussian:2", 1.0, 0.1, TRUE, SS_DATA_LS, 0, 60, 1 },
+    /* TV's pair kept apart at other dual steps */
+    { SS_PRIOR_TV, 64, 48, "gaussian:2", 1.0, 0.1, TRUE, SS_DATA_LS, 0, 60, 1.3 },
+    { SS_PRIOR_TV_STARLET, 45, 37, "moffat:3,2.5", 0.7, 0.2, TRUE, SS_DATA_WLS, 0, 60, 0.8 },
     /* fewer rows than the coarse steps have phases */
     { SS_PRIOR_STARLET, 200, 7, "gaussian:1.2", 1.0, 0.1, TRUE, SS_DATA_LS, 0, 60, 1 },
     /* a dual step other than 1 (ν and u kept apart), with positivity and without */

@@ -16,7 +16,9 @@
  *   x^ = (ρ conj(c^) A + σ B) / (ρ|c^|² + σ Σ_k |w^_k|²);   spec = [c^ x^ | x^] / n
  *   spec  --C2R-->  out = [Cx | x]
  *   pixel 1: the data split (v, μ), the TV pair (grouped shrinkage) and the
- *            positivity split (projection on x >= floor), their duals;
+ *            positivity split (projection on x >= floor), their duals (at
+ *            the dual step 1 without reweighting the TV pair keeps only
+ *            b = ∇x + ν, two images instead of four, as the starlet scales);
  *   starlet: the scales of x and their splits (ss_cuda_starlet_splits);
  *   pixel 2: real = [v + μ | Σ_k W_kᵀ (z_k − ν_k)] (it reads neighbours of the
  *            splits pixel 1 wrote, hence a second pass), then the starlet
@@ -50,6 +52,7 @@ typedef struct {
   float inv_n;
   int width, height;
   bool tv;           /* the TV pair is on */
+  bool tv_merged;    /* its splits kept as b = ∇x + ν alone (dual step 1, no reweighting) */
   bool positive;     /* the positivity split is on */
   bool poisson;      /* the data term is the Poisson likelihood: */
   float offset, level;   /* its constants (ss-data-weights.h) */
@@ -122,7 +125,26 @@ admm_spectral_kernel (float2 *__restrict__ s0, float2 *__restrict__ s1,
     }
 }
 
-/* The splits from Cx and x: data (v, μ), TV (zx, zy, νx, νy), positivity
+/* The TV pair's grouped shrinkage of (BX, BY) at T, into (*ZX, *ZY). */
+__device__ __forceinline__ void
+tv_shrink (float bx, float by, float t, float *zx, float *zy)
+{
+  float norm = sqrtf (bx * bx + by * by);
+  float scale = norm > t ? 1.0f - t / norm : 0.0f;
+  *zx = bx * scale;
+  *zy = by * scale;
+}
+
+/* z − ν' of a merged TV pair's b: 2 S(b) − b (ss-cuda-starlet.cu says why). */
+__device__ __forceinline__ float2
+tv_merged_u (const float *__restrict__ b, size_t n, size_t i, float t)
+{
+  float bx = b[i], by = b[n + i], zx, zy;
+  tv_shrink (bx, by, t, &zx, &zy);
+  return make_float2 (2.0f * zx - bx, 2.0f * zy - by);
+}
+
+/* The splits from Cx and x: data (v, μ), TV (zx, zy, νx, νy; merged: bx, by), positivity
  * (zp, νp); with WRITE x into ESTIMATE, with DELTA the squared change of x
  * since the previous report. */
 template <bool MASK, bool WEIGHTED, bool WRITE, bool DELTA>
@@ -155,16 +177,23 @@ admm_pixel_kernel (float *__restrict__ real, const float *__restrict__ out,
         {
           float ax = x[(size_t) py * w + (px + 1 == w ? 0 : px + 1)] - xi;
           float ay = x[(size_t) (py + 1 == h ? 0 : py + 1) * w + px] - xi;
-          float gx = ax + nu[i], gy = ay + nu[n + i];
-          float t = k.threshold * reweight[i];
-          float norm = sqrtf (gx * gx + gy * gy);
-          float scale = norm > t ? 1.0f - t / norm : 0.0f;
-          gx *= scale;
-          gy *= scale;
-          nu[i] += k.tau * (ax - gx);
-          nu[n + i] += k.tau * (ay - gy);
-          z[i] = gx;
-          z[n + i] = gy;
+          if (k.tv_merged)
+            {
+              /* The previous b gives ν = b − S(b); the new b = ∇x + ν. */
+              float bx = nu[i], by = nu[n + i], sx, sy;
+              tv_shrink (bx, by, k.threshold, &sx, &sy);
+              nu[i] = ax + (bx - sx);
+              nu[n + i] = ay + (by - sy);
+            }
+          else
+            {
+              float gx, gy;
+              tv_shrink (ax + nu[i], ay + nu[n + i], k.threshold * reweight[i], &gx, &gy);
+              nu[i] += k.tau * (ax - gx);
+              nu[n + i] += k.tau * (ay - gy);
+              z[i] = gx;
+              z[n + i] = gy;
+            }
         }
       if (k.positive)
         {
@@ -206,9 +235,16 @@ admm_adjoint_kernel (float *__restrict__ real, const float *__restrict__ z,
       int px = (int) (i % w), py = (int) (i / w);
       size_t left = (size_t) py * w + (px == 0 ? w - 1 : px - 1);
       size_t up = (size_t) (py == 0 ? h - 1 : py - 1) * w + px;
-      float b = k.tv ? (z[left] - nu[left]) - (z[i] - nu[i]) + (z[n + up] - nu[n + up])
-                         - (z[n + i] - nu[n + i])
-                     : 0.0f;
+      float b = 0.0f;
+      if (k.tv_merged)
+        {
+          float2 ui = tv_merged_u (nu, n, i, k.threshold);
+          b = tv_merged_u (nu, n, left, k.threshold).x - ui.x
+              + tv_merged_u (nu, n, up, k.threshold).y - ui.y;
+        }
+      else if (k.tv)
+        b = (z[left] - nu[left]) - (z[i] - nu[i]) + (z[n + up] - nu[n + up])
+            - (z[n + i] - nu[n + i]);
       if (k.positive)
         b += z[2 * n + i] - nu[2 * n + i];
       real[n + i] = b;
@@ -534,10 +570,11 @@ starlet_scales (const SsSolveParams *params)
          ? SS_STARLET_SCALES : 0;
 }
 
-/* One image a starlet scale (b) instead of two (ν, u) at the dual step 1
- * without reweighting (ss-cuda-starlet.cu). */
+/* At the dual step 1 without reweighting a split keeps b = W x + ν alone:
+ * one image a starlet scale instead of two (ν, u), TV's pair b instead of
+ * z and ν (ss-cuda-starlet.cu says why). */
 static gboolean
-starlet_merged (const SsSolveParams *params)
+splits_merge (const SsSolveParams *params)
 {
   return params->tau == 1.0 && params->reweight <= 0;
 }
@@ -548,7 +585,7 @@ static size_t
 starlet_images (const SsSolveParams *params)
 {
   int scales = starlet_scales (params);
-  size_t each = starlet_merged (params) ? 1 : params->reweight > 0 ? 4 : 2;
+  size_t each = splits_merge (params) ? 1 : params->reweight > 0 ? 4 : 2;
   return scales == 0 ? 0 : (size_t) scales * each + 2;
 }
 
@@ -601,11 +638,12 @@ ss_cuda_admm_prior_new (SsCudaContext *ctx, const SsCudaProblem *p, const SsSolv
                            .threshold = (float) (params->alpha / params->sigma) * tv_weight,
                            .floor = 0.0f, .inv_n = (float) (1.0 / (double) p->n),
                            .width = p->width, .height = p->height, .tv = uses_tv (params) != 0,
+                           .tv_merged = uses_tv (params) && splits_merge (params),
                            .positive = params->nonneg != FALSE,
                            .poisson = params->data_term == SS_DATA_POISSON, .offset = 0.0f,
                            .level = 0.0f };
   s->starlet.scales = starlet_scales (params);
-  s->starlet.merged = starlet_merged (params);
+  s->starlet.merged = splits_merge (params);
   gboolean ok = ss_cuda_plan (ctx, p->width, p->height, 2, CUFFT_R2C, &s->r2c2, error)
                 && ss_cuda_plan (ctx, p->width, p->height, 2, CUFFT_C2R, &s->c2r2, error)
                 && ss_cuda_alloc (ctx, (void **) &s->real, 2 * image, what, error)
@@ -652,7 +690,16 @@ ss_cuda_admm_prior_iteration_bytes (const SsCudaProblem *p, const SsSolveParams 
   double splits = (tv ? 4 : 0) + (params->nonneg ? 2 : 0);
   double spectral = (double) p->spec * (2 * 8 + 8 + 4 + 2 * 8);
   double pixel, adjoint;
-  if (tv)
+  if (tv && splits_merge (params))
+    {
+      /* Merged TV: Cx, x, y, μ, b read, μ, the first input, b written (and
+       * positivity's ν read, ν and z written); the adjoint reads b (and
+       * positivity's z and ν) and writes the second input. */
+      double positivity = params->nonneg ? 1 : 0;
+      pixel = (double) p->n * 4 * (2 + 1 + 1 + 2 + 1 + 1 + 2 + 3 * positivity);
+      adjoint = (double) p->n * 4 * (2 + 2 * positivity + 1);
+    }
+  else if (tv)
     {
       pixel = (double) p->n * 4 * (2 + 1 + 1 + 2 * splits + 1 + 1 + 1);
       adjoint = (double) p->n * 4 * (splits + 1);
@@ -666,5 +713,5 @@ ss_cuda_admm_prior_iteration_bytes (const SsCudaProblem *p, const SsSolveParams 
   pixel += p->mask ? (double) p->n : 0.0;
   return spectral + pixel + adjoint
          + ss_cuda_starlet_iteration_bytes (starlet_scales (params), params->reweight > 0,
-                                            starlet_merged (params), p->height > 1, p->n);
+                                            splits_merge (params), p->height > 1, p->n);
 }
