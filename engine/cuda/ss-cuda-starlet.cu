@@ -273,7 +273,7 @@ launch_scale (const StarletPass &pass, gboolean merged, int scale, cudaStream_t 
  * step S then at 2S (forward, scales j and j + 1), or at 2S then at S
  * (adjoint, j + 1 then j), the image between the two kept in shared memory.
  * The pair's middle image (c_{j+1} forward, A_{j+1} adjoint) never goes to
- * memory: two image passes fewer a pair. A 32 × 32 tile loads its input
+ * memory: two image passes fewer a pair. A tile loads its input
  * with both halos (2S + 4S each side), as many loads from L2 as the two
  * scales' own tiles make.
  * Forward: IN is c_j; B0, B1 the scales' b, C_NEXT (or NULL) gets c_{j+2}.
