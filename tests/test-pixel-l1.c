@@ -538,6 +538,11 @@ check_choice (int stars, double sigma)
   for (int c = 0; c < 2; c++)
     {
       SsSolveParams p = ss_solver_choice_candidate (&params, kinds[c]);
+      /* RL stops by its hold-out rule; ALM runs the seed's steps (the choice
+       * is its hold-out: ss-solver-choice.c). */
+      g_assert_false (p.holdout);
+      if (kinds[c] == SS_SOLVER_RL)
+        g_assert_cmpint (p.rl_stop, ==, SS_RL_STOP_HOLDOUT);
       SsSolveResult run = backend_solve (&split, &p);
       counted += run.iterations;
       g_assert_true (ss_operator_apply (s.op, run.x, cx, NULL));

@@ -5,8 +5,9 @@
  * and bright stars; ALM's pixel ℓ1 is 2 dB better on faint star fields
  * (QUALITY.md). Which one a frame is cannot be told from either solver's own
  * hold-out minimum (ALM's validation stops short of its full run), but it
- * can from their results: each candidate runs in full, with its own rules,
- * on the image with a quarter of its pixels held out (another split than
+ * can from their results: each candidate runs in full (RL with its hold-out
+ * stop, ALM as the seed runs it) on the image with a quarter of its pixels
+ * held out (another split than
  * the rules' own, SS_RL_HOLDOUT_FOLDS), its estimate's prediction C x of
  * that quarter is compared with the data there, and the candidate with the
  * smaller squared error runs again on all the pixels. Measured with
@@ -33,9 +34,10 @@ G_BEGIN_DECLS
  * among those fitted here. */
 gboolean ss_solver_choice_kept (gsize pixel);
 
-/* Candidate KIND's parameters under PARAMS (`auto`'s), as a user runs it on
- * a real image with --alpha auto: its own defaults and rules, the α and
- * positivity asked of `auto`. */
+/* Candidate KIND's parameters under PARAMS (`auto`'s): its own defaults, the
+ * α and positivity asked of `auto`, RL's hold-out stop; the ℓ1 solvers'
+ * hold-out rule off (the choice is their hold-out: ss-solver-choice.c says
+ * why), so ALM runs the seed's outer steps. */
 SsSolveParams ss_solver_choice_candidate (const SsSolveParams *params, SsSolverKind kind);
 
 /* Solves PROBLEM as PARAMS's solver (one with candidates) with SOLVE, a

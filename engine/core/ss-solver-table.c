@@ -315,8 +315,8 @@ static const SsSolverInfo solvers[SS_N_SOLVERS] = {
     .cpu = ss_cpu_admm_prior, .cuda = CUDA_ENTRY (ss_cuda_admm_entry) },
   [SS_SOLVER_AUTO] = {
     .kind = SS_SOLVER_AUTO, .name = "auto", .label = "Automatic (RL or ALM)",
-    .help = "The real-image default. Runs Richardson–Lucy and ALM, each with its own rules, on "
-            "3/4 of the pixels (of the central 1024² crop on a frame over two megapixels), then "
+    .help = "The real-image default. Runs Richardson–Lucy (with its hold-out stop) and ALM (the "
+            "seed's steps) on 3/4 of the pixels (of the central 1024² crop on a frame over two megapixels), then "
             "on all of them the one whose result predicts the other quarter better: ALM on faint "
             "star fields, RL elsewhere; two to three times RL's time on a small image, about "
             "1.1 times on a camera frame",
