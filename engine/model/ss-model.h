@@ -48,6 +48,7 @@ typedef struct {
                                   needs. FALSE also means "not known" (from parts) */
   float *kernel;         /* a deferred operator's kernel (n floats), c^ made from it where
                             it is used: NULL otherwise (see ss_operator_new_deferred) */
+  double kernel_sum;     /* a deferred operator's Σ kernel, its DC term, summed once */
 } SsOperator;
 
 /* Builds C = S o B and P for a width x height problem from ACQ. */
