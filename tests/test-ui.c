@@ -318,14 +318,17 @@ test_run_cpu (Fixture *f, gconstpointer data)
   ss_window_run (f->window);
   g_assert_true (ss_window_is_running (f->window));
   g_assert_cmpint (ss_window_get_iteration_target (f->window), ==, 20);
-  /* The first live preview, to compare with the end. */
+  /* The first live preview, to compare with the end. A solve as fast as
+   * the GPU's can end before the main loop has shown any preview (its
+   * completion handled before the preview's delivery): then there is no
+   * first preview to keep. */
   gint64 end = g_get_monotonic_time () + 120 * G_USEC_PER_SEC;
   while (ss_window_get_preview_count (f->window) == 0 && ss_window_is_running (f->window)
          && g_get_monotonic_time () < end)
     g_main_context_iteration (NULL, TRUE);
-  SsFrame *first = ss_window_get_frame (f->window, SS_VIEW_RECOVERED);
-  g_assert_nonnull (first);
-  g_autoptr (SsFrame) first_preview = ss_frame_ref (first);
+  SsFrame *first = ss_window_get_preview_count (f->window) > 0
+                   ? ss_window_get_last_preview (f->window) : NULL;
+  g_autoptr (SsFrame) first_preview = first ? ss_frame_ref (first) : NULL;
   g_assert_true (ss_window_wait_idle (f->window, 300));
   double run_seconds = (g_get_monotonic_time () - pressed) / 1e6;
   g_assert_null (ss_window_get_message (f->window));
@@ -339,12 +342,15 @@ test_run_cpu (Fixture *f, gconstpointer data)
   g_assert_cmpint (recovered->width, ==, 1000);
   SsFrame *last_preview = ss_window_get_last_preview (f->window);
   g_assert_nonnull (last_preview);
-  g_assert_cmpint (last_preview->width, ==, first_preview->width);
+  g_assert_cmpint (last_preview->width, <, recovered->width);
   /* Deliveries are spaced (ss-solve-task.c's DELIVERY_INTERVAL): a solve
    * as fast as the GPU's 20 iterations can end within the first, and then
    * there was no earlier preview to differ from. */
-  if (ss_window_get_preview_count (f->window) >= 2)
-    g_assert_false (ss_frame_equal_pixels (first_preview, last_preview));
+  if (first_preview != NULL && ss_window_get_preview_count (f->window) >= 2)
+    {
+      g_assert_cmpint (last_preview->width, ==, first_preview->width);
+      g_assert_false (ss_frame_equal_pixels (first_preview, last_preview));
+    }
   else
     g_test_message ("every report came in one delivery: no earlier preview to compare");
   g_autofree float *reduced = g_new (float, ss_frame_n_pixels (last_preview));
