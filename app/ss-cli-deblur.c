@@ -256,7 +256,8 @@ plane_operator (const CliConfig *c, const CliPlaneJob *job, GError **error)
   if (kernel == NULL)
     return NULL;
   if (ss_backend_kind_may_use_gpu (c->backend))
-    return ss_operator_new_deferred (kernel->data, job->y, job->pw, job->ph, error);
+    return ss_operator_new_deferred_take (g_steal_pointer (&kernel->data), job->y, job->pw,
+                                          job->ph, error);
   return ss_operator_new_from_kernel (kernel->data, job->y, job->pw, job->ph, error);
 }
 

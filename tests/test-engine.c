@@ -345,6 +345,31 @@ test_operator_deferred (void)
   g_assert_cmpfloat (fabs (ss_operator_column_norm (deferred) / ss_operator_column_norm (eager)
                            - 1), <, 1e-6);
 
+  /* The DC term is the plain in-order sum to the bit, also where most rows
+   * are 0 (a frame's kernel beyond the PSF's reach), and _take keeps the
+   * kernel it is given. */
+  g_autofree float *sparse = g_memdup2 (kernel, n * sizeof (float));
+  for (int y = 0; y < h; y++)
+    if (g_rand_double (rng) < 0.7)
+      memset (sparse + (gsize) y * w, 0, (gsize) w * sizeof (float));
+  sparse[0] = 0.5f;   /* at least one row holds something */
+  double plain = 0;
+  for (gsize i = 0; i < n; i++)
+    plain += sparse[i];
+  float *given = g_memdup2 (sparse, n * sizeof (float));
+  g_autoptr (SsOperator) taken = ss_operator_new_deferred_take (given, NULL, w, h, &error);
+  g_assert_no_error (error);
+  g_assert_true (taken->kernel == given);
+  g_assert_cmpfloat (ss_operator_dc (taken), ==, plain);
+  g_assert_cmpfloat (taken->lipschitz, ==, plain * plain);
+  /* With a negative value it is an ordinary operator, the kernel freed. */
+  float *negative = g_memdup2 (sparse, n * sizeof (float));
+  negative[1] = -1.0f;
+  g_autoptr (SsOperator) ordinary = ss_operator_new_deferred_take (negative, NULL, w, h, &error);
+  g_assert_no_error (error);
+  g_assert_null (ordinary->kernel);
+  g_assert_nonnull (ordinary->chat);
+
   /* A solve realises it: the same spectrum, the same answer. */
   g_autofree float *y = g_new (float, n);
   g_assert_true (ss_operator_apply (eager, x, y, &error));

@@ -244,8 +244,8 @@ build_deblur (SsJob *job, GError **error)
   if (kernel == NULL)
     return FALSE;
   job->op = ss_backend_kind_may_use_gpu (job->settings.backend)
-              ? ss_operator_new_deferred (kernel->data, job->y, job->solve_width,
-                                          job->solve_height, error)
+              ? ss_operator_new_deferred_take (g_steal_pointer (&kernel->data), job->y,
+                                               job->solve_width, job->solve_height, error)
               : ss_operator_new_from_kernel (kernel->data, job->y, job->solve_width,
                                              job->solve_height, error);
   if (job->op == NULL)

@@ -109,8 +109,9 @@ choice_crop_build (ChoiceCrop *crop, const SsProblem *problem, int side, GError 
    * frame is judged instead. */
   if (seen < (gsize) (w - 2 * margin) * (h - 2 * margin) / 2)
     return FALSE;
-  crop->op = op->kernel != NULL ? ss_operator_new_deferred (kernel, observed, w, h, error)
-                                : ss_operator_new_from_kernel (kernel, observed, w, h, error);
+  crop->op = op->kernel != NULL
+               ? ss_operator_new_deferred_take (g_steal_pointer (&kernel), observed, w, h, error)
+               : ss_operator_new_from_kernel (kernel, observed, w, h, error);
   if (crop->op == NULL)
     return FALSE;
   crop->y = g_steal_pointer (&observed);
