@@ -713,5 +713,5 @@ ss_cuda_admm_prior_iteration_bytes (const SsCudaProblem *p, const SsSolveParams 
   pixel += p->mask ? (double) p->n : 0.0;
   return spectral + pixel + adjoint
          + ss_cuda_starlet_iteration_bytes (starlet_scales (params), params->reweight > 0,
-                                            splits_merge (params), p->height > 1, p->n);
+                                            splits_merge (params), p->width, p->height);
 }

@@ -377,10 +377,10 @@ gboolean ss_cuda_starlet_adjoint_add (SsCudaContext *ctx, const SsCudaStarletSpl
 /* REWEIGHT = ε_j/(ε_j + |z_j|). */
 gboolean ss_cuda_starlet_reweight (SsCudaContext *ctx, const SsCudaStarletSplits *s, size_t n,
                                    GError **error);
-/* Elementwise bytes of the two above in one iteration, for the floor
- * (PAIRED: the image has more than one row, so merged scales go in pairs). */
+/* Elementwise bytes of the two above in one iteration on a WIDTH × HEIGHT
+ * image, for the floor. */
 double ss_cuda_starlet_iteration_bytes (int scales, gboolean reweighted, gboolean merged,
-                                        gboolean paired, size_t n);
+                                        int width, int height);
 SsCudaSolver *ss_cuda_direct_fft_new (SsCudaContext *ctx, const SsCudaProblem *p,
                                       const SsSolveParams *params, SsCudaIterator *it,
                                       SsCudaReporter *reporter, GError **error);

@@ -277,7 +277,8 @@ launch_scale (const StarletPass &pass, gboolean merged, int scale, cudaStream_t 
  * with both halos (2S + 4S each side), as many loads from L2 as the two
  * scales' own tiles make.
  * Forward: IN is c_j; B0, B1 the scales' b, C_NEXT (or NULL) gets c_{j+2}.
- * Adjoint: A is A_{j+2} (NULL: 0); SUM (or, if NULL, C_NEXT) gets A_j. */
+ * Adjoint: A is A_{j+2} (NULL: 0); A_j is added to SUM (the pair is the
+ * finest two scales). */
 typedef struct {
   const float *in, *a;
   float *b0, *b1, *c_next, *sum;
@@ -341,7 +342,7 @@ starlet_pair_kernel (StarletPair pair)
         continue;
       size_t g = (size_t) gy * w + gx;
       own0[k] = pair.b0[g];
-      own1[k] = FORWARD ? pair.b1[g] : pair.sum ? pair.sum[g] : 0.0f;
+      own1[k] = FORWARD ? pair.b1[g] : pair.sum[g];
     }
 #pragma unroll
   for (int r = 0; r < LOADS; r++)
@@ -411,13 +412,7 @@ starlet_pair_kernel (StarletPair pair)
           pair.b1[g] = (mid_own[k] - smooth) + (own1[k] - soft (own1[k], pair.t1));
         }
       else
-        {
-          float a = merged_u (own0[k], pair.t0) + smooth;
-          if (pair.sum)
-            pair.sum[g] = own1[k] + a;
-          else
-            pair.c_next[g] = a;
-        }
+        pair.sum[g] = own1[k] + merged_u (own0[k], pair.t0) + smooth;
     }
 }
 
@@ -446,8 +441,6 @@ launch_pair (const StarletPair &pair, cudaStream_t stream)
     launch_pair_tile<FORWARD, 1, 32, 16> (pair, stream);
 }
 
-/* Merged scales go in pairs, (0, 1) and (2, 3), where the image has rows to
- * smooth along y (the pair kernel always smooths both ways). */
 /* The smoothing buffer a pass writes: the one it does not read (the image
  * smoothed, or A, alternate between the two). */
 static float *
@@ -459,9 +452,9 @@ other_buffer (const SsCudaStarletSplits *s, const float *reading)
 /* Merged scales 0 and 1 go as a pair where the image has rows to smooth
  * along y (the pair kernel always smooths both ways). */
 static gboolean
-pair_applies (const SsCudaStarletSplits *s, int height)
+pair_applies (gboolean merged, int scales, int height)
 {
-  return s->merged && height > 1 && s->scales >= 2;
+  return merged && height > 1 && scales >= 2;
 }
 
 /* ε_j/(ε_j + |z_j|) for every scale (ss-cpu-admm-prior.c's update_reweights). */
@@ -482,20 +475,21 @@ ss_cuda_starlet_splits (SsCudaContext *ctx, const SsCudaStarletSplits *s, const 
 {
   size_t n = (size_t) width * height;
   const float *c = x;
-  for (int j = 0; j < s->scales; j++)
+  int j = 0;
+  if (pair_applies (s->merged, s->scales, height))
     {
-      if (j == 0 && pair_applies (s, height))
-        {
-          float *next = j + 2 < s->scales ? other_buffer (s, c) : NULL;
-          StarletPair pair = { c, NULL, s->nu + j * n, s->nu + (j + 1) * n, next, NULL,
-                               s->threshold[j], s->threshold[j + 1], width, height };
-          launch_pair<true> (pair, ctx->stream);
-          if (!LAUNCH_OK ("starlet_pair_kernel (forward)"))
-            return FALSE;
-          c = next;
-          j++;
-          continue;
-        }
+      /* Scales 0 and 1; c_2 for the next scale, if any. */
+      float *next = s->scales > 2 ? other_buffer (s, c) : NULL;
+      StarletPair pair = { c, NULL, s->nu, s->nu + n, next, NULL, s->threshold[0],
+                           s->threshold[1], width, height };
+      launch_pair<true> (pair, ctx->stream);
+      if (!LAUNCH_OK ("starlet_pair_kernel (forward)"))
+        return FALSE;
+      c = next;
+      j = 2;
+    }
+  for (; j < s->scales; j++)
+    {
       float *next = j + 1 < s->scales ? other_buffer (s, c) : NULL;
       StarletPass pass = { c, NULL, next, s->reweight ? s->z + j * n : NULL, s->nu + j * n,
                            s->merged ? NULL : s->u + j * n, NULL,
@@ -515,21 +509,9 @@ ss_cuda_starlet_adjoint_add (SsCudaContext *ctx, const SsCudaStarletSplits *s, f
 {
   size_t n = (size_t) width * height;
   const float *a = NULL;   /* A_{J+1} = 0 */
-  for (int j = s->scales - 1; j >= 0; j--)
+  gboolean paired = pair_applies (s->merged, s->scales, height);
+  for (int j = s->scales - 1; j >= (paired ? 2 : 0); j--)
     {
-      if (j == 1 && pair_applies (s, height))
-        {
-          float *next = j > 1 ? other_buffer (s, a) : NULL;
-          StarletPair pair = { NULL, a, s->nu + (j - 1) * n, s->nu + j * n, next,
-                               j > 1 ? NULL : sum, s->threshold[j - 1], s->threshold[j],
-                               width, height };
-          launch_pair<false> (pair, ctx->stream);
-          if (!LAUNCH_OK ("starlet_pair_kernel (adjoint)"))
-            return FALSE;
-          a = next;
-          j--;
-          continue;
-        }
       float *next = j > 0 ? other_buffer (s, a) : NULL;
       StarletPass pass = { NULL, a, next, NULL, s->merged ? s->nu + j * n : NULL,
                            s->merged ? NULL : s->u + j * n, j > 0 ? NULL : sum, NULL,
@@ -538,6 +520,15 @@ ss_cuda_starlet_adjoint_add (SsCudaContext *ctx, const SsCudaStarletSplits *s, f
       if (!LAUNCH_OK ("starlet_tile_kernel (adjoint)"))
         return FALSE;
       a = next;
+    }
+  if (paired)
+    {
+      /* Scales 1 and 0, from A_2 (or 0) into SUM. */
+      StarletPair pair = { NULL, a, s->nu, s->nu + n, NULL, sum, s->threshold[0],
+                           s->threshold[1], width, height };
+      launch_pair<false> (pair, ctx->stream);
+      if (!LAUNCH_OK ("starlet_pair_kernel (adjoint)"))
+        return FALSE;
     }
   return TRUE;
 }
@@ -553,7 +544,7 @@ ss_cuda_starlet_reweight (SsCudaContext *ctx, const SsCudaStarletSplits *s, size
 
 double
 ss_cuda_starlet_iteration_bytes (int scales, gboolean reweighted, gboolean merged,
-                                 gboolean paired, size_t n)
+                                 int width, int height)
 {
   /* A scale forward reads c_j and ν (and r) and writes c_{j+1} (not at the
    * last scale), ν and u (and z); merged, it reads c_j and b and writes
@@ -562,6 +553,6 @@ ss_cuda_starlet_iteration_bytes (int scales, gboolean reweighted, gboolean merge
    * instead). The pair of merged scales 0 and 1 reads and writes its
    * middle image in neither direction. */
   double forward = merged ? 2 + 2 : 2 + 3 + (reweighted ? 2 : 0), adjoint = 3;
-  int pairs = merged && paired && scales >= 2 ? 1 : 0;
-  return (double) n * 4 * (scales * (forward + adjoint) - 1 - pairs * 4);
+  int pairs = pair_applies (merged, scales, height) ? 1 : 0;
+  return (double) width * height * 4 * (scales * (forward + adjoint) - 1 - pairs * 4);
 }
