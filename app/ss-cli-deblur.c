@@ -244,10 +244,8 @@ pad_plane (const CliDeblurInput *in, const CliConfig *c, CliPlaneJob *job, const
   return -1;
 }
 
-/* The blur at the padded size. When the solve may run on a GPU its spectrum
- * is left to where it runs (ss_operator_new_deferred): the GPU makes it
- * there, and the host runs no FFTW on that path; a CPU solve makes it on
- * the host as before. */
+/* The blur at the padded size, its spectrum made where the solve runs
+ * (ss_backend_kind_new_operator). */
 static SsOperator *
 plane_operator (const CliConfig *c, const CliPlaneJob *job, GError **error)
 {
@@ -255,10 +253,8 @@ plane_operator (const CliConfig *c, const CliPlaneJob *job, GError **error)
                                            : ss_psf_render (&job->psf, job->pw, job->ph, error);
   if (kernel == NULL)
     return NULL;
-  if (ss_backend_kind_may_use_gpu (c->backend))
-    return ss_operator_new_deferred_take (g_steal_pointer (&kernel->data), job->y, job->pw,
-                                          job->ph, error);
-  return ss_operator_new_from_kernel (kernel->data, job->y, job->pw, job->ph, error);
+  return ss_backend_kind_new_operator (c->backend, g_steal_pointer (&kernel->data), job->y,
+                                       job->pw, job->ph, error);
 }
 
 int

@@ -1,5 +1,6 @@
 /* test-engine.c: PSFs, the circulant operator, simulation and scaling,
  * each against an independent oracle (direct convolution, sorting, sums). */
+#include "ss-config.h"
 #include "test-common.h"
 
 #include <math.h>
@@ -369,6 +370,19 @@ test_operator_deferred (void)
   g_assert_no_error (error);
   g_assert_null (ordinary->kernel);
   g_assert_nonnull (ordinary->chat);
+  /* By backend kind: made on the host for the CPU, deferred where a GPU
+   * may solve (a build with CUDA), the kernel taken either way. */
+  g_autoptr (SsOperator) on_cpu = ss_backend_kind_new_operator (
+    SS_BACKEND_CPU, g_memdup2 (sparse, n * sizeof (float)), NULL, w, h, &error);
+  g_assert_no_error (error);
+  g_assert_null (on_cpu->kernel);
+  g_assert_nonnull (on_cpu->chat);
+  g_assert_cmpfloat (fabs (on_cpu->chat[0] / plain - 1), <, 1e-6);
+  g_autoptr (SsOperator) on_auto = ss_backend_kind_new_operator (
+    SS_BACKEND_AUTO, g_memdup2 (sparse, n * sizeof (float)), NULL, w, h, &error);
+  g_assert_no_error (error);
+  g_assert_true ((on_auto->kernel != NULL) == (gboolean) SHARPSKY_HAVE_CUDA);
+  g_assert_cmpfloat (fabs (ss_operator_dc (on_auto) / plain - 1), <, 1e-6);
 
   /* A solve realises it: the same spectrum, the same answer. */
   g_autofree float *y = g_new (float, n);

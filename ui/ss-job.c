@@ -235,19 +235,16 @@ build_deblur (SsJob *job, GError **error)
                         &job->pad_y0, error))
     return FALSE;
   /* NaN marks the pixels the operator leaves out; the data vector holds 0 there. */
-  /* As sharpsky-cli: a solve that may run on the GPU leaves the PSF's
-   * spectrum to where it runs (ss_operator_new_deferred). */
+  /* As sharpsky-cli: the PSF's spectrum is made where the solve runs
+   * (ss_backend_kind_new_operator). */
   g_autoptr (SsImage) kernel
     = job->settings.psf_from_fit
         ? ss_psf_fit_render (&job->settings.psf_fit, job->solve_width, job->solve_height, error)
         : ss_psf_render (psf, job->solve_width, job->solve_height, error);
   if (kernel == NULL)
     return FALSE;
-  job->op = ss_backend_kind_may_use_gpu (job->settings.backend)
-              ? ss_operator_new_deferred_take (g_steal_pointer (&kernel->data), job->y,
-                                               job->solve_width, job->solve_height, error)
-              : ss_operator_new_from_kernel (kernel->data, job->y, job->solve_width,
-                                             job->solve_height, error);
+  job->op = ss_backend_kind_new_operator (job->settings.backend, g_steal_pointer (&kernel->data),
+                                          job->y, job->solve_width, job->solve_height, error);
   if (job->op == NULL)
     return FALSE;
   for (gsize i = 0; i < ss_job_solve_pixels (job); i++)

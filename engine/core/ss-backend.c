@@ -333,8 +333,8 @@ solve_once (gpointer data, const SsProblem *problem, const SsSolveParams *params
             SsReportFunc report, gpointer user_data, GCancellable *cancellable,
             SsSolveResult *result, GError **error)
 {
-  SsBackend *backend = data;
 #if SHARPSKY_HAVE_CUDA
+  SsBackend *backend = data;
   if (backend->use_cuda && !ss_solver_has_cuda (ss_solver_info (params->kind)))
     {
       /* Not every solver has a GPU form yet: the CPU gives the same answer. */
@@ -365,6 +365,8 @@ solve_once (gpointer data, const SsProblem *problem, const SsSolveParams *params
       result->warning = g_steal_pointer (&warning);
       return ok;
     }
+#else
+  (void) data;   /* a build without CUDA solves every backend on the CPU */
 #endif
   return ss_cpu_solve (problem, params, report, user_data, cancellable, result, error);
 }
@@ -516,4 +518,14 @@ ss_backend_kind_may_use_gpu (SsBackendKind kind)
    * in the solve). Where no GPU turns up, the CPU makes the spectrum when
    * it solves (ss_operator_realize), as it would have before. */
   return SHARPSKY_HAVE_CUDA && kind != SS_BACKEND_CPU;
+}
+
+SsOperator *
+ss_backend_kind_new_operator (SsBackendKind kind, float *kernel, const float *observed,
+                              int width, int height, GError **error)
+{
+  if (ss_backend_kind_may_use_gpu (kind))
+    return ss_operator_new_deferred_take (kernel, observed, width, height, error);
+  g_autofree float *owned = kernel;
+  return ss_operator_new_from_kernel (kernel, observed, width, height, error);
 }

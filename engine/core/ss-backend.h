@@ -134,6 +134,13 @@ char *ss_backend_describe_devices (void);
  * with CUDA): what a caller asks before it builds an operator whose spectrum
  * the GPU may make (ss_operator_new_deferred). Cheap: it asks no device. */
 gboolean ss_backend_kind_may_use_gpu (SsBackendKind kind);
+/* The blur of a rendered KERNEL (ss_psf_render's layout; taken: kept or
+ * freed) for a solve on a backend of KIND: deferred where it may run on a
+ * GPU, which then makes the spectrum (no host FFTW on that path; the frame's
+ * kernel is kept, not copied), made on the host otherwise. */
+SsOperator *ss_backend_kind_new_operator (SsBackendKind kind, float *kernel,
+                                          const float *observed, int width, int height,
+                                          GError **error);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (SsBackend, ss_backend_free)
 

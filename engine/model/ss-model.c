@@ -308,24 +308,37 @@ ss_operator_new_from_kernel (const float *kernel, const float *observed, int wid
   return g_steal_pointer (&op);
 }
 
-/* Σ KERNEL in index order, the bits a plain loop gives. A camera frame's
+/* One parallel pass over a deferred operator's kernel: its sign (as
+ * kernel_is_nonnegative) and which rows hold anything. A camera frame's
  * kernel is 27 million floats, nearly all 0 beyond the PSF's reach (tens
- * of milliseconds a pass on one core): the rows holding anything else are
- * found in parallel, and only they are summed, in order; a 0 added to the
- * running sum leaves it as it is. */
-static double
-kernel_sum_in_order (const float *kernel, int width, int height)
+ * of milliseconds a pass on one core). */
+static gboolean
+kernel_scan_rows (const float *kernel, int width, int height, guint8 *busy)
 {
-  g_autofree guint8 *busy = g_new (guint8, height);
-#pragma omp parallel for schedule(static) if ((gsize) width * height > SS_PARALLEL_PIXELS)
+  float low = 0, high = 0;
+#pragma omp parallel for reduction(min : low) reduction(max : high) schedule(static) \
+  if ((gsize) width * height > SS_PARALLEL_PIXELS)
   for (int y = 0; y < height; y++)
     {
       const float *row = kernel + (gsize) y * width;
-      guint8 any = 0;
+      float row_low = 0, row_high = 0;
       for (int x = 0; x < width; x++)
-        any |= row[x] != 0.0f;
-      busy[y] = any;
+        {
+          row_low = fminf (row_low, row[x]);
+          row_high = fmaxf (row_high, row[x]);
+        }
+      busy[y] = row_low != 0.0f || row_high != 0.0f;
+      low = fminf (low, row_low);
+      high = fmaxf (high, row_high);
     }
+  return high > 0 && low >= -1e-4f * high;
+}
+
+/* Σ KERNEL in index order, the bits a plain loop gives, over only the BUSY
+ * rows: a 0 added to the running sum leaves it as it is. */
+static double
+kernel_sum_in_order (const float *kernel, int width, int height, const guint8 *busy)
+{
   double sum = 0;
   for (int y = 0; y < height; y++)
     if (busy[y])
@@ -348,8 +361,10 @@ ss_operator_new_deferred_take (float *kernel, const float *observed, int width, 
                                GError **error)
 {
   g_autofree float *owned = kernel;
-  gsize n = (gsize) width * height;
-  if (width <= 0 || height <= 0 || !kernel_is_nonnegative (kernel, n))
+  if (width <= 0 || height <= 0)
+    return ss_operator_new_from_kernel (kernel, observed, width, height, error);
+  g_autofree guint8 *busy = g_new (guint8, height);
+  if (!kernel_scan_rows (kernel, width, height, busy))
     return ss_operator_new_from_kernel (kernel, observed, width, height, error);
   g_autoptr (SsOperator) op = operator_alloc_deferred (width, height, error);
   if (op == NULL || !set_observed (op, observed, error))
@@ -358,7 +373,7 @@ ss_operator_new_deferred_take (float *kernel, const float *observed, int width, 
   op->kernel_nonnegative = TRUE;
   /* Summed once: RL's set-up and the floors ask for the DC term of every
    * run. */
-  double sum = kernel_sum_in_order (op->kernel, width, height);
+  double sum = kernel_sum_in_order (op->kernel, width, height, busy);
   op->kernel_sum = sum;
   op->lipschitz = sum * sum;
   return g_steal_pointer (&op);
