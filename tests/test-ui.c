@@ -839,6 +839,57 @@ test_first_preview (Fixture *f, gconstpointer data)
   bench_run (f->window, "second");
 }
 
+static SsFrame *
+random_frame (GRand *rng, int width, int height)
+{
+  g_autoptr (GError) error = NULL;
+  SsFrame *frame = ss_frame_new (width, height, &error);
+  g_assert_no_error (error);
+  for (gsize i = 0; i < ss_frame_n_pixels (frame); i++)
+    frame->data[i] = (float) g_rand_double (rng);
+  return frame;
+}
+
+/* New frames make a render in flight stale (a Run started while the last
+ * run's 61 Mpx estimate is still being stretched): its picture is never
+ * shown, and the new frames' comes without waiting for it. The render count
+ * counts the pictures shown; the frames are set back to back, so the first
+ * render's end is always dispatched after the second request. All three
+ * frames have one size: another would refit the view, whose first job is
+ * then only a rescale of the picture before. */
+static void
+test_stale_render_dropped (Fixture *f, gconstpointer data)
+{
+  if (skip_without_display ())
+    return;
+  SsImageView *view = ss_window_get_image_view (f->window);
+  g_autoptr (GRand) rng = g_rand_new_with_seed (f->seed);
+  SsFrame *frames[3];
+  for (int i = 0; i < 3; i++)
+    frames[i] = random_frame (rng, 2048, 1536);
+  ss_image_view_set_frames (view, frames[0], NULL);
+  g_assert_true (ss_window_wait_rendered (f->window, 60));
+  /* Frame 0 shown: 1 then 2, then 0 then 1. */
+  for (int round = 0; round < 2; round++)
+    {
+      SsFrame *stale = frames[(1 + 2 * round) % 3], *wanted = frames[(2 + 2 * round) % 3];
+      guint before = ss_image_view_get_render_count (view);
+      ss_image_view_set_frames (view, stale, NULL);
+      g_assert_true (ss_image_view_is_rendering (view));
+      ss_image_view_set_frames (view, wanted, NULL);
+      g_assert_true (ss_window_wait_rendered (f->window, 60));
+      g_assert_cmpuint (ss_image_view_get_render_count (view), ==, before + 1);
+      g_assert_true (ss_image_view_get_frame (view, 0) == wanted);
+    }
+  /* Rendering goes on as before once nothing is stale. */
+  guint before = ss_image_view_get_render_count (view);
+  ss_image_view_set_frames (view, frames[2], NULL);
+  g_assert_true (ss_window_wait_rendered (f->window, 60));
+  g_assert_cmpuint (ss_image_view_get_render_count (view), ==, before + 1);
+  for (int i = 0; i < 3; i++)
+    ss_frame_unref (frames[i]);
+}
+
 static void
 test_corrupt_file (Fixture *f, gconstpointer data)
 {
@@ -1317,6 +1368,8 @@ main (int argc, char **argv)
   g_test_add_func ("/ui/job-build-cancelled", test_job_build_cancelled);
   g_test_add ("/ui/view-geometry", Fixture, NULL, fixture_setup, test_view_geometry,
               fixture_teardown);
+  g_test_add ("/ui/stale-render-dropped", Fixture, NULL, fixture_setup,
+              test_stale_render_dropped, fixture_teardown);
   g_test_add ("/ui/keys-and-dialogs", Fixture, NULL, fixture_setup, test_keys_and_dialogs,
               fixture_teardown);
   g_test_add ("/ui/no-gpu", Fixture, NULL, fixture_setup, test_no_gpu, fixture_teardown);

@@ -79,7 +79,7 @@ render_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *c
               return;
             }
         }
-      if (job->surfaces[i] == NULL)
+      if (job->surfaces[i] == NULL || g_cancellable_is_cancelled (cancellable))
         continue;
       int sw = cairo_image_surface_get_width (job->surfaces[i]);
       int sh = cairo_image_surface_get_height (job->surfaces[i]);
@@ -141,6 +141,11 @@ render_done (GObject *source, GAsyncResult *result, gpointer user_data)
   SsImageView *self = SS_IMAGE_VIEW (source);
   RenderJob *job = g_task_get_task_data (G_TASK (result));
   g_autoptr (GError) error = NULL;
+  /* A stale job (new frames came while it ran) ends unseen. */
+  if ((gpointer) result != self->render_task)
+    return;
+  self->render_task = NULL;
+  g_clear_object (&self->render_cancellable);
   self->render_in_flight = FALSE;
 
   if (g_task_propagate_boolean (G_TASK (result), &error))
@@ -193,8 +198,10 @@ start_render (SsImageView *self)
         job->surfaces[i] = cairo_surface_reference (self->surfaces[i]);
     }
   self->render_in_flight = TRUE;
+  self->render_cancellable = g_cancellable_new ();
   /* The task holds a reference on the view, so the callback always has a live one. */
-  GTask *task = g_task_new (self, self->cancellable, render_done, NULL);
+  GTask *task = g_task_new (self, self->render_cancellable, render_done, NULL);
+  self->render_task = task;
   g_task_set_task_data (task, job, render_job_free);
   g_task_set_name (task, "sharpsky render");
   if (render_pool == NULL)
@@ -209,6 +216,22 @@ ss_image_view_request_render (SsImageView *self)
   self->render_dirty = TRUE;
   if (!self->render_in_flight)
     start_render (self);
+}
+
+void
+ss_image_view_request_render_anew (SsImageView *self)
+{
+  if (self->render_in_flight)
+    {
+      /* A 61 Mpx frame's stretch takes most of a second: a preview that
+       * comes while the last run's full estimate is being stretched would
+       * wait for it, and then show it first. */
+      g_cancellable_cancel (self->render_cancellable);
+      g_clear_object (&self->render_cancellable);
+      self->render_task = NULL;
+      self->render_in_flight = FALSE;
+    }
+  ss_image_view_request_render (self);
 }
 
 void

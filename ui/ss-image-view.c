@@ -514,7 +514,7 @@ ss_image_view_set_frames (SsImageView *self, SsFrame *primary, SsFrame *secondar
       self->fit_mode = TRUE;
       fit_now (self);
     }
-  ss_image_view_request_render (self);
+  ss_image_view_request_render_anew (self);
   emit_hover (self);
 }
 
@@ -705,6 +705,8 @@ ss_image_view_dispose (GObject *object)
 {
   SsImageView *self = SS_IMAGE_VIEW (object);
   g_cancellable_cancel (self->cancellable);
+  if (self->render_cancellable != NULL)
+    g_cancellable_cancel (self->render_cancellable);
   g_clear_handle_id (&self->zoom_notify_id, g_source_remove);
   for (int i = 0; i < 2; i++)
     {
@@ -723,6 +725,7 @@ ss_image_view_finalize (GObject *object)
   g_free (self->labels[1]);
   g_free (self->placeholder);
   g_clear_object (&self->cancellable);
+  g_clear_object (&self->render_cancellable);
   G_OBJECT_CLASS (ss_image_view_parent_class)->finalize (object);
 }
 
