@@ -1,7 +1,7 @@
 /* ss-fits-guard.c: checks made before cfitsio sees a file, so that a damaged
  * or hostile file is refused with a message instead of crashing, stalling or
  * exhausting memory inside cfitsio (found by tests/fuzz; the replayed corpus
- * is tests/fuzz/corpus). Used by ss-fits.c. */
+ * is tests/fuzz/corpus). Used by ss-fits.c (ss_fits_read). */
 #include "ss-fits-private.h"
 #include "ss-error.h"
 #include "ss-header.h"

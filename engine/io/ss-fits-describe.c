@@ -1,0 +1,204 @@
+/* ss-fits-describe.c: what a FITS file holds, read from its headers only:
+ * ss_fits_describe's text for people and ss_fits_list_hdus's list of HDUs
+ * for the callers that offer a choice. */
+#include "ss-fits.h"
+#include "ss-fits-private.h"
+#include "ss-error.h"
+
+#include <fitsio.h>
+#include <string.h>
+
+/* ------------------------------------------------------------------------ */
+/* Description                                                               */
+
+static void
+describe_axes (GString *out, const HduInfo *info)
+{
+  if (info->naxis == 0)
+    {
+      g_string_append (out, "  no data");
+      return;
+    }
+  g_string_append (out, "  ");
+  for (int i = 0; i < MIN (info->naxis, MAX_AXES); i++)
+    g_string_append_printf (out, "%s%lld", i ? " x " : "", (long long) info->naxes[i]);
+  if (info->naxis > MAX_AXES)
+    g_string_append_printf (out, " (%d axes)", info->naxis);
+}
+
+static void
+describe_table (GString *out, fitsfile *fits)
+{
+  long rows = 0;
+  int columns = 0, status = 0;
+  fits_get_num_rows (fits, &rows, &status);
+  fits_get_num_cols (fits, &columns, &status);
+  fits_clear_errmsg ();
+  g_string_append_printf (out, "  %ld rows x %d columns", rows, columns);
+}
+
+static void
+describe_main_cards (GString *out, fitsfile *fits)
+{
+  static const char *const keys[] = {
+    "OBJECT", "TELESCOP", "INSTRUME", "DATE-OBS", "EXPTIME", "BUNIT",
+    "CTYPE1", "CTYPE2", "CTYPE3", "CRVAL1", "CRVAL2", "CRVAL3",
+  };
+  for (gsize i = 0; i < G_N_ELEMENTS (keys); i++)
+    {
+      char value[FLEN_VALUE] = "";
+      int status = 0;
+      if (fits_read_keyword (fits, keys[i], value, NULL, &status) == 0)
+        g_string_append_printf (out, "    %-8s = %s\n", keys[i], g_strstrip (value));
+      fits_clear_errmsg ();
+    }
+  int count = 0, more = 0, status = 0;
+  fits_get_hdrspace (fits, &count, &more, &status);
+  for (int i = 1; status == 0 && i <= count; i++)
+    {
+      char card[FLEN_CARD] = "";
+      if (fits_read_record (fits, i, card, &status) == 0 && strncmp (card, "HISTORY", 7) == 0)
+        g_string_append_printf (out, "    %s\n", g_strchomp (card));
+    }
+  fits_clear_errmsg ();
+}
+
+static void
+describe_hdu (GString *out, fitsfile *fits, int number, const HduInfo *info, goffset file_size)
+{
+  g_autofree char *extname = ss_fits_read_key_string (fits, "EXTNAME");
+  g_string_append_printf (out, "HDU %d", number);
+  if (extname && extname[0])
+    g_string_append_printf (out, " '%s'", extname);
+  g_string_append_printf (out, "  %s", ss_fits_hdu_type_name (info));
+  if (info->compressed)
+    {
+      /* the table's own key: fits_get_compression_type is the setting for
+       * writing, not what this HDU holds */
+      g_autofree char *type = ss_fits_read_key_string (fits, "ZCMPTYPE");
+      g_string_append_printf (out, " (%s)", type ? type : "unknown");
+    }
+  if (info->hdu_type == IMAGE_HDU)
+    {
+      g_string_append_printf (out, "  BITPIX %d", info->bitpix);
+      describe_axes (out, info);
+      ImageSize size;
+      if (ss_fits_hdu_has_pixels (info) && ss_fits_image_size (info, "", &size, NULL))
+        {
+          LONGLONG header_start = 0, data_start = 0, data_end = 0;
+          int status = 0;
+          fits_get_hduaddrll (fits, &header_start, &data_start, &data_end, &status);
+          fits_clear_errmsg ();
+          guint64 claimed = ss_fits_claimed_data_bytes (fits, info, &size);
+          guint64 present = file_size > data_start ? (guint64) (file_size - data_start) : 0;
+          if (status == 0 && claimed > present)
+            g_string_append_printf (out, "  TRUNCATED: %" G_GUINT64_FORMAT " of %" G_GUINT64_FORMAT
+                                    " data bytes present", present, claimed);
+        }
+    }
+  else
+    describe_table (out, fits);
+  g_string_append_c (out, '\n');
+  describe_main_cards (out, fits);
+}
+
+char *
+ss_fits_describe (const char *path, GError **error)
+{
+  g_return_val_if_fail (path != NULL, NULL);
+  g_autofree char *name = g_filename_display_name (path);
+  goffset file_size = 0;
+  fitsfile *fits = ss_fits_open (path, name, &file_size, error);
+  if (fits == NULL)
+    return NULL;
+  GString *out = g_string_new (NULL);
+  g_string_append_printf (out, "%s: FITS, %" G_GINT64_FORMAT " bytes\n", name, (gint64) file_size);
+  for (int number = 0;; number++)
+    {
+      int status = ss_fits_move_to_hdu (fits, number);
+      HduInfo info;
+      if (status == END_OF_FILE && number > 0)
+        break;
+      if (status != 0 || !ss_fits_read_hdu_info (fits, &info, &status))
+        {
+          g_autofree char *text = ss_fits_status_text (status);
+          g_string_append_printf (out, "HDU %d  unreadable: %s\n", number, text);
+          break;
+        }
+      describe_hdu (out, fits, number, &info, file_size);
+    }
+  ss_fits_close (fits);
+  return g_string_free (out, FALSE);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Listing                                                                   */
+
+void
+ss_fits_hdu_free (SsFitsHdu *hdu)
+{
+  if (hdu == NULL)
+    return;
+  g_free (hdu->name);
+  g_free (hdu);
+}
+
+static SsFitsHdu *
+hdu_entry (fitsfile *fits, int number, const HduInfo *info)
+{
+  SsFitsHdu *hdu = g_new0 (SsFitsHdu, 1);
+  hdu->number = number;
+  hdu->name = ss_fits_read_key_string (fits, "EXTNAME");
+  if (hdu->name == NULL)
+    hdu->name = ss_fits_read_key_string (fits, "HDUNAME");
+  if (hdu->name != NULL && hdu->name[0] == '\0')
+    g_clear_pointer (&hdu->name, g_free);
+  hdu->kind = ss_fits_hdu_type_name (info);
+  hdu->has_image = ss_fits_hdu_has_pixels (info) && info->naxis <= MAX_AXES;
+  hdu->bitpix = info->bitpix;
+  if (hdu->has_image)
+    {
+      hdu->width = info->naxes[0];
+      hdu->height = info->naxis > 1 ? info->naxes[1] : 1;
+      /* Saturates rather than overflows: the reader refuses such sizes anyway. */
+      hdu->planes = 1;
+      for (int i = 2; i < info->naxis; i++)
+        hdu->planes = hdu->planes > G_MAXINT64 / info->naxes[i] ? G_MAXINT64
+                                                               : hdu->planes * info->naxes[i];
+    }
+  return hdu;
+}
+
+GPtrArray *
+ss_fits_list_hdus (const char *path, GError **error)
+{
+  g_return_val_if_fail (path != NULL, NULL);
+  g_autofree char *name = g_filename_display_name (path);
+  goffset file_size = 0;
+  fitsfile *fits = ss_fits_open (path, name, &file_size, error);
+  if (fits == NULL)
+    return NULL;
+  GPtrArray *hdus = g_ptr_array_new_with_free_func ((GDestroyNotify) ss_fits_hdu_free);
+  for (int number = 0;; number++)
+    {
+      HduInfo info;
+      int status = ss_fits_move_to_hdu (fits, number);
+      if (status == END_OF_FILE && number > 0)
+        break;
+      if (status != 0 || !ss_fits_read_hdu_info (fits, &info, &status))
+        {
+          if (number == 0)
+            {
+              g_autofree char *what = g_strdup_printf ("HDU %d", number);
+              ss_fits_set_error (error, SS_ERROR_FORMAT, name, what, status);
+              g_ptr_array_unref (hdus);
+              ss_fits_close (fits);
+              return NULL;
+            }
+          break;
+        }
+      g_ptr_array_add (hdus, hdu_entry (fits, number, &info));
+    }
+  ss_fits_close (fits);
+  return hdus;
+}
