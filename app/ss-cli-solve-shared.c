@@ -1,0 +1,411 @@
+/* ss-cli-solve-shared.c: what every solving subcommand shares besides the
+ * summaries (ss-cli-solve.h): the small helpers, HISTORY cards, Ctrl-C, the
+ * solve with its progress output, and writing the result. */
+#include "ss-cli-solve.h"
+#include "ss-cli-json.h"
+#include "ss-config.h"
+
+#include <math.h>
+#include <signal.h>
+#include <string.h>
+
+/* Keywords that describe a measurement; a recovered image must not carry
+ * them, or deblurring it again would mistake it for a measurement. */
+static const char *const acquisition_keywords[] = {
+  "SS_PSF", "SS_RATIO", "SS_SENS", "SS_SEED", "SS_NOISE", "SS_SKY", "SS_SCALE",
+};
+
+/* ---- interruption ------------------------------------------------------ */
+
+/* Ctrl-C cancels the solve at its next report point (the engine's contract)
+ * so no half-written output is ever left behind. */
+static volatile sig_atomic_t interrupted = 0;
+
+static void
+on_interrupt (int signal_number)
+{
+  (void) signal_number;
+  interrupted = 1;
+}
+
+static void
+install_interrupt_handler (void)
+{
+  struct sigaction action;
+  memset (&action, 0, sizeof action);
+  action.sa_handler = on_interrupt;
+  action.sa_flags = SA_RESETHAND;   /* a second Ctrl-C kills at once */
+  sigemptyset (&action.sa_mask);
+  sigaction (SIGINT, &action, NULL);
+}
+
+gboolean
+cli_was_interrupted (void)
+{
+  return interrupted != 0;
+}
+
+/* ---- small helpers ----------------------------------------------------- */
+
+gboolean
+cli_has_png_suffix (const char *path)
+{
+  g_autofree char *lower = g_ascii_strdown (path, -1);
+  return g_str_has_suffix (lower, ".png");
+}
+
+static char *
+keyword_of_card (const char *card)
+{
+  char keyword[9] = { 0 };
+  strncpy (keyword, card, 8);
+  return g_strstrip (g_strdup (keyword));
+}
+
+void
+cli_header_remove_acquisition (SsHeader *header)
+{
+  for (guint i = header->cards->len; i > 0; i--)
+    {
+      g_autofree char *keyword = keyword_of_card (g_ptr_array_index (header->cards, i - 1));
+      for (gsize k = 0; k < G_N_ELEMENTS (acquisition_keywords); k++)
+        if (g_str_equal (keyword, acquisition_keywords[k]))
+          {
+            g_ptr_array_remove_index (header->cards, i - 1);
+            break;
+          }
+    }
+}
+
+gsize
+cli_replace_nan_with_zero (float *data, gsize n)
+{
+  gsize count = 0;
+#pragma omp parallel for reduction(+ : count) schedule(static) if (n > SS_PARALLEL_PIXELS)
+  for (gsize i = 0; i < n; i++)
+    if (isnan (data[i]))
+      {
+        data[i] = 0.0f;
+        count++;
+      }
+  return count;
+}
+
+float *
+cli_scaled_truth (const float *data, gsize n, const SsScaling *scaling)
+{
+  float *truth = g_new (float, n);
+  ss_scaling_apply (scaling, data, truth, n, TRUE);
+  cli_replace_nan_with_zero (truth, n);
+  return truth;
+}
+
+int
+cli_operator_failure (const char *file, const SsPsfSpec *psf, const GError *error)
+{
+  /* A message about the PSF file names that file, not the image. */
+  const char *psf_file = psf ? cli_psf_file_of (psf) : NULL;
+  if (psf_file != NULL && strstr (error->message, psf_file) != NULL)
+    file = NULL;
+  /* A PSF larger than the image, or malformed, is a bad parameter. */
+  gboolean usage = g_error_matches (error, SS_ERROR, SS_ERROR_INVALID_ARGUMENT);
+  return cli_fail (usage ? CLI_EXIT_USAGE : CLI_EXIT_FAILURE, file, error);
+}
+
+const char *
+cli_psf_file_of (const SsPsfSpec *psf)
+{
+  return psf->kind == SS_PSF_FILE ? psf->path : NULL;
+}
+
+void
+cli_collect_inputs (const char **inputs, const char *a, const char *b, const char *c)
+{
+  int count = 0;
+  const char *candidates[] = { a, b, c };
+  for (gsize i = 0; i < G_N_ELEMENTS (candidates); i++)
+    if (candidates[i] != NULL)
+      inputs[count++] = candidates[i];
+  inputs[count] = NULL;
+}
+
+static char *
+format_double (double value)
+{
+  char buffer[G_ASCII_DTOSTR_BUF_SIZE];
+  return g_strdup (g_ascii_formatd (buffer, sizeof buffer, "%.9g", value));
+}
+
+double
+cli_baseline_mse (const SsAcquisition *acq, const float *y, const float *truth, gsize n)
+{
+  if (truth == NULL || (acq != NULL && ss_acquisition_uses_sensing (acq)))
+    return NAN;
+  return ss_mse (y, truth, n);
+}
+
+/* ---- HISTORY cards ----------------------------------------------------- */
+
+void
+cli_history_init (CliHistory *history, const char *command)
+{
+  history->lines = g_ptr_array_new_with_free_func (g_free);
+  history->command = command;
+  g_ptr_array_add (history->lines, g_strdup_printf (CLI_PROGRAM " %s %s", SHARPSKY_VERSION,
+                                                    command));
+}
+
+void
+cli_history_add (CliHistory *history, const char *format, ...)
+{
+  va_list args;
+  va_start (args, format);
+  g_autofree char *text = g_strdup_vprintf (format, args);
+  va_end (args);
+  g_ptr_array_add (history->lines, g_strdup_printf ("%s %s", history->command, text));
+}
+
+void
+cli_history_add_double (CliHistory *history, const char *name, double value)
+{
+  g_autofree char *text = format_double (value);
+  cli_history_add (history, "%s=%s", name, text);
+}
+
+void
+cli_history_apply (const CliHistory *history, SsHeader *header)
+{
+  for (guint i = 0; i < history->lines->len; i++)
+    ss_header_add_history (header, "%s", (const char *) g_ptr_array_index (history->lines, i));
+}
+
+void
+cli_history_clear (CliHistory *history)
+{
+  g_clear_pointer (&history->lines, g_ptr_array_unref);
+}
+
+void
+cli_history_add_acquisition (CliHistory *history, const SsAcquisition *acq)
+{
+  g_autofree char *psf = ss_psf_spec_to_string (&acq->psf);
+  cli_history_add (history, "psf=%s", psf);
+  cli_history_add_double (history, "ratio", acq->ratio);
+  cli_history_add (history, "sensing=%s%s", cli_sensing_to_string (acq->sensing),
+                   acq->sensing == SS_SENSING_AUTO
+                   ? (ss_acquisition_uses_sensing (acq) ? " (circulant)" : " (none)") : "");
+  cli_history_add (history, "seed=%u", acq->seed);
+  cli_history_add_double (history, "noise", acq->noise);
+}
+
+void
+cli_history_add_scaling (CliHistory *history, SsSkyMode mode, const SsScaling *scaling)
+{
+  cli_history_add (history, "sky=%s", cli_sky_mode_to_string (mode));
+  cli_history_add_double (history, "sky_level", scaling->sky);
+  cli_history_add_double (history, "scale", scaling->scale);
+}
+
+static void
+history_add_param (const SsParamInfo *info, double value, const char *text, gpointer history)
+{
+  cli_history_add (history, "%s=%s", info->name, text);
+}
+
+void
+cli_history_add_solver (CliHistory *history, const SsSolveParams *p,
+                        const SsSolveResult *result)
+{
+  cli_history_add (history, "solver=%s", ss_solver_kind_to_string (p->kind));
+  ss_solve_params_foreach_used (p, history_add_param, history);
+  cli_history_add (history, "backend=%s device=%s", result->backend ? result->backend : "?",
+                   result->device ? result->device : "?");
+  cli_history_add (history, "result iterations=%d residual=%.6g objective=%.6g",
+                   result->iterations, result->residual, result->objective);
+  g_autofree char *holdout = ss_solve_result_describe_holdout (result);
+  if (holdout != NULL)
+    cli_history_add (history, "result %s", holdout);
+}
+
+/* ---- solving ----------------------------------------------------------- */
+
+typedef struct {
+  const CliOptions *options;
+  GCancellable *cancellable;
+  int iterations;
+  int plane;              /* -1: a single-plane image */
+} ReportContext;
+
+static void
+print_report_json (const SsReport *report, int plane)
+{
+  SsJsonObject object;
+  ss_json_begin (&object);
+  ss_json_add_string (&object, "type", "report");
+  if (plane >= 0)
+    ss_json_add_int (&object, "plane", plane);
+  ss_json_add_int (&object, "iteration", report->iteration);
+  ss_json_add_number (&object, "elapsed", report->elapsed);
+  ss_json_add_number (&object, "mse", report->mse);
+  ss_json_add_number (&object, "psnr", report->psnr);
+  ss_json_add_number (&object, "residual", report->residual);
+  ss_json_add_number (&object, "rel_change", report->rel_change);
+  ss_json_add_number (&object, "objective", report->objective);
+  ss_json_add_bool (&object, "final", report->final);
+  g_autofree char *text = ss_json_end (&object);
+  /* One line per report, flushed, so a pipe sees progress as it happens. */
+  fprintf (stdout, "%s\n", text);
+  fflush (stdout);
+}
+
+static void
+print_report_text (const SsReport *report, int iterations, int plane)
+{
+  GString *line = g_string_new ("  ");
+  if (plane >= 0)
+    g_string_append_printf (line, "plane %d  ", plane);
+  /* ITERATIONS 0: the solver sets its own count (`auto`'s runs). */
+  if (iterations > 0)
+    g_string_append_printf (line, "iteration %*d/%d  %8.3f s", iterations >= 1000 ? 5 : 3,
+                            report->iteration, iterations, report->elapsed);
+  else
+    g_string_append_printf (line, "iteration %5d  %8.3f s", report->iteration, report->elapsed);
+  if (isfinite (report->mse))
+    g_string_append_printf (line, "  mse %.4e  psnr %6.2f dB", report->mse, report->psnr);
+  g_string_append_printf (line, "  residual %.4e  change %.3e  objective %.6e",
+                          report->residual, report->rel_change, report->objective);
+  fprintf (stderr, "%s\n", line->str);
+  fflush (stderr);
+  g_string_free (line, TRUE);
+}
+
+static void
+on_report (const SsReport *report, gpointer user_data)
+{
+  ReportContext *context = user_data;
+  if (interrupted)
+    g_cancellable_cancel (context->cancellable);
+  if (context->options->json)
+    print_report_json (report, context->plane);
+  else if (!context->options->quiet)
+    print_report_text (report, context->iterations, context->plane);
+}
+
+/* The backend of a solve, its checks and its note; NULL after a message. */
+static SsBackend *
+open_solve_backend (const CliConfig *config, const SsSolveParams *params,
+                    const CliOptions *options, const char *input, int plane,
+                    const SsOperator *op)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (SsBackend) backend = cli_backend_new (config, options);
+  if (backend == NULL)
+    return NULL;
+
+  /* The dense system is n x n: refuse a size that cannot fit before any
+   * allocation, with the engine's message naming what would fit. */
+  if (g_str_equal (ss_backend_get_name (backend), "cpu")
+      && !ss_solver_check_size (params, op->width, op->height, op->m, &error))
+    {
+      cli_fail (CLI_EXIT_FAILURE, input, error);
+      return NULL;
+    }
+
+  if (!options->json && plane <= 0)
+    cli_note (options, "backend %s, device %s", ss_backend_get_name (backend),
+              ss_backend_get_device (backend));
+  install_interrupt_handler ();
+  return g_steal_pointer (&backend);
+}
+
+/* After the engine returned: -1, or the status after the message. */
+static int
+finish_solve (gboolean ok, const GError *error, const CliOptions *options, const char *input,
+              const SsSolveResult *result)
+{
+  if (!ok)
+    {
+      if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+        {
+          cli_error (input, "interrupted after %d iterations; nothing written",
+                     result->iterations);
+          return CLI_EXIT_FAILURE;
+        }
+      return cli_fail (CLI_EXIT_FAILURE, input, error);
+    }
+  if (result->warning != NULL)
+    cli_note (options, "warning: %s", result->warning);
+  return -1;
+}
+
+int
+cli_solve (const CliConfig *config, const SsSolveParams *params, const CliOptions *options,
+           const char *input, int plane, const SsProblem *problem, SsSolveResult *result)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (SsBackend) backend = open_solve_backend (config, params, options, input, plane,
+                                                      problem->op);
+  if (backend == NULL)
+    return CLI_EXIT_FAILURE;
+  g_autoptr (GCancellable) cancellable = g_cancellable_new ();
+  ReportContext context = { options, cancellable,
+                            ss_solver_uses (ss_solver_info (params->kind), SS_PARAM_ITERATIONS)
+                              ? params->iterations : 0,
+                            plane };
+  gboolean ok = ss_backend_solve (backend, problem, params, on_report, &context,
+                                  cancellable, result, &error);
+  return finish_solve (ok, error, options, input, result);
+}
+
+typedef struct {
+  ReportContext context;
+  const int *planes;
+} BatchReportContext;
+
+static void
+on_batch_report (int index, const SsReport *report, gpointer user_data)
+{
+  BatchReportContext *batch = user_data;
+  ReportContext one = batch->context;
+  one.plane = batch->planes[index];
+  on_report (report, &one);
+}
+
+int
+cli_solve_batch (const CliConfig *config, const SsSolveParams *params,
+                 const CliOptions *options, const char *input, const int *planes,
+                 const SsProblem *problems, const double *alphas, int count,
+                 SsSolveResult *results)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (SsBackend) backend = open_solve_backend (config, params, options, input, planes[0],
+                                                      problems[0].op);
+  if (backend == NULL)
+    return CLI_EXIT_FAILURE;
+  g_autoptr (GCancellable) cancellable = g_cancellable_new ();
+  BatchReportContext batch = { { options, cancellable, params->iterations, -1 }, planes };
+  gboolean ok = ss_backend_solve_batch (backend, problems, count, alphas, params,
+                                        on_batch_report, &batch, cancellable, results, &error);
+  /* A failed batch names the first problem's iterations (they run together). */
+  return finish_solve (ok, error, options, input, &results[0]);
+}
+
+int
+cli_write_image (const char *path, const CliOptions *options, const CliConfig *config,
+                 const SsImage *image, const char *const *inputs)
+{
+  g_autoptr (GError) error = NULL;
+  gboolean ok;
+  if (cli_has_png_suffix (path))
+    {
+      SsPngWriteOptions png;
+      ss_png_write_options_init (&png);
+      png.stretch = config->stretch;
+      ok = ss_png_write (image, path, &png, options->force, inputs, &error);
+    }
+  else
+    ok = ss_fits_write (image, path, options->force, inputs, &error);
+  if (!ok)
+    return cli_fail (CLI_EXIT_FAILURE, path, error);
+  return -1;
+}
