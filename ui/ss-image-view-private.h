@@ -57,11 +57,12 @@ struct _SsImageView
 
   /* Background rendering: one job at a time; a request while one runs marks
    * the view dirty and the next job starts when the current one ends, except
-   * that new frames make the job in flight stale: it is cancelled, its result
-   * dropped, and theirs starts at once. */
+   * that new frames make a job in flight for none of them stale: it is
+   * cancelled, its result dropped, and theirs starts at once. */
   gboolean render_in_flight;
   gpointer render_task;             /* the job in flight (its GTask, not owned) */
   GCancellable *render_cancellable; /* the job in flight's */
+  SsFrame *render_frames[2];        /* the job in flight's frames (it holds them) */
   gboolean render_dirty;    /* frames or display changed: stretch again */
   gboolean rescale_dirty;   /* zoom changed: reduce again */
   guint render_count;
@@ -72,8 +73,8 @@ struct _SsImageView
  * pictures to a new zoom, in the worker; at most one job runs at a time and
  * a request while one runs is done when it ends. */
 void ss_image_view_request_render (SsImageView *self);
-/* The same for new frames: a job in flight is for pictures no longer wanted,
- * so it is cancelled and theirs starts now. */
+/* The same for new frames: a job in flight for none of them is for pictures
+ * no longer wanted, so it is cancelled and theirs starts now. */
 void ss_image_view_request_render_anew (SsImageView *self);
 void ss_image_view_request_rescale (SsImageView *self);
 

@@ -145,6 +145,7 @@ render_done (GObject *source, GAsyncResult *result, gpointer user_data)
   if ((gpointer) result != self->render_task)
     return;
   self->render_task = NULL;
+  self->render_frames[0] = self->render_frames[1] = NULL;
   g_clear_object (&self->render_cancellable);
   self->render_in_flight = FALSE;
 
@@ -192,6 +193,7 @@ start_render (SsImageView *self)
   for (int i = 0; i < 2; i++)
     {
       job->frames[i] = self->frames[i] ? ss_frame_ref (self->frames[i]) : NULL;
+      self->render_frames[i] = job->frames[i];
       /* Reducing only: work from the pictures on screen (cairo image
        * surfaces are only read, from both threads). */
       if (!restretch && self->surfaces[i] && job->frames[i])
@@ -218,17 +220,31 @@ ss_image_view_request_render (SsImageView *self)
     start_render (self);
 }
 
+/* Whether the job in flight draws none of the frames now set. */
+static gboolean
+render_in_flight_is_stale (SsImageView *self)
+{
+  for (int i = 0; i < 2; i++)
+    if (self->render_frames[i] != NULL
+        && (self->render_frames[i] == self->frames[0] || self->render_frames[i] == self->frames[1]))
+      return FALSE;
+  return TRUE;
+}
+
 void
 ss_image_view_request_render_anew (SsImageView *self)
 {
-  if (self->render_in_flight)
+  /* A 61 Mpx frame's stretch takes most of a second: a preview that comes
+   * while the last run's full estimate is being stretched would wait for it,
+   * and then show it first. A job still drawing a frame that stays (a split
+   * view's other side) is left to end, or previews coming faster than it
+   * would cancel every job and the view would show nothing. */
+  if (self->render_in_flight && render_in_flight_is_stale (self))
     {
-      /* A 61 Mpx frame's stretch takes most of a second: a preview that
-       * comes while the last run's full estimate is being stretched would
-       * wait for it, and then show it first. */
       g_cancellable_cancel (self->render_cancellable);
       g_clear_object (&self->render_cancellable);
       self->render_task = NULL;
+      self->render_frames[0] = self->render_frames[1] = NULL;
       self->render_in_flight = FALSE;
     }
   ss_image_view_request_render (self);
