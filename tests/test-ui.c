@@ -899,6 +899,38 @@ test_stale_render_dropped (Fixture *f, gconstpointer data)
     ss_frame_unref (frames[i]);
 }
 
+/* A side whose frame stays keeps its picture (a split view's original beside
+ * a run's previews): only the new side is stretched; a new display
+ * stretches both sides again. */
+static void
+test_split_side_kept (Fixture *f, gconstpointer data)
+{
+  if (skip_without_display ())
+    return;
+  SsImageView *view = ss_window_get_image_view (f->window);
+  g_autoptr (GRand) rng = g_rand_new_with_seed (f->seed);
+  SsFrame *frames[3];
+  for (int i = 0; i < 3; i++)
+    frames[i] = random_frame (rng, 400, 300);
+  ss_image_view_set_frames (view, frames[0], frames[1]);
+  g_assert_true (ss_window_wait_rendered (f->window, 60));
+  guint stretched = ss_image_view_get_stretch_count (view);
+  guint shown = ss_image_view_get_render_count (view);
+  ss_image_view_set_frames (view, frames[2], frames[1]);
+  g_assert_true (ss_window_wait_rendered (f->window, 60));
+  g_assert_cmpuint (ss_image_view_get_stretch_count (view), ==, stretched + 1);
+  g_assert_cmpuint (ss_image_view_get_render_count (view), ==, shown + 1);
+
+  SsDisplay display;
+  ss_image_view_get_display (view, &display);
+  display.colormap = display.colormap == SS_COLORMAP_GREY ? SS_COLORMAP_VIRIDIS : SS_COLORMAP_GREY;
+  ss_image_view_set_display (view, &display);
+  g_assert_true (ss_window_wait_rendered (f->window, 60));
+  g_assert_cmpuint (ss_image_view_get_stretch_count (view), ==, stretched + 3);
+  for (int i = 0; i < 3; i++)
+    ss_frame_unref (frames[i]);
+}
+
 static void
 test_corrupt_file (Fixture *f, gconstpointer data)
 {
@@ -1379,6 +1411,8 @@ main (int argc, char **argv)
               fixture_teardown);
   g_test_add ("/ui/stale-render-dropped", Fixture, NULL, fixture_setup,
               test_stale_render_dropped, fixture_teardown);
+  g_test_add ("/ui/split-side-kept", Fixture, NULL, fixture_setup, test_split_side_kept,
+              fixture_teardown);
   g_test_add ("/ui/keys-and-dialogs", Fixture, NULL, fixture_setup, test_keys_and_dialogs,
               fixture_teardown);
   g_test_add ("/ui/no-gpu", Fixture, NULL, fixture_setup, test_no_gpu, fixture_teardown);

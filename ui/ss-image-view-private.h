@@ -33,6 +33,12 @@ struct _SsImageView
   double scaled_zoom;
   double lows[2], highs[2];
   gboolean have_limits[2];
+  /* The frames SURFACES were stretched from with DISPLAY (held): a side whose
+   * frame stays keeps its picture when the other side changes (a split view's
+   * original beside a run's previews), and the next render only redraws the
+   * new one. NULL: stretch again. */
+  SsFrame *surface_frames[2];
+  guint stretch_count;      /* frames stretched, for tests */
 
   /* Geometry: ZOOM screen pixels per image pixel; (OX, OY) is where the
    * top-left corner of the region lands in widget coordinates. */

@@ -14,6 +14,7 @@ typedef struct {
   SsFrame *frames[2];
   SsDisplay display;
   gboolean restretch;            /* FALSE: reuse SURFACES, only reduce them */
+  gboolean kept[2];              /* this side's SURFACES (and SCALED, if set) are on screen */
   double zoom;                   /* screen pixels per image pixel wanted */
   cairo_surface_t *surfaces[2];
   cairo_surface_t *scaled[2];
@@ -68,7 +69,7 @@ render_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *c
     {
       if (job->frames[i] == NULL || g_cancellable_is_cancelled (cancellable))
         continue;
-      if (job->restretch)
+      if (job->restretch && !job->kept[i])
         {
           GError *error = NULL;
           job->surfaces[i] = ss_render_surface (job->frames[i], &job->display, MAX_SURFACE_SIDE,
@@ -79,7 +80,8 @@ render_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *c
               return;
             }
         }
-      if (job->surfaces[i] == NULL || g_cancellable_is_cancelled (cancellable))
+      if (job->surfaces[i] == NULL || job->scaled[i] != NULL
+          || g_cancellable_is_cancelled (cancellable))
         continue;
       int sw = cairo_image_surface_get_width (job->surfaces[i]);
       int sh = cairo_image_surface_get_height (job->surfaces[i]);
@@ -125,6 +127,11 @@ take_job_result (SsImageView *self, RenderJob *job)
           self->lows[i] = job->lows[i];
           self->highs[i] = job->highs[i];
           self->have_limits[i] = self->surfaces[i] != NULL;
+          g_clear_pointer (&self->surface_frames[i], ss_frame_unref);
+          if (self->surfaces[i] != NULL)
+            self->surface_frames[i] = ss_frame_ref (job->frames[i]);
+          if (job->frames[i] != NULL && !job->kept[i])
+            self->stretch_count++;
         }
       g_clear_pointer (&self->scaled[i], cairo_surface_destroy);
       self->scaled[i] = g_steal_pointer (&job->scaled[i]);
@@ -194,10 +201,21 @@ start_render (SsImageView *self)
     {
       job->frames[i] = self->frames[i] ? ss_frame_ref (self->frames[i]) : NULL;
       self->render_frames[i] = job->frames[i];
-      /* Reducing only: work from the pictures on screen (cairo image
-       * surfaces are only read, from both threads). */
-      if (!restretch && self->surfaces[i] && job->frames[i])
+      /* A side whose frame was stretched with this display keeps its
+       * picture (a large frame's stretch takes most of a second). */
+      job->kept[i] = restretch && job->frames[i] != NULL && self->surfaces[i] != NULL
+                     && self->surface_frames[i] == job->frames[i];
+      /* Reducing only, or kept: work from the pictures on screen (cairo
+       * image surfaces are only read, from both threads). */
+      if ((!restretch || job->kept[i]) && self->surfaces[i] && job->frames[i])
         job->surfaces[i] = cairo_surface_reference (self->surfaces[i]);
+      if (job->kept[i])
+        {
+          job->lows[i] = self->lows[i];
+          job->highs[i] = self->highs[i];
+          if (self->scaled[i] != NULL && self->scaled_zoom == self->zoom)
+            job->scaled[i] = cairo_surface_reference (self->scaled[i]);
+        }
     }
   self->render_in_flight = TRUE;
   self->render_cancellable = g_cancellable_new ();

@@ -553,6 +553,9 @@ ss_image_view_set_display (SsImageView *self, const SsDisplay *display)
       && display->colormap == self->display.colormap)
     return;
   self->display = *display;
+  /* Every side is stretched again with the new display. */
+  for (int i = 0; i < 2; i++)
+    g_clear_pointer (&self->surface_frames[i], ss_frame_unref);
   ss_image_view_request_render (self);
 }
 
@@ -654,6 +657,13 @@ ss_image_view_is_rendering (SsImageView *self)
 }
 
 guint
+ss_image_view_get_stretch_count (SsImageView *self)
+{
+  g_return_val_if_fail (SS_IS_IMAGE_VIEW (self), 0);
+  return self->stretch_count;
+}
+
+guint
 ss_image_view_get_render_count (SsImageView *self)
 {
   g_return_val_if_fail (SS_IS_IMAGE_VIEW (self), 0);
@@ -711,6 +721,7 @@ ss_image_view_dispose (GObject *object)
   for (int i = 0; i < 2; i++)
     {
       g_clear_pointer (&self->frames[i], ss_frame_unref);
+      g_clear_pointer (&self->surface_frames[i], ss_frame_unref);
       g_clear_pointer (&self->surfaces[i], cairo_surface_destroy);
       g_clear_pointer (&self->scaled[i], cairo_surface_destroy);
     }

@@ -69,5 +69,7 @@ gboolean ss_image_view_get_roi (SsImageView *self, GdkRectangle *roi);
 /* For tests: whether a render is under way, and how many have been shown. */
 gboolean ss_image_view_is_rendering (SsImageView *self);
 guint ss_image_view_get_render_count (SsImageView *self);
+/* For tests: how many frames have been stretched (a side kept is not). */
+guint ss_image_view_get_stretch_count (SsImageView *self);
 
 G_END_DECLS
