@@ -1,5 +1,5 @@
 /* ss-cli-deblur.h: deblur's steps for one plane of a real image, shared
- * with `quality` (ss-cli-quality.c), which runs every solver exactly as
+ * with `quality` (ss-cli-quality-run.c), which runs every solver exactly as
  * `deblur IN -o OUT` would on its cases: same sky, scaling, padding,
  * automatic alpha and non-negativity. */
 #pragma once
