@@ -9,8 +9,14 @@
  * max off T of |μg|, an O(n) test with no selection (GAGA's "dynamic support
  * detection", made exact). NIHT then needs two operator applications an
  * iteration (Aᵀr and A g_T), the residual following as r − μ A g_T.
+ *
+ * The greedy iterations (IHT, NIHT, HTP, CoSaMP: their support tests and the
+ * least squares on a support) are in ss-cs-solve-greedy.c; this file holds
+ * the names and parameters, the block's state, FISTA/ALM, the driver and the
+ * random problems. ss-cs-solve-private.h declares what the two share.
  */
 #include "ss-cs.h"
+#include "ss-cs-solve-private.h"
 #include "ss-error.h"
 #include "ss-mem.h"
 #include "ss-report.h"
@@ -121,32 +127,7 @@ ss_cs_relative_error (const float *a, const float *b, gsize n)
 
 /* ---- the state of a block solve ------------------------------------------ */
 
-typedef struct {
-  const SsCsParams *params;
-  SsLinop *A;
-  gsize n, m, k;
-  int batch;
-  const float *y;
-  float *x;            /* n x batch, the estimate */
-  float *r;            /* m x batch, y − A x */
-  float *g;            /* n x batch, Aᵀ r */
-  float *w;            /* n x batch, a direction (g on the support, or a CG direction) */
-  float *aw;           /* m x batch, A w */
-  float *trial;        /* n: a candidate x */
-  float *r_trial;      /* m: its residual */
-  float *scratch;      /* n: selection keys */
-  guint32 *indices;    /* up to 2k + k indices */
-  guint8 *support;     /* n x batch, 1 on the support */
-  guint8 *merged;      /* n x batch, CoSaMP's support ∪ top-2k */
-  double *y_norm;      /* per problem */
-  double *history;     /* per problem, the last 16 residual norms (stall test) */
-  gboolean *done;
-  SsCsStats *stats;
-} Block;
-
-#define HISTORY 16
-/* Loops shorter than this run on one thread: waking a team costs more. */
-#define PARALLEL_MIN 16384
+/* Block itself is in ss-cs-solve-private.h: the greedy iterations share it. */
 
 static void
 block_free (Block *s)
@@ -190,103 +171,14 @@ block_alloc (Block *s, GError **error)
   return TRUE;
 }
 
-static inline float *
-col (float *block, gsize length, int b)
-{
-  return block + (gsize) b * length;
-}
-
-static double
-dot (const float *a, const float *b, gsize n)
-{
-  double sum = 0;
-#pragma omp parallel for simd reduction(+ : sum) schedule(static) if (n > PARALLEL_MIN)
-  for (gsize i = 0; i < n; i++)
-    sum += (double) a[i] * b[i];
-  return sum;
-}
-
 /* r = y − A x for the whole block. */
-static void
-refresh_residual (Block *s)
+void
+ss_cs_refresh_residual (Block *s)
 {
   s->A->apply (s->A, s->x, s->r, s->batch);
   gsize mb = s->m * s->batch;
   for (gsize i = 0; i < mb; i++)
     s->r[i] = s->y[i] - s->r[i];
-}
-
-/* r_b = y_b − A x_b for one problem, into OUT. */
-static void
-column_residual (Block *s, int b, const float *x, float *out)
-{
-  s->A->apply (s->A, x, out, 1);
-  const float *y = s->y + b * s->m;
-  for (gsize i = 0; i < s->m; i++)
-    out[i] = y[i] - out[i];
-}
-
-static inline float
-key_of (float v, gboolean nonneg)
-{
-  return nonneg ? fmaxf (v, 0.0f) : fabsf (v);
-}
-
-/* Keeps the K largest entries of V (n) in OUT and marks them in MASK. */
-static void
-hard_threshold (Block *s, const float *v, gsize k, float *out, guint8 *mask)
-{
-  ss_cs_top_k (v, s->n, k, s->params->nonneg, s->scratch, s->indices);
-  memset (mask, 0, s->n);
-  for (gsize j = 0; j < k && j < s->n; j++)
-    mask[s->indices[j]] = 1;
-  for (gsize i = 0; i < s->n; i++)
-    out[i] = mask[i] ? (s->params->nonneg ? fmaxf (v[i], 0.0f) : v[i]) : 0.0f;
-  s->stats->support_searches++;
-}
-
-/* Can x + step·g, thresholded to k entries, have another support than MASK?
- * No when every key on the support beats every key off it. */
-static gboolean
-support_kept (const Block *s, const float *x, const float *g, float step, const guint8 *mask)
-{
-  float low_on = INFINITY, high_off = 0;
-  gboolean nonneg = s->params->nonneg;
-#pragma omp parallel for simd reduction(min : low_on) reduction(max : high_off) \
-  schedule(static) if (s->n > PARALLEL_MIN)
-  for (gsize i = 0; i < s->n; i++)
-    {
-      float key = key_of (x[i] + step * g[i], nonneg);
-      if (mask[i])
-        low_on = fminf (low_on, key);
-      else
-        high_off = fmaxf (high_off, key);
-    }
-  return low_on > high_off;
-}
-
-/* Records ||r_b|| and decides whether problem b is finished: converged to
- * the tolerance, or stalled (the residual fell by less than 0.1 % an
- * iteration over the last 16, seed 003's test). With tolerance 0 every
- * iteration asked for runs (images: the user chose the count). */
-static void
-check_stop (Block *s, int b, int iteration)
-{
-  double rn = cblas_snrm2 ((int) s->m, col (s->r, s->m, b), 1);
-  double *h = s->history + (gsize) b * HISTORY;
-  double old = h[iteration % HISTORY];
-  h[iteration % HISTORY] = rn;
-  if (rn <= s->params->tolerance * s->y_norm[b] || !(rn > 0))
-    {
-      /* The residual followed by updates drifts: confirm on a fresh one. */
-      column_residual (s, b, col (s->x, s->n, b), col (s->r, s->m, b));
-      rn = cblas_snrm2 ((int) s->m, col (s->r, s->m, b), 1);
-      s->done[b] = rn <= s->params->tolerance * s->y_norm[b] || !(rn > 0);
-      return;
-    }
-  if (s->params->tolerance > 0 && iteration >= 2 * HISTORY && old > 0
-      && pow (rn / old, 1.0 / HISTORY) > 0.999)
-    s->done[b] = TRUE;
 }
 
 static gboolean
@@ -296,278 +188,6 @@ all_done (const Block *s)
     if (!s->done[b])
       return FALSE;
   return TRUE;
-}
-
-/* w = g on the support (0 off it, and 0 for finished problems); returns
- * nothing, the norms are taken per column by the caller. */
-static void
-restrict_gradient (Block *s, const guint8 *masks)
-{
-  for (int b = 0; b < s->batch; b++)
-    {
-      const float *g = col (s->g, s->n, b);
-      const guint8 *mask = masks + (gsize) b * s->n;
-      float *w = col (s->w, s->n, b);
-      if (s->done[b])
-        memset (w, 0, s->n * sizeof (float));
-      else
-#pragma omp parallel for simd schedule(static) if (s->n > PARALLEL_MIN)
-        for (gsize i = 0; i < s->n; i++)
-          w[i] = mask[i] ? g[i] : 0.0f;
-    }
-}
-
-/* ---- start --------------------------------------------------------------- */
-
-/* x = H_k(x) when a start is given; from zero, IHT, NIHT and HTP take the
- * support of H_k(Aᵀy) with x still 0 (their first step then stays on it:
- * the support test needs k entries on the support), CoSaMP starts from the
- * empty support and merges the gradient's 2k largest into it. */
-static void
-greedy_start (Block *s)
-{
-  refresh_residual (s);
-  s->A->adjoint (s->A, s->r, s->g, s->batch);
-  SsCsAlgorithm alg = s->params->algorithm;
-  for (int b = 0; b < s->batch; b++)
-    {
-      float *x = col (s->x, s->n, b);
-      guint8 *mask = s->support + (gsize) b * s->n;
-      gboolean zero = TRUE;
-      for (gsize i = 0; i < s->n && zero; i++)
-        zero = x[i] == 0.0f;
-      if (!zero)
-        hard_threshold (s, x, s->k, x, mask);
-      else if (alg != SS_CS_COSAMP)
-        hard_threshold (s, col (s->g, s->n, b), s->k, s->trial, mask);
-    }
-  refresh_residual (s);
-}
-
-/* ---- NIHT / IHT steps ------------------------------------------------------ */
-
-/* The step on problem b when the support may change: x⁺ = H_k(x + μg), and
- * NIHT's safeguard: accept when μ <= (1 − c)||x⁺ − x||² / ||A(x⁺ − x)||²,
- * else shrink μ (Blumensath–Davies, c = 0.01, κ = 2). */
-static void
-niht_step_new_support (Block *s, int b, double mu, gboolean safeguard)
-{
-  const double c = 0.01, kappa = 2.0;
-  float *x = col (s->x, s->n, b), *g = col (s->g, s->n, b), *r = col (s->r, s->m, b);
-  guint8 *mask = s->support + (gsize) b * s->n;
-  g_autofree guint8 *new_mask = g_new (guint8, s->n);
-  g_autofree float *x_new = g_new (float, s->n);
-  for (int attempt = 0; attempt < 12; attempt++)
-    {
-      for (gsize i = 0; i < s->n; i++)
-        s->trial[i] = x[i] + (float) mu * g[i];
-      hard_threshold (s, s->trial, s->k, x_new, new_mask);
-      column_residual (s, b, x_new, s->r_trial);
-      if (!safeguard || memcmp (new_mask, mask, s->n) == 0)
-        break;
-      double dx2 = 0, dr2 = 0;
-      for (gsize i = 0; i < s->n; i++)
-        dx2 += ((double) x_new[i] - x[i]) * ((double) x_new[i] - x[i]);
-      for (gsize i = 0; i < s->m; i++)
-        dr2 += ((double) r[i] - s->r_trial[i]) * ((double) r[i] - s->r_trial[i]);
-      if (dr2 == 0 || mu <= (1 - c) * dx2 / dr2)
-        break;
-      mu /= kappa * (1 - c);
-    }
-  memcpy (x, x_new, s->n * sizeof (float));
-  memcpy (mask, new_mask, s->n);
-  memcpy (r, s->r_trial, s->m * sizeof (float));
-}
-
-/* One NIHT (or IHT, with the fixed step OMEGA > 0) iteration on the block. */
-/* g = Aᵀ r, w = g on the support, A w: the gradient restricted to the
- * support and its image, for the whole block. */
-static void
-restricted_gradient (Block *s)
-{
-  s->A->adjoint (s->A, s->r, s->g, s->batch);
-  restrict_gradient (s, s->support);
-  s->A->apply (s->A, s->w, s->aw, s->batch);
-}
-
-/* NIHT's step for problem b: ||g_T||² / ||A g_T||², the best step if the
- * support is right (or OMEGA when > 0: IHT's fixed step). */
-static double
-restricted_step (Block *s, int b, double omega)
-{
-  if (omega > 0)
-    return omega;
-  float *w = col (s->w, s->n, b), *aw = col (s->aw, s->m, b);
-  double aw2 = dot (aw, aw, s->m);
-  return aw2 > 0 ? dot (w, w, s->n) / aw2 : 0;
-}
-
-static void
-niht_iteration (Block *s, int iteration, double omega)
-{
-  restricted_gradient (s);
-  for (int b = 0; b < s->batch; b++)
-    {
-      if (s->done[b])
-        continue;
-      float *x = col (s->x, s->n, b), *g = col (s->g, s->n, b), *w = col (s->w, s->n, b);
-      float *r = col (s->r, s->m, b), *aw = col (s->aw, s->m, b);
-      double mu = restricted_step (s, b, omega);
-      if (!(mu > 0))
-        {
-          s->done[b] = TRUE;
-          continue;
-        }
-      s->stats->support_checks++;
-      if (support_kept (s, x, g, (float) mu, s->support + (gsize) b * s->n))
-        {
-          /* x + μ g_T stays on T: the residual follows without an apply. */
-          cblas_saxpy ((int) s->n, (float) mu, w, 1, x, 1);
-          cblas_saxpy ((int) s->m, (float) -mu, aw, 1, r, 1);
-        }
-      else
-        niht_step_new_support (s, b, mu, omega <= 0);
-      check_stop (s, b, iteration);
-    }
-  /* Updates accumulate rounding: a fresh residual now and then. */
-  if (iteration % 32 == 0)
-    refresh_residual (s);
-}
-
-/* ---- least squares on a support (HTP, CoSaMP) ----------------------------- */
-
-/* x_b = argmin ||y_b − A z|| over z supported on MASKS_b, by CGLS from x_b
- * (warm start) for at most ITERATIONS steps; leaves r = y − A x. The CG
- * direction lives in w, A w in aw, the restricted gradient in g. */
-static void
-project_on_supports (Block *s, const guint8 *masks, int iterations)
-{
-  refresh_residual (s);
-  s->A->adjoint (s->A, s->r, s->g, s->batch);
-  g_autofree double *gamma = g_new (double, s->batch), *gamma0 = g_new (double, s->batch);
-  g_autofree gboolean *active = g_new (gboolean, s->batch);
-  restrict_gradient (s, masks);
-  memcpy (s->g, s->w, s->n * s->batch * sizeof (float));
-  for (int b = 0; b < s->batch; b++)
-    {
-      gamma[b] = gamma0[b] = dot (col (s->g, s->n, b), col (s->g, s->n, b), s->n);
-      active[b] = !s->done[b] && gamma[b] > 0;
-    }
-  for (int it = 0; it < iterations; it++)
-    {
-      s->A->apply (s->A, s->w, s->aw, s->batch);
-      gboolean any = FALSE;
-      for (int b = 0; b < s->batch; b++)
-        {
-          if (!active[b])
-            continue;
-          float *x = col (s->x, s->n, b), *w = col (s->w, s->n, b);
-          float *r = col (s->r, s->m, b), *aw = col (s->aw, s->m, b);
-          double q2 = dot (aw, aw, s->m);
-          float step = q2 > 0 ? (float) (gamma[b] / q2) : 0.0f;
-          cblas_saxpy ((int) s->n, step, w, 1, x, 1);
-          cblas_saxpy ((int) s->m, -step, aw, 1, r, 1);
-          any = TRUE;
-        }
-      if (!any)
-        break;
-      s->A->adjoint (s->A, s->r, s->g, s->batch);
-      for (int b = 0; b < s->batch; b++)
-        {
-          float *g = col (s->g, s->n, b), *w = col (s->w, s->n, b);
-          const guint8 *mask = masks + (gsize) b * s->n;
-          if (!active[b])
-            {
-              memset (w, 0, s->n * sizeof (float));
-              continue;
-            }
-          for (gsize i = 0; i < s->n; i++)
-            g[i] = mask[i] ? g[i] : 0.0f;
-          double gamma_new = dot (g, g, s->n);
-          double beta = gamma[b] > 0 ? gamma_new / gamma[b] : 0;
-          for (gsize i = 0; i < s->n; i++)
-            w[i] = g[i] + (float) beta * w[i];
-          gamma[b] = gamma_new;
-          /* Float32 gives about seven digits: past them CG only wanders. */
-          if (gamma_new <= 1e-14 * gamma0[b])
-            {
-              active[b] = FALSE;
-              memset (w, 0, s->n * sizeof (float));
-            }
-        }
-    }
-  refresh_residual (s);
-}
-
-static void
-htp_iteration (Block *s, int iteration)
-{
-  restricted_gradient (s);
-  for (int b = 0; b < s->batch; b++)
-    {
-      if (s->done[b])
-        continue;
-      float *x = col (s->x, s->n, b), *g = col (s->g, s->n, b);
-      guint8 *mask = s->support + (gsize) b * s->n;
-      double mu = restricted_step (s, b, 0);
-      s->stats->support_checks++;
-      if (!support_kept (s, x, g, (float) mu, mask))
-        {
-          for (gsize i = 0; i < s->n; i++)
-            s->trial[i] = x[i] + (float) mu * g[i];
-          hard_threshold (s, s->trial, s->k, x, mask);
-        }
-    }
-  project_on_supports (s, s->support, s->params->inner_iterations);
-  for (int b = 0; b < s->batch; b++)
-    if (!s->done[b])
-      {
-        if (s->params->nonneg)
-          {
-            float *x = col (s->x, s->n, b);
-            for (gsize i = 0; i < s->n; i++)
-              x[i] = fmaxf (x[i], 0.0f);
-          }
-        check_stop (s, b, iteration);
-      }
-  if (s->params->nonneg)
-    refresh_residual (s);
-}
-
-static void
-cosamp_iteration (Block *s, int iteration)
-{
-  s->A->adjoint (s->A, s->r, s->g, s->batch);
-  gsize wide = MIN (2 * s->k, s->n);
-  for (int b = 0; b < s->batch; b++)
-    {
-      guint8 *merged = s->merged + (gsize) b * s->n;
-      const guint8 *mask = s->support + (gsize) b * s->n;
-      if (s->done[b])
-        {
-          memcpy (merged, mask, s->n);
-          continue;
-        }
-      /* The gradient's 2k largest, with either sign even under x >= 0:
-       * a negative entry may still be a direction that lowers the residual. */
-      ss_cs_top_k (col (s->g, s->n, b), s->n, wide, FALSE, s->scratch, s->indices);
-      s->stats->support_searches++;
-      memcpy (merged, mask, s->n);
-      for (gsize j = 0; j < wide; j++)
-        merged[s->indices[j]] = 1;
-    }
-  project_on_supports (s, s->merged, s->params->inner_iterations);
-  for (int b = 0; b < s->batch; b++)
-    if (!s->done[b])
-      {
-        float *x = col (s->x, s->n, b);
-        memcpy (s->trial, x, s->n * sizeof (float));
-        hard_threshold (s, s->trial, s->k, x, s->support + (gsize) b * s->n);
-      }
-  refresh_residual (s);
-  for (int b = 0; b < s->batch; b++)
-    if (!s->done[b])
-      check_stop (s, b, iteration);
 }
 
 /* ---- FISTA and ALM ----------------------------------------------------------- */
@@ -595,7 +215,8 @@ fista_run (Block *s, const float *target, const double *threshold, int iteration
       for (int b = 0; b < s->batch; b++)
         {
           float th = (float) (threshold[b] / lipschitz);
-          float *x = col (s->x, s->n, b), *v = col (yk, s->n, b), *gr = col (grad, s->n, b);
+          float *x = ss_cs_col (s->x, s->n, b), *v = ss_cs_col (yk, s->n, b),
+                *gr = ss_cs_col (grad, s->n, b);
           for (gsize i = 0; i < s->n; i++)
             {
               float a = v[i] - step * gr[i];
@@ -641,7 +262,7 @@ alm_solve (Block *s, GError **error)
   for (int b = 0; b < s->batch; b++)
     {
       float top = 0;
-      const float *g = col (s->g, s->n, b);
+      const float *g = ss_cs_col (s->g, s->n, b);
       for (gsize i = 0; i < s->n; i++)
         top = fmaxf (top, fabsf (g[i]));
       rho[b] = bp ? 2.0 / MAX (top, 1e-30f) : 1.0;
@@ -651,16 +272,18 @@ alm_solve (Block *s, GError **error)
       for (int b = 0; b < s->batch; b++)
         {
           const float *y = s->y + b * s->m;
-          float *tb = col (target, s->m, b), *lb = col (lambda, s->m, b), *eb = col (e, s->m, b);
+          float *tb = ss_cs_col (target, s->m, b), *lb = ss_cs_col (lambda, s->m, b),
+                *eb = ss_cs_col (e, s->m, b);
           for (gsize i = 0; i < s->m; i++)
             tb[i] = y[i] - eb[i] + lb[i] / (float) rho[b];
           threshold[b] = (bp ? 1.0 : s->params->alpha) / rho[b];
         }
       fista_run (s, target, threshold, s->params->inner_iterations);
-      refresh_residual (s);
+      ss_cs_refresh_residual (s);
       for (int b = 0; b < s->batch; b++)
         {
-          float *r = col (s->r, s->m, b), *lb = col (lambda, s->m, b), *eb = col (e, s->m, b);
+          float *r = ss_cs_col (s->r, s->m, b), *lb = ss_cs_col (lambda, s->m, b),
+                *eb = ss_cs_col (e, s->m, b);
           float p = (float) rho[b];
           for (gsize i = 0; i < s->m; i++)
             {
@@ -737,16 +360,16 @@ ss_cs_solve (const SsCsParams *params, SsLinop *A, const float *y, int batch, fl
   else if (ok)
     {
       double omega = params->algorithm == SS_CS_IHT ? 1.0 / ss_linop_lipschitz (A) : 0.0;
-      greedy_start (&s);
+      ss_cs_greedy_start (&s);
       int it = 0;
       while (ok && it < params->iterations && !all_done (&s))
         {
           it++;
           switch (params->algorithm)
             {
-            case SS_CS_HTP: htp_iteration (&s, it); break;
-            case SS_CS_COSAMP: cosamp_iteration (&s, it); break;
-            default: niht_iteration (&s, it, omega); break;
+            case SS_CS_HTP: ss_cs_htp_iteration (&s, it); break;
+            case SS_CS_COSAMP: ss_cs_cosamp_iteration (&s, it); break;
+            default: ss_cs_niht_iteration (&s, it, omega); break;
             }
           ok = report (params, it, x, it == params->iterations || all_done (&s), error);
         }
