@@ -839,24 +839,38 @@ test_first_preview (Fixture *f, gconstpointer data)
   bench_run (f->window, "second");
 }
 
-static SsFrame *
-random_frame (GRand *rng, int width, int height)
+/* COUNT frames of WIDTH × HEIGHT random pixels (the array frees them). */
+static GPtrArray *
+random_frames (GRand *rng, int count, int width, int height)
 {
-  g_autoptr (GError) error = NULL;
-  SsFrame *frame = ss_frame_new (width, height, &error);
-  g_assert_no_error (error);
-  for (gsize i = 0; i < ss_frame_n_pixels (frame); i++)
-    frame->data[i] = (float) g_rand_double (rng);
-  return frame;
+  GPtrArray *frames = g_ptr_array_new_with_free_func ((GDestroyNotify) ss_frame_unref);
+  for (int k = 0; k < count; k++)
+    {
+      g_autoptr (GError) error = NULL;
+      SsFrame *frame = ss_frame_new (width, height, &error);
+      g_assert_no_error (error);
+      for (gsize i = 0; i < ss_frame_n_pixels (frame); i++)
+        frame->data[i] = (float) g_rand_double (rng);
+      g_ptr_array_add (frames, frame);
+    }
+  return frames;
+}
+
+/* Shows PRIMARY and SECONDARY in F's view and waits until they are drawn. */
+static void
+show_frames (Fixture *f, SsFrame *primary, SsFrame *secondary)
+{
+  ss_image_view_set_frames (ss_window_get_image_view (f->window), primary, secondary);
+  g_assert_true (ss_window_wait_rendered (f->window, 60));
 }
 
 /* New frames make a render in flight for none of them stale (a Run started
  * while the last run's 61 Mpx estimate is still being stretched): its
- * picture is never shown, and the new frames' comes without waiting for it. The render count
- * counts the pictures shown; the frames are set back to back, so the first
- * render's end is always dispatched after the second request. All three
- * frames have one size: another would refit the view, whose first job is
- * then only a rescale of the picture before. */
+ * picture is never shown, and the new frames' comes without waiting for it.
+ * The render count counts the pictures shown; the frames are set back to
+ * back, so the first render's end is always dispatched after the second
+ * request. All three frames have one size: another would refit the view,
+ * whose first job is then only a rescale of the picture before. */
 static void
 test_stale_render_dropped (Fixture *f, gconstpointer data)
 {
@@ -864,39 +878,32 @@ test_stale_render_dropped (Fixture *f, gconstpointer data)
     return;
   SsImageView *view = ss_window_get_image_view (f->window);
   g_autoptr (GRand) rng = g_rand_new_with_seed (f->seed);
-  SsFrame *frames[3];
-  for (int i = 0; i < 3; i++)
-    frames[i] = random_frame (rng, 2048, 1536);
-  ss_image_view_set_frames (view, frames[0], NULL);
-  g_assert_true (ss_window_wait_rendered (f->window, 60));
+  g_autoptr (GPtrArray) frames = random_frames (rng, 3, 2048, 1536);
+  SsFrame **frame = (SsFrame **) frames->pdata;
+  show_frames (f, frame[0], NULL);
   /* Frame 0 shown: 1 then 2, then 0 then 1. */
   for (int round = 0; round < 2; round++)
     {
-      SsFrame *stale = frames[(1 + 2 * round) % 3], *wanted = frames[(2 + 2 * round) % 3];
+      SsFrame *stale = frame[(1 + 2 * round) % 3], *wanted = frame[(2 + 2 * round) % 3];
       guint before = ss_image_view_get_render_count (view);
       ss_image_view_set_frames (view, stale, NULL);
       g_assert_true (ss_image_view_is_rendering (view));
-      ss_image_view_set_frames (view, wanted, NULL);
-      g_assert_true (ss_window_wait_rendered (f->window, 60));
+      show_frames (f, wanted, NULL);
       g_assert_cmpuint (ss_image_view_get_render_count (view), ==, before + 1);
       g_assert_true (ss_image_view_get_frame (view, 0) == wanted);
     }
   /* Rendering goes on as before once nothing is stale. */
   guint before = ss_image_view_get_render_count (view);
-  ss_image_view_set_frames (view, frames[2], NULL);
-  g_assert_true (ss_window_wait_rendered (f->window, 60));
+  show_frames (f, frame[2], NULL);
   g_assert_cmpuint (ss_image_view_get_render_count (view), ==, before + 1);
   /* A job still drawing a frame that stays (a split view's other side) is
    * not stale: it ends and is shown, then the new pair, or previews faster
    * than a large frame's stretch would starve the view. */
   before = ss_image_view_get_render_count (view);
-  ss_image_view_set_frames (view, frames[0], frames[2]);
-  ss_image_view_set_frames (view, frames[1], frames[2]);
-  g_assert_true (ss_window_wait_rendered (f->window, 60));
+  ss_image_view_set_frames (view, frame[0], frame[2]);
+  show_frames (f, frame[1], frame[2]);
   g_assert_cmpuint (ss_image_view_get_render_count (view), ==, before + 2);
-  g_assert_true (ss_image_view_get_frame (view, 0) == frames[1]);
-  for (int i = 0; i < 3; i++)
-    ss_frame_unref (frames[i]);
+  g_assert_true (ss_image_view_get_frame (view, 0) == frame[1]);
 }
 
 /* A side whose frame stays keeps its picture (a split view's original beside
@@ -909,15 +916,12 @@ test_split_side_kept (Fixture *f, gconstpointer data)
     return;
   SsImageView *view = ss_window_get_image_view (f->window);
   g_autoptr (GRand) rng = g_rand_new_with_seed (f->seed);
-  SsFrame *frames[3];
-  for (int i = 0; i < 3; i++)
-    frames[i] = random_frame (rng, 400, 300);
-  ss_image_view_set_frames (view, frames[0], frames[1]);
-  g_assert_true (ss_window_wait_rendered (f->window, 60));
+  g_autoptr (GPtrArray) frames = random_frames (rng, 3, 400, 300);
+  SsFrame **frame = (SsFrame **) frames->pdata;
+  show_frames (f, frame[0], frame[1]);
   guint stretched = ss_image_view_get_stretch_count (view);
   guint shown = ss_image_view_get_render_count (view);
-  ss_image_view_set_frames (view, frames[2], frames[1]);
-  g_assert_true (ss_window_wait_rendered (f->window, 60));
+  show_frames (f, frame[2], frame[1]);
   g_assert_cmpuint (ss_image_view_get_stretch_count (view), ==, stretched + 1);
   g_assert_cmpuint (ss_image_view_get_render_count (view), ==, shown + 1);
 
@@ -927,8 +931,6 @@ test_split_side_kept (Fixture *f, gconstpointer data)
   ss_image_view_set_display (view, &display);
   g_assert_true (ss_window_wait_rendered (f->window, 60));
   g_assert_cmpuint (ss_image_view_get_stretch_count (view), ==, stretched + 3);
-  for (int i = 0; i < 3; i++)
-    ss_frame_unref (frames[i]);
 }
 
 static void
