@@ -86,7 +86,7 @@ const char *ss_fits_hdu_type_name (const HduInfo *info);
 
 /* SIZE from INFO's axes; FALSE (SS_ERROR_TOO_LARGE) when it overflows int. */
 gboolean ss_fits_image_size (const HduInfo *info, const char *name, ImageSize *size,
-                               GError **error);
+                             GError **error);
 /* The bytes the current HDU's header claims for its data unit (saturating). */
 guint64 ss_fits_claimed_data_bytes (fitsfile *fits, const HduInfo *info, const ImageSize *size);
 /* Refuses data that cannot be in the file or whose pixels cannot fit in memory. */
@@ -95,7 +95,7 @@ gboolean ss_fits_check_sizes (fitsfile *fits, const char *name, goffset file_siz
                               GError **error);
 /* Reads COUNT pixels from plane PLANE (-1: all) as float, blanks as NaN. */
 gboolean ss_fits_read_pixels (fitsfile *fits, const char *name, const HduInfo *info, int plane,
-                      float *data, guint64 count, GError **error);
+                              float *data, guint64 count, GError **error);
 /* The current HDU's cards (the image's own when compressed), or NULL. */
 SsHeader *ss_fits_read_header_cards (fitsfile *fits, const char *name, const HduInfo *info,
-                             GError **error);
+                                     GError **error);

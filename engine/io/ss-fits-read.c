@@ -244,7 +244,7 @@ first_pixel_of_plane (const HduInfo *info, int plane, LONGLONG *first)
 
 gboolean
 ss_fits_read_pixels (fitsfile *fits, const char *name, const HduInfo *info, int plane, float *data,
-             guint64 count, GError **error)
+                     guint64 count, GError **error)
 {
   LONGLONG first[MAX_AXES];
   first_pixel_of_plane (info, plane < 0 ? 0 : plane, first);
