@@ -1,6 +1,13 @@
 /* ss-image-view-private.h: what the image view's files share: its state, and
- * the rendering entry points (ss-image-view-render.c) the widget calls. What
- * one file alone uses (its constants, its includes) stays in that file. */
+ * the entry points each file calls in another.
+ *
+ * SsImageView is split along its seams, as SsWindow is:
+ *   ss-image-view.c         the type, zoom and pan, pointer and key input, the modes
+ *   ss-image-view-draw.c    what it shows (frames, labels, display, split, region), painted
+ *   ss-image-view-render.c  the pictures, stretched and reduced in a worker
+ * Only these files include it. What one file alone uses (its constants, its
+ * includes) stays in that file.
+ */
 #pragma once
 
 #include "ss-image-view.h"
@@ -74,6 +81,22 @@ struct _SsImageView
   guint render_count;
   GCancellable *cancellable;
 };
+
+/* ---- ss-image-view.c ------------------------------------------------------ */
+
+/* Where the split line is (widget x); the widget's width without a second frame. */
+double ss_image_view_split_x (SsImageView *self);
+/* Fits the region to the widget now, or at the next allocation if it has no size yet. */
+void ss_image_view_fit_now (SsImageView *self);
+/* Emits hover for the pointer's place: new frames change the value under it. */
+void ss_image_view_emit_hover (SsImageView *self);
+
+/* ---- ss-image-view-draw.c ------------------------------------------------- */
+
+/* The widget's snapshot: the pictures, the split line, the labels and the region. */
+void ss_image_view_snapshot (GtkWidget *widget, GtkSnapshot *snapshot);
+
+/* ---- ss-image-view-render.c ----------------------------------------------- */
 
 /* Stretches the frames again (new frames or display), or only reduces the
  * pictures to a new zoom, in the worker; at most one job runs at a time and

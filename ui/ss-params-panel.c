@@ -1,64 +1,8 @@
-/* ss-params-panel.c: the settings column (template in ss-params-panel.ui). */
-#include "ss-params-panel.h"
-#include "ss-device-picker.h"
-#include "ss-param-controls.h"
-
-#include <math.h>
-
-/* Positions in the drop-downs of the template. */
-enum { PSF_ROW_NONE, PSF_ROW_BOX_ROW, PSF_ROW_BOX, PSF_ROW_GAUSSIAN, PSF_ROW_MOFFAT, PSF_ROW_FILE,
-       PSF_ROW_MEASURED };
-enum { SKY_ROW_NONE, SKY_ROW_MEDIAN, SKY_ROW_CLIPPED, SKY_ROW_VALUE };
-
-struct _SsParamsPanel
-{
-  GtkBox parent_instance;
-
-  GtkDropDown *mode_dropdown;
-  GtkDropDown *psf_dropdown;
-  GtkWidget *psf_size_label;
-  GtkSpinButton *psf_size_spin;
-  GtkWidget *psf_fwhm_label;
-  GtkSpinButton *psf_fwhm_spin;
-  GtkWidget *psf_beta_label;
-  GtkSpinButton *psf_beta_spin;
-  GtkWidget *psf_file_label;
-  GtkButton *psf_file_button;
-  GtkWidget *star_box;
-  GtkDropDown *star_model_dropdown;
-  GtkToggleButton *star_pick_button;
-  GtkLabel *star_label;
-  GtkWidget *ratio_label;
-  GtkSpinButton *ratio_spin;
-  GtkWidget *noise_label;
-  GtkSpinButton *noise_spin;
-  GtkWidget *seed_label;
-  GtkSpinButton *seed_spin;
-  GtkDropDown *sky_dropdown;
-  GtkWidget *sky_value_label;
-  GtkSpinButton *sky_value_spin;
-  GtkWidget *boundary_label;
-  GtkDropDown *boundary_dropdown;
-  GtkDropDown *solver_dropdown;      /* the solver table, in its order */
-  SsParamControls *param_controls;
-  SsDevicePicker *device_picker;    /* Automatic, CPU or one GPU */
-  GtkLabel *device_label;
-  GtkCheckButton *roi_check;
-  GtkToggleButton *roi_draw_button;
-  GtkButton *roi_centre_button;
-  GtkButton *roi_clear_button;
-  GtkLabel *roi_label;
-  GtkLabel *dense_label;
-
-  char *psf_path;
-  gboolean have_fit;
-  SsPsfFit fit;          /* the last star measurement (have_fit) */
-  int fit_stars;         /* how many stars it measured; 0: not known */
-  int image_width, image_height;
-  gboolean have_roi;
-  GdkRectangle roi;
-  gboolean updating;     /* set while the panel writes its own controls */
-};
+/* ss-params-panel.c: the settings column (template in ss-params-panel.ui): the type,
+ * its PSF file, region and measured PSF, and the settings in and out. Which
+ * controls apply, the solver list and the dense hint are in
+ * ss-params-panel-controls.c. */
+#include "ss-params-panel-private.h"
 
 G_DEFINE_FINAL_TYPE (SsParamsPanel, ss_params_panel, GTK_TYPE_BOX)
 
@@ -68,108 +12,15 @@ static guint signals[N_SIGNALS];
 enum { PROP_0, PROP_ROI_DRAWING, PROP_PICKING_STAR, N_PROPS };
 static GParamSpec *properties[N_PROPS];
 
-/* ---- the dense hint ------------------------------------------------------- */
-
-static const SsSolverInfo *
-selected_solver (SsParamsPanel *self)
-{
-  const SsSolverInfo *info = ss_solver_nth (gtk_drop_down_get_selected (self->solver_dropdown));
-  return info ? info : ss_solver_nth (0);
-}
-
-int
-ss_params_panel_dense_max_side (gsize bytes, double observed_fraction,
-                                const SsSolveParams *params)
-{
-  const SsSolverInfo *info = ss_solver_info (params->kind);
-  if (info == NULL || info->max_unknowns == NULL)
-    return 0;
-  gsize n = info->max_unknowns (bytes, observed_fraction, params);
-  return (int) floor (sqrt ((double) n));
-}
-
-static gboolean
-is_simulate (SsParamsPanel *self)
-{
-  return gtk_drop_down_get_selected (self->mode_dropdown) == SS_MODE_SIMULATE;
-}
-
-/* For solvers with an n x n system: how large an image or region fits. */
-static void
-update_dense_hint (SsParamsPanel *self)
-{
-  const SsSolverInfo *info = selected_solver (self);
-  gtk_widget_set_visible (GTK_WIDGET (self->dense_label), info->max_unknowns != NULL);
-  if (info->max_unknowns == NULL)
-    return;
-  SsSolveParams params;
-  ss_solve_params_init (&params);
-  params.kind = info->kind;
-  ss_param_controls_get (self->param_controls, &params);
-  double fraction = is_simulate (self) ? gtk_spin_button_get_value (self->ratio_spin) : 1.0;
-  gsize available = ss_mem_available ();
-  gsize max_n = info->max_unknowns (available, fraction, &params);
-  int side = ss_params_panel_dense_max_side (available, fraction, &params);
-  gboolean roi = gtk_check_button_get_active (self->roi_check) && self->have_roi;
-  gsize n = roi ? (gsize) self->roi.width * self->roi.height
-                : (gsize) self->image_width * self->image_height;
-  g_autofree char *mem = ss_format_bytes (available);
-  g_autofree char *text = NULL;
-  gboolean too_big = n > max_n;
-  if (n == 0)
-    text = g_strdup_printf ("%s fits up to %" G_GSIZE_FORMAT " unknowns in %s (a %d×%d "
-                            "region).", info->label, max_n, mem, side, side);
-  else
-    text = g_strdup_printf ("%s fits up to %" G_GSIZE_FORMAT " unknowns in %s (a %d×%d "
-                            "region); this %s has %" G_GSIZE_FORMAT "%s.", info->label, max_n,
-                            mem, side, side, roi ? "region" : "image", n,
-                            too_big ? ": too large, select a region" : "");
-  gtk_label_set_text (self->dense_label, text);
-  if (too_big)
-    gtk_widget_add_css_class (GTK_WIDGET (self->dense_label), "error");
-  else
-    gtk_widget_remove_css_class (GTK_WIDGET (self->dense_label), "error");
-}
-
-/* ---- which controls apply ------------------------------------------------- */
-
-static void
-show_pair (GtkWidget *label, gpointer control, gboolean visible)
-{
-  gtk_widget_set_visible (label, visible);
-  gtk_widget_set_visible (GTK_WIDGET (control), visible);
-}
-
-static void
-update_visibility (SsParamsPanel *self)
-{
-  guint psf = gtk_drop_down_get_selected (self->psf_dropdown);
-  show_pair (self->psf_size_label, self->psf_size_spin,
-             psf == PSF_ROW_BOX_ROW || psf == PSF_ROW_BOX);
-  show_pair (self->psf_fwhm_label, self->psf_fwhm_spin,
-             psf == PSF_ROW_GAUSSIAN || psf == PSF_ROW_MOFFAT);
-  show_pair (self->psf_beta_label, self->psf_beta_spin, psf == PSF_ROW_MOFFAT);
-  show_pair (self->psf_file_label, self->psf_file_button, psf == PSF_ROW_FILE);
-  gtk_widget_set_visible (self->star_box, psf == PSF_ROW_MEASURED);
-
-  gboolean simulate = is_simulate (self);
-  show_pair (self->ratio_label, self->ratio_spin, simulate);
-  show_pair (self->noise_label, self->noise_spin, simulate);
-  show_pair (self->seed_label, self->seed_spin, simulate);
-  show_pair (self->boundary_label, self->boundary_dropdown, !simulate);
-  show_pair (self->sky_value_label, self->sky_value_spin,
-             gtk_drop_down_get_selected (self->sky_dropdown) == SKY_ROW_VALUE);
-
-  ss_param_controls_show_solver (self->param_controls, selected_solver (self)->kind);
-}
+/* ---- telling of changes --------------------------------------------------- */
 
 static void
 emit_changed (SsParamsPanel *self)
 {
   if (self->updating)
     return;
-  update_visibility (self);
-  update_dense_hint (self);
+  ss_params_panel_update_visibility (self);
+  ss_params_panel_update_dense_hint (self);
   g_signal_emit (self, signals[SIGNAL_CHANGED], 0);
 }
 
@@ -293,7 +144,7 @@ ss_params_panel_get_settings (SsParamsPanel *self, SsSettings *s)
 {
   g_return_if_fail (SS_IS_PARAMS_PANEL (self));
   ss_settings_init (s);
-  s->mode = is_simulate (self) ? SS_MODE_SIMULATE : SS_MODE_DEBLUR;
+  s->mode = ss_params_panel_is_simulate (self) ? SS_MODE_SIMULATE : SS_MODE_DEBLUR;
 
   SsPsfSpec *psf = &s->acquisition.psf;
   static const SsPsfKind psf_kinds[] = { SS_PSF_NONE, SS_PSF_BOX_ROW, SS_PSF_BOX,
@@ -330,7 +181,7 @@ ss_params_panel_get_settings (SsParamsPanel *self, SsSettings *s)
                                   (guint) SS_BOUNDARY_TAPER);
 
   SsSolveParams *p = &s->params;
-  p->kind = selected_solver (self)->kind;
+  p->kind = ss_params_panel_selected_solver (self)->kind;
   ss_param_controls_get (self->param_controls, p);
   s->auto_params = ss_param_controls_get_auto (self->param_controls);
 
@@ -414,43 +265,6 @@ ss_params_panel_set_settings (SsParamsPanel *self, const SsSettings *s)
       self->updating = FALSE;
     }
   emit_changed (self);
-}
-
-void
-ss_params_panel_set_image_size (SsParamsPanel *self, int width, int height)
-{
-  g_return_if_fail (SS_IS_PARAMS_PANEL (self));
-  self->image_width = width;
-  self->image_height = height;
-  update_dense_hint (self);
-}
-
-void
-ss_params_panel_set_device_text (SsParamsPanel *self, const char *text)
-{
-  g_return_if_fail (SS_IS_PARAMS_PANEL (self));
-  gtk_label_set_text (self->device_label, text);
-}
-
-void
-ss_params_panel_set_devices (SsParamsPanel *self, GArray *devices)
-{
-  g_return_if_fail (SS_IS_PARAMS_PANEL (self));
-  ss_device_picker_set_devices (self->device_picker, devices);
-}
-
-SsDevicePicker *
-ss_params_panel_get_device_picker (SsParamsPanel *self)
-{
-  g_return_val_if_fail (SS_IS_PARAMS_PANEL (self), NULL);
-  return self->device_picker;
-}
-
-const char *
-ss_params_panel_get_dense_hint (SsParamsPanel *self)
-{
-  g_return_val_if_fail (SS_IS_PARAMS_PANEL (self), NULL);
-  return gtk_label_get_text (self->dense_label);
 }
 
 /* ---- the PSF measured from stars ------------------------------------------ */
@@ -652,29 +466,11 @@ ss_params_panel_class_init (SsParamsPanelClass *klass)
   gtk_widget_class_bind_template_callback (widget_class, on_roi_clear_clicked);
 }
 
-/* The solver list and its tooltip, from the engine's solver table. */
-static void
-setup_solver_list (SsParamsPanel *self)
-{
-  GtkStringList *names = gtk_string_list_new (NULL);
-  GString *tip = g_string_new (NULL);
-  for (guint i = 0; i < ss_solver_count (); i++)
-    {
-      const SsSolverInfo *info = ss_solver_nth (i);
-      gtk_string_list_append (names, info->label);
-      g_string_append_printf (tip, "%s%s: %s.", i ? "\n" : "", info->label, info->help);
-    }
-  gtk_drop_down_set_model (self->solver_dropdown, G_LIST_MODEL (names));
-  g_object_unref (names);
-  gtk_widget_set_tooltip_text (GTK_WIDGET (self->solver_dropdown), tip->str);
-  g_string_free (tip, TRUE);
-}
-
 static void
 ss_params_panel_init (SsParamsPanel *self)
 {
   gtk_widget_init_template (GTK_WIDGET (self));
-  setup_solver_list (self);
+  ss_params_panel_setup_solver_list (self);
   g_signal_connect_swapped (self->param_controls, "changed", G_CALLBACK (on_control_changed),
                             self);
   g_signal_connect_swapped (self->device_picker, "changed", G_CALLBACK (on_control_changed),
