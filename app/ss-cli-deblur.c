@@ -16,61 +16,16 @@
  * The result is x * scale + sky, written with IN's header (acquisition cards
  * removed: it is no longer a measurement) and HISTORY cards of every
  * parameter.
+ *
+ * This file holds the command: its checks, reading the input, solving the
+ * planes, the summaries, HISTORY and the output; ss-cli-deblur-prepare.c
+ * holds the plane jobs and their preparation.
  */
-#include "ss-cli-deblur.h"
+#include "ss-cli-deblur-private.h"
 
 #include <math.h>
-#include <string.h>
 
-void
-cli_plane_job_init (CliPlaneJob *job, int plane, const CliConfig *c)
-{
-  memset (job, 0, sizeof *job);
-  job->plane = plane;
-  job->params = c->params;
-  job->noise = NAN;
-  job->stats = ss_data_stats_from_estimates (NAN, SS_SKY_NONE);
-  job->mse = job->psnr = job->baseline = NAN;
-}
-
-/* Frees the per-pixel buffers; what summaries and HISTORY need stays. */
-static void
-plane_job_release_buffers (CliPlaneJob *job)
-{
-  if (job->op != NULL)
-    job->observed = job->op->m;
-  g_clear_pointer (&job->op, ss_operator_free);
-  g_clear_pointer (&job->y, g_free);
-  g_clear_pointer (&job->truth, g_free);
-  g_clear_pointer (&job->truth_image, g_free);
-  g_clear_pointer (&job->result.x, g_free);
-}
-
-void
-cli_plane_job_clear (CliPlaneJob *job)
-{
-  plane_job_release_buffers (job);
-  ss_psf_spec_clear (&job->psf);
-  g_clear_pointer (&job->psf_text, g_free);
-  ss_solve_result_clear (&job->result);
-}
-
-static const float *
-truth_plane (const CliDeblurInput *in, int plane)
-{
-  if (in->truth == NULL)
-    return NULL;
-  return ss_image_plane (in->truth, in->truth->planes == 1 ? 0 : MAX (plane, 0));
-}
-
-/* "IN" or "IN (plane 2)" for messages. */
-static char *
-plane_label (const char *path, int plane)
-{
-  return plane >= 0 ? g_strdup_printf ("%s (plane %d)", path, plane) : g_strdup (path);
-}
-
-/* ---- a recorded measurement --------------------------------------------- */
+/* ---- what a recorded measurement refuses or ignores ------------------------ */
 
 static int
 check_recorded_options (const CliDeblurInput *in, const CliOptions *o, const CliConfig *c)
@@ -100,227 +55,6 @@ check_recorded_options (const CliDeblurInput *in, const CliOptions *o, const Cli
   return -1;
 }
 
-/* The operator and units come from IN's header. */
-static int
-prepare_recorded (const CliDeblurInput *in, const CliOptions *o, const CliConfig *c,
-                  CliPlaneJob *job)
-{
-  g_autoptr (GError) error = NULL;
-  const SsImage *image = in->image;
-  const char *path = in->in_path;
-
-  job->scaling.sky = 0.0;
-  job->scaling.scale = 1.0;
-  gboolean has_sky = ss_header_get_double (image->header, "SS_SKY", &job->scaling.sky);
-  gboolean has_scale = ss_header_get_double (image->header, "SS_SCALE", &job->scaling.scale);
-  if (!has_sky || !has_scale)
-    cli_note (o, "%s: no SS_SKY/SS_SCALE cards; assuming sky %g and scale %g", path,
-              job->scaling.sky, job->scaling.scale);
-  if (!isfinite (job->scaling.sky) || !isfinite (job->scaling.scale)
-      || job->scaling.scale <= 0)
-    {
-      cli_error (path, "SS_SKY/SS_SCALE must be finite and SS_SCALE > 0 (found %g and %g)",
-                 job->scaling.sky, job->scaling.scale);
-      return CLI_EXIT_FAILURE;
-    }
-  job->sky_mode = SS_SKY_VALUE;
-  ss_psf_spec_copy (&in->acq.psf, &job->psf);
-
-  int w = image->width, h = image->height;
-  job->pw = job->w = w;
-  job->ph = job->h = h;
-  job->op = ss_operator_new (&in->acq, w, h, &error);
-  if (job->op == NULL)
-    return cli_operator_failure (path, &in->acq.psf, error);
-
-  gsize n = ss_image_plane_size (image), missing = 0;
-  job->y = g_new (float, n);
-  for (gsize i = 0; i < n; i++)
-    {
-      gboolean observed = job->op->mask == NULL || job->op->mask[i];
-      gboolean finite = isfinite (image->data[i]);
-      job->y[i] = observed && finite ? (float) (image->data[i] / job->scaling.scale) : 0.0f;
-      missing += observed && !finite ? 1 : 0;
-    }
-  if (missing > 0)
-    cli_note (o, "%s: %" G_GSIZE_FORMAT " pixels the acquisition observes are NaN; taken as 0",
-              path, missing);
-  job->blanks = missing;
-
-  if (c->alpha_auto)
-    {
-      /* The measurement's noise is recorded: no need to estimate it. */
-      job->noise = in->acq.noise;
-      ss_solver_apply_alpha_auto (&job->params, ss_alpha_auto (in->acq.noise, job->op));
-    }
-  const float *t = truth_plane (in, 0);
-  if (t != NULL)
-    {
-      job->truth_image = cli_scaled_truth (t, n, &job->scaling);
-      job->truth = g_memdup2 (job->truth_image, n * sizeof (float));
-      job->baseline = cli_baseline_mse (&in->acq, job->y, job->truth_image, n);
-    }
-  return -1;
-}
-
-/* ---- a real image ---------------------------------------------------------- */
-
-/* The PSF of plane JOB->plane: the spec given, or a fit to stars. */
-static int
-measure_psf (const CliDeblurInput *in, const CliOptions *o, const CliConfig *c, CliPlaneJob *job)
-{
-  g_autoptr (GError) error = NULL;
-  int plane = MAX (job->plane, 0);
-  g_autofree char *label = plane_label (in->in_path, job->plane);
-
-  if (c->psf_source == CLI_PSF_SPEC)
-    {
-      ss_psf_spec_copy (&c->acquisition.psf, &job->psf);
-      return -1;
-    }
-  if (c->psf_source == CLI_PSF_STAR)
-    {
-      g_autoptr (SsImage) single = ss_image_extract_plane (in->image, plane, &error);
-      if (single == NULL || !ss_psf_fit_star (single, c->star_x, c->star_y, c->psf_model,
-                                              &job->fit, &error))
-        {
-          /* A position off the image or on no star is a bad parameter. */
-          int status = g_error_matches (error, SS_ERROR, SS_ERROR_INVALID_ARGUMENT)
-                       ? CLI_EXIT_USAGE : CLI_EXIT_FAILURE;
-          cli_error (label, "--psf-from-star %g,%g: %s", c->star_x, c->star_y,
-                     error->message);
-          return status;
-        }
-    }
-  else
-    {
-      SsStarSearch search;
-      ss_star_search_init (&search);
-      search.model = c->psf_model;
-      search.plane = plane;
-      if (!ss_psf_find_stars (in->image, &search, &job->fit, NULL, &error))
-        {
-          cli_error (label, "--psf auto: %s", error->message);
-          return CLI_EXIT_FAILURE;
-        }
-    }
-  job->fitted = TRUE;
-  ss_psf_fit_to_spec (&job->fit, &job->psf);
-  g_autofree char *text = ss_psf_fit_describe (&job->fit);
-  if (!o->json)
-    cli_note (o, "%s: PSF %s", label, text);
-  return -1;
-}
-
-/* Pads the scaled data (and truth) to an FFT-friendly size per --boundary. */
-static int
-pad_plane (const CliDeblurInput *in, const CliConfig *c, CliPlaneJob *job, const float *scaled,
-           int *margin)
-{
-  g_autoptr (GError) error = NULL;
-  int w = in->image->width, h = in->image->height;
-  g_autofree char *label = plane_label (in->in_path, job->plane);
-
-  *margin = ss_boundary_margin_for_psf (&job->psf, w, h, &error);
-  if (*margin < 0 || error != NULL)
-    return cli_operator_failure (label, &job->psf, error);
-  if (!ss_boundary_pad (scaled, w, h, c->boundary, *margin, &job->y, &job->pw, &job->ph,
-                        &job->x0, &job->y0, &error))
-    return cli_fail (CLI_EXIT_FAILURE, label, error);
-  job->w = w;
-  job->h = h;
-  if (c->exclude_border)
-    ss_boundary_exclude_border (job->y, job->pw, job->ph, job->x0, job->y0, w, h);
-
-  if (job->truth_image != NULL)
-    {
-      int pw, ph, x0, y0;
-      if (!ss_boundary_pad (job->truth_image, w, h, c->boundary, *margin, &job->truth, &pw,
-                            &ph, &x0, &y0, &error))
-        return cli_fail (CLI_EXIT_FAILURE, label, error);
-      /* An excluded border is NaN in the data, never in the truth. */
-      cli_replace_nan_with_zero (job->truth, (gsize) pw * ph);
-    }
-  return -1;
-}
-
-/* The blur at the padded size, its spectrum made where the solve runs
- * (ss_backend_kind_new_operator). */
-static SsOperator *
-plane_operator (const CliConfig *c, const CliPlaneJob *job, GError **error)
-{
-  g_autoptr (SsImage) kernel = job->fitted ? ss_psf_fit_render (&job->fit, job->pw, job->ph, error)
-                                           : ss_psf_render (&job->psf, job->pw, job->ph, error);
-  if (kernel == NULL)
-    return NULL;
-  return ss_backend_kind_new_operator (c->backend, g_steal_pointer (&kernel->data), job->y,
-                                       job->pw, job->ph, error);
-}
-
-int
-cli_deblur_prepare_real (const CliDeblurInput *in, const CliOptions *o, const CliConfig *c, CliPlaneJob *job)
-{
-  g_autoptr (GError) error = NULL;
-  const SsImage *image = in->image;
-  int w = image->width, h = image->height;
-  /* A real image runs deblur's default for real data unless --solver says. */
-  job->params = c->real_params;
-  gsize n = ss_image_plane_size (image);
-  const float *data = ss_image_plane ((SsImage *) image, MAX (job->plane, 0));
-  g_autofree char *label = plane_label (in->in_path, job->plane);
-
-  if (!ss_scaling_estimate (data, n, c->sky_mode, c->sky_value, &job->scaling, &error))
-    return cli_fail (CLI_EXIT_FAILURE, label, error);
-  job->sky_mode = c->sky_mode;
-
-  /* The sky subtracted, for solvers that model the counts as measured (RL). */
-  job->background = ss_scaling_background (&job->scaling);
-  g_autofree float *scaled = g_new (float, n);
-  ss_scaling_apply (&job->scaling, data, scaled, n, FALSE);
-  gsize blanks = 0;
-#pragma omp parallel for reduction(+ : blanks) schedule(static) if (n > SS_PARALLEL_PIXELS)
-  for (gsize i = 0; i < n; i++)
-    blanks += isnan (scaled[i]) ? 1 : 0;
-  job->blanks = blanks;
-  if (job->blanks > 0)
-    cli_note (o, "%s: %" G_GSIZE_FORMAT " blank (NaN) pixels left out of the data term and "
-              "filled in the result", label, job->blanks);
-
-  const float *t = truth_plane (in, job->plane);
-  if (t != NULL)
-    {
-      job->truth_image = cli_scaled_truth (t, n, &job->scaling);
-      g_autofree float *observed = g_memdup2 (scaled, n * sizeof (float));
-      cli_replace_nan_with_zero (observed, n);
-      job->baseline = ss_mse (observed, job->truth_image, n);
-    }
-
-  int status, margin = 0;
-  if ((status = measure_psf (in, o, c, job)) >= 0)
-    return status;
-  if ((status = pad_plane (in, c, job, scaled, &margin)) >= 0)
-    return status;
-
-  job->op = plane_operator (c, job, &error);
-  if (job->op == NULL)
-    return cli_operator_failure (label, &job->psf, error);
-  cli_replace_nan_with_zero (job->y, (gsize) job->pw * job->ph);
-
-  /* Real data are light: x >= 0 unless --allow-negative (issue 5). */
-  job->params.nonneg = c->nonneg_given ? c->real_params.nonneg : TRUE;
-  if (c->alpha_auto
-      && !ss_alpha_auto_from_data (data, w, h, job->scaling.scale, job->op,
-                                   &job->params.alpha, &job->noise, &error))
-    {
-      cli_error (label, "--alpha auto: %s", error->message);
-      return CLI_EXIT_FAILURE;
-    }
-  if (c->alpha_auto)
-    ss_solver_apply_alpha_auto (&job->params, job->params.alpha);
-  job->stats = ss_data_stats_from_estimates (job->noise, c->sky_mode);
-  return -1;
-}
-
 /* ---- solving the planes ------------------------------------------------------ */
 
 /* With --alpha auto, the alpha found must be valid; says what was chosen. */
@@ -329,7 +63,7 @@ check_auto_alpha (const CliDeblurInput *in, const CliOptions *o, const CliConfig
                   const CliPlaneJob *job)
 {
   g_autoptr (GError) error = NULL;
-  g_autofree char *label = plane_label (in->in_path, job->plane);
+  g_autofree char *label = cli_deblur_plane_label (in->in_path, job->plane);
   if (c->alpha_auto && !ss_solve_params_validate (&job->params, &error))
     {
       cli_error (label, "--alpha auto: %s", error->message);
@@ -357,35 +91,10 @@ finish_plane (const CliDeblurInput *in, CliPlaneJob *job, float *out)
   g_autoptr (GError) error = NULL;
   if (cli_deblur_crop_plane (in, job, job->result.x, out, &error))
     return -1;
-  g_autofree char *label = plane_label (in->in_path, job->plane);
+  g_autofree char *label = cli_deblur_plane_label (in->in_path, job->plane);
   return cli_fail (CLI_EXIT_FAILURE, label, error);
 }
 
-gboolean
-cli_deblur_crop_plane (const CliDeblurInput *in, CliPlaneJob *job, const float *solved,
-                       float *out, GError **error)
-{
-  int w = in->image->width, h = in->image->height;
-  gsize n = (gsize) w * h;
-  g_autofree float *x = g_new (float, n);
-  if (!ss_boundary_crop (solved, job->pw, job->ph, job->x0, job->y0, w, h, x, error))
-    return FALSE;
-  if (job->truth_image != NULL)
-    {
-      job->mse = ss_mse (x, job->truth_image, n);
-      job->psnr = ss_psnr_from_mse (job->mse);
-    }
-  ss_scaling_unapply (&job->scaling, x, out, n);
-  return TRUE;
-}
-
-SsProblem
-cli_plane_job_problem (const CliPlaneJob *job)
-{
-  return (SsProblem) { .op = job->op, .y = job->y, .truth = job->truth,
-                       .background = job->background, .stats = &job->stats,
-                       .image = { job->x0, job->y0, job->w, job->h } };
-}
 
 static int
 solve_plane (const CliDeblurInput *in, const CliOptions *o, const CliConfig *c, CliPlaneJob *job,
@@ -635,7 +344,8 @@ deblur_plane_group (CliDeblurInput *in, const CliOptions *o, const CliConfig *c,
     {
       CliPlaneJob *job = &jobs[first + prepared];
       cli_plane_job_init (job, planes > 1 ? first + prepared : -1, c);
-      status = in->recorded ? prepare_recorded (in, o, c, job) : cli_deblur_prepare_real (in, o, c, job);
+      status = in->recorded ? cli_deblur_prepare_recorded (in, o, c, job)
+                            : cli_deblur_prepare_real (in, o, c, job);
     }
   cli_phases_lap (&in->phases, &in->phases.prepare);
   gboolean one_size = TRUE;
@@ -651,7 +361,7 @@ deblur_plane_group (CliDeblurInput *in, const CliOptions *o, const CliConfig *c,
     {
       CliPlaneJob *job = &jobs[first + i];
       job->psf_text = ss_psf_spec_to_string (&job->psf);
-      plane_job_release_buffers (job);
+      cli_deblur_plane_job_release_buffers (job);
       if (status < 0 && planes > 1)
         {
           CliSummary s;
