@@ -34,52 +34,17 @@
  * by the iterator's stop hook). Reweighting (--reweight) updates the
  * thresholds at fixed iterations, so with it the iteration is not captured
  * as a graph (each launch is enqueued as it comes).
+ *
+ * This file holds the solver (its set-up, stages, reset and byte count)
+ * with the denominator's, the spectral pass's and the fill kernels; the
+ * pixel passes (the data, TV and positivity splits, their adjoint, TV's
+ * reweighting) are in ss-cuda-admm-prior-pixel.cu, with what the two share
+ * in ss-cuda-admm-prior-private.cuh.
  */
-#include "ss-cuda-internal.h"
-#include "ss-cuda-device.cuh"
+#include "ss-cuda-admm-prior-private.cuh"
 #include "ss-data-weights.h"
 #include "ss-noise.h"
 #include "ss-rl.h"
-
-#include <math.h>
-#include <string.h>
-
-
-typedef struct {
-  float rho, sigma, tau;
-  float threshold;   /* TV's λ/σ */
-  float floor;       /* positivity: x >= floor */
-  float inv_n;
-  int width, height;
-  bool tv;           /* the TV pair is on */
-  bool tv_merged;    /* its splits kept as b = ∇x + ν alone (dual step 1, no reweighting) */
-  bool positive;     /* the positivity split is on */
-  bool poisson;      /* the data term is the Poisson likelihood: */
-  float offset, level;   /* its constants (ss-data-weights.h) */
-} AdmmConstants;
-
-typedef struct {
-  SsCudaSolver base;
-  const SsCudaProblem *p;
-  const SsSolveParams *params;
-  AdmmConstants k;
-  cufftHandle r2c2, c2r2;
-  float *real;        /* 2n: [v + μ | Σ W_kᵀ(z_k − ν_k)] */
-  float2 *spec;       /* 2 half-spectra */
-  float *out;         /* 2n: [Cx | x] */
-  float *denominator; /* half-spectrum */
-  float *mu, *z, *nu; /* n, 3n (zx, zy, zp), 3n */
-  float *weight;      /* n: ω (weighted least squares), or NULL: 1 where observed */
-  float *reweight;    /* n: TV's per-pixel factor on the threshold */
-  float *previous;    /* n: x at the previous report point */
-  float *estimate;    /* n: x at report iterations (OUT's second half is not aligned
-                         for cuFFT when n is odd, and the report transforms x) */
-  float noise;        /* ε of TV's reweighting */
-  SsCudaStarletSplits starlet;   /* scales 0 without the starlet prior */
-  float *starlet_power;          /* half-spectrum: Σ_j |ψ^_j|², or NULL */
-  int iteration;      /* counted by iterate(), for the reweighting stages */
-  SsCudaReporter *reporter;
-} Admm;
 
 /* ---- kernels ------------------------------------------------------------------ */
 
@@ -125,142 +90,6 @@ admm_spectral_kernel (float2 *__restrict__ s0, float2 *__restrict__ s1,
     }
 }
 
-/* The TV pair's grouped shrinkage of (BX, BY) at T, into (*ZX, *ZY). */
-__device__ __forceinline__ void
-tv_shrink (float bx, float by, float t, float *zx, float *zy)
-{
-  float norm = sqrtf (bx * bx + by * by);
-  float scale = norm > t ? 1.0f - t / norm : 0.0f;
-  *zx = bx * scale;
-  *zy = by * scale;
-}
-
-/* z − ν' of a merged TV pair's b: 2 S(b) − b (ss-cuda-starlet.cu says why). */
-__device__ __forceinline__ float2
-tv_merged_u (const float *__restrict__ b, size_t n, size_t i, float t)
-{
-  float bx = b[i], by = b[n + i], zx, zy;
-  tv_shrink (bx, by, t, &zx, &zy);
-  return make_float2 (2.0f * zx - bx, 2.0f * zy - by);
-}
-
-/* The splits from Cx and x: data (v, μ), TV (zx, zy, νx, νy; merged: bx, by), positivity
- * (zp, νp); with WRITE x into ESTIMATE, with DELTA the squared change of x
- * since the previous report. */
-template <bool MASK, bool WEIGHTED, bool WRITE, bool DELTA>
-__global__ void
-admm_pixel_kernel (float *__restrict__ real, const float *__restrict__ out,
-                   float *__restrict__ mu, float *__restrict__ z, float *__restrict__ nu,
-                   const float *__restrict__ y, const unsigned char *__restrict__ mask,
-                   const float *__restrict__ weight, const float *__restrict__ reweight,
-                   float *__restrict__ previous, float *__restrict__ estimate,
-                   AdmmConstants k, double *__restrict__ acc)
-{
-  const int w = k.width, h = k.height;
-  const size_t n = (size_t) w * h;
-  const float *cx = out, *x = out + n;
-  double delta[1] = { 0.0 };
-  for (size_t i = blockIdx.x * (size_t) blockDim.x + threadIdx.x; i < n;
-       i += (size_t) gridDim.x * blockDim.x)
-    {
-      int px = (int) (i % w), py = (int) (i / w);
-      float om = WEIGHTED ? weight[i] : (!MASK || mask[i]) ? 1.0f : 0.0f;
-      float u = cx[i], m = mu[i];
-      float v = !k.poisson ? (om * y[i] + k.rho * (u - m)) / (om + k.rho)
-                : om > 0 ? ss_poisson_prox (u - m, y[i], k.rho, k.offset, k.level) : u - m;
-      m += k.tau * (v - u);
-      mu[i] = m;
-      real[i] = v + m;
-
-      float xi = x[i];
-      if (k.tv)
-        {
-          float ax = x[(size_t) py * w + (px + 1 == w ? 0 : px + 1)] - xi;
-          float ay = x[(size_t) (py + 1 == h ? 0 : py + 1) * w + px] - xi;
-          if (k.tv_merged)
-            {
-              /* The previous b gives ν = b − S(b); the new b = ∇x + ν. */
-              float bx = nu[i], by = nu[n + i], sx, sy;
-              tv_shrink (bx, by, k.threshold, &sx, &sy);
-              nu[i] = ax + (bx - sx);
-              nu[n + i] = ay + (by - sy);
-            }
-          else
-            {
-              float gx, gy;
-              tv_shrink (ax + nu[i], ay + nu[n + i], k.threshold * reweight[i], &gx, &gy);
-              nu[i] += k.tau * (ax - gx);
-              nu[n + i] += k.tau * (ay - gy);
-              z[i] = gx;
-              z[n + i] = gy;
-            }
-        }
-      if (k.positive)
-        {
-          float zp = fmaxf (xi + nu[2 * n + i], k.floor);
-          float np = nu[2 * n + i] + k.tau * (xi - zp);
-          nu[2 * n + i] = np;
-          if (k.tv)
-            z[2 * n + i] = zp;
-          else
-            real[n + i] = zp - np;
-        }
-      else if (!k.tv)
-        real[n + i] = 0.0f;
-      if (WRITE)
-        estimate[i] = xi;
-      if (DELTA)
-        {
-          float d = xi - previous[i];
-          delta[0] += (double) d * d;
-          previous[i] = xi;
-        }
-    }
-  if (DELTA)
-    ss_block_sum_to<1> (delta, acc + SS_ACC_DELTA);
-}
-
-/* real[n + i] = Σ_k W_kᵀ (z_k − ν_k) of TV and positivity: backward
- * differences of the TV pair, plus the positivity split (the starlet
- * scales' share is added after). */
-__global__ void
-admm_adjoint_kernel (float *__restrict__ real, const float *__restrict__ z,
-                     const float *__restrict__ nu, AdmmConstants k)
-{
-  const int w = k.width, h = k.height;
-  const size_t n = (size_t) w * h;
-  for (size_t i = blockIdx.x * (size_t) blockDim.x + threadIdx.x; i < n;
-       i += (size_t) gridDim.x * blockDim.x)
-    {
-      int px = (int) (i % w), py = (int) (i / w);
-      size_t left = (size_t) py * w + (px == 0 ? w - 1 : px - 1);
-      size_t up = (size_t) (py == 0 ? h - 1 : py - 1) * w + px;
-      float b = 0.0f;
-      if (k.tv_merged)
-        {
-          float2 ui = tv_merged_u (nu, n, i, k.threshold);
-          b = tv_merged_u (nu, n, left, k.threshold).x - ui.x
-              + tv_merged_u (nu, n, up, k.threshold).y - ui.y;
-        }
-      else if (k.tv)
-        b = (z[left] - nu[left]) - (z[i] - nu[i]) + (z[n + up] - nu[n + up])
-            - (z[n + i] - nu[n + i]);
-      if (k.positive)
-        b += z[2 * n + i] - nu[2 * n + i];
-      real[n + i] = b;
-    }
-}
-
-/* ε/(ε + |(zx, zy)|): ss-cpu-admm-prior.c's update_reweights for TV. */
-__global__ void
-admm_reweight_kernel (float *__restrict__ reweight, const float *__restrict__ z, size_t n,
-                      float eps)
-{
-  for (size_t i = blockIdx.x * (size_t) blockDim.x + threadIdx.x; i < n;
-       i += (size_t) gridDim.x * blockDim.x)
-    reweight[i] = eps / (eps + hypotf (z[i], z[n + i]));
-}
-
 __global__ void
 admm_fill_kernel (float *__restrict__ x, size_t n, float value)
 {
@@ -270,76 +99,6 @@ admm_fill_kernel (float *__restrict__ x, size_t n, float value)
 }
 
 /* ---- launches ----------------------------------------------------------------- */
-
-template <bool MASK, bool WEIGHTED, bool WRITE, bool DELTA>
-static void
-launch_pixel (Admm *s, unsigned blocks)
-{
-  const SsCudaProblem *p = s->p;
-  admm_pixel_kernel<MASK, WEIGHTED, WRITE, DELTA>
-    <<<blocks, SS_CUDA_THREADS, 0, s->base.ctx->stream>>> (
-      s->real, s->out, s->mu, s->z, s->nu, p->y, p->mask, s->weight, s->reweight, s->previous,
-      s->estimate, s->k, s->reporter->block);
-}
-
-template <bool MASK, bool WEIGHTED>
-static void
-launch_pixel_flags (Admm *s, unsigned flags, unsigned blocks)
-{
-  if (flags & SS_ITER_DELTA)
-    launch_pixel<MASK, WEIGHTED, true, true> (s, blocks);
-  else if (flags & SS_ITER_WRITE_ESTIMATE)
-    launch_pixel<MASK, WEIGHTED, true, false> (s, blocks);
-  else
-    launch_pixel<MASK, WEIGHTED, false, false> (s, blocks);
-}
-
-static gboolean
-admm_pixels (Admm *s, unsigned flags, GError **error)
-{
-  SsCudaContext *ctx = s->base.ctx;
-  unsigned blocks = ss_cuda_blocks (ctx, s->p->n);
-  if (s->weight)
-    launch_pixel_flags<false, true> (s, flags, blocks);
-  else if (s->p->mask)
-    launch_pixel_flags<true, false> (s, flags, blocks);
-  else
-    launch_pixel_flags<false, false> (s, flags, blocks);
-  size_t n = s->p->n;
-  int w = s->p->width, h = s->p->height;
-  if (!LAUNCH_OK ("admm_pixel_kernel")
-      || (s->starlet.scales > 0
-          && !ss_cuda_starlet_splits (ctx, &s->starlet, s->out + n, w, h, s->k.tau, error)))
-    return FALSE;
-  if (s->k.tv)
-    {
-      admm_adjoint_kernel<<<blocks, SS_CUDA_THREADS, 0, ctx->stream>>> (s->real, s->z, s->nu,
-                                                                         s->k);
-      if (!LAUNCH_OK ("admm_adjoint_kernel"))
-        return FALSE;
-    }
-  return (s->starlet.scales == 0
-             || ss_cuda_starlet_adjoint_add (ctx, &s->starlet, s->real + n, w, h, error));
-}
-
-/* The reweighting stages split the run evenly, as on the CPU. */
-static gboolean
-admm_maybe_reweight (Admm *s, GError **error)
-{
-  int stages = s->params->reweight, length = s->params->iterations / (stages + 1);
-  if (stages <= 0 || length <= 0 || s->iteration % length != 0 || s->iteration / length > stages
-      || !(s->noise > 0))
-    return TRUE;
-  SsCudaContext *ctx = s->base.ctx;
-  if (s->k.tv)
-    {
-      admm_reweight_kernel<<<ss_cuda_blocks (ctx, s->p->n), SS_CUDA_THREADS, 0, ctx->stream>>> (
-        s->reweight, s->z, s->p->n, s->noise);
-      if (!LAUNCH_OK ("admm_reweight_kernel"))
-        return FALSE;
-    }
-  return s->starlet.scales == 0 || ss_cuda_starlet_reweight (ctx, &s->starlet, s->p->n, error);
-}
 
 static const char *const admm_stage_names[] = {
   "R2C batch 2", "spectral", "C2R batch 2", "pixel kernels (splits, then the adjoint)",
@@ -360,7 +119,7 @@ admm_stage (gpointer solver, int stage, unsigned flags, GError **error)
                                                 s->denominator, p->spec, s->k);
       return LAUNCH_OK ("admm_spectral_kernel");
     case 2: return CUFFT_OK (cufftExecC2R (s->c2r2, (cufftComplex *) s->spec, s->out));
-    default: return admm_pixels (s, flags, error);
+    default: return ss_cuda_admm_prior_pixels (s, flags, error);
     }
 }
 
@@ -372,7 +131,7 @@ admm_iterate (gpointer solver, unsigned flags, GError **error)
     if (!admm_stage (solver, stage, flags, error))
       return FALSE;
   s->iteration++;
-  return admm_maybe_reweight (s, error);
+  return ss_cuda_admm_prior_maybe_reweight (s, error);
 }
 
 static const float *
