@@ -316,10 +316,10 @@ static const SsSolverInfo solvers[SS_N_SOLVERS] = {
   [SS_SOLVER_AUTO] = {
     .kind = SS_SOLVER_AUTO, .name = "auto", .label = "Automatic (RL or ALM)",
     .help = "The real-image default. Runs Richardson–Lucy (with its hold-out stop) and ALM (the "
-            "seed's steps) on 3/4 of the pixels (of the central 1024² crop on a frame over two megapixels), then "
-            "on all of them the one whose result predicts the other quarter better: ALM on faint "
-            "star fields, RL elsewhere; two to three times RL's time on a small image, about "
-            "1.1 times on a camera frame",
+            "seed's steps) on 3/4 of the pixels (of the central 1024² crop on a frame over two "
+            "megapixels), then on all of them the one whose result predicts the other quarter "
+            "better: ALM on faint star fields, RL elsewhere; two to three times RL's time on a "
+            "small image, about 1.1 times on a camera frame",
     .caps = SS_SOLVER_ITERATIVE | SS_SOLVER_MASKS,
     .params = USES (SS_PARAM_ALPHA) | USES (SS_PARAM_NONNEG),
     .candidates = { SS_SOLVER_RL, SS_SOLVER_ALM }, .n_candidates = 2,

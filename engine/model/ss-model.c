@@ -204,9 +204,16 @@ apply_random_sensing (SsOperator *op, GRand *rng, GError **error)
   return TRUE;
 }
 
-/* Whether KERNEL is a blur: no pixel below -1e-4 of its peak (a measured
- * PSF keeps a little noise around zero). Seen here, where the kernel is at
- * hand, Richardson–Lucy need not transform the spectrum back to check it. */
+/* Whether a kernel whose values span [LOW, HIGH] (both taken with 0) is a
+ * blur: no pixel below -1e-4 of its peak (a measured PSF keeps a little
+ * noise around zero). Seen where the kernel is at hand, Richardson–Lucy
+ * need not transform the spectrum back to check it. */
+static gboolean
+kernel_range_is_blur (float low, float high)
+{
+  return high > 0 && low >= -1e-4f * high;
+}
+
 static gboolean
 kernel_is_nonnegative (const float *kernel, gsize n)
 {
@@ -218,7 +225,7 @@ kernel_is_nonnegative (const float *kernel, gsize n)
       low = fminf (low, kernel[i]);
       high = fmaxf (high, kernel[i]);
     }
-  return high > 0 && low >= -1e-4f * high;
+  return kernel_range_is_blur (low, high);
 }
 
 static gboolean
@@ -308,8 +315,8 @@ ss_operator_new_from_kernel (const float *kernel, const float *observed, int wid
   return g_steal_pointer (&op);
 }
 
-/* One parallel pass over a deferred operator's kernel: its sign (as
- * kernel_is_nonnegative) and which rows hold anything. A camera frame's
+/* One parallel pass over a deferred operator's kernel: whether it is a blur
+ * (kernel_range_is_blur) and which rows hold anything. A camera frame's
  * kernel is 27 million floats, nearly all 0 beyond the PSF's reach (tens
  * of milliseconds a pass on one core). */
 static gboolean
@@ -331,7 +338,7 @@ kernel_scan_rows (const float *kernel, int width, int height, guint8 *busy)
       low = fminf (low, row_low);
       high = fmaxf (high, row_high);
     }
-  return high > 0 && low >= -1e-4f * high;
+  return kernel_range_is_blur (low, high);
 }
 
 /* Σ KERNEL in index order, the bits a plain loop gives, over only the BUSY
