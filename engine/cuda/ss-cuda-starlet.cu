@@ -43,6 +43,7 @@
  * coalesced.
  */
 #include "ss-cuda-internal.h"
+#include "ss-cuda-device.cuh"
 
 #define STARLET_LOOP(i, n) \
   for (size_t i = blockIdx.x * (size_t) blockDim.x + threadIdx.x; i < (n); \
@@ -57,18 +58,11 @@ wrap (int v, int size)
   return v < 0 ? v + size : v;
 }
 
-/* The soft threshold S(b) at T. */
-__device__ __forceinline__ float
-soft (float b, float t)
-{
-  return copysignf (fmaxf (fabsf (b) - t, 0.0f), b);
-}
-
-/* u = z − ν' of a merged scale's b: 2 S(b) − b. */
+/* u = z − ν' of a merged scale's b: 2 S(b) − b, S the soft threshold. */
 __device__ __forceinline__ float
 merged_u (float b, float t)
 {
-  return 2.0f * soft (b, t) - b;
+  return 2.0f * ss_soft (b, t, false) - b;
 }
 
 /* The B3 taps at offsets −2..2 steps. */
@@ -194,11 +188,11 @@ starlet_tile_kernel (StarletPass pass)
           if (MERGED)
             {
               /* own is the previous b: ν = b − S(b). */
-              pass.nu[g] = wj + (own[k] - soft (own[k], t));
+              pass.nu[g] = wj + (own[k] - ss_soft (own[k], t, false));
               continue;
             }
           float m = own[k], b = wj + m;
-          float zi = soft (b, t);
+          float zi = ss_soft (b, t, false);
           m += pass.tau * (wj - zi);
           pass.nu[g] = m;
           if (pass.z)
@@ -248,7 +242,7 @@ launch_step (const StarletPass &pass, cudaStream_t stream)
 
 template <bool FORWARD, bool MERGED>
 static void
-launch_merged (const StarletPass &pass, int scale, cudaStream_t stream)
+launch_at_scale (const StarletPass &pass, int scale, cudaStream_t stream)
 {
   switch (scale)
     {
@@ -264,9 +258,9 @@ static void
 launch_scale (const StarletPass &pass, gboolean merged, int scale, cudaStream_t stream)
 {
   if (merged)
-    launch_merged<FORWARD, true> (pass, scale, stream);
+    launch_at_scale<FORWARD, true> (pass, scale, stream);
   else
-    launch_merged<FORWARD, false> (pass, scale, stream);
+    launch_at_scale<FORWARD, false> (pass, scale, stream);
 }
 
 /* Two neighbouring scales of a merged split in one kernel: the smoothing at
@@ -408,8 +402,8 @@ starlet_pair_kernel (StarletPair pair)
           /* w_j = c_j − c_{j+1}, w_{j+1} = c_{j+1} − c_{j+2}; b ← w + (b − S(b)). */
           if (pair.c_next)
             pair.c_next[g] = smooth;
-          pair.b0[g] = (c_own[k] - mid_own[k]) + (own0[k] - soft (own0[k], pair.t0));
-          pair.b1[g] = (mid_own[k] - smooth) + (own1[k] - soft (own1[k], pair.t1));
+          pair.b0[g] = (c_own[k] - mid_own[k]) + (own0[k] - ss_soft (own0[k], pair.t0, false));
+          pair.b1[g] = (mid_own[k] - smooth) + (own1[k] - ss_soft (own1[k], pair.t1, false));
         }
       else
         pair.sum[g] = own1[k] + merged_u (own0[k], pair.t0) + smooth;
@@ -421,7 +415,8 @@ static void
 launch_pair_tile (const StarletPair &pair, cudaStream_t stream)
 {
   dim3 grid ((unsigned) ((pair.width + TW - 1) / TW), (unsigned) ((pair.height + TH - 1) / TH));
-  starlet_pair_kernel<FORWARD, S, TW, TH><<<grid, dim3 (TW, BLOCK_THREADS / TW), 0, stream>>> (pair);
+  starlet_pair_kernel<FORWARD, S, TW, TH>
+    <<<grid, dim3 (TW, BLOCK_THREADS / TW), 0, stream>>> (pair);
 }
 /* Scales 0 and 1 as a pair: 32 × 32 tiles forward, 32 × 16 adjoint (which
  * holds more in registers: its middle image's u). H100, 4096², admm with the
