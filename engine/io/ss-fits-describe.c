@@ -102,6 +102,42 @@ describe_hdu (GString *out, fitsfile *fits, int number, const HduInfo *info, gof
   describe_main_cards (out, fits);
 }
 
+/* What walk_hdus calls for each HDU it can read. */
+typedef void (*HduVisit) (fitsfile *fits, int number, const HduInfo *info, gpointer data);
+
+/* Calls VISIT on each HDU of FITS in turn. TRUE when the walk reached the
+ * end of the file; FALSE at the first HDU that cannot be read, its number
+ * in *FAILED and cfitsio's status in *STATUS. */
+static gboolean
+walk_hdus (fitsfile *fits, HduVisit visit, gpointer data, int *failed, int *status)
+{
+  for (int number = 0;; number++)
+    {
+      HduInfo info;
+      *status = ss_fits_move_to_hdu (fits, number);
+      if (*status == END_OF_FILE && number > 0)
+        return TRUE;
+      if (*status != 0 || !ss_fits_read_hdu_info (fits, &info, status))
+        {
+          *failed = number;
+          return FALSE;
+        }
+      visit (fits, number, &info, data);
+    }
+}
+
+typedef struct {
+  GString *out;
+  goffset file_size;
+} Description;
+
+static void
+describe_visit (fitsfile *fits, int number, const HduInfo *info, gpointer data)
+{
+  Description *d = data;
+  describe_hdu (d->out, fits, number, info, d->file_size);
+}
+
 char *
 ss_fits_describe (const char *path, GError **error)
 {
@@ -111,24 +147,17 @@ ss_fits_describe (const char *path, GError **error)
   fitsfile *fits = ss_fits_open (path, name, &file_size, error);
   if (fits == NULL)
     return NULL;
-  GString *out = g_string_new (NULL);
-  g_string_append_printf (out, "%s: FITS, %" G_GINT64_FORMAT " bytes\n", name, (gint64) file_size);
-  for (int number = 0;; number++)
+  Description d = { g_string_new (NULL), file_size };
+  g_string_append_printf (d.out, "%s: FITS, %" G_GINT64_FORMAT " bytes\n", name,
+                          (gint64) file_size);
+  int failed, status;
+  if (!walk_hdus (fits, describe_visit, &d, &failed, &status))
     {
-      int status = ss_fits_move_to_hdu (fits, number);
-      HduInfo info;
-      if (status == END_OF_FILE && number > 0)
-        break;
-      if (status != 0 || !ss_fits_read_hdu_info (fits, &info, &status))
-        {
-          g_autofree char *text = ss_fits_status_text (status);
-          g_string_append_printf (out, "HDU %d  unreadable: %s\n", number, text);
-          break;
-        }
-      describe_hdu (out, fits, number, &info, file_size);
+      g_autofree char *text = ss_fits_status_text (status);
+      g_string_append_printf (d.out, "HDU %d  unreadable: %s\n", failed, text);
     }
   ss_fits_close (fits);
-  return g_string_free (out, FALSE);
+  return g_string_free (d.out, FALSE);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -169,6 +198,12 @@ hdu_entry (fitsfile *fits, int number, const HduInfo *info)
   return hdu;
 }
 
+static void
+list_visit (fitsfile *fits, int number, const HduInfo *info, gpointer data)
+{
+  g_ptr_array_add (data, hdu_entry (fits, number, info));
+}
+
 GPtrArray *
 ss_fits_list_hdus (const char *path, GError **error)
 {
@@ -179,25 +214,12 @@ ss_fits_list_hdus (const char *path, GError **error)
   if (fits == NULL)
     return NULL;
   GPtrArray *hdus = g_ptr_array_new_with_free_func ((GDestroyNotify) ss_fits_hdu_free);
-  for (int number = 0;; number++)
+  int failed, status;
+  /* An unreadable HDU after the first ends the list; the list needs the first. */
+  if (!walk_hdus (fits, list_visit, hdus, &failed, &status) && failed == 0)
     {
-      HduInfo info;
-      int status = ss_fits_move_to_hdu (fits, number);
-      if (status == END_OF_FILE && number > 0)
-        break;
-      if (status != 0 || !ss_fits_read_hdu_info (fits, &info, &status))
-        {
-          if (number == 0)
-            {
-              g_autofree char *what = g_strdup_printf ("HDU %d", number);
-              ss_fits_set_error (error, SS_ERROR_FORMAT, name, what, status);
-              g_ptr_array_unref (hdus);
-              ss_fits_close (fits);
-              return NULL;
-            }
-          break;
-        }
-      g_ptr_array_add (hdus, hdu_entry (fits, number, &info));
+      ss_fits_set_error (error, SS_ERROR_FORMAT, name, "HDU 0", status);
+      g_clear_pointer (&hdus, g_ptr_array_unref);
     }
   ss_fits_close (fits);
   return hdus;
