@@ -331,6 +331,13 @@ report_point (SsCpuReporter *reporter, PriorState *s, const SsFft *fft1, float *
               int iteration, gboolean *converged, GError **error)
 {
   ss_fft_inverse (fft1, kept, s->x);
+  /* ADMM's x meets x >= floor only in the limit (the positivity split's z
+   * meets it at every step): the estimate handed out is x projected on it,
+   * so that no reported image breaks the constraint the user asked for. Cx
+   * stays the unprojected x's: the report's residual is the iteration's. */
+  if (reporter->params->nonneg)
+    for (gsize i = 0; i < s->n; i++)
+      s->x[i] = fmaxf (s->x[i], s->floor);
   double change2 = 0, norm2 = 0;
   for (gsize i = 0; i < s->n; i++)
     {

@@ -89,13 +89,16 @@ admm_pixel_kernel (float *__restrict__ real, const float *__restrict__ out,
         }
       else if (!k.tv)
         real[n + i] = 0.0f;
+      /* ADMM's x meets x >= floor only in the limit: the estimate handed out
+       * is x projected on it, as the CPU's (ss-cpu-admm-prior.c). */
+      float xo = k.positive ? fmaxf (xi, k.floor) : xi;
       if (WRITE)
-        estimate[i] = xi;
+        estimate[i] = xo;
       if (DELTA)
         {
-          float d = xi - previous[i];
+          float d = xo - previous[i];
           delta[0] += (double) d * d;
-          previous[i] = xi;
+          previous[i] = xo;
         }
     }
   if (DELTA)
