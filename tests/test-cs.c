@@ -164,6 +164,14 @@ test_dense_too_large (void)
   g_assert_error (error, SS_ERROR, SS_ERROR_TOO_LARGE);
   g_test_message ("%s", error->message);
   g_assert_nonnull (strstr (error->message, "largest n"));
+  /* The n it suggests fits at the same m/n, and one a tenth larger does not
+   * (at a fixed m the hint once fell below m, a problem no one can pose). */
+  const char *hint = strstr (error->message, "fits is ");
+  g_assert_nonnull (hint);
+  gsize n = g_ascii_strtoull (hint + strlen ("fits is "), NULL, 10);
+  g_assert_cmpuint (n, >, 1000);
+  g_assert_true (ss_linop_dense_fits (n / 1000, n, 1 << 20, NULL));
+  g_assert_false (ss_linop_dense_fits ((n + n / 10) / 1000, n + n / 10, 1 << 20, NULL));
 }
 
 /* ---- recovery ------------------------------------------------------------ */

@@ -114,7 +114,7 @@ ss_dense_check_fits (int width, int height, gsize m, SsDirectMethod method, gsiz
     g_set_error (error, SS_ERROR, SS_ERROR_TOO_LARGE,
                  "dense direct needs %s for %d×%d pixels (%" G_GSIZE_FORMAT " unknowns); "
                  "%s available fits at most %" G_GSIZE_FORMAT "×%" G_GSIZE_FORMAT " pixels "
-                 "(%" G_GSIZE_FORMAT " unknowns): choose a region of interest or Direct FFT",
+                 "(%" G_GSIZE_FORMAT " unknowns): deblur a region that small or use Direct FFT",
                  need_text, width, height, n, available_text, side, side, side * side);
   return FALSE;
 }

@@ -71,11 +71,15 @@ ss_linop_dense_fits (gsize m, gsize n, gsize limit, GError **error)
   g_autofree char *need = ss_format_bytes (m * (double) n * sizeof (float) > (double) G_MAXSIZE
                                            ? G_MAXSIZE : m * n * sizeof (float));
   g_autofree char *have = ss_format_bytes (available);
+  /* The hint keeps m/n, the sampling ratio the caller chose: at a fixed m
+   * the largest n could come out below m, which no problem has. */
+  double ratio = (double) MAX (m, 1) / (double) MAX (n, 1);
+  gsize largest = (gsize) sqrt (available * 0.9 / sizeof (float) / ratio);
   g_set_error (error, SS_ERROR, SS_ERROR_TOO_LARGE,
                "a dense %" G_GSIZE_FORMAT " x %" G_GSIZE_FORMAT " matrix needs %s, %s available: "
-               "at m = %" G_GSIZE_FORMAT " the largest n that fits is %" G_GSIZE_FORMAT
+               "at m/n = %.3g the largest n that fits is %" G_GSIZE_FORMAT
                " (or use the dct or sparse ensemble)",
-               m, n, need, have, m, (gsize) (available * 0.9 / sizeof (float) / MAX (m, 1)));
+               m, n, need, have, ratio, largest);
   return FALSE;
 }
 
