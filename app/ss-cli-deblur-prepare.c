@@ -122,6 +122,21 @@ cli_deblur_prepare_recorded (const CliDeblurInput *in, const CliOptions *o, cons
 
 /* ---- a real image ---------------------------------------------------------- */
 
+/* Reads a PSF file once, for the first plane, to say what rendering it does
+ * quietly (negative wings zeroed, an off-centre centroid) or to refuse it. */
+static int
+note_psf_file (const CliOptions *o, const char *label, const CliPlaneJob *job)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (GPtrArray) notes = g_ptr_array_new_with_free_func (g_free);
+  g_autoptr (SsImage) psf = ss_psf_read_file (job->psf.path, notes, &error);
+  if (psf == NULL)
+    return cli_operator_failure (label, &job->psf, error);
+  for (guint i = 0; i < notes->len; i++)
+    cli_note (o, "%s", (const char *) g_ptr_array_index (notes, i));
+  return -1;
+}
+
 /* The PSF of plane JOB->plane: the spec given, or a fit to stars. */
 static int
 measure_psf (const CliDeblurInput *in, const CliOptions *o, const CliConfig *c, CliPlaneJob *job)
@@ -133,6 +148,8 @@ measure_psf (const CliDeblurInput *in, const CliOptions *o, const CliConfig *c, 
   if (c->psf_source == CLI_PSF_SPEC)
     {
       ss_psf_spec_copy (&c->acquisition.psf, &job->psf);
+      if (job->psf.kind == SS_PSF_FILE && job->plane <= 0)
+        return note_psf_file (o, label, job);
       return -1;
     }
   if (c->psf_source == CLI_PSF_STAR)

@@ -140,8 +140,9 @@ add_groups (GOptionContext *context, CliGroups groups, CliOptions *o)
       const GOptionEntry entries[] = {
         STRING_OPTION ("truth", 0, truth, "Report MSE and PSNR against this image", "FILE"),
         STRING_OPTION ("psf", 0, psf, "Blur model: box:L, box2d:L, gaussian:FWHM, "
-                       "moffat:FWHM,BETA, file:PATH, none, or auto (fitted to the brightest "
-                       "isolated unsaturated stars); required for a real image unless "
+                       "moffat:FWHM,BETA (FWHM 0.1-10000 px, BETA in (1, 100]), file:PATH, "
+                       "none, or auto (fitted to the brightest isolated unsaturated stars); "
+                       "required for a real image unless "
                        "--psf-from-star is given; must agree with a recorded acquisition",
                        "SPEC"),
         STRING_OPTION ("psf-from-star", 0, psf_from_star, "Fit the PSF to the star nearest "

@@ -87,6 +87,297 @@ test_psf_larger_than_image (void)
   g_assert_nonnull (strstr (error->message, "larger than the image"));
 }
 
+/* Model parameters outside the documented ranges are refused by the parser
+ * (they used to overflow the support, or underflow sigma to a NaN PSF), with
+ * a message naming the parameter; values inside, drawn at random over the
+ * whole range (log-uniform), parse and round-trip, and the narrowest PSFs
+ * render finite with sum 1 (tolerance 1e-5: float pixels). */
+static void
+test_psf_parse_ranges (void)
+{
+  g_autoptr (GRand) rng = test_rng ();
+  const char *fixed_bad[] = { "gaussian:1e10", "gaussian:1e9", "moffat:1e9,2", "gaussian:1e-300",
+                              "moffat:3,1e300", "moffat:3,1", "moffat:3,0.5", "gaussian:inf",
+                              "gaussian:nan", "moffat:nan,2", "box:10001", "box2d:99999999999",
+                              "gaussian:0.0999" };
+  const char *words[] = { "FWHM", "FWHM", "FWHM", "FWHM", "beta", "beta", "beta", "FWHM", "FWHM",
+                          "FWHM", "L ", "L ", "FWHM" };
+  for (unsigned i = 0; i < G_N_ELEMENTS (fixed_bad); i++)
+    {
+      SsPsfSpec spec;
+      g_autoptr (GError) error = NULL;
+      g_assert_false (ss_psf_spec_parse (fixed_bad[i], &spec, &error));
+      g_assert_error (error, SS_ERROR, SS_ERROR_INVALID_ARGUMENT);
+      g_test_message ("%s: %s", fixed_bad[i], error->message);
+      g_assert_nonnull (strstr (error->message, words[i]));
+      ss_psf_spec_clear (&spec);
+    }
+  for (int trial = 0; trial < 50; trial++)
+    {
+      char a[G_ASCII_DTOSTR_BUF_SIZE], b[G_ASCII_DTOSTR_BUF_SIZE];
+      double fwhm = SS_PSF_MIN_FWHM * pow (SS_PSF_MAX_FWHM / SS_PSF_MIN_FWHM, g_rand_double (rng));
+      double beta = SS_PSF_MIN_BETA + (SS_PSF_MAX_BETA - SS_PSF_MIN_BETA) * (1.0 - g_rand_double (rng));
+      double too_wide = SS_PSF_MAX_FWHM * pow (10.0, g_rand_double_range (rng, 1e-3, 300));
+      double too_narrow = SS_PSF_MIN_FWHM * pow (10.0, -g_rand_double_range (rng, 1e-3, 300));
+      double flat = SS_PSF_MIN_BETA * (1.0 - g_rand_double (rng));   /* (0, 1] */
+      g_autofree char *good = g_strdup_printf ("moffat:%s,%s", g_ascii_dtostr (a, sizeof a, fwhm),
+                                               g_ascii_dtostr (b, sizeof b, beta));
+      SsPsfSpec spec;
+      g_autoptr (GError) error = NULL;
+      g_assert_true (ss_psf_spec_parse (good, &spec, &error));
+      g_assert_no_error (error);
+      g_assert_cmpfloat (spec.fwhm, ==, fwhm);
+      g_assert_cmpfloat (spec.beta, ==, beta);
+      ss_psf_spec_clear (&spec);
+      g_autofree char *box = g_strdup_printf ("box:%d", g_rand_int_range (rng, 1, SS_PSF_MAX_BOX + 1));
+      g_assert_true (ss_psf_spec_parse (box, &spec, NULL));
+      g_autofree char *box_bad = g_strdup_printf ("box2d:%d",
+                                                  g_rand_int_range (rng, SS_PSF_MAX_BOX + 1, G_MAXINT));
+      g_autofree char *wide = g_strdup_printf ("gaussian:%s", g_ascii_dtostr (a, sizeof a, too_wide));
+      g_autofree char *narrow = g_strdup_printf ("moffat:%s,3",
+                                                 g_ascii_dtostr (a, sizeof a, too_narrow));
+      g_autofree char *unbounded = g_strdup_printf ("moffat:3,%s", g_ascii_dtostr (a, sizeof a, flat));
+      const char *bad[] = { box_bad, wide, narrow, unbounded };
+      for (unsigned i = 0; i < G_N_ELEMENTS (bad); i++)
+        {
+          g_autoptr (GError) refused = NULL;
+          g_assert_false (ss_psf_spec_parse (bad[i], &spec, &refused));
+          g_assert_error (refused, SS_ERROR, SS_ERROR_INVALID_ARGUMENT);
+          ss_psf_spec_clear (&spec);
+        }
+    }
+  /* The ends of the ranges: accepted; the narrowest render finite (no 0/0). */
+  const char *edges[] = { "gaussian:0.1", "moffat:0.1,100", "moffat:0.1,1.0001", "box:1",
+                          "gaussian:10000", "moffat:10000,100", "box2d:10000" };
+  for (unsigned i = 0; i < G_N_ELEMENTS (edges); i++)
+    {
+      SsPsfSpec spec;
+      g_autoptr (GError) error = NULL;
+      g_assert_true (ss_psf_spec_parse (edges[i], &spec, &error));
+      g_assert_no_error (error);
+      g_autoptr (SsImage) psf = ss_psf_render (&spec, 32, 32, &error);
+      if (i >= 4)
+        {
+          /* Too wide for 32×32: refused as before, with its size. */
+          g_assert_null (psf);
+          g_assert_nonnull (strstr (error->message, "larger than the image"));
+          continue;
+        }
+      g_assert_no_error (error);
+      double sum = 0;
+      for (gsize k = 0; k < 32 * 32; k++)
+        {
+          g_assert_true (isfinite (psf->data[k]));
+          sum += psf->data[k];
+        }
+      g_assert_cmpfloat_with_epsilon (sum, 1.0, 1e-5);
+      ss_psf_spec_clear (&spec);
+    }
+}
+
+/* ---- PSF files ------------------------------------------------------------ */
+
+/* A SIZE×SIZE Gaussian stamp of SIGMA centred at (CX, CY) (column, row). */
+static float *
+gaussian_stamp (int size, double sigma, double cx, double cy)
+{
+  float *stamp = g_new (float, (gsize) size * size);
+  for (int y = 0; y < size; y++)
+    for (int x = 0; x < size; x++)
+      stamp[(gsize) y * size + x] = (float) exp (-0.5 * ((x - cx) * (x - cx) + (y - cy) * (y - cy))
+                                                 / (sigma * sigma));
+  return stamp;
+}
+
+/* Writes STAMP to a fresh file in DIR; returns its path. */
+static char *
+write_psf_file (const char *dir, const float *stamp, int size)
+{
+  char *path = g_build_filename (dir, "psf.fits", NULL);
+  test_write_fits_float (path, stamp, size, size, 1, NULL);
+  return path;
+}
+
+static SsImage *
+render_psf_file (const char *path, int width, int height, GError **error)
+{
+  SsPsfSpec spec = { .kind = SS_PSF_FILE, .path = (char *) path };
+  return ss_psf_render (&spec, width, height, error);
+}
+
+/* A PSF file with NaN or infinite pixels is refused, the message naming the
+ * file and how many pixels; it used to be used with the holes skipped. */
+static void
+test_psf_file_not_finite (void)
+{
+  g_autoptr (GRand) rng = test_rng ();
+  g_autofree char *dir = test_scratch_dir ("sharpsky-psf-XXXXXX");
+  int size = 2 * g_rand_int_range (rng, 4, 9) + 1;
+  int c = size / 2;
+  g_autofree float *stamp = gaussian_stamp (size, g_rand_double_range (rng, 0.8, 2.0), c, c);
+  /* BAD distinct pixels, each NaN, +inf or -inf. */
+  int bad = g_rand_int_range (rng, 1, 6);
+  const float holes[] = { NAN, INFINITY, -INFINITY };
+  for (int k = 0; k < bad;)
+    {
+      gsize i = (gsize) g_rand_int_range (rng, 0, size * size);
+      if (!isfinite (stamp[i]))
+        continue;
+      stamp[i] = holes[g_rand_int_range (rng, 0, 3)];
+      k++;
+    }
+  g_autofree char *path = write_psf_file (dir, stamp, size);
+  g_autofree char *count = g_strdup_printf ("%d of its %d pixels", bad, size * size);
+  g_autoptr (GError) error = NULL;
+  g_autoptr (SsImage) psf = render_psf_file (path, 64, 64, &error);
+  g_assert_null (psf);
+  g_assert_error (error, SS_ERROR, SS_ERROR_INVALID_ARGUMENT);
+  g_test_message ("%s", error->message);
+  g_assert_nonnull (strstr (error->message, path));
+  g_assert_nonnull (strstr (error->message, count));
+  g_assert_nonnull (strstr (error->message, "not finite"));
+  test_remove_tree (dir);
+}
+
+/* Negative wings of SHARE of the absolute sum: the pixels beyond 2 sigma
+ * given random negative values whose total is SHARE/(1 - SHARE) of the
+ * positives'. */
+static float *
+stamp_with_negative_wings (GRand *rng, int size, double sigma, double share)
+{
+  int c = size / 2;
+  float *stamp = gaussian_stamp (size, sigma, c, c);
+  gsize n = (gsize) size * size;
+  g_autofree double *weight = g_new0 (double, n);
+  double positive = 0, weights = 0;
+  for (gsize i = 0; i < n; i++)
+    {
+      int dx = (int) (i % size) - c, dy = (int) (i / size) - c;
+      if (hypot (dx, dy) > 2 * sigma && g_rand_boolean (rng))
+        weights += weight[i] = g_rand_double_range (rng, 0.1, 1.0);
+      else
+        positive += stamp[i];
+    }
+  double negative = share / (1 - share) * positive;
+  for (gsize i = 0; i < n; i++)
+    if (weight[i] > 0)
+      stamp[i] = (float) (-negative * weight[i] / weights);
+  return stamp;
+}
+
+/* Negative wings under 5% of the absolute sum (background-subtraction
+ * noise) are set to 0, with a note naming the file; the rendered PSF is the
+ * clipped stamp normalised (to 1e-6), non-negative. Over 5%: refused,
+ * naming the file. They used to reach the solver, whose Richardson–Lucy
+ * refused the blur naming the image. */
+static void
+test_psf_file_negative_wings (void)
+{
+  g_autoptr (GRand) rng = test_rng ();
+  g_autofree char *dir = test_scratch_dir ("sharpsky-psf-XXXXXX");
+  int size = 2 * g_rand_int_range (rng, 6, 11) + 1, w = 64, h = 48;
+  double sigma = g_rand_double_range (rng, 1.0, 2.0);
+  double share = g_rand_double_range (rng, 0.005, 0.045);
+  g_autofree float *stamp = stamp_with_negative_wings (rng, size, sigma, share);
+  g_autofree char *path = write_psf_file (dir, stamp, size);
+  g_test_message ("%d×%d, sigma %.2f, negative share %.4f", size, size, sigma, share);
+
+  g_autoptr (GError) error = NULL;
+  g_autoptr (GPtrArray) notes = g_ptr_array_new_with_free_func (g_free);
+  g_autoptr (SsImage) read = ss_psf_read_file (path, notes, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (notes->len, ==, 1);
+  const char *note = g_ptr_array_index (notes, 0);
+  g_test_message ("%s", note);
+  g_assert_nonnull (strstr (note, path));
+  g_assert_nonnull (strstr (note, "negative"));
+
+  g_autoptr (SsImage) psf = render_psf_file (path, w, h, &error);
+  g_assert_no_error (error);
+  double positive = 0;
+  for (int i = 0; i < size * size; i++)
+    positive += MAX (stamp[i], 0.0f);
+  int c = size / 2;
+  for (int y = 0; y < size; y++)
+    for (int x = 0; x < size; x++)
+      {
+        float v = psf->data[(gsize) ((y - c + h) % h) * w + (x - c + w) % w];
+        g_assert_cmpfloat (v, >=, 0.0f);
+        g_assert_cmpfloat (fabs (v - MAX (stamp[y * size + x], 0.0f) / positive), <, 1e-6);
+      }
+
+  /* Beyond the threshold the negatives are structure, not noise. */
+  double large = g_rand_double_range (rng, 0.06, 0.5);
+  g_autofree float *signed_stamp = stamp_with_negative_wings (rng, size, sigma, large);
+  g_autofree char *signed_path = write_psf_file (dir, signed_stamp, size);
+  g_autoptr (SsImage) refused = render_psf_file (signed_path, w, h, &error);
+  g_assert_null (refused);
+  g_assert_error (error, SS_ERROR, SS_ERROR_INVALID_ARGUMENT);
+  g_test_message ("share %.3f: %s", large, error->message);
+  g_assert_nonnull (strstr (error->message, signed_path));
+  g_assert_nonnull (strstr (error->message, "negative"));
+  test_remove_tree (dir);
+}
+
+/* A PSF whose centroid is 1.5-3 px from the centre pixel gets a warning
+ * naming the file and the offset's direction, and renders as it did (its
+ * wrapped centroid at the offset, to 0.05 px); a centred one, odd or even
+ * sized, gets no note. */
+static void
+test_psf_file_off_centre (void)
+{
+  g_autoptr (GRand) rng = test_rng ();
+  g_autofree char *dir = test_scratch_dir ("sharpsky-psf-XXXXXX");
+  int size = 2 * g_rand_int_range (rng, 8, 11) + 1, w = 64, h = 64, c = size / 2;
+  double sigma = g_rand_double_range (rng, 0.8, 1.5);
+  double r = g_rand_double_range (rng, 1.5, 3.0), t = g_rand_double_range (rng, 0, 2 * G_PI);
+  double ox = r * cos (t), oy = r * sin (t);
+  g_autofree float *stamp = gaussian_stamp (size, sigma, c + ox, c + oy);
+  g_autofree char *path = write_psf_file (dir, stamp, size);
+  g_test_message ("%d×%d, sigma %.2f, offset (%.2f, %.2f)", size, size, sigma, ox, oy);
+
+  g_autoptr (GError) error = NULL;
+  g_autoptr (GPtrArray) notes = g_ptr_array_new_with_free_func (g_free);
+  g_autoptr (SsImage) read = ss_psf_read_file (path, notes, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (notes->len, ==, 1);
+  const char *note = g_ptr_array_index (notes, 0);
+  g_test_message ("%s", note);
+  g_assert_nonnull (strstr (note, path));
+  g_assert_nonnull (strstr (note, "centroid"));
+
+  g_autoptr (SsImage) psf = render_psf_file (path, w, h, &error);
+  g_assert_no_error (error);
+  double sum = 0, mx = 0, my = 0;
+  for (int y = 0; y < h; y++)
+    for (int x = 0; x < w; x++)
+      {
+        double v = psf->data[(gsize) y * w + x];
+        sum += v;
+        mx += v * (x < (w + 1) / 2 ? x : x - w);
+        my += v * (y < (h + 1) / 2 ? y : y - h);
+      }
+  g_assert_cmpfloat_with_epsilon (sum, 1.0, 1e-5);
+  g_assert_cmpfloat (fabs (mx - ox), <, 0.05);
+  g_assert_cmpfloat (fabs (my - oy), <, 0.05);
+
+  /* Centred: odd size on its middle pixel, even size between the middle
+   * two (half a pixel from pixel size/2 on each axis, 0.71 px: no note). */
+  for (int even = 0; even <= 1; even++)
+    {
+      int s = size + even;
+      double centre = even ? s / 2 - 0.5 : s / 2;
+      g_autofree float *centred = gaussian_stamp (s, sigma, centre + g_rand_double_range (rng, -0.1, 0.1),
+                                                  centre + g_rand_double_range (rng, -0.1, 0.1));
+      g_autofree char *centred_path = write_psf_file (dir, centred, s);
+      g_autoptr (GPtrArray) none = g_ptr_array_new_with_free_func (g_free);
+      g_autoptr (SsImage) ok = ss_psf_read_file (centred_path, none, &error);
+      g_assert_no_error (error);
+      g_assert_cmpuint (none->len, ==, 0);
+    }
+  test_remove_tree (dir);
+}
+
 /* C x from the FFT equals the circular convolution done directly. */
 static void
 test_operator_matches_direct_convolution (void)
@@ -499,6 +790,10 @@ main (int argc, char **argv)
   g_test_add_func ("/engine/psf/parse", test_psf_parse_round_trip);
   g_test_add_func ("/engine/psf/normalised-centred", test_psf_normalised_and_centred);
   g_test_add_func ("/engine/psf/larger-than-image", test_psf_larger_than_image);
+  g_test_add_func ("/engine/psf/parse-ranges", test_psf_parse_ranges);
+  g_test_add_func ("/engine/psf/file-not-finite", test_psf_file_not_finite);
+  g_test_add_func ("/engine/psf/file-negative-wings", test_psf_file_negative_wings);
+  g_test_add_func ("/engine/psf/file-off-centre", test_psf_file_off_centre);
   g_test_add_func ("/engine/operator/direct-convolution", test_operator_matches_direct_convolution);
   g_test_add_func ("/engine/operator/adjoint-and-norm", test_operator_adjoint);
   g_test_add_func ("/engine/operator/deferred", test_operator_deferred);

@@ -9,6 +9,8 @@
  *   close pairs and stars cut by the edges (good stars' S/N 70-270): the
  *   combined PSF meets the same tolerances and no saturated or crowded star
  *   was used;
+ * - on a Poisson field of equally bright stars, the header's SATURATE or
+ *   SATLEVEL card sets the saturation level;
  * - ss_psf_fit_render of a round fit equals ss_psf_render of the matching
  *   spec, and an elliptical one has the second moments of its covariance;
  *   ss_psf_fit_operator equals ss_operator_new_blur for a round fit;
@@ -278,6 +280,80 @@ test_find_moffat_stars (void)
   find_stars_in_field (SS_PSF_MODEL_MOFFAT);
 }
 
+/* The header's saturation level. A 128² field of counts: sky 1000, three
+ * isolated stars peaking at 20000 on pixel centres, Poisson noise (drawn as
+ * Gaussian with variance = mean: at 1000 counts and more the difference is
+ * negligible), SATURATE = 60000. The default rule (0.95 of the way to the
+ * brightest pixel) takes all three for saturated, being equally bright; the
+ * card says they are not: all three are used and the PSF is right (the
+ * tolerances of check_fit_against_profile). A SATLEVEL card below their
+ * peaks refuses them all, its level and name in the message; the search's
+ * own level overrides a card. */
+static void
+test_find_stars_header_saturation (void)
+{
+  const int w = 128, h = 128;
+  const double sky = 1000, peak = 20000;
+  g_autoptr (GError) error = NULL;
+  Profile truth = random_profile (SS_PSF_MODEL_GAUSSIAN);
+  g_autoptr (SsImage) image = ss_image_new (w, h, 1, &error);
+  g_assert_no_error (error);
+  const int corners[3][2] = { { 32, 32 }, { 96, 40 }, { 60, 96 } };
+  double stars[3][2];
+  for (int k = 0; k < 3; k++)
+    {
+      stars[k][0] = corners[k][0] + g_test_rand_int_range (-4, 5);
+      stars[k][1] = corners[k][1] + g_test_rand_int_range (-4, 5);
+      add_star (image->data, w, h, &truth, stars[k][0], stars[k][1], peak - sky, 60);
+    }
+  for (gsize i = 0; i < (gsize) w * h; i++)
+    {
+      double mean = sky + image->data[i];
+      image->data[i] = (float) (mean + sqrt (mean) * rand_normal ());
+    }
+  image->header = ss_header_new ();
+  ss_header_set_double (image->header, "SATURATE", 60000, "detector saturation, counts");
+
+  SsStarSearch search;
+  ss_star_search_init (&search);
+  search.model = SS_PSF_MODEL_GAUSSIAN;
+  SsPsfFit combined;
+  GArray *fits = NULL;
+  gboolean found = ss_psf_find_stars (image, &search, &combined, &fits, &error);
+  if (!found)
+    g_test_message ("%s", error->message);
+  g_assert_no_error (error);
+  g_assert_true (found);
+  g_assert_cmpuint (fits->len, ==, 3);
+  for (guint i = 0; i < fits->len; i++)
+    {
+      const SsPsfFit *f = &g_array_index (fits, SsPsfFit, i);
+      double nearest = INFINITY;
+      for (int k = 0; k < 3; k++)
+        nearest = MIN (nearest, hypot (f->x - stars[k][0], f->y - stars[k][1]));
+      g_assert_cmpfloat (nearest, <, 0.5);
+    }
+  check_fit_against_profile (&combined, &truth);
+  g_array_free (fits, TRUE);
+
+  /* SATLEVEL below the peaks: every star is saturated. */
+  ss_header_free (image->header);
+  image->header = ss_header_new ();
+  ss_header_set_double (image->header, "SATLEVEL", 15000, "detector saturation, counts");
+  g_assert_false (ss_psf_find_stars (image, &search, &combined, NULL, &error));
+  g_assert_error (error, SS_ERROR, SS_ERROR_INVALID_ARGUMENT);
+  g_test_message ("%s", error->message);
+  g_assert_nonnull (strstr (error->message, "1.5e+04"));
+  g_assert_nonnull (strstr (error->message, "SATLEVEL"));
+  g_clear_error (&error);
+
+  /* The caller's level wins over the card. */
+  search.saturation = 60000;
+  g_assert_true (ss_psf_find_stars (image, &search, &combined, NULL, &error));
+  g_assert_no_error (error);
+  g_assert_cmpint (combined.iterations, ==, 3);
+}
+
 /* ---- rendering ------------------------------------------------------------ */
 
 static SsPsfFit
@@ -436,6 +512,7 @@ main (int argc, char **argv)
   g_test_add_func ("/psf-fit/moffat-stars", test_fit_moffat_stars);
   g_test_add_func ("/psf-fit/find-gaussian-stars", test_find_gaussian_stars);
   g_test_add_func ("/psf-fit/find-moffat-stars", test_find_moffat_stars);
+  g_test_add_func ("/psf-fit/find-stars-header-saturation", test_find_stars_header_saturation);
   g_test_add_func ("/psf-fit/render-round-matches-spec", test_render_round_matches_spec);
   g_test_add_func ("/psf-fit/render-elliptical-moments", test_render_elliptical_moments);
   g_test_add_func ("/psf-fit/bad-input", test_bad_input);

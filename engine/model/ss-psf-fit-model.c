@@ -158,7 +158,7 @@ parameters_valid (SsPsfModel model, const double *p, int radius)
       || !(p[P_A] * p[P_C] - p[P_B] * p[P_B] > 0.0)
       || !(fabs (p[P_X]) <= radius) || !(fabs (p[P_Y]) <= radius) || !isfinite (p[P_BG]))
     return FALSE;
-  if (model == SS_PSF_MODEL_MOFFAT && !(p[P_BETA] >= MIN_BETA && p[P_BETA] <= MAX_BETA))
+  if (model == SS_PSF_MODEL_MOFFAT && !BETA_ACCEPTED (p[P_BETA]))
     return FALSE;
   return TRUE;
 }

@@ -10,9 +10,9 @@ G_BEGIN_DECLS
 
 /* The peak search near a click and the fit's check of how far the centre moved. */
 #define SEARCH_RADIUS 3        /* pixels around a click where the peak is looked for */
-/* Moffat betas the fit accepts and the renderer draws. */
-#define MIN_BETA 0.3
-#define MAX_BETA 100.0         /* beyond this a Moffat is a Gaussian for any data */
+/* Moffat betas the fit accepts: those a PSF spec takes (ss-psf.h), so that
+ * every fit can be written back as moffat:FWHM,BETA and rendered. */
+#define BETA_ACCEPTED(beta) ((beta) > SS_PSF_MIN_BETA && (beta) <= SS_PSF_MAX_BETA)
 
 /* Parameter vector layout. */
 enum { P_AMP, P_X, P_Y, P_BG, P_A, P_B, P_C, P_BETA, P_COUNT };

@@ -233,6 +233,44 @@ finite_maximum (const float *data, gsize n)
   return best;
 }
 
+/* The header cards that give the level where the detector saturates:
+ * SATURATE (the FITS community's convention), SATLEVEL (some pipelines'),
+ * with the words messages give for them. */
+static const struct {
+  const char *card, *words;
+} saturation_cards[] = {
+  { "SATURATE", " (the header's SATURATE)" },
+  { "SATLEVEL", " (the header's SATLEVEL)" },
+};
+
+/* The data level treated as saturated: SEARCH's, else the header's card,
+ * else 0.95 of the way from the sky to the brightest pixel (a star that
+ * bright is likely clipped, and without a card nothing better is known).
+ * The search works on the plane as read (BZERO and BSCALE applied, the sky
+ * not subtracted: core_saturated compares raw pixels), the units the card
+ * states the level in, so it is taken as it is. A card at or below the sky
+ * would refuse every star and cannot be right: the default rule then holds.
+ * *FROM: words for messages on where the level came from. */
+static double
+saturation_level (const SsImage *image, const SsStarSearch *search, double sky, double top,
+                  const char **from)
+{
+  *from = "";
+  if (isfinite (search->saturation))
+    return search->saturation;
+  for (guint i = 0; image->header != NULL && i < G_N_ELEMENTS (saturation_cards); i++)
+    {
+      double level;
+      if (ss_header_get_double (image->header, saturation_cards[i].card, &level)
+          && isfinite (level) && level > sky)
+        {
+          *from = saturation_cards[i].words;
+          return level;
+        }
+    }
+  return sky + 0.95 * (top - sky);
+}
+
 /* Tries the candidate peaks[INDEX]; a usable star lands in FITS. */
 static void
 try_candidate (const float *data, int w, int h, const GArray *peaks, guint index,
@@ -329,8 +367,8 @@ ss_psf_find_stars (const SsImage *image, const SsStarSearch *search,
   double top = finite_maximum (data, n);
   if (!(noise > 0.0))
     noise = 1e-6 * (top - sky);   /* noiseless (synthetic) data */
-  double saturation = isfinite (search->saturation) ? search->saturation
-                                                    : sky + 0.95 * (top - sky);
+  const char *saturation_from = NULL;
+  double saturation = saturation_level (image, search, sky, top, &saturation_from);
 
   /* Stars are the peaks above the threshold, but any significant peak (5
    * sigma) can spoil a neighbour, so the isolation test sees those too. */
@@ -349,8 +387,8 @@ ss_psf_find_stars (const SsImage *image, const SsStarSearch *search,
       g_array_free (fits, TRUE);
       g_set_error (error, SS_ERROR, SS_ERROR_INVALID_ARGUMENT,
                    "no isolated unsaturated star found (peaks above %.3g = sky %.3g + %g × "
-                   "noise %.3g, below saturation %.3g)", sky + search->threshold * noise, sky,
-                   search->threshold, noise, saturation);
+                   "noise %.3g, below saturation %.3g%s)", sky + search->threshold * noise, sky,
+                   search->threshold, noise, saturation, saturation_from);
       return FALSE;
     }
   drop_outlying_fits (fits);

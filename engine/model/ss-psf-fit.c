@@ -175,7 +175,7 @@ fit_renderable (const SsPsfFit *fit, GError **error)
                 && fit->fwhm_minor > 0.0 && fit->fwhm_major >= fit->fwhm_minor
                 && isfinite (fit->angle)
                 && (fit->model == SS_PSF_MODEL_GAUSSIAN
-                    || (fit->beta >= MIN_BETA && fit->beta <= MAX_BETA));
+                    || BETA_ACCEPTED (fit->beta));
   if (!ok)
     g_set_error (error, SS_ERROR, SS_ERROR_INVALID_ARGUMENT,
                  "the star fit cannot be used as a PSF (FWHM %g × %g, beta %g)",

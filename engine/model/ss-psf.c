@@ -9,25 +9,27 @@
 
 #define FWHM_PER_SIGMA 2.3548200450309493 /* 2 sqrt(2 ln 2) */
 
+/* A number, the whole of TEXT; its range is checked by the caller, so that
+ * "gaussian:1e10" is told what is wrong with it rather than the syntax. */
 static gboolean
-parse_positive_double (const char *text, double *value)
+parse_number (const char *text, double *value)
 {
   char *end = NULL;
   double v = g_ascii_strtod (text, &end);
-  if (end == text || (end && *end != '\0') || !isfinite (v) || v <= 0)
+  if (end == text || (end && *end != '\0'))
     return FALSE;
   *value = v;
   return TRUE;
 }
 
 static gboolean
-parse_positive_int (const char *text, int *value)
+parse_integer (const char *text, gint64 *value)
 {
   char *end = NULL;
   gint64 v = g_ascii_strtoll (text, &end, 10);
-  if (end == text || (end && *end != '\0') || v <= 0 || v > G_MAXINT / 2)
+  if (end == text || (end && *end != '\0'))
     return FALSE;
-  *value = (int) v;
+  *value = v;
   return TRUE;
 }
 
@@ -38,6 +40,54 @@ parse_fail (GError **error, const char *text)
                "invalid PSF \"%s\": expected box:L, box2d:L, gaussian:FWHM, "
                "moffat:FWHM,BETA, file:PATH or none (sizes positive)", text);
   return FALSE;
+}
+
+/* L of box:L and box2d:L. */
+static gboolean
+parse_box (const char *args, const char *text, int *size, GError **error)
+{
+  gint64 v;
+  if (!parse_integer (args, &v))
+    return parse_fail (error, text);
+  if (v < 1 || v > SS_PSF_MAX_BOX)
+    {
+      g_set_error (error, SS_ERROR, SS_ERROR_INVALID_ARGUMENT,
+                   "invalid PSF \"%s\": L must be a whole number of pixels in [1, %d]", text,
+                   SS_PSF_MAX_BOX);
+      return FALSE;
+    }
+  *size = (int) v;
+  return TRUE;
+}
+
+static gboolean
+parse_fwhm (const char *args, const char *text, double *fwhm, GError **error)
+{
+  if (!parse_number (args, fwhm))
+    return parse_fail (error, text);
+  if (!(isfinite (*fwhm) && *fwhm >= SS_PSF_MIN_FWHM && *fwhm <= SS_PSF_MAX_FWHM))
+    {
+      g_set_error (error, SS_ERROR, SS_ERROR_INVALID_ARGUMENT,
+                   "invalid PSF \"%s\": FWHM must be finite and within [%g, %g] pixels", text,
+                   SS_PSF_MIN_FWHM, SS_PSF_MAX_FWHM);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+static gboolean
+parse_beta (const char *args, const char *text, double *beta, GError **error)
+{
+  if (!parse_number (args, beta))
+    return parse_fail (error, text);
+  if (!(isfinite (*beta) && *beta > SS_PSF_MIN_BETA && *beta <= SS_PSF_MAX_BETA))
+    {
+      g_set_error (error, SS_ERROR, SS_ERROR_INVALID_ARGUMENT,
+                   "invalid PSF \"%s\": Moffat beta must be finite and within (%g, %g]", text,
+                   SS_PSF_MIN_BETA, SS_PSF_MAX_BETA);
+      return FALSE;
+    }
+  return TRUE;
 }
 
 gboolean
@@ -60,25 +110,21 @@ ss_psf_spec_parse (const char *text, SsPsfSpec *spec, GError **error)
   if (g_str_equal (kind, "box") || g_str_equal (kind, "box2d"))
     {
       spec->kind = g_str_equal (kind, "box") ? SS_PSF_BOX_ROW : SS_PSF_BOX;
-      if (!parse_positive_int (args, &spec->size))
-        return parse_fail (error, text);
-      return TRUE;
+      return parse_box (args, text, &spec->size, error);
     }
   if (g_str_equal (kind, "gaussian"))
     {
       spec->kind = SS_PSF_GAUSSIAN;
-      if (!parse_positive_double (args, &spec->fwhm))
-        return parse_fail (error, text);
-      return TRUE;
+      return parse_fwhm (args, text, &spec->fwhm, error);
     }
   if (g_str_equal (kind, "moffat"))
     {
       g_auto (GStrv) parts = g_strsplit (args, ",", -1);
       spec->kind = SS_PSF_MOFFAT;
-      if (g_strv_length (parts) != 2 || !parse_positive_double (parts[0], &spec->fwhm)
-          || !parse_positive_double (parts[1], &spec->beta))
+      if (g_strv_length (parts) != 2)
         return parse_fail (error, text);
-      return TRUE;
+      return parse_fwhm (parts[0], text, &spec->fwhm, error)
+             && parse_beta (parts[1], text, &spec->beta, error);
     }
   if (g_str_equal (kind, "file"))
     {
@@ -253,15 +299,129 @@ ss_psf_reach (const SsPsfSpec *spec)
   return -1;
 }
 
-static SsImage *
-render_file (const SsPsfSpec *spec, int width, int height, GError **error)
+/* ---- PSF files ------------------------------------------------------------ */
+
+/* A non-finite pixel is a hole in the PSF, not a faint one: skipping it (as
+ * ss_psf_wrap does) would blur with the wrong kernel without a word. */
+static gboolean
+check_finite (const SsImage *psf, const char *path, GError **error)
+{
+  gsize n = ss_image_plane_size (psf), bad = 0;
+  for (gsize i = 0; i < n; i++)
+    bad += isfinite (psf->data[i]) ? 0 : 1;
+  if (bad == 0)
+    return TRUE;
+  g_set_error (error, SS_ERROR, SS_ERROR_INVALID_ARGUMENT,
+               "PSF file %s: %" G_GSIZE_FORMAT " of its %" G_GSIZE_FORMAT " pixels are not "
+               "finite (NaN or infinite); a PSF must be finite everywhere", path, bad, n);
+  return FALSE;
+}
+
+/* Zeroes the negative pixels when they are background-subtraction noise in
+ * the wings (under SS_PSF_MAX_NEGATIVE_SHARE of the absolute sum), which
+ * would otherwise make the kernel no blur (Richardson–Lucy refuses it).
+ * Negatives of share f change the normalised kernel by 2f / (1 - 2f) in L1
+ * (under 11% at 5%), all of it in the faint wings, whose noise makes them
+ * that uncertain anyway; the core, which sets the deblurring, keeps its
+ * shape. A larger negative part is no noise but a kernel that is not a blur
+ * (a difference of images, a sign error), which clipping cannot mend. */
+static gboolean
+clip_negative_wings (SsImage *psf, const char *path, GPtrArray *notes, GError **error)
+{
+  gsize n = ss_image_plane_size (psf), count = 0;
+  double negative = 0.0, absolute = 0.0;
+  for (gsize i = 0; i < n; i++)
+    {
+      absolute += fabs (psf->data[i]);
+      if (psf->data[i] < 0.0f)
+        {
+          negative -= psf->data[i];
+          count++;
+        }
+    }
+  if (count == 0)
+    return TRUE;
+  double share = negative / absolute;
+  if (share >= SS_PSF_MAX_NEGATIVE_SHARE)
+    {
+      g_set_error (error, SS_ERROR, SS_ERROR_INVALID_ARGUMENT,
+                   "PSF file %s: its %" G_GSIZE_FORMAT " negative pixels hold %.3g%% of its "
+                   "absolute sum (%g%% is the most taken as noise in the wings); a PSF must be "
+                   "a non-negative blur", path, count, 100.0 * share,
+                   100.0 * SS_PSF_MAX_NEGATIVE_SHARE);
+      return FALSE;
+    }
+  for (gsize i = 0; i < n; i++)
+    psf->data[i] = MAX (psf->data[i], 0.0f);
+  if (notes != NULL)
+    g_ptr_array_add (notes, g_strdup_printf ("PSF file %s: %" G_GSIZE_FORMAT " negative pixels "
+                                             "(%.3g%% of its absolute sum, noise in the wings) "
+                                             "set to 0", path, count, 100.0 * share));
+  return TRUE;
+}
+
+/* The centroid's offset (columns, rows) from the pixel ss_psf_wrap takes as
+ * the centre; FALSE when the PSF has no positive total. */
+static gboolean
+centroid_offset (const SsImage *psf, double *dx, double *dy)
+{
+  double sum = 0.0, mx = 0.0, my = 0.0;
+  for (int y = 0; y < psf->height; y++)
+    for (int x = 0; x < psf->width; x++)
+      {
+        double v = psf->data[(gsize) y * psf->width + x];
+        sum += v;
+        mx += v * (x - psf->width / 2);
+        my += v * (y - psf->height / 2);
+      }
+  if (!(sum > 0.0))
+    return FALSE;
+  *dx = mx / sum;
+  *dy = my / sum;
+  return TRUE;
+}
+
+/* The result is not changed: an off-centre PSF may be meant (a sub-image's
+ * registration), but it is more often a cutout taken off the star, which
+ * moves the deblurred image by the offset without a word. */
+static void
+note_off_centre (const SsImage *psf, const char *path, GPtrArray *notes)
+{
+  double dx, dy;
+  if (notes == NULL || !centroid_offset (psf, &dx, &dy)
+      || !(hypot (dx, dy) > SS_PSF_MAX_CENTROID_OFFSET))
+    return;
+  g_ptr_array_add (notes, g_strdup_printf ("warning: PSF file %s: its centroid is (%+.2f, %+.2f) "
+                                           "px (x, y) from its centre pixel (%d, %d), so the "
+                                           "deblurred image is shifted by (%+.2f, %+.2f) px; "
+                                           "centre the PSF to avoid it", path, dx, dy,
+                                           psf->width / 2, psf->height / 2, -dx, -dy));
+}
+
+SsImage *
+ss_psf_read_file (const char *path, GPtrArray *notes, GError **error)
 {
   SsFitsReadOptions options = SS_FITS_READ_OPTIONS_DEFAULT;
   options.plane = 0;
-  g_autoptr (SsImage) file_psf = ss_fits_read (spec->path, &options, error);
+  g_autoptr (SsImage) psf = ss_fits_read (path, &options, error);
+  if (psf == NULL || !check_finite (psf, path, error)
+      || !clip_negative_wings (psf, path, notes, error))
+    return NULL;
+  note_off_centre (psf, path, notes);
+  return g_steal_pointer (&psf);
+}
+
+static SsImage *
+render_file (const SsPsfSpec *spec, int width, int height, GError **error)
+{
+  g_autoptr (SsImage) file_psf = ss_psf_read_file (spec->path, NULL, error);
   if (file_psf == NULL)
     return NULL;
-  return ss_psf_wrap (file_psf, width, height, error);
+  SsImage *psf = ss_psf_wrap (file_psf, width, height, error);
+  /* Name the file: the caller's message names the image. */
+  if (psf == NULL)
+    g_prefix_error (error, "PSF file %s: ", spec->path);
+  return psf;
 }
 
 SsImage *

@@ -11,6 +11,9 @@
  *   moffat:FWHM,BETA Moffat profile
  *   file:PATH        a PSF image read from FITS (normalised and centred here)
  *   none             identity (no blur)
+ * The parser refuses values outside the ranges below: beyond them the
+ * rendering overflows or underflows (a FWHM of 1e10 px, 1e-300 px) instead
+ * of drawing a blur.
  */
 #pragma once
 
@@ -18,6 +21,20 @@
 #include "ss-image.h"
 
 G_BEGIN_DECLS
+
+/* FWHM (Gaussian, Moffat), pixels: finite, in [MIN, MAX]. At 0.1 px every
+ * neighbour of the centre is already below float precision (the identity,
+ * as none); narrower only nears sigma^2 = 0 and a 0/0 PSF. 10000 px needs
+ * a support of 34000 px or more, beyond any frame, and keeps the support's
+ * arithmetic far from int overflow. */
+#define SS_PSF_MIN_FWHM 0.1
+#define SS_PSF_MAX_FWHM 10000.0
+/* Box order L: an integer in [1, MAX]. */
+#define SS_PSF_MAX_BOX 10000
+/* Moffat beta: finite, in (MIN, MAX]. A Moffat's flux pi a^2 / (beta - 1) is
+ * finite only for beta > 1; beyond 100 it is a Gaussian for any data. */
+#define SS_PSF_MIN_BETA 1.0
+#define SS_PSF_MAX_BETA 100.0
 
 typedef enum {
   SS_PSF_NONE,
@@ -46,12 +63,27 @@ void ss_psf_spec_copy (const SsPsfSpec *src, SsPsfSpec *dst);
 int ss_psf_reach (const SsPsfSpec *spec);
 
 /* Renders the PSF at the problem size; fails (SS_ERROR_INVALID_ARGUMENT) when
- * the PSF is larger than the image or a file PSF sums to <= 0. */
+ * the PSF is larger than the image or a file PSF is refused by
+ * ss_psf_read_file or sums to <= 0. A file PSF is read with
+ * ss_psf_read_file (its small negative wings zeroed); its notes are dropped:
+ * call ss_psf_read_file once to show them. */
 SsImage *ss_psf_render (const SsPsfSpec *spec, int width, int height, GError **error);
 
 /* Normalises an arbitrary PSF image (any size, peak anywhere near its centre)
  * and wraps it so its centre lands on (0,0) of a width x height image. The
  * centre of an odd size is the middle pixel, of an even size pixel size/2. */
 SsImage *ss_psf_wrap (const SsImage *psf, int width, int height, GError **error);
+
+/* The first plane of the PSF image in the FITS file PATH, checked: fails
+ * (SS_ERROR_INVALID_ARGUMENT, the message naming PATH) when a pixel is not
+ * finite or when the negative pixels hold SS_PSF_MAX_NEGATIVE_SHARE or more
+ * of the absolute sum; smaller negatives (background-subtraction noise in
+ * the wings) are set to 0. When NOTES is not NULL, what the user should be
+ * told is appended to it (char *, freed by the array): the negatives zeroed,
+ * and a centroid more than SS_PSF_MAX_CENTROID_OFFSET pixels from the centre
+ * pixel ss_psf_wrap puts at (0,0), which shifts a deblurred image by as much. */
+#define SS_PSF_MAX_NEGATIVE_SHARE 0.05
+#define SS_PSF_MAX_CENTROID_OFFSET 1.0
+SsImage *ss_psf_read_file (const char *path, GPtrArray *notes, GError **error);
 
 G_END_DECLS
