@@ -9,6 +9,7 @@ typedef struct {
   gboolean search;
   int col, row;
   SsPsfModel model;
+  SsHeader *header;       /* the input's cards (a search reads SATURATE there), or NULL */
   SsPsfFit fit;
 } StarFitData;
 
@@ -17,16 +18,22 @@ star_fit_data_free (gpointer p)
 {
   StarFitData *d = p;
   ss_frame_unref (d->frame);
+  if (d->header != NULL)
+    ss_header_free (d->header);
   g_free (d);
 }
 
-/* The frame's pixels as the one-plane image the engine's fitters take. */
+/* The frame's pixels, with HEADER's cards when given, as the one-plane
+ * image the engine's fitters take. */
 static SsImage *
-image_of_frame (const SsFrame *frame, GError **error)
+image_of_frame (const SsFrame *frame, const SsHeader *header, GError **error)
 {
   SsImage *image = ss_image_new (frame->width, frame->height, 1, error);
   if (image != NULL)
-    memcpy (image->data, frame->data, ss_frame_n_pixels (frame) * sizeof (float));
+    {
+      memcpy (image->data, frame->data, ss_frame_n_pixels (frame) * sizeof (float));
+      image->header = header != NULL ? ss_header_copy (header) : NULL;
+    }
   return image;
 }
 
@@ -35,7 +42,7 @@ star_fit_thread (GTask *task, gpointer source, gpointer task_data, GCancellable 
 {
   StarFitData *d = task_data;
   GError *error = NULL;
-  g_autoptr (SsImage) image = image_of_frame (d->frame, &error);
+  g_autoptr (SsImage) image = image_of_frame (d->frame, d->header, &error);
   gboolean ok = FALSE;
   if (image != NULL && d->search)
     {
@@ -78,12 +85,14 @@ ss_star_fit_at_async (SsFrame *frame, int col, int row, SsPsfModel model,
 }
 
 void
-ss_star_fit_search_async (SsFrame *frame, SsPsfModel model, GCancellable *cancellable,
-                          GAsyncReadyCallback callback, gpointer user_data)
+ss_star_fit_search_async (SsFrame *frame, const SsHeader *header, SsPsfModel model,
+                          GCancellable *cancellable, GAsyncReadyCallback callback,
+                          gpointer user_data)
 {
   g_return_if_fail (frame != NULL);
   StarFitData *d = g_new0 (StarFitData, 1);
   d->frame = ss_frame_ref (frame);
+  d->header = header != NULL ? ss_header_copy (header) : NULL;
   d->search = TRUE;
   d->model = model;
   star_fit_start (d, cancellable, callback, user_data);

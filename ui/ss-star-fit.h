@@ -20,9 +20,12 @@ G_BEGIN_DECLS
 void ss_star_fit_at_async (SsFrame *frame, int col, int row, SsPsfModel model,
                            GCancellable *cancellable, GAsyncReadyCallback callback,
                            gpointer user_data);
-/* Finds and fits the brightest isolated unsaturated stars of FRAME. */
-void ss_star_fit_search_async (SsFrame *frame, SsPsfModel model, GCancellable *cancellable,
-                               GAsyncReadyCallback callback, gpointer user_data);
+/* Finds and fits the brightest isolated unsaturated stars of FRAME; HEADER
+ * (may be NULL), the input's, gives the saturation level when it has a
+ * SATURATE or SATLEVEL card (ss-psf-fit.h). */
+void ss_star_fit_search_async (SsFrame *frame, const SsHeader *header, SsPsfModel model,
+                               GCancellable *cancellable, GAsyncReadyCallback callback,
+                               gpointer user_data);
 /* The fit (for a search: the combination). N_STARS (may be NULL): how many
  * stars it measured, 1 for a click. */
 gboolean ss_star_fit_finish (GAsyncResult *result, SsPsfFit *fit, int *n_stars,

@@ -109,7 +109,8 @@ void
 ss_window_find_stars (SsWindow *self)
 {
   if (begin_star_fit (self, "Looking for isolated stars…"))
-    ss_star_fit_search_async (self->input, ss_params_panel_get_star_model (self->panel),
+    ss_star_fit_search_async (self->input, self->header,
+                              ss_params_panel_get_star_model (self->panel),
                               self->fit_cancellable, star_fit_done, g_object_ref (self));
 }
 
@@ -127,8 +128,9 @@ ss_window_find_stars_quietly (SsWindow *self)
   self->fit_cancellable = g_cancellable_new ();
   ss_window_set_status (self, "Measuring the PSF on the image's stars…");
   ss_window_update_actions (self);
-  ss_star_fit_search_async (self->input, ss_params_panel_get_star_model (self->panel),
-                            self->fit_cancellable, star_fit_done, g_object_ref (self));
+  ss_star_fit_search_async (self->input, self->header,
+                            ss_params_panel_get_star_model (self->panel), self->fit_cancellable,
+                            star_fit_done, g_object_ref (self));
 }
 
 void
