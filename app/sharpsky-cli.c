@@ -14,6 +14,7 @@
 #include "ss-cli-common.h"
 #include "ss-config.h"
 
+#include <locale.h>
 #include <string.h>
 
 typedef struct {
@@ -46,6 +47,13 @@ print_usage (FILE *out)
 int
 main (int argc, char **argv)
 {
+  /* GOption converts --help to the locale's charset: without the user's
+   * locale the C locale's ASCII turns every non-ASCII character (α, ρ, ²)
+   * into '?', even under LANG=C.UTF-8. Numbers stay in the C locale: the
+   * CSV files, HISTORY cards, tables and notes print them with printf, and
+   * a decimal comma would break every reader of them. */
+  setlocale (LC_ALL, "");
+  setlocale (LC_NUMERIC, "C");
   g_set_prgname (CLI_PROGRAM);
   if (argc < 2)
     {

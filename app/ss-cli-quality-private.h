@@ -58,6 +58,7 @@ typedef struct {
 typedef struct {
   gboolean json;
   gboolean quiet;
+  gboolean force;       /* --force: replace the files written (markdown, trace, mosaics, cases) */
   char *cases;          /* "small", "full" or "frames" */
   char *only;           /* comma-separated case names, or NULL */
   char **methods;       /* --methods: the rows to run (solver names, rl-best, rl-tv-best,
@@ -72,6 +73,7 @@ typedef struct {
   gboolean no_siril;
   char **set;           /* --set NAME=VALUE: parameters for every solver row, as deblur's options */
   int draw;             /* --draw: 0 the published cases, N > 0 other scenes and noise */
+  char **rest;          /* arguments left over (refused) */
 } QualityOptions;
 
 /* ---- running the methods (ss-cli-quality-run.c) ---- */
@@ -121,6 +123,10 @@ void cli_quality_prepared_clear (Prepared *p);
 /* Solves P's problem; TRACKER, when not NULL, is fed a full-size preview at every report. */
 gboolean cli_quality_solve_prepared (Prepared *p, SsBackend *backend, BestTracker *tracker,
                                      SsSolveResult *result, GError **error);
+/* Whether deblur's option checks accept SOLVER with Q's --set pairs on a
+ * case blurred by PSF, before any case is built; prints why not. */
+gboolean cli_quality_options_accepted (const QualityOptions *q, const SsSolverInfo *solver,
+                                       const char *psf);
 /* SOLVER's row, run exactly as `deblur --psf PSF --solver NAME --alpha auto` runs it. */
 MethodRow *cli_quality_run_as_user (const QualityOptions *q, const CaseData *data,
                                     const SsSolverInfo *solver, SsBackend *backend);

@@ -42,16 +42,16 @@ cli_quality_failed_row (const char *method, const GError *error)
 
 /* ---- running a solver as deblur does --------------------------------------- */
 
-/* Parses the options a user would give deblur into a config. */
+/* Parses the options a user would give deblur on a case blurred by PSF into a config. */
 static gboolean
-config_for (const QualityOptions *q, const CaseData *data, const SsSolverInfo *solver,
+config_for (const QualityOptions *q, const char *psf, const SsSolverInfo *solver,
             const OptionValue *extra, int n_extra, CliOptions *o, CliConfig *c, GError **error)
 {
   memset (o, 0, sizeof *o);
   memset (c, 0, sizeof *c);
   o->quiet = TRUE;
   o->json = TRUE;   /* keeps deblur's per-plane notes off our table */
-  o->psf = g_strdup (data->spec->psf);
+  o->psf = g_strdup (psf);
   o->solver = g_strdup (solver->name);
   o->backend = g_strdup (q->backend);
   /* As a user would: --alpha auto also sets what the data choose for a
@@ -131,7 +131,7 @@ cli_quality_prepare (const QualityOptions *q, const CaseData *data, const SsSolv
                      const OptionValue *extra, int n_extra, Prepared *p, GError **error)
 {
   memset (p, 0, sizeof *p);
-  if (!config_for (q, data, solver, extra, n_extra, &p->o, &p->c, error))
+  if (!config_for (q, data->spec->psf, solver, extra, n_extra, &p->o, &p->c, error))
     return FALSE;
   p->in.in_path = data->spec->name;
   p->in.image = data->blurred;
@@ -159,6 +159,55 @@ cli_quality_solve_prepared (Prepared *p, SsBackend *backend, BestTracker *tracke
                            tracker, tracker ? tracker->past_best : NULL, result, error);
 }
 
+/* The --set NAME=VALUE pairs, as deblur's --NAME VALUE would set them. */
+typedef struct {
+  OptionValue *values;
+  char **strings;       /* the names and values VALUES points into */
+  int count;
+} SetPairs;
+
+static void
+set_pairs_init (SetPairs *pairs, char **set)
+{
+  guint n = set ? g_strv_length (set) : 0;
+  pairs->count = (int) n;
+  pairs->values = g_new0 (OptionValue, n + 1);
+  pairs->strings = g_new0 (char *, 2 * n + 1);
+  for (guint i = 0; i < n; i++)
+    {
+      char **kv = g_strsplit (set[i], "=", 2);
+      pairs->strings[2 * i] = kv[0];
+      pairs->strings[2 * i + 1] = kv[1] ? kv[1] : g_strdup ("");
+      pairs->values[i] = (OptionValue) { pairs->strings[2 * i], pairs->strings[2 * i + 1] };
+      g_free (kv);
+    }
+}
+
+static void
+set_pairs_clear (SetPairs *pairs)
+{
+  g_clear_pointer (&pairs->values, g_free);
+  g_clear_pointer (&pairs->strings, g_strfreev);
+}
+
+gboolean
+cli_quality_options_accepted (const QualityOptions *q, const SsSolverInfo *solver,
+                              const char *psf)
+{
+  /* The very parsing each row does (config_for): a value deblur would
+   * refuse for this solver must stop the command before its first case,
+   * not turn every row into "options refused" minutes later. */
+  CliOptions o;
+  CliConfig c;
+  SetPairs set;
+  set_pairs_init (&set, q->set);
+  gboolean ok = config_for (q, psf, solver, set.values, set.count, &o, &c, NULL);
+  cli_config_clear (&c);
+  cli_options_clear (&o);
+  set_pairs_clear (&set);
+  return ok;
+}
+
 /* The solver exactly as `deblur --psf PSF --solver NAME --alpha auto` runs it. */
 MethodRow *
 cli_quality_run_as_user (const QualityOptions *q, const CaseData *data, const SsSolverInfo *solver,
@@ -168,19 +217,9 @@ cli_quality_run_as_user (const QualityOptions *q, const CaseData *data, const Ss
   Prepared p;
   SsSolveResult result = { 0 };
   MethodRow *row = NULL;
-  /* --set NAME=VALUE pairs, as deblur's --NAME VALUE would set them. */
-  guint n_set = q->set ? g_strv_length (q->set) : 0;
-  g_autofree OptionValue *extra = g_new0 (OptionValue, n_set + 1);
-  g_auto (GStrv) pairs = g_new0 (char *, 2 * n_set + 1);
-  for (guint i = 0; i < n_set; i++)
-    {
-      char **kv = g_strsplit (q->set[i], "=", 2);
-      pairs[2 * i] = kv[0];
-      pairs[2 * i + 1] = kv[1] ? kv[1] : g_strdup ("");
-      extra[i] = (OptionValue) { pairs[2 * i], pairs[2 * i + 1] };
-      g_free (kv);
-    }
-  if (cli_quality_prepare (q, data, solver, extra, (int) n_set, &p, &error)
+  SetPairs set;
+  set_pairs_init (&set, q->set);
+  if (cli_quality_prepare (q, data, solver, set.values, set.count, &p, &error)
       && cli_quality_solve_prepared (&p, backend, NULL, &result, &error))
     {
       gsize n = (gsize) data->spec->size * data->spec->size;
@@ -218,5 +257,6 @@ cli_quality_run_as_user (const QualityOptions *q, const CaseData *data, const Ss
     row = cli_quality_failed_row (solver->name, error);
   ss_solve_result_clear (&result);
   cli_quality_prepared_clear (&p);
+  set_pairs_clear (&set);
   return row;
 }

@@ -213,6 +213,23 @@ run_methods (const QualityOptions *q, const CaseData *data, SsBackend *backend,
   return rows;
 }
 
+/* Where the mosaics go: --mosaics, else beside the markdown, else nowhere. */
+static char *
+mosaic_dir (const QualityOptions *q)
+{
+  return q->mosaics ? g_strdup (q->mosaics)
+         : q->markdown ? g_path_get_dirname (q->markdown) : NULL;
+}
+
+static char *
+mosaic_path (const char *dir, const QualityCase *spec)
+{
+  return g_strdup_printf ("%s/quality-%s.png", dir, spec->name);
+}
+
+/* The columns of --trace, one line per scored report (track_best). */
+#define TRACE_HEADER "case,method,iteration,psnr,residual,rel_change\n"
+
 static int
 run_quality (QualityOptions *q)
 {
@@ -229,8 +246,9 @@ run_quality (QualityOptions *q)
       cli_error (q->trace, "cannot write: %s", g_strerror (errno));
       return CLI_EXIT_FAILURE;
     }
-  g_autofree char *mosaics = q->mosaics ? g_strdup (q->mosaics)
-                             : q->markdown ? g_path_get_dirname (q->markdown) : NULL;
+  if (q->trace_file)
+    fputs (TRACE_HEADER, q->trace_file);
+  g_autofree char *mosaics = mosaic_dir (q);
   if (mosaics && g_mkdir_with_parents (mosaics, 0755) != 0)
     {
       cli_error (mosaics, "cannot create: %s", g_strerror (errno));
@@ -261,8 +279,7 @@ run_quality (QualityOptions *q)
       double bs = ss_ssim_affine (data.blurred->data, data.truth->data, cases[i].size,
                                   cases[i].size);
       GPtrArray *rows = run_methods (q, &data, backend, siril);
-      g_autofree char *mosaic = mosaics ? g_strdup_printf ("%s/quality-%s.png", mosaics,
-                                                           cases[i].name) : NULL;
+      g_autofree char *mosaic = mosaics ? mosaic_path (mosaics, &cases[i]) : NULL;
       if (mosaic && !cli_quality_write_mosaic (mosaic, &data, rows, &error))
         {
           g_ptr_array_unref (rows);
@@ -315,12 +332,80 @@ run_quality (QualityOptions *q)
   return CLI_EXIT_OK;
 }
 
-/* Are the --set pairs NAME=VALUE with NAME a solver parameter's option
- * name? A misspelt name would otherwise leave every row at its default and
- * the table would silently answer another question. */
+/* Are the --only names cases of the table? */
 static gboolean
-set_names_known (char **set)
+only_names_known (const char *only)
 {
+  if (only == NULL)
+    return TRUE;
+  g_auto (GStrv) names = g_strsplit (only, ",", -1);
+  for (guint i = 0; names[i]; i++)
+    {
+      gboolean known = FALSE;
+      for (gsize c = 0; c < G_N_ELEMENTS (cases) && !known; c++)
+        known = g_str_equal (names[i], cases[c].name);
+      if (!known)
+        {
+          g_autoptr (GString) list = g_string_new (NULL);
+          for (gsize c = 0; c < G_N_ELEMENTS (cases); c++)
+            g_string_append_printf (list, "%s%s", c ? ", " : "", cases[c].name);
+          cli_error (NULL, "--only '%s': no such case (cases: %s)", names[i], list->str);
+          return FALSE;
+        }
+    }
+  return TRUE;
+}
+
+/* The references, which --methods names besides the solvers. */
+static const char *const reference_methods[] = { "rl-best", "rl-tv-best", "wiener-best", "siril",
+                                                 NULL };
+
+/* Are the --methods names rows that quality runs? A misspelt name would
+ * otherwise run every case with its input row alone. */
+static gboolean
+method_names_known (char **methods)
+{
+  for (guint i = 0; methods && methods[i]; i++)
+    {
+      const char *name = methods[i];
+      gboolean known = g_strv_contains ((const char *const *) reference_methods, name);
+      for (guint k = 0; k < ss_solver_count () && !known; k++)
+        {
+          const SsSolverInfo *solver = ss_solver_nth (k);
+          if (!g_str_equal (solver->name, name))
+            continue;
+          if (solver->caps & SS_SOLVER_NEEDS_REGION)
+            {
+              cli_error (NULL, "--methods %s: this solver needs a region of interest, not a "
+                         "whole case; quality does not run it", name);
+              return FALSE;
+            }
+          known = TRUE;
+        }
+      if (!known)
+        {
+          g_autoptr (GString) list = g_string_new (NULL);
+          for (guint k = 0; k < ss_solver_count (); k++)
+            if (!(ss_solver_nth (k)->caps & SS_SOLVER_NEEDS_REGION))
+              g_string_append_printf (list, "%s%s", list->len ? ", " : "",
+                                      ss_solver_nth (k)->name);
+          g_autofree char *references = g_strjoinv (", ", (char **) reference_methods);
+          cli_error (NULL, "--methods '%s': expected a solver (%s) or a reference (%s)", name,
+                     list->str, references);
+          return FALSE;
+        }
+    }
+  return TRUE;
+}
+
+/* Are the --set pairs NAME=VALUE with NAME a solver parameter's option name
+ * and VALUE one deblur accepts for it? A misspelt name would otherwise leave
+ * every row at its default and the table would silently answer another
+ * question; a bad value would fail every row, after the cases were built. */
+static gboolean
+set_values_valid (const QualityOptions *q)
+{
+  char **set = q->set;
   for (guint i = 0; set && set[i]; i++)
     {
       g_auto (GStrv) kv = g_strsplit (set[i], "=", 2);
@@ -334,15 +419,86 @@ set_names_known (char **set)
                      "options (iters, alpha, inner-iters, ...)", set[i]);
           return FALSE;
         }
+      /* The table's own parsing and range, as deblur's --NAME VALUE. */
       double value;
       g_autoptr (GError) error = NULL;
-      if (known->type == SS_PARAM_BOOL && !ss_param_parse (known, kv[1], &value, &error))
+      if (!(known->allows_auto && g_str_equal (kv[1], "auto"))
+          && !ss_param_parse (known, kv[1], &value, &error))
         {
           cli_error (NULL, "--set %s: %s", set[i], error->message);
           return FALSE;
         }
     }
+  /* Then what deblur checks across the parameters, for each solver row to
+   * run; the PSF is any case's (the checks do not depend on it). */
+  for (guint k = 0; set && k < ss_solver_count (); k++)
+    {
+      const SsSolverInfo *solver = ss_solver_nth (k);
+      if ((solver->caps & SS_SOLVER_NEEDS_REGION) || !method_selected (q, solver->name))
+        continue;
+      if (!cli_quality_options_accepted (q, solver, cases[0].psf))
+        {
+          g_autofree char *pairs = g_strjoinv (" ", set);
+          cli_error (NULL, "--set %s: refused for %s (--methods runs only the solvers named)",
+                     pairs, solver->name);
+          return FALSE;
+        }
+    }
   return TRUE;
+}
+
+/* Refuses, before any work, to replace a file the run would write, unless
+ * --force, as deblur and simulate refuse an existing output: exit 2 (1
+ * when its folder cannot be written). A path whose folder does not exist
+ * yet is free (the run makes it). Not cli_check_output: that one also
+ * wants an image's suffix, and these are markdown, CSV and PNG files. */
+static int
+check_one_output (const char *path, gboolean force)
+{
+  g_autofree char *dir = g_path_get_dirname (path);
+  if (!g_file_test (dir, G_FILE_TEST_IS_DIR))
+    return -1;
+  g_autoptr (GError) error = NULL;
+  if (ss_output_check (path, force, NULL, &error))
+    return -1;
+  /* What is in the way (a file kept without --force, a folder) is fixed on
+   * the command line; a folder that cannot be written is failed I/O. */
+  gboolean usage = g_file_test (path, G_FILE_TEST_EXISTS)
+                   && !(force && g_file_test (path, G_FILE_TEST_IS_REGULAR));
+  return cli_fail (usage ? CLI_EXIT_USAGE : CLI_EXIT_FAILURE, path, error);
+}
+
+/* Every file the run would write: --markdown, --trace, each selected case's
+ * mosaic and --write-cases files. Returns -1, or the status after the message. */
+static int
+check_outputs (const QualityOptions *q)
+{
+  int status = -1;
+  if (q->markdown && (status = check_one_output (q->markdown, q->force)) >= 0)
+    return status;
+  if (q->trace && (status = check_one_output (q->trace, q->force)) >= 0)
+    return status;
+  g_autofree char *mosaics = mosaic_dir (q);
+  for (gsize i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      if (!case_selected (q, &cases[i]))
+        continue;
+      if (mosaics)
+        {
+          g_autofree char *mosaic = mosaic_path (mosaics, &cases[i]);
+          if ((status = check_one_output (mosaic, q->force)) >= 0)
+            return status;
+        }
+      const char *files[] = { "truth.fits", "blurred.fits", "psf.fits" };
+      for (gsize f = 0; q->write_cases && f < G_N_ELEMENTS (files); f++)
+        {
+          g_autofree char *path = g_build_filename (q->write_cases, cases[i].name, files[f],
+                                                    NULL);
+          if ((status = check_one_output (path, q->force)) >= 0)
+            return status;
+        }
+    }
+  return -1;
 }
 
 /* $SHARPSKY_DATA, the source tree's data/ (a build), or the installed one. */
@@ -363,6 +519,7 @@ quality_options_clear (QualityOptions *q)
   g_free (q->only);
   g_strfreev (q->methods);
   g_strfreev (q->set);
+  g_strfreev (q->rest);
   g_free (q->markdown);
   g_free (q->mosaics);
   g_free (q->write_cases);
@@ -388,6 +545,8 @@ cli_quality (int argc, char **argv)
       "METHOD" },
     { "json", 0, 0, G_OPTION_ARG_NONE, &q.json, "One JSON object per case and method", NULL },
     { "quiet", 'q', 0, G_OPTION_ARG_NONE, &q.quiet, "No progress on stderr", NULL },
+    { "force", 0, 0, G_OPTION_ARG_NONE, &q.force,
+      "Replace existing files (--markdown, --trace, mosaics, --write-cases)", NULL },
     { "markdown", 0, 0, G_OPTION_ARG_FILENAME, &q.markdown,
       "Write the tables as markdown (QUALITY.md's body) to FILE; mosaics go beside it", "FILE" },
     { "mosaics", 0, 0, G_OPTION_ARG_FILENAME, &q.mosaics,
@@ -396,7 +555,8 @@ cli_quality (int argc, char **argv)
       "Write DIR/CASE/{truth,blurred,psf}.fits for other tools", "DIR" },
     { "trace", 0, 0, G_OPTION_ARG_FILENAME, &q.trace,
       "Write the best-iteration runs' curves to FILE as CSV: case, method, iteration, PSNR, "
-      "SSIM-free residual and relative change at every scored report", "FILE" },
+      "residual and relative change at every scored report, after a header line naming them",
+      "FILE" },
     { "backend", 0, 0, G_OPTION_ARG_STRING, &q.backend, "auto, cpu or cuda", "NAME" },
     { "data", 0, 0, G_OPTION_ARG_FILENAME, &q.data_dir,
       "Where the bundled images are (default: the installed or source data/)", "DIR" },
@@ -408,8 +568,11 @@ cli_quality (int argc, char **argv)
     { "draw", 0, 0, G_OPTION_ARG_INT, &q.draw,
       "Draw N >= 1: the same kinds of case with other synthetic scenes and noise (held-out "
       "cases for a rule tuned on the published ones, draw 0)", "N" },
+    { G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_STRING_ARRAY, &q.rest, NULL, NULL },
     { NULL },
   };
+  /* GOption's usage line starts with the program name: make it name the command. */
+  g_set_prgname (CLI_PROGRAM " quality");
   GOptionContext *context = g_option_context_new ("");
   g_option_context_set_summary (context,
     "Scores every solver, as 'deblur --alpha auto' runs it, against Richardson-Lucy and\n"
@@ -421,14 +584,17 @@ cli_quality (int argc, char **argv)
     "SHARPSKY_FFTW says otherwise, so that no method pays for planning.");
   g_option_context_add_main_entries (context, entries, NULL);
   g_autoptr (GError) error = NULL;
-  gboolean ok = g_option_context_parse (context, &argc, &argv, &error);
+  gboolean ok = cli_option_context_parse (context, argc, argv, &error);
   g_option_context_free (context);
   int status = CLI_EXIT_OK;
   if (!ok)
-    status = cli_fail (CLI_EXIT_USAGE, NULL, error);
-  else if (argc > 1)
     {
-      cli_error (NULL, "quality: unexpected argument '%s'", argv[1]);
+      cli_error (NULL, "quality: %s (see '" CLI_PROGRAM " quality --help')", error->message);
+      status = CLI_EXIT_USAGE;
+    }
+  else if (q.rest && q.rest[0])
+    {
+      cli_error (NULL, "quality: unexpected argument '%s'", q.rest[0]);
       status = CLI_EXIT_USAGE;
     }
   else if (q.cases && !g_str_equal (q.cases, "small") && !g_str_equal (q.cases, "full")
@@ -442,16 +608,20 @@ cli_quality (int argc, char **argv)
       cli_error (NULL, "--draw %d: expected 0 (the published cases) to 1000000", q.draw);
       status = CLI_EXIT_USAGE;
     }
-  else if (!set_names_known (q.set))
+  else if (!only_names_known (q.only) || !method_names_known (q.methods)
+           || !set_values_valid (&q))
     status = CLI_EXIT_USAGE;
   else
     {
       if (q.cases == NULL)
         q.cases = g_strdup ("full");
-      if (q.data_dir == NULL)
-        q.data_dir = default_data_dir ();
-      g_setenv ("SHARPSKY_FFTW", "estimate", FALSE);
-      status = run_quality (&q);
+      if ((status = check_outputs (&q)) < 0)
+        {
+          if (q.data_dir == NULL)
+            q.data_dir = default_data_dir ();
+          g_setenv ("SHARPSKY_FFTW", "estimate", FALSE);
+          status = run_quality (&q);
+        }
     }
   quality_options_clear (&q);
   return status;

@@ -71,34 +71,64 @@ cli_summary_init (CliSummary *s, const char *command)
   s->plane = -1;
   s->planes = 1;
   s->baseline_mse = NAN;
+  s->alpha = NAN;   /* NAN: the parameters' own α */
   s->noise = NAN;
   s->mse = NAN;
   s->psnr = NAN;
 }
 
+/* What the parameter callbacks below write into, and the summary whose α
+ * they report: a colour image's summary gives the planes' mean α, which no
+ * one plane's parameters hold. */
+typedef struct {
+  const CliSummary *summary;
+  gpointer out;           /* the SsJsonObject or the GString */
+} ParamSink;
+
+/* The value to report for parameter INFO: the summary's α, else VALUE. */
+static double
+param_value (const ParamSink *sink, const SsParamInfo *info, double value, const char *text,
+             char **formatted)
+{
+  *formatted = g_strdup (text);
+  if (info->id == SS_PARAM_ALPHA && isfinite (sink->summary->alpha))
+    {
+      value = sink->summary->alpha;
+      g_free (*formatted);
+      *formatted = ss_param_format (info, value);
+    }
+  return value;
+}
+
 /* JSON keys are identifiers: direct-method becomes direct_method. */
 static void
-json_add_param (const SsParamInfo *info, double value, const char *text, gpointer json)
+json_add_param (const SsParamInfo *info, double value, const char *text, gpointer user_data)
 {
+  const ParamSink *sink = user_data;
   g_autofree char *key = g_strdelimit (g_strdup (info->name), "-", '_');
+  g_autofree char *formatted = NULL;
+  value = param_value (sink, info, value, text, &formatted);
   if (info->type == SS_PARAM_REAL || info->type == SS_PARAM_INT)
-    ss_json_add_number (json, key, value);
+    ss_json_add_number (sink->out, key, value);
   else if (info->type == SS_PARAM_BOOL)
-    ss_json_add_bool (json, key, value != 0);
+    ss_json_add_bool (sink->out, key, value != 0);
   else
-    ss_json_add_string (json, key, text);
+    ss_json_add_string (sink->out, key, formatted);
 }
 
 static void
-text_add_param (const SsParamInfo *info, double value, const char *text, gpointer string)
+text_add_param (const SsParamInfo *info, double value, const char *text, gpointer user_data)
 {
+  const ParamSink *sink = user_data;
+  g_autofree char *formatted = NULL;
+  value = param_value (sink, info, value, text, &formatted);
   if (info->type == SS_PARAM_BOOL)
     {
       if (value != 0)
-        g_string_append_printf (string, "  %s", info->name);
+        g_string_append_printf (sink->out, "  %s", info->name);
     }
   else
-    g_string_append_printf (string, "  %s %s", info->name, text);
+    g_string_append_printf (sink->out, "  %s %s", info->name, formatted);
 }
 
 static void
@@ -149,11 +179,14 @@ print_summary_json (const CliSummary *s, const CliConfig *config, const SsSolveR
   ss_json_add_number (&o, "rel_change", result->rel_change);
   ss_json_add_int (&o, "peak_memory_bytes", (gint64) result->peak_memory_bytes);
   ss_json_add_string (&o, "warning", result->warning);
-  ss_json_add_number (&o, "alpha", s->alpha);
-  ss_json_add_bool (&o, "alpha_auto", s->alpha_auto);
+  /* The solver's parameters, each once and only those it reads (alpha and
+   * nonneg among them where it takes them): RL takes no α, and a summary
+   * that gave one would say it shaped the result. */
+  if (ss_solver_uses (ss_solver_info (p->kind), SS_PARAM_ALPHA))
+    ss_json_add_bool (&o, "alpha_auto", s->alpha_auto);
   ss_json_add_number (&o, "noise_estimate", s->noise);
-  ss_json_add_bool (&o, "nonneg", s->nonneg);
-  ss_solve_params_foreach_used (p, json_add_param, &o);
+  ParamSink sink = { s, &o };
+  ss_solve_params_foreach_used (p, json_add_param, &sink);
   if (ss_solver_info (p->kind)->phases[0] != NULL)
     ss_json_add_number_array (&o, "phase_seconds", result->phase_seconds, 4);
   ss_json_add_string (&o, "psf", s->psf);
@@ -198,8 +231,9 @@ print_summary_text (const CliSummary *s, const CliConfig *config, const SsSolveR
   else if (s->planes > 1)
     g_string_append_printf (t, "all planes   %d\n", s->planes);
   g_string_append_printf (t, "solver       %s", ss_solver_kind_to_string (p->kind));
-  ss_solve_params_foreach_used (p, text_add_param, t);
-  if (s->alpha_auto)
+  ParamSink sink = { s, t };
+  ss_solve_params_foreach_used (p, text_add_param, &sink);
+  if (s->alpha_auto && ss_solver_uses (ss_solver_info (p->kind), SS_PARAM_ALPHA))
     g_string_append (t, "  (alpha auto)");
   g_string_append_printf (t, "\nbackend      %s (%s)\n", result->backend, result->device);
 

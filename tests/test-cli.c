@@ -10,6 +10,7 @@
 #include "test-cli-run.h"
 #include "ss-noise.h"
 
+#include <locale.h>
 #include <stdlib.h>
 
 #define SIDE 64
@@ -85,6 +86,64 @@ assert_json_string (const char *line, const char *key, const char *value)
   g_autofree char *member = g_strdup_printf ("\"%s\":\"%s\"", key, value);
   if (strstr (line, member) == NULL)
     g_error ("no %s in %s", member, line);
+}
+
+/* The member names of the JSON object LINE, in order: the names at the
+ * object's own level (not those of a nested object), escapes left as
+ * written. Fails the test when LINE's brackets do not balance. */
+static GPtrArray *
+json_keys (const char *line)
+{
+  GPtrArray *keys = g_ptr_array_new_with_free_func (g_free);
+  int depth = 0;
+  gboolean expect_key = FALSE;
+  for (const char *p = line; *p != '\0'; p++)
+    {
+      if (*p == '"')
+        {
+          const char *start = ++p;
+          while (*p != '\0' && *p != '"')
+            p += (*p == '\\' && p[1] != '\0') ? 2 : 1;
+          g_assert_true (*p == '"');
+          if (depth == 1 && expect_key)
+            g_ptr_array_add (keys, g_strndup (start, p - start));
+          expect_key = FALSE;
+        }
+      else if (*p == '{' || *p == '[')
+        expect_key = ++depth == 1 && *p == '{';
+      else if (*p == '}' || *p == ']')
+        depth--;
+      else if (*p == ',' && depth == 1)
+        expect_key = TRUE;
+    }
+  g_assert_cmpint (depth, ==, 0);
+  return keys;
+}
+
+/* Every JSON line of OUT names each member once: a reader keeps one of
+ * two values of a repeated name, and which one is up to the reader. */
+static void
+assert_json_keys_once (const char *out)
+{
+  g_auto (GStrv) lines = g_strsplit (out, "\n", -1);
+  for (int i = 0; lines[i] != NULL; i++)
+    {
+      if (!g_str_has_prefix (lines[i], "{"))
+        continue;
+      g_autoptr (GPtrArray) keys = json_keys (lines[i]);
+      g_autoptr (GHashTable) seen = g_hash_table_new (g_str_hash, g_str_equal);
+      for (guint k = 0; k < keys->len; k++)
+        if (!g_hash_table_add (seen, keys->pdata[k]))
+          g_error ("\"%s\" twice in %s", (char *) keys->pdata[k], lines[i]);
+    }
+}
+
+/* Whether LINE has a member KEY. */
+static gboolean
+json_has (const char *line, const char *key)
+{
+  g_autofree char *member = g_strdup_printf ("\"%s\":", key);
+  return strstr (line, member) != NULL;
 }
 
 /* ---- bad input checks -------------------------------------------------- */
@@ -271,7 +330,11 @@ test_blank_pixels (Fixture *f, gconstpointer data)
   g_assert_cmpfloat (json_number (summary, "observed"), ==, SIDE * SIDE - counted);
   g_assert_cmpfloat (json_number (summary, "padded_width"), ==, SIDE);
   g_assert_true (isnan (json_number (summary, "mse")));   /* null without a truth */
-  g_assert_nonnull (strstr (summary, "\"nonneg\":true"));   /* the default on real data */
+  /* RL, the default with --iters, takes no nonneg (its iterates are
+   * non-negative by construction) and its summary gives none; the default
+   * constraint on real data is json-keys-once's. */
+  assert_json_string (summary, "solver", "rl");
+  g_assert_false (json_has (summary, "nonneg"));
   cli_run_clear (&run);
 
   long w, h;
@@ -291,7 +354,8 @@ test_blank_pixels (Fixture *f, gconstpointer data)
   g_assert_cmpfloat (json_number (summary, "observed"), <=,
                      json_number (summary, "padded_width")
                      * json_number (summary, "padded_height") - counted);
-  g_assert_nonnull (strstr (summary, "\"nonneg\":false"));
+  /* RL again: --allow-negative changes nothing it takes, so no nonneg. */
+  g_assert_false (json_has (summary, "nonneg"));
   cli_run_clear (&run);
   g_autofree float *mirrored = read_fits_float (out_path, &w, &h, NULL);
   g_assert_cmpint (w, ==, SIDE);
@@ -445,8 +509,10 @@ test_psf_from_stars (Fixture *f, gconstpointer data)
   write_fits_float (in_path, pixels, side, side);
   g_autofree char *position = g_strdup_printf ("%.1f,%.1f", star_x + 1.2, star_y - 0.8);
 
+  /* FISTA: the default with --iters, RL, takes no α (checked below). */
   CliRun run = RUN_CLI ("deblur", in_path, "-o", out_path, "--psf-from-star", position,
-                        "--psf-model", "gaussian", "--iters", "20", "--alpha", "auto", "--json");
+                        "--psf-model", "gaussian", "--iters", "20", "--alpha", "auto",
+                        "--solver", "fista", "--json");
   g_assert_cmpint (run.status, ==, 0);
   g_autofree char *summary = json_line (run.out, "summary");
   g_test_message ("drawn FWHM %.3f", fwhm);
@@ -466,6 +532,9 @@ test_psf_from_stars (Fixture *f, gconstpointer data)
   g_free (summary);
   summary = json_line (run.out, "summary");
   g_assert_cmpfloat_with_epsilon (json_number (summary, "psf_fwhm") / fwhm, 1.0, 0.05);
+  /* RL, run with no α, reports none. */
+  assert_json_string (summary, "solver", "rl");
+  g_assert_false (json_has (summary, "alpha"));
   cli_run_clear (&run);
   g_remove (out_path);
 
@@ -827,13 +896,15 @@ test_usage (void)
 {
   if (!cli_available ())
     return;
-  const char *commands[] = { "simulate", "deblur", "run", "bench", "cs", "info" };
+  const char *commands[] = { "simulate", "deblur", "run", "bench", "cs", "info", "quality" };
   for (gsize i = 0; i < G_N_ELEMENTS (commands); i++)
     {
       CliRun run = RUN_CLI (commands[i], "--help");
       g_assert_cmpint (run.status, ==, 0);
-      g_assert_nonnull (strstr (run.out, commands[i]));
-      g_assert_nonnull (strstr (run.out, "Usage"));
+      /* The usage line names the command, not the program alone. */
+      g_autofree char *usage = g_strdup_printf ("Usage:\n  sharpsky-cli %s [", commands[i]);
+      if (strstr (run.out, usage) == NULL)
+        g_error ("no '%s' in %s", usage, run.out);
       cli_run_clear (&run);
     }
   CliRun run = RUN_CLI ("--help");
@@ -1223,6 +1294,196 @@ test_cs_bad_arguments (Fixture *f, gconstpointer data)
     }
 }
 
+/* Every JSON line names each member once, and a summary gives the
+ * parameters its solver takes and no other: alpha (and alpha_auto) only
+ * where the solver takes α, nonneg only where it takes the constraint.
+ * Each solver of the table through run, and deblur of a measurement and
+ * of a real image. */
+static void
+test_json_keys_once (Fixture *f, gconstpointer data)
+{
+  if (!cli_available ())
+    return;
+  g_autofree char *truth_path = write_star_field (f, "truth.fits", NULL);
+  for (guint k = 0; k < ss_solver_count (); k++)
+    {
+      const SsSolverInfo *info = ss_solver_nth (k);
+      /* The dense solver's size limits are test-dense's. */
+      if (info->caps & SS_SOLVER_NEEDS_REGION)
+        continue;
+      CliRun run = RUN_CLI ("run", truth_path, "--solver", info->name, "--psf", "box:3",
+                            "--ratio", "1", "--sensing", "none", "--iters", "4", "--backend",
+                            "cpu", "--json");
+      g_assert_cmpint (run.status, ==, 0);
+      assert_json_keys_once (run.out);
+      g_autofree char *summary = json_line (run.out, "summary");
+      assert_json_string (summary, "solver", info->name);
+      gboolean alpha = ss_solver_uses (info, SS_PARAM_ALPHA);
+      g_assert_cmpint (json_has (summary, "alpha"), ==, alpha);
+      g_assert_cmpint (json_has (summary, "alpha_auto"), ==, alpha);
+      g_assert_cmpint (json_has (summary, "nonneg"), ==, ss_solver_uses (info, SS_PARAM_NONNEG));
+      cli_run_clear (&run);
+    }
+
+  g_autofree char *measured_path = temp_path (f, "measured.fits");
+  g_autofree char *out_path = temp_path (f, "out.fits");
+  RUN_CLI_OK ("simulate", truth_path, "-o", measured_path, "--psf", "box:5", "--ratio", "0.5",
+              "--seed", "3");
+  const char *solvers[] = { "cpadmm", "fista", "admm", "niht" };
+  for (gsize i = 0; i < G_N_ELEMENTS (solvers); i++)
+    {
+      CliRun run = RUN_CLI ("deblur", measured_path, "-o", out_path, "--force", "--solver",
+                            solvers[i], "--iters", "4", "--nonneg", "--backend", "cpu",
+                            "--json");
+      g_assert_cmpint (run.status, ==, 0);
+      assert_json_keys_once (run.out);
+      g_autofree char *summary = json_line (run.out, "summary");
+      g_assert_true (g_str_has_prefix (strstr (summary, "\"nonneg\":"), "\"nonneg\":true"));
+      cli_run_clear (&run);
+    }
+  /* A real image (no acquisition cards): RL, the default with --iters,
+   * reports no α even with --alpha auto; FISTA the x >= 0 that is the
+   * default on real data. */
+  CliRun run = RUN_CLI ("deblur", truth_path, "-o", out_path, "--force", "--psf", "gaussian:2",
+                        "--iters", "4", "--alpha", "auto", "--backend", "cpu", "--json");
+  g_assert_cmpint (run.status, ==, 0);
+  assert_json_keys_once (run.out);
+  g_autofree char *summary = json_line (run.out, "summary");
+  assert_json_string (summary, "solver", "rl");
+  g_assert_false (json_has (summary, "alpha"));
+  g_assert_false (json_has (summary, "alpha_auto"));
+  cli_run_clear (&run);
+  run = RUN_CLI ("deblur", truth_path, "-o", out_path, "--force", "--psf", "gaussian:2",
+                 "--solver", "fista", "--iters", "4", "--backend", "cpu", "--json");
+  g_assert_cmpint (run.status, ==, 0);
+  assert_json_keys_once (run.out);
+  g_free (summary);
+  summary = json_line (run.out, "summary");
+  g_assert_true (g_str_has_prefix (strstr (summary, "\"nonneg\":"), "\"nonneg\":true"));
+  cli_run_clear (&run);
+}
+
+/* quality, like deblur, replaces no file without --force: each file it
+ * writes (--markdown, --trace, a case's mosaic, a --write-cases file) is
+ * refused when it exists, with exit 2 and before any work (nothing on
+ * stdout, the file kept); with --force each is replaced, and the trace
+ * starts with a line naming its columns. */
+static void
+test_quality_outputs (Fixture *f, gconstpointer data)
+{
+  if (!cli_available ())
+    return;
+  g_autofree char *markdown = temp_path (f, "small.fits");
+  g_autofree char *trace = temp_path (f, "trace.csv");
+  g_autofree char *mosaics = temp_path (f, "mosaics");
+  g_autofree char *mosaic = g_build_filename (mosaics, "quality-small-stars.png", NULL);
+  g_autofree char *cases = temp_path (f, "cases");
+  g_autofree char *case_dir = g_build_filename (cases, "small-stars", NULL);
+  g_autofree char *psf = g_build_filename (case_dir, "psf.fits", NULL);
+  g_assert_cmpint (g_mkdir_with_parents (mosaics, 0755), ==, 0);
+  g_assert_cmpint (g_mkdir_with_parents (case_dir, 0755), ==, 0);
+  const struct { const char *option, *value, *existing; } outputs[] = {
+    { "--markdown", markdown, markdown },
+    { "--trace", trace, trace },
+    { "--mosaics", mosaics, mosaic },
+    { "--write-cases", cases, psf },
+  };
+  for (gsize i = 0; i < G_N_ELEMENTS (outputs); i++)
+    g_assert_true (g_file_set_contents (outputs[i].existing, "keep me", -1, NULL));
+
+  /* One case, one cheap row. */
+#define QUALITY_CHEAP "quality", "--only", "small-stars", "--methods", "cpadmm", "--set", \
+                      "iters=5", "--backend", "cpu", "--no-siril", "--quiet"
+  for (gsize i = 0; i < G_N_ELEMENTS (outputs); i++)
+    {
+      CliRun run = RUN_CLI (QUALITY_CHEAP, outputs[i].option, outputs[i].value);
+      g_autofree char *name = g_path_get_basename (outputs[i].existing);
+      assert_refused (&run, 2, name);
+      g_assert_nonnull (strstr (run.err, "--force"));
+      g_assert_cmpstr (run.out, ==, "");
+      cli_run_clear (&run);
+      g_autofree char *kept = NULL;
+      g_assert_true (g_file_get_contents (outputs[i].existing, &kept, NULL, NULL));
+      g_assert_cmpstr (kept, ==, "keep me");
+    }
+
+  RUN_CLI_OK (QUALITY_CHEAP, "--force", "--markdown", markdown, "--trace", trace, "--mosaics",
+              mosaics, "--write-cases", cases);
+#undef QUALITY_CHEAP
+  g_autofree char *text = NULL;
+  g_assert_true (g_file_get_contents (markdown, &text, NULL, NULL));
+  g_assert_true (g_str_has_prefix (text, "Measured "));
+  g_free (text);
+  g_assert_true (g_file_get_contents (trace, &text, NULL, NULL));
+  g_assert_cmpstr (text, ==, "case,method,iteration,psnr,residual,rel_change\n");
+  g_free (text);
+  g_assert_true (g_file_get_contents (mosaic, &text, NULL, NULL));
+  g_assert_true (g_str_has_prefix (text, "\x89PNG"));
+  g_free (text);
+  g_assert_true (g_file_get_contents (psf, &text, NULL, NULL));
+  g_assert_true (g_str_has_prefix (text, "SIMPLE"));
+}
+
+/* quality refuses an unknown method, case or --set value before any work
+ * (exit 2, nothing on stdout, no file written), naming it; without the
+ * checks each ran, with rows of the input alone or rows that all failed. */
+static void
+test_quality_bad_values (Fixture *f, gconstpointer data)
+{
+  if (!cli_available ())
+    return;
+  g_autofree char *markdown = temp_path (f, "out.md");
+  const struct { const char *args[4]; const char *named; } cases[] = {
+    { { "--methods", "nosuch" }, "nosuch" },
+    { { "--methods", "rl,fista" }, "rl,fista" },
+    { { "--methods", "direct" }, "direct" },
+    { { "--methods", "cpadmm", "--set", "alpha=-1" }, "alpha=-1" },
+    { { "--methods", "cpadmm", "--set", "iters=2.5" }, "iters=2.5" },
+    { { "--methods", "admm", "--set", "prior=foo" }, "prior=foo" },
+    { { "--methods", "cpadmm", "--set", "nosuch=1" }, "nosuch=1" },
+    { { "--methods", "cpadmm", "--only", "nope" }, "nope" },
+    { { "--methods", "cpadmm", "extra" }, "extra" },
+  };
+  for (gsize i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      const char *args[12] = { "quality", "--only", "small-stars", "--backend", "cpu",
+                               "--markdown", markdown };
+      int count = 7;
+      for (int j = 0; j < 4 && cases[i].args[j]; j++)
+        args[count++] = cases[i].args[j];
+      CliRun run = run_cli_argv (args);
+      assert_refused (&run, 2, cases[i].named);
+      g_assert_cmpstr (run.out, ==, "");
+      assert_absent (markdown);
+      cli_run_clear (&run);
+    }
+}
+
+/* --help keeps its non-ASCII characters in a UTF-8 locale: GOption writes
+ * in the locale's charset, which is ASCII ('?' for δ) unless the program
+ * takes the user's locale. */
+static void
+test_help_utf8 (void)
+{
+  if (!cli_available ())
+    return;
+  g_autofree char *saved = g_strdup (setlocale (LC_ALL, NULL));
+  gboolean have = setlocale (LC_ALL, "C.UTF-8") != NULL;
+  setlocale (LC_ALL, saved);
+  if (!have)
+    {
+      g_test_skip ("no C.UTF-8 locale on this system");
+      return;
+    }
+  g_auto (GStrv) env = g_get_environ ();
+  env = g_environ_setenv (env, "LC_ALL", "C.UTF-8", TRUE);
+  CliRun run = RUN_CLI_ENV (env, "cs", "--help");
+  g_assert_cmpint (run.status, ==, 0);
+  if (strstr (run.out, "δ = m/n") == NULL)
+    g_error ("no 'δ = m/n' in %s", run.out);
+  cli_run_clear (&run);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -1251,7 +1512,11 @@ main (int argc, char **argv)
   ADD ("cs-solves", test_cs_solves);
   ADD ("cs-phase-transition", test_cs_phase_transition);
   ADD ("cs-bad-arguments", test_cs_bad_arguments);
+  ADD ("json-keys-once", test_json_keys_once);
+  ADD ("quality-outputs", test_quality_outputs);
+  ADD ("quality-bad-values", test_quality_bad_values);
   g_test_add_func ("/cli/usage", test_usage);
+  g_test_add_func ("/cli/help-utf8", test_help_utf8);
   g_test_add_func ("/cli/solver-table-options", test_solver_table_options);
   return g_test_run ();
 }

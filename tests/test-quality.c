@@ -238,12 +238,12 @@ row_iterations (const char *out, const char *case_name, const char *method)
   g_assert_not_reached ();
 }
 
-/* The RL reference runs past its best iteration: its trace (--trace, the PSNR
- * at every scored report) peaks at the row's score, the row's iteration
- * among the trace's best (printed to 4 decimals, neighbours can tie), and
- * the run goes on to twice that count and at least 200 more, and stops
- * there, so a late best (the small star field's, 420 when this was written)
- * is not cut short by a fixed limit. */
+/* The RL reference runs past its best iteration: its trace (--trace, a
+ * header line, then the PSNR at every scored report) peaks at the row's
+ * score, the row's iteration among the trace's best (printed to 4
+ * decimals, neighbours can tie), and the run goes on to twice that count
+ * and at least 200 more, and stops there, so a late best (the small star
+ * field's, 420 when this was written) is not cut short by a fixed limit. */
 static void
 test_best_runs_past_peak (Fixture *f, gconstpointer data)
 {
@@ -254,6 +254,8 @@ test_best_runs_past_peak (Fixture *f, gconstpointer data)
   g_autofree char *text = NULL;
   g_assert_true (g_file_get_contents (trace, &text, NULL, NULL));
   g_auto (GStrv) lines = g_strsplit (text, "\n", -1);
+  /* The first line names the columns (--help lists them). */
+  g_assert_cmpstr (lines[0], ==, "case,method,iteration,psnr,residual,rel_change");
   for (gsize c = 0; c < 2; c++)
     {
       const char *name = c == 0 ? "small-stars" : "small-sun";
