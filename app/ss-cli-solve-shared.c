@@ -234,6 +234,8 @@ typedef struct {
   GCancellable *cancellable;
   int iterations;
   int plane;              /* -1: a single-plane image */
+  int reported;           /* the last iteration reported: an interrupted run's result may
+                             hold none (a hold-out rule's validation run is not its result) */
 } ReportContext;
 
 static void
@@ -283,6 +285,7 @@ static void
 on_report (const SsReport *report, gpointer user_data)
 {
   ReportContext *context = user_data;
+  context->reported = MAX (context->reported, report->iteration);
   if (interrupted)
     g_cancellable_cancel (context->cancellable);
   if (context->options->json)
@@ -321,14 +324,14 @@ open_solve_backend (const CliConfig *config, const SsSolveParams *params,
 /* After the engine returned: -1, or the status after the message. */
 static int
 finish_solve (gboolean ok, const GError *error, const CliOptions *options, const char *input,
-              const SsSolveResult *result)
+              const SsSolveResult *result, int reported)
 {
   if (!ok)
     {
       if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
         {
           cli_error (input, "interrupted after %d iterations; nothing written",
-                     result->iterations);
+                     MAX (result->iterations, reported));
           return CLI_EXIT_FAILURE;
         }
       return cli_fail (CLI_EXIT_FAILURE, input, error);
@@ -351,10 +354,10 @@ cli_solve (const CliConfig *config, const SsSolveParams *params, const CliOption
   ReportContext context = { options, cancellable,
                             ss_solver_uses (ss_solver_info (params->kind), SS_PARAM_ITERATIONS)
                               ? params->iterations : 0,
-                            plane };
+                            plane, 0 };
   gboolean ok = ss_backend_solve (backend, problem, params, on_report, &context,
                                   cancellable, result, &error);
-  return finish_solve (ok, error, options, input, result);
+  return finish_solve (ok, error, options, input, result, context.reported);
 }
 
 typedef struct {
@@ -369,6 +372,7 @@ on_batch_report (int index, const SsReport *report, gpointer user_data)
   ReportContext one = batch->context;
   one.plane = batch->planes[index];
   on_report (report, &one);
+  batch->context.reported = one.reported;
 }
 
 int
@@ -383,11 +387,11 @@ cli_solve_batch (const CliConfig *config, const SsSolveParams *params,
   if (backend == NULL)
     return CLI_EXIT_FAILURE;
   g_autoptr (GCancellable) cancellable = g_cancellable_new ();
-  BatchReportContext batch = { { options, cancellable, params->iterations, -1 }, planes };
+  BatchReportContext batch = { { options, cancellable, params->iterations, -1, 0 }, planes };
   gboolean ok = ss_backend_solve_batch (backend, problems, count, alphas, params,
                                         on_batch_report, &batch, cancellable, results, &error);
   /* A failed batch names the first problem's iterations (they run together). */
-  return finish_solve (ok, error, options, input, &results[0]);
+  return finish_solve (ok, error, options, input, &results[0], batch.context.reported);
 }
 
 int

@@ -11,6 +11,7 @@
 #include "ss-noise.h"
 
 #include <locale.h>
+#include <signal.h>
 #include <stdlib.h>
 
 #define SIDE 64
@@ -1484,6 +1485,69 @@ test_help_utf8 (void)
   cli_run_clear (&run);
 }
 
+/* Reads ERR's lines until one reports an iteration; its number, or -1 at
+ * the end of the stream. */
+static int
+first_reported_iteration (GDataInputStream *err)
+{
+  char *line;
+  while ((line = g_data_input_stream_read_line (err, NULL, NULL, NULL)) != NULL)
+    {
+      int iteration = -1;
+      const char *at = strstr (line, "iteration ");
+      gboolean found = at && sscanf (at, "iteration %d", &iteration) == 1;
+      g_free (line);
+      if (found)
+        return iteration;
+    }
+  return -1;
+}
+
+/* Ctrl-C during a solve: exit 1, no output file, and a message that counts
+ * the iterations reported so far. The run is interrupted in RL's hold-out
+ * validation, whose iterations are no part of the result: the message once
+ * said "after 0 iterations" there. */
+static void
+test_interrupt (Fixture *f, gconstpointer data)
+{
+  if (!cli_available ())
+    return;
+  const int side = 192;
+  g_autofree float *pixels = random_star_field (side, side);
+  g_autofree char *in_path = temp_path (f, "stars.fits");
+  g_autofree char *out_path = temp_path (f, "out.fits");
+  write_fits_float (in_path, pixels, side, side);
+  g_autoptr (GError) error = NULL;
+  /* A cap of 10⁸ keeps the validation run going until the signal comes. */
+  g_autoptr (GSubprocess) child = g_subprocess_new (
+    G_SUBPROCESS_FLAGS_STDOUT_SILENCE | G_SUBPROCESS_FLAGS_STDERR_PIPE, &error, cli_path (),
+    "deblur", in_path, "-o", out_path, "--psf", "gaussian:3", "--solver", "rl", "--iters",
+    "100000000", "--report-every", "1", "--backend", "cpu", NULL);
+  g_assert_no_error (error);
+  g_autoptr (GDataInputStream) err = g_data_input_stream_new (g_subprocess_get_stderr_pipe (child));
+  int first = first_reported_iteration (err);
+  g_assert_cmpint (first, >, 0);
+  g_subprocess_send_signal (child, SIGINT);
+  g_autoptr (GString) rest = g_string_new (NULL);
+  char *line;
+  while ((line = g_data_input_stream_read_line (err, NULL, NULL, NULL)) != NULL)
+    {
+      g_string_append_printf (rest, "%s\n", line);
+      g_free (line);
+    }
+  g_assert_true (g_subprocess_wait (child, NULL, &error));
+  g_test_message ("first report at %d; then:\n%s", first, rest->str);
+  g_assert_true (g_subprocess_get_if_exited (child));
+  g_assert_cmpint (g_subprocess_get_exit_status (child), ==, 1);
+  const char *message = strstr (rest->str, "interrupted after ");
+  g_assert_nonnull (message);
+  int counted = -1;
+  g_assert_cmpint (sscanf (message, "interrupted after %d", &counted), ==, 1);
+  g_assert_cmpint (counted, >=, first);
+  g_assert_nonnull (strstr (message, "nothing written"));
+  g_assert_false (g_file_test (out_path, G_FILE_TEST_EXISTS));
+}
+
 int
 main (int argc, char **argv)
 {
@@ -1516,6 +1580,7 @@ main (int argc, char **argv)
   ADD ("quality-outputs", test_quality_outputs);
   ADD ("quality-bad-values", test_quality_bad_values);
   g_test_add_func ("/cli/usage", test_usage);
+  ADD ("interrupt", test_interrupt);
   g_test_add_func ("/cli/help-utf8", test_help_utf8);
   g_test_add_func ("/cli/solver-table-options", test_solver_table_options);
   return g_test_run ();
