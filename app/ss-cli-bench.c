@@ -376,20 +376,17 @@ png_colour_name (int colour_type)
 }
 
 /* Returns TRUE and fills TEXT when PATH starts with the PNG signature. The
- * size and depth come from the IHDR chunk that must follow it. */
+ * size and depth come from the IHDR chunk that must follow it. The file is
+ * looked at as every reader does (ss_io_peek_file): a named pipe or a
+ * device is refused before it is opened, where opening would wait for a
+ * writer for ever. */
 static gboolean
 describe_png (const char *path, char **text, GError **error)
 {
-  FILE *file = fopen (path, "rb");
-  if (file == NULL)
-    {
-      int saved = errno;
-      g_set_error (error, SS_ERROR, SS_ERROR_IO, "%s: %s", path, g_strerror (saved));
-      return FALSE;
-    }
   guint8 head[33] = { 0 };
-  size_t got = fread (head, 1, sizeof head, file);
-  fclose (file);
+  gsize got = 0;
+  if (!ss_io_peek_file (path, head, sizeof head, &got, NULL, error))
+    return FALSE;
   if (got < 8 || memcmp (head, png_signature, 8) != 0)
     return FALSE;
   if (got < sizeof head || memcmp (head + 12, "IHDR", 4) != 0)

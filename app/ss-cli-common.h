@@ -157,8 +157,9 @@ void cli_config_clear (CliConfig *config);
 int cli_config_from_options (const CliOptions *options, CliGroups groups, double default_ratio,
                              const char *default_psf, CliConfig *config);
 
-/* Output checks before any heavy work: exit 2 when OUTPUT exists without
- * --force or is one of INPUTS, 1 when it cannot be written; -1 when fine. */
+/* Output checks before any heavy work: exit 2 when OUTPUT's name gives no
+ * format (ss_output_format_from_name), exists without --force or is one of
+ * INPUTS, 1 when it cannot be written; -1 when fine. */
 int cli_check_output (const char *output, gboolean force, const char *const *inputs);
 
 /* The backend CONFIG asks for (--backend, --devices); prints and returns

@@ -210,8 +210,11 @@ add_plane_history (CliHistory *history, const CliDeblurInput *in, const CliConfi
   cli_history_add (history, "%s%ssky=%s sky_level=%.9g scale=%.9g", prefix, plane,
                    cli_sky_mode_to_string (job->sky_mode), job->scaling.sky,
                    job->scaling.scale);
-  cli_history_add (history, "%s%salpha=%.9g%s", prefix, plane, job->params.alpha,
-                   c->alpha_auto ? " (auto)" : "");
+  /* Each plane's own α (auto gives each its own); a solver without one,
+   * such as RL, gets no line that would say α shaped its result. */
+  if (ss_solver_uses (ss_solver_info (job->params.kind), SS_PARAM_ALPHA))
+    cli_history_add (history, "%s%salpha=%.9g%s", prefix, plane, job->params.alpha,
+                     c->alpha_auto ? " (auto)" : "");
   if (!in->recorded)
     cli_history_add (history, "%s%sboundary=%s%s padded=%dx%d", prefix, plane,
                      ss_boundary_to_string (c->boundary),
@@ -437,6 +440,19 @@ deblur_planes (CliDeblurInput *in, const CliOptions *o, const CliConfig *c,
   return status;
 }
 
+/* A PNG output shows 1 plane (grey) or 3 (RGB): refused for another count
+ * once the input's planes are known, before any solving. */
+static int
+check_png_planes (const CliDeblurInput *in, const CliOptions *o)
+{
+  int planes = in->image->planes;
+  if (!cli_has_png_suffix (o->output) || planes == 1 || planes == 3)
+    return -1;
+  cli_error (o->output, "a PNG holds 1 plane (grey) or 3 (RGB); %s has %d: write FITS, "
+             "or pick one with --plane", in->in_path, planes);
+  return CLI_EXIT_USAGE;
+}
+
 /* Deblurs IN_PATH into o->output. */
 static int
 deblur_one (CliOptions *o, CliConfig *c, const char *in_path)
@@ -456,6 +472,8 @@ deblur_one (CliOptions *o, CliConfig *c, const char *in_path)
     ss_backend_warm_up (c->backend, c->devices, c->n_devices);
   if (status < 0)
     status = load_input (&in, o, c);
+  if (status < 0)
+    status = check_png_planes (&in, o);
   cli_phases_lap (&in.phases, &in.phases.read);
   if (status < 0)
     status = deblur_planes (&in, o, c, inputs);
@@ -499,8 +517,10 @@ cli_deblur (int argc, char **argv)
     "such as --iters, picks the candidate that takes it) and cropped back;\n"
     "x >= 0 unless --allow-negative; every plane of a colour image or cube is processed\n"
     "in turn unless --plane picks one. --alpha auto derives alpha from the noise.\n"
-    "OUT holds x * scale + sky as float32 FITS with IN's header and HISTORY cards\n"
-    "(or a PNG when its name ends in .png).\n"
+    "OUT holds x * scale + sky as float32 FITS with IN's header (the primary header's\n"
+    "cards too when IN's image is in an extension), IN's axes and HISTORY cards; OUT's\n"
+    "name gives its format: .fits, .fit or .fts (FITS), the same + .gz (gzip) or .png\n"
+    "(1 plane grey, 3 RGB); any other name is refused.\n"
     "With --output-dir DIR, every input IN is deblurred into DIR/NAME.fits, NAME being\n"
     "IN's name without its directory and .fits/.fit/.fts/.png/.gz/.fz suffixes; each input\n"
     "succeeds or fails on its own. Exit status: 0 when every input was deblurred, 1 when\n"

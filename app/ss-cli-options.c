@@ -139,6 +139,10 @@ cli_check_output (const char *output, gboolean force, const char *const *inputs)
       return CLI_EXIT_USAGE;
     }
   g_autoptr (GError) error = NULL;
+  /* The name gives the format: "x.jpg" must not silently get FITS. */
+  SsOutputFormat format;
+  if (!ss_output_format_from_name (output, &format, &error))
+    return cli_fail (CLI_EXIT_USAGE, output, error);
   if (ss_output_check (output, force, inputs, &error))
     return -1;
 

@@ -6,16 +6,20 @@
  * sample / 255, ...). Tolerances are stated where they are not exact.
  */
 #include "test-common.h"
+#include "test-cli-run.h"
 #include "ss-error.h"
 #include "ss-io.h"
 #include "ss-mem.h"
 #include "ss-output.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <gio/gio.h>
 #include <png.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -409,7 +413,8 @@ test_fits_header_kept (void)
   g_autofree char *chip_too = ss_header_get_string (image->header, "HIERARCH ESO DET CHIP NAME");
   g_assert_cmpstr (chip_too, ==, "CCD-42");
 
-  /* A long HISTORY text is split over cards of at most 72 characters. */
+  /* A long HISTORY text is wrapped between words over cards of at most 72
+   * characters. */
   GString *long_text = g_string_new ("sharpsky 0.1.0 deblur");
   for (int i = 0; i < 12; i++)
     g_string_append_printf (long_text, " --param%d=%d", i, g_test_rand_int_range (0, 100000));
@@ -440,7 +445,9 @@ test_fits_header_kept (void)
       if (at == cards->len)
         g_error ("input card missing from the output: %s", card);
     }
-  /* then the new HISTORY cards, whose texts join back to the originals */
+  /* then the new HISTORY cards, whose texts join back (with the blanks
+   * broken at) to the originals */
+  g_assert_cmpstr (g_ptr_array_index (cards, ++at), ==, "HISTORY short line 7");
   GString *joined = g_string_new (NULL);
   guint history_cards = 0;
   for (at++; at < cards->len; at++)
@@ -448,12 +455,11 @@ test_fits_header_kept (void)
       const char *card = g_ptr_array_index (cards, at);
       g_assert_true (g_str_has_prefix (card, "HISTORY "));
       g_assert_cmpuint (strlen (card + 8), <=, 72);
-      g_string_append (joined, card + 8);
+      g_string_append_printf (joined, "%s%s", joined->len ? " " : "", card + 8);
       history_cards++;
     }
-  g_autofree char *expected = g_strconcat ("short line 7", long_text->str, NULL);
-  g_assert_cmpstr (joined->str, ==, expected);
-  g_assert_cmpuint (history_cards, ==, 1 + (long_text->len + 71) / 72);
+  g_assert_cmpstr (joined->str, ==, long_text->str);
+  g_assert_cmpuint (history_cards, >=, (long_text->len + 71) / 72);
   g_string_free (joined, TRUE);
   g_string_free (long_text, TRUE);
 
@@ -1707,6 +1713,520 @@ test_fits_list_hdus (void)
   test_remove_tree (dir);
 }
 
+/* ------------------------------------------------------------------------ */
+/* Output formats by name; gzip output                                       */
+
+/* Whether the tests can run sharpsky-cli (meson sets SHARPSKY_CLI); the
+ * engine's part of a test runs either way. */
+static gboolean
+cli_present (void)
+{
+  if (cli_path () != NULL && g_file_test (cli_path (), G_FILE_TEST_IS_EXECUTABLE))
+    return TRUE;
+  g_test_message ("SHARPSKY_CLI is not set to the built sharpsky-cli: its checks are left out");
+  return FALSE;
+}
+
+/* An image of positive values (a sky, for the CLI's real-image path). */
+static SsImage *
+random_sky_image (int width, int height, int planes)
+{
+  SsImage *image = new_image (width, height, planes);
+  gsize n = ss_image_plane_size (image) * planes;
+  for (gsize i = 0; i < n; i++)
+    image->data[i] = (float) g_test_rand_double_range (10.0, 1000.0);
+  return image;
+}
+
+static gboolean
+starts_like_gzip (const char *path)
+{
+  g_autoptr (GBytes) bytes = read_bytes (path);
+  gsize size = 0;
+  const guchar *start = g_bytes_get_data (bytes, &size);
+  return size >= 2 && start[0] == 0x1f && start[1] == 0x8b;
+}
+
+static void
+check_output_names (void)
+{
+  static const struct {
+    const char *name;
+    SsOutputFormat format;
+  } accepted[] = {
+    { "a.fits", SS_OUTPUT_FORMAT_FITS }, { "dir/b.FIT", SS_OUTPUT_FORMAT_FITS },
+    { "c.Fts", SS_OUTPUT_FORMAT_FITS }, { "d.fits.gz", SS_OUTPUT_FORMAT_FITS_GZIP },
+    { "E.FTS.GZ", SS_OUTPUT_FORMAT_FITS_GZIP }, { "f.png", SS_OUTPUT_FORMAT_PNG },
+    { "G.PNG", SS_OUTPUT_FORMAT_PNG },
+  };
+  for (gsize i = 0; i < G_N_ELEMENTS (accepted); i++)
+    {
+      SsOutputFormat format = SS_OUTPUT_FORMAT_PNG + 1;
+      GError *error = NULL;
+      g_assert_true (ss_output_format_from_name (accepted[i].name, &format, &error));
+      g_assert_no_error (error);
+      g_assert_cmpint (format, ==, accepted[i].format);
+    }
+  static const char *const refused[] = {
+    "x.jpg", "x.fits.fz", "x.fz", "x.gz", "x.png.gz", "x.fits.bak", "noext", ".fits", "dir/.png",
+  };
+  for (gsize i = 0; i < G_N_ELEMENTS (refused); i++)
+    {
+      SsOutputFormat format;
+      GError *error = NULL;
+      g_assert_false (ss_output_format_from_name (refused[i], &format, &error));
+      g_assert_error (error, SS_ERROR, SS_ERROR_INVALID_ARGUMENT);
+      assert_error_names_file (error, refused[i]);
+      g_assert_nonnull (strstr (error->message, ".fits"));   /* the suffixes accepted */
+      g_assert_nonnull (strstr (error->message, ".png"));
+      g_error_free (error);
+    }
+}
+
+/* deblur and simulate refuse a name that gives no format before any work
+ * (exit 2, nothing written), and simulate's .fits.gz is gzip. */
+static void
+check_cli_output_names (const char *dir, const char *in)
+{
+  static const char *const bad[] = { "x.jpg", "x.fits.fz", "x.gz" };
+  for (gsize i = 0; i < G_N_ELEMENTS (bad); i++)
+    {
+      g_autofree char *out = g_build_filename (dir, bad[i], NULL);
+      CliRun run = RUN_CLI ("deblur", in, "-o", out, "--psf", "gaussian:1");
+      g_assert_cmpint (run.status, ==, 2);
+      g_assert_nonnull (strstr (run.err, ".fits"));
+      g_assert_nonnull (strstr (run.err, ".png"));
+      cli_run_clear (&run);
+      run = RUN_CLI ("simulate", in, "-o", out, "--psf", "box:3");
+      g_assert_cmpint (run.status, ==, 2);
+      cli_run_clear (&run);
+      g_assert_false (g_file_test (out, G_FILE_TEST_EXISTS));
+    }
+  g_autofree char *measured = g_build_filename (dir, "measured.FITS.gz", NULL);
+  RUN_CLI_OK ("simulate", in, "-o", measured, "--psf", "box:3");
+  g_assert_true (starts_like_gzip (measured));
+  GError *error = NULL;
+  g_autoptr (SsImage) image = ss_fits_read (measured, NULL, &error);
+  g_assert_no_error (error);
+  g_autofree char *psf = ss_header_get_string (image->header, "SS_PSF");
+  g_assert_cmpstr (psf, ==, "box:3");
+}
+
+/* The output's name gives its format: FITS (.fits .fit .fts, any case),
+ * gzip-compressed FITS (the same + .gz), PNG; anything else is refused
+ * rather than written as FITS under a name that says otherwise. */
+static void
+test_output_format_by_name (void)
+{
+  check_output_names ();
+
+  g_autofree char *dir = scratch_dir ();
+  int width = random_size (8, 40), height = random_size (8, 40);   /* room for the CLI's PSF */
+  g_autoptr (SsImage) image = random_sky_image (width, height, 1);
+  image->header = ss_header_new ();
+  ss_header_set_string (image->header, "OBJECT", "M 31", NULL);
+  g_autofree char *gz = g_build_filename (dir, "out.Fits.GZ", NULL);
+  GError *error = NULL;
+  g_assert_true (ss_fits_write (image, gz, FALSE, NULL, &error));
+  g_assert_no_error (error);
+  g_assert_true (starts_like_gzip (gz));
+  g_assert_cmpint (count_entries (dir), ==, 1);   /* no temporary file left */
+  g_autoptr (SsImage) back = read_fits_sized (gz, width, height);
+  gsize bytes = ss_image_plane_size (image) * sizeof (float);
+  g_assert_cmpmem (back->data, bytes, image->data, bytes);
+  g_autofree char *object = ss_header_get_string (back->header, "OBJECT");
+  g_assert_cmpstr (object, ==, "M 31");
+
+  /* tile compression is not written: refused, not plain FITS named .fz */
+  g_autofree char *fz = g_build_filename (dir, "out.fits.fz", NULL);
+  g_assert_false (ss_fits_write (image, fz, FALSE, NULL, &error));
+  g_assert_error (error, SS_ERROR, SS_ERROR_UNSUPPORTED);
+  g_clear_error (&error);
+  g_assert_cmpint (count_entries (dir), ==, 1);
+
+  if (cli_present ())
+    {
+      g_autofree char *in = g_build_filename (dir, "in.fits", NULL);
+      test_write_fits_float (in, image->data, width, height, 1, NULL);
+      check_cli_output_names (dir, in);
+    }
+  test_remove_tree (dir);
+}
+
+/* ------------------------------------------------------------------------ */
+/* The input's axes kept; PNG planes                                         */
+
+/* The axes of PATH's primary image, into AXES (MAX 9); returns NAXIS. */
+static int
+read_axes (const char *path, LONGLONG *axes)
+{
+  fitsfile *fits = NULL;
+  int status = 0, naxis = 0;
+  fits_open_diskfile (&fits, path, READONLY, &status);
+  fits_get_img_dim (fits, &naxis, &status);
+  fits_get_img_sizell (fits, 9, axes, &status);
+  test_check_cfitsio (status);
+  close_fits_checked (fits);
+  return naxis;
+}
+
+static void
+write_float_image_axes (const char *path, const float *data, int naxis, long *axes)
+{
+  fitsfile *fits = create_fits (path);
+  int status = 0;
+  LONGLONG count = 1;
+  for (int i = 0; i < naxis; i++)
+    count *= axes[i];
+  fits_create_img (fits, FLOAT_IMG, naxis, axes, &status);
+  fits_write_img (fits, TFLOAT, 1, count, (void *) data, &status);
+  test_check_cfitsio (status);
+  close_fits_checked (fits);
+}
+
+/* Reads IN (plane PLANE, -1: all), writes it to OUT and checks OUT has
+ * the NAXIS axes EXPECTED and the pixels read. */
+static void
+check_axes_after_roundtrip (const char *in, int plane, const char *out, int naxis,
+                            const LONGLONG *expected)
+{
+  SsFitsReadOptions options = { NULL, plane };
+  GError *error = NULL;
+  g_autoptr (SsImage) image = ss_fits_read (in, &options, &error);
+  g_assert_no_error (error);
+  g_assert_true (ss_fits_write (image, out, TRUE, NULL, &error));
+  g_assert_no_error (error);
+  LONGLONG axes[9] = { 0 };
+  g_assert_cmpint (read_axes (out, axes), ==, naxis);
+  for (int i = 0; i < naxis; i++)
+    g_assert_cmpint (axes[i], ==, expected[i]);
+  g_autoptr (SsImage) back = ss_fits_read (out, NULL, &error);
+  g_assert_no_error (error);
+  gsize bytes = ss_image_plane_size (image) * image->planes * sizeof (float);
+  g_assert_cmpint (back->planes, ==, image->planes);
+  g_assert_cmpmem (back->data, bytes, image->data, bytes);
+}
+
+/* A PNG shows 1 plane or 3: another count is refused, not cut to plane 0. */
+static void
+check_png_planes (const char *dir)
+{
+  g_autofree char *out = g_build_filename (dir, "planes.png", NULL);
+  for (int planes = 1; planes <= 5; planes++)
+    {
+      g_autoptr (SsImage) image = random_sky_image (6, 5, planes);
+      GError *error = NULL;
+      gboolean written = ss_png_write (image, out, NULL, TRUE, NULL, &error);
+      g_assert_cmpint (written, ==, planes == 1 || planes == 3);
+      g_assert_cmpint (g_file_test (out, G_FILE_TEST_EXISTS), ==, written);
+      if (!written)
+        {
+          g_assert_error (error, SS_ERROR, SS_ERROR_INVALID_ARGUMENT);
+          assert_error_names_file (error, out);
+          g_error_free (error);
+        }
+      g_remove (out);
+    }
+}
+
+static void
+test_fits_axes_kept (void)
+{
+  g_autofree char *dir = scratch_dir ();
+  g_autofree char *in = g_build_filename (dir, "cube4d.fits", NULL);
+  g_autofree char *out = g_build_filename (dir, "out.fits", NULL);
+  /* at least 8 x 8: the CLI's deblur below needs the PSF to fit in a plane */
+  long axes[4] = { random_size (8, 20), random_size (8, 20), random_size (2, 3), random_size (2, 3) };
+  g_autoptr (SsImage) cube = random_sky_image (axes[0], axes[1], axes[2] * axes[3]);
+  write_float_image_axes (in, cube->data, 4, axes);
+
+  /* every plane: the four axes, not NAXIS3 = their product */
+  LONGLONG four[4] = { axes[0], axes[1], axes[2], axes[3] };
+  check_axes_after_roundtrip (in, -1, out, 4, four);
+  /* one plane picked: an image of two */
+  check_axes_after_roundtrip (in, g_test_rand_int_range (0, axes[2] * axes[3]), out, 2, four);
+  /* a 1-D spectrum stays 1-D */
+  g_autofree char *line = g_build_filename (dir, "line.fits", NULL);
+  long length[1] = { random_size (2, 50) };
+  g_autoptr (SsImage) spectrum = random_sky_image (length[0], 1, 1);
+  write_float_image_axes (line, spectrum->data, 1, length);
+  LONGLONG one[1] = { length[0] };
+  check_axes_after_roundtrip (line, -1, out, 1, one);
+
+  check_png_planes (dir);
+  if (cli_present ())
+    {
+      g_autofree char *png = g_build_filename (dir, "cube.png", NULL);
+      CliRun run = RUN_CLI ("deblur", in, "-o", png, "--psf", "gaussian:1");
+      g_assert_cmpint (run.status, ==, 2);
+      g_assert_nonnull (strstr (run.err, "--plane"));
+      g_assert_false (g_file_test (png, G_FILE_TEST_EXISTS));
+      cli_run_clear (&run);
+      g_autofree char *deblurred = g_build_filename (dir, "deblurred.fits", NULL);
+      RUN_CLI_OK ("deblur", in, "-o", deblurred, "--psf", "gaussian:1", "--iters", "3");
+      LONGLONG written[9] = { 0 };
+      g_assert_cmpint (read_axes (deblurred, written), ==, 4);
+      for (int i = 0; i < 4; i++)
+        g_assert_cmpint (written[i], ==, axes[i]);
+    }
+  test_remove_tree (dir);
+}
+
+/* ------------------------------------------------------------------------ */
+/* The primary header of a multi-extension file                              */
+
+static guint
+count_cards (const GPtrArray *cards, const char *keyword)
+{
+  guint count = 0;
+  for (guint i = 0; i < cards->len; i++)
+    count += card_has_keyword (g_ptr_array_index (cards, i), keyword) ? 1 : 0;
+  return count;
+}
+
+static gboolean
+has_card (const GPtrArray *cards, const char *text)
+{
+  for (guint i = 0; i < cards->len; i++)
+    if (strcmp (g_ptr_array_index (cards, i), text) == 0)
+      return TRUE;
+  return FALSE;
+}
+
+/* An empty primary HDU with the observation's cards, then SCI (which sets
+ * its own FILTER) and RAW (which says INHERIT = F). */
+static void
+write_mef_with_primary_cards (const char *path, const float *data, long width, long height)
+{
+  fitsfile *fits = create_fits (path);
+  int status = 0, nextend = 2, no = 0;
+  double exptime = 300.0;
+  fits_create_img (fits, FLOAT_IMG, 0, NULL, &status);
+  fits_write_key (fits, TSTRING, "TELESCOP", "HST", "telescope", &status);
+  fits_write_key (fits, TSTRING, "DATE-OBS", "2021-03-04T05:06:07", NULL, &status);
+  fits_write_key (fits, TDOUBLE, "EXPTIME", &exptime, "seconds", &status);
+  fits_write_key (fits, TSTRING, "FILTER", "F555W", NULL, &status);
+  fits_write_key (fits, TINT, "NEXTEND", &nextend, NULL, &status);
+  fits_write_history (fits, "a primary history line", &status);
+  fits_write_comment (fits, "a primary comment", &status);
+  test_check_cfitsio (status);
+  append_float_extension (fits, "SCI", data, width, height);
+  fits_write_key (fits, TSTRING, "FILTER", "F814W", NULL, &status);
+  append_float_extension (fits, "RAW", data, width, height);
+  fits_write_key (fits, TLOGICAL, "INHERIT", &no, NULL, &status);
+  test_check_cfitsio (status);
+  close_fits_checked (fits);
+}
+
+/* An image read from an extension keeps the primary header's descriptive
+ * cards the extension does not define (INHERIT convention), once each; not
+ * the structural, commentary or file-level ones, and none when the
+ * extension says INHERIT = F. */
+static void
+test_fits_primary_cards_inherited (void)
+{
+  g_autofree char *dir = scratch_dir ();
+  g_autofree char *path = g_build_filename (dir, "mef.fits", NULL);
+  g_autofree char *out = g_build_filename (dir, "out.fits", NULL);
+  int width = random_size (2, 30), height = random_size (2, 30);
+  g_autoptr (SsImage) sci = random_float_image (width, height, 1);
+  write_mef_with_primary_cards (path, sci->data, width, height);
+
+  g_autoptr (SsImage) image = read_fits_sized (path, width, height);   /* SCI, the first image */
+  g_autofree char *telescope = ss_header_get_string (image->header, "TELESCOP");
+  g_autofree char *filter = ss_header_get_string (image->header, "FILTER");
+  g_autofree char *extname = ss_header_get_string (image->header, "EXTNAME");
+  g_autofree char *nextend = ss_header_get_string (image->header, "NEXTEND");
+  double exptime = 0.0;
+  g_assert_cmpstr (telescope, ==, "HST");
+  g_assert_cmpstr (filter, ==, "F814W");   /* the extension's own value wins */
+  g_assert_cmpstr (extname, ==, "SCI");
+  g_assert_null (nextend);                 /* about the file, not the image */
+  g_assert_true (ss_header_get_double (image->header, "EXPTIME", &exptime));
+  g_assert_cmpfloat (exptime, ==, 300.0);
+
+  GError *error = NULL;
+  g_assert_true (ss_fits_write (image, out, FALSE, NULL, &error));
+  g_assert_no_error (error);
+  g_autoptr (GPtrArray) cards = read_raw_cards (out);
+  static const char *const once[] = { "TELESCOP", "DATE-OBS", "EXPTIME", "FILTER", "EXTNAME" };
+  for (gsize i = 0; i < G_N_ELEMENTS (once); i++)
+    g_assert_cmpuint (count_cards (cards, once[i]), ==, 1);
+  g_assert_cmpuint (count_cards (cards, "NEXTEND"), ==, 0);
+  g_assert_cmpuint (count_cards (cards, "INHERIT"), ==, 0);
+  g_assert_cmpuint (count_cards (cards, "XTENSION"), ==, 0);
+  g_assert_false (has_card (cards, "HISTORY a primary history line"));
+  g_assert_false (has_card (cards, "COMMENT a primary comment"));
+  g_autoptr (SsImage) back = read_fits_sized (out, width, height);
+  g_autofree char *date = ss_header_get_string (back->header, "DATE-OBS");
+  g_assert_cmpstr (date, ==, "2021-03-04T05:06:07");
+
+  SsFitsReadOptions raw_options = { "RAW", -1 };
+  g_autoptr (SsImage) raw = ss_fits_read (path, &raw_options, &error);
+  g_assert_no_error (error);
+  g_autofree char *raw_telescope = ss_header_get_string (raw->header, "TELESCOP");
+  g_assert_null (raw_telescope);
+  test_remove_tree (dir);
+}
+
+/* ------------------------------------------------------------------------ */
+/* info on a named pipe                                                      */
+
+typedef struct {
+  GMainLoop *loop;
+  const char *fifo;
+  gboolean opened;   /* the command had the FIFO open for reading */
+  char *err;
+} FifoWatch;
+
+static gboolean
+try_fifo_writer (gpointer data)
+{
+  FifoWatch *watch = data;
+  /* Without blocking, opening for writing succeeds only while a reader has
+   * the FIFO open or waits in open(): only if the command opened it.
+   * Closing at once lets such a reader go on (to an end of file). */
+  int fd = open (watch->fifo, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd >= 0)
+    {
+      watch->opened = TRUE;
+      close (fd);
+    }
+  return G_SOURCE_CONTINUE;
+}
+
+static void
+command_finished (GObject *source, GAsyncResult *result, gpointer data)
+{
+  FifoWatch *watch = data;
+  GError *error = NULL;
+  g_subprocess_communicate_utf8_finish (G_SUBPROCESS (source), result, NULL, &watch->err, &error);
+  g_assert_no_error (error);
+  g_main_loop_quit (watch->loop);
+}
+
+/* `info` refuses a named pipe as deblur does, without opening it: opening
+ * one waits for a writer for ever. The test is the writer that would come:
+ * should the command open the pipe, the test sees it (and lets it go on). */
+static void
+test_info_refuses_fifo (void)
+{
+  g_autofree char *dir = scratch_dir ();
+  g_autofree char *fifo = g_build_filename (dir, "pipe.fits", NULL);
+  g_assert_cmpint (mkfifo (fifo, 0600), ==, 0);
+  GError *error = NULL;
+  g_assert_null (ss_fits_describe (fifo, &error));
+  g_assert_error (error, SS_ERROR, SS_ERROR_IO);
+  g_assert_nonnull (strstr (error->message, "not a regular file"));
+  g_clear_error (&error);
+
+  if (cli_present ())
+    {
+      const char *argv[] = { cli_path (), "info", fifo, NULL };
+      g_autoptr (GSubprocess) process = g_subprocess_newv (
+        argv, G_SUBPROCESS_FLAGS_STDOUT_SILENCE | G_SUBPROCESS_FLAGS_STDERR_PIPE, &error);
+      g_assert_no_error (error);
+      FifoWatch watch = { g_main_loop_new (NULL, FALSE), fifo, FALSE, NULL };
+      g_subprocess_communicate_utf8_async (process, NULL, NULL, command_finished, &watch);
+      guint poll = g_timeout_add (10, try_fifo_writer, &watch);
+      g_main_loop_run (watch.loop);
+      g_source_remove (poll);
+      g_main_loop_unref (watch.loop);
+      g_test_message ("stderr: %s", watch.err);
+      g_assert_false (watch.opened);
+      g_assert_true (g_subprocess_get_if_exited (process));
+      g_assert_cmpint (g_subprocess_get_exit_status (process), ==, 1);
+      g_assert_nonnull (strstr (watch.err, "not a regular file"));
+      g_free (watch.err);
+    }
+  test_remove_tree (dir);
+}
+
+/* ------------------------------------------------------------------------ */
+/* HISTORY wrapped between words                                             */
+
+/* The texts of PATH's HISTORY cards, in order. */
+static GPtrArray *
+read_history_texts (const char *path)
+{
+  g_autoptr (GPtrArray) cards = read_raw_cards (path);
+  GPtrArray *texts = g_ptr_array_new_with_free_func (g_free);
+  for (guint i = 0; i < cards->len; i++)
+    {
+      const char *card = g_ptr_array_index (cards, i);
+      if (g_str_has_prefix (card, "HISTORY"))
+        g_ptr_array_add (texts, g_strdup (strlen (card) > 8 ? card + 8 : ""));
+    }
+  return texts;
+}
+
+/* Writes an image whose only HISTORY is TEXT into DIR and returns the
+ * texts of the HISTORY cards written. */
+static GPtrArray *
+history_written (const char *dir, const char *text)
+{
+  g_autofree char *out = g_build_filename (dir, "history.fits", NULL);
+  g_autoptr (SsImage) image = random_float_image (4, 3, 1);
+  image->header = ss_header_new ();
+  ss_header_add_history (image->header, "%s", text);
+  GError *error = NULL;
+  g_assert_true (ss_fits_write (image, out, TRUE, NULL, &error));
+  g_assert_no_error (error);
+  return read_history_texts (out);
+}
+
+static gsize
+first_word_length (const char *text)
+{
+  return strcspn (text, " ");
+}
+
+static void
+test_fits_history_wrapped (void)
+{
+  g_autofree char *dir = scratch_dir ();
+  /* what `auto` records (the audit's example), then random words */
+  GString *text = g_string_new ("solver=auto: rl or alm, whichever predicts the held-out "
+                                "quarter better; each candidate runs on three quarters of "
+                                "the pixels, then 5 on all of them");
+  for (int i = 0; i < 30; i++)
+    {
+      g_string_append_c (text, ' ');
+      for (int k = random_size (1, 14); k > 0; k--)
+        g_string_append_c (text, (char) g_test_rand_int_range ('a', 'z' + 1));
+    }
+  g_autoptr (GPtrArray) cards = history_written (dir, text->str);
+  GString *joined = g_string_new (NULL);
+  for (guint i = 0; i < cards->len; i++)
+    {
+      const char *card = g_ptr_array_index (cards, i);
+      g_test_message ("HISTORY %s", card);
+      g_assert_cmpuint (strlen (card), <=, 72);
+      g_assert_cmpint (card[0], !=, ' ');
+      /* as full as the words allow: the next card's first word did not fit */
+      if (i + 1 < cards->len)
+        g_assert_cmpuint (strlen (card) + 1 + first_word_length (g_ptr_array_index (cards, i + 1)),
+                          >, 72);
+      g_string_append_printf (joined, "%s%s", i ? " " : "", card);
+    }
+  /* joined at the blanks broken at: no word was split */
+  g_assert_cmpstr (joined->str, ==, text->str);
+  g_string_free (joined, TRUE);
+  g_string_free (text, TRUE);
+
+  /* a word longer than a card is cut where the card ends */
+  g_autofree char *word = g_strnfill (100, 'w');
+  g_autofree char *long_word = g_strdup_printf ("before %s after", word);
+  g_autoptr (GPtrArray) cut = history_written (dir, long_word);
+  g_assert_cmpuint (cut->len, ==, 3);
+  g_assert_cmpstr (g_ptr_array_index (cut, 0), ==, "before");
+  g_autofree char *first = g_strnfill (72, 'w');
+  g_autofree char *rest = g_strdup_printf ("%s after", word + 72);
+  g_assert_cmpstr (g_ptr_array_index (cut, 1), ==, first);
+  g_assert_cmpstr (g_ptr_array_index (cut, 2), ==, rest);
+  test_remove_tree (dir);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -1733,5 +2253,10 @@ main (int argc, char **argv)
   g_test_add_func ("/io/load-by-content", test_load_by_content);
   g_test_add_func ("/io/stretch", test_stretch);
   g_test_add_func ("/io/fits/list-hdus", test_fits_list_hdus);
+  g_test_add_func ("/io/output/format-by-name", test_output_format_by_name);
+  g_test_add_func ("/io/fits/axes-kept", test_fits_axes_kept);
+  g_test_add_func ("/io/fits/primary-cards-inherited", test_fits_primary_cards_inherited);
+  g_test_add_func ("/io/fits/history-wrapped", test_fits_history_wrapped);
+  g_test_add_func ("/io/cli/info-refuses-fifo", test_info_refuses_fifo);
   return g_test_run ();
 }

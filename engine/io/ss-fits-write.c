@@ -1,15 +1,18 @@
-/* ss-fits-write.c: ss_fits_write and ss_fits_write_uint16: an image and its
- * header's cards (less the structural ones) written to a temporary file that
- * replaces the target only once complete (ss-output.h). */
+/* ss-fits-write.c: ss_fits_write and ss_fits_write_uint16: an image, with
+ * its source's axes, and its header's cards (less the structural ones)
+ * written to a temporary file that replaces the target only once complete
+ * (ss-output.h); gzip-compressed when the name ends in .gz. */
 #include "ss-fits.h"
 #include "ss-fits-private.h"
 #include "ss-error.h"
 #include "ss-output.h"
 
 #include <fitsio.h>
+#include <gio/gio.h>
 #include <math.h>
 #include <string.h>
 
+/* A HISTORY card's text: the 80 columns less the keyword's 8. */
 #define HISTORY_CHUNK 72
 
 /* ------------------------------------------------------------------------ */
@@ -57,7 +60,22 @@ write_card (fitsfile *fits, const char *card, int *status)
   return fits_write_comment (fits, g_strstrip (text), status) == 0;
 }
 
-/* HISTORY texts, cut into pieces that fit one card each. */
+/* How much of TEXT (LENGTH characters) the next HISTORY card takes: all of
+ * it when it fits, else up to the last blank that fits, so that no word is
+ * split between two cards; a word longer than a card is cut where the card
+ * ends, as there is no blank to break at. */
+static gsize
+history_piece_length (const char *text, gsize length)
+{
+  if (length <= HISTORY_CHUNK)
+    return length;
+  for (gsize i = HISTORY_CHUNK; i > 0; i--)
+    if (text[i] == ' ')
+      return i;
+  return HISTORY_CHUNK;
+}
+
+/* HISTORY texts, wrapped at blanks into pieces that fit one card each. */
 static gboolean
 write_history (fitsfile *fits, const char *history, int *status)
 {
@@ -65,11 +83,16 @@ write_history (fitsfile *fits, const char *history, int *status)
   gsize length = strlen (text);
   if (length == 0)
     return fits_write_history (fits, "", status) == 0;
-  for (gsize offset = 0; offset < length; offset += HISTORY_CHUNK)
+  for (gsize offset = 0; offset < length;)
     {
-      g_autofree char *piece = g_strndup (text + offset, HISTORY_CHUNK);
+      gsize piece_length = history_piece_length (text + offset, length - offset);
+      g_autofree char *piece = g_strchomp (g_strndup (text + offset, piece_length));
       if (fits_write_history (fits, piece, status) != 0)
         return FALSE;
+      offset += piece_length;
+      /* The blanks at a break start no card: the next one starts on a word. */
+      while (offset < length && text[offset] == ' ')
+        offset++;
     }
   return TRUE;
 }
@@ -95,6 +118,56 @@ write_header (fitsfile *fits, const SsHeader *header, int *status)
   return TRUE;
 }
 
+/* An axis length from HEADER's KEYWORD (NAXIS, NAXISn): FALSE when it is
+ * missing or not a positive whole number. */
+static gboolean
+header_axis (const SsHeader *header, const char *keyword, gint64 *value)
+{
+  g_autofree char *text = ss_header_get_string (header, keyword);
+  return text != NULL && g_ascii_string_to_signed (text, 10, 1, G_MAXINT64, value, NULL);
+}
+
+/* The axes of the image IMAGE's header came with, into AXES, when they
+ * still describe IMAGE (NAXIS1 its width, NAXIS2 its height, the further
+ * axes' product its planes): a (2, 2, 64, 64) cube must come back with
+ * four axes, not as 4 planes of three, and a 1-D spectrum with one. 0 when
+ * they do not (no header, a single plane picked, a region cut out). */
+static int
+source_axes (const SsImage *image, LONGLONG *axes)
+{
+  gint64 naxis = 0;
+  if (image->header == NULL || !header_axis (image->header, "NAXIS", &naxis)
+      || naxis > MAX_AXES)
+    return 0;
+  guint64 planes = 1;
+  for (int i = 0; i < naxis; i++)
+    {
+      g_autofree char *keyword = g_strdup_printf ("NAXIS%d", i + 1);
+      gint64 length = 0;
+      if (!header_axis (image->header, keyword, &length)
+          || (i >= 2 && !g_uint64_checked_mul (&planes, planes, (guint64) length)))
+        return 0;
+      axes[i] = length;
+    }
+  LONGLONG height = naxis >= 2 ? axes[1] : 1;
+  if (axes[0] != image->width || height != image->height || planes != (guint64) image->planes)
+    return 0;
+  return (int) naxis;
+}
+
+/* The axes to write into AXES (MAX_AXES long); returns their number. */
+static int
+output_axes (const SsImage *image, LONGLONG *axes)
+{
+  int naxis = source_axes (image, axes);
+  if (naxis > 0)
+    return naxis;
+  axes[0] = image->width;
+  axes[1] = image->height;
+  axes[2] = image->planes;
+  return image->planes > 1 ? 3 : 2;
+}
+
 /* BITPIX is FLOAT_IMG or USHORT_IMG (cfitsio writes BITPIX 16 with BZERO
  * 32768 and converts the floats, already whole numbers in range). */
 static gboolean
@@ -103,8 +176,8 @@ write_fits_file (const SsImage *image, const char *temp, const char *name, int b
 {
   fitsfile *fits = NULL;
   int status = 0;
-  LONGLONG axes[3] = { image->width, image->height, image->planes };
-  int naxis = image->planes > 1 ? 3 : 2;
+  LONGLONG axes[MAX_AXES];
+  int naxis = output_axes (image, axes);
   guint64 count = (guint64) image->width * image->height * image->planes;
 
   fits_create_diskfile (&fits, temp, &status);
@@ -131,6 +204,36 @@ write_fits_file (const SsImage *image, const char *temp, const char *name, int b
   return TRUE;
 }
 
+/* Compresses the complete FITS file PLAIN into ZIPPED, a new file, in
+ * gzip's format (what gunzip, cfitsio, astropy and our reader open).
+ * Closing the streams flushes them: a full disk shows up as an error. */
+static gboolean
+gzip_file (const char *plain, const char *zipped, const char *name, GError **error)
+{
+  g_autoptr (GError) local = NULL;
+  g_autoptr (GFile) in_file = g_file_new_for_path (plain);
+  g_autoptr (GFile) out_file = g_file_new_for_path (zipped);
+  g_autoptr (GFileInputStream) in = g_file_read (in_file, NULL, &local);
+  /* G_FILE_CREATE_NONE: created, never opened if it exists (O_EXCL) */
+  g_autoptr (GFileOutputStream) out = in ? g_file_create (out_file, G_FILE_CREATE_NONE, NULL,
+                                                          &local)
+                                         : NULL;
+  if (out != NULL)
+    {
+      g_autoptr (GZlibCompressor) compressor = g_zlib_compressor_new (G_ZLIB_COMPRESSOR_FORMAT_GZIP,
+                                                                      -1);
+      g_autoptr (GOutputStream) stream = g_converter_output_stream_new (G_OUTPUT_STREAM (out),
+                                                                        G_CONVERTER (compressor));
+      if (g_output_stream_splice (stream, G_INPUT_STREAM (in),
+                                  G_OUTPUT_STREAM_SPLICE_CLOSE_SOURCE
+                                  | G_OUTPUT_STREAM_SPLICE_CLOSE_TARGET, NULL, &local) >= 0)
+        return TRUE;
+    }
+  g_set_error (error, SS_ERROR, SS_ERROR_IO, "%s: cannot write the gzip file: %s", name,
+               local->message);
+  return FALSE;
+}
+
 static gboolean
 check_image (const SsImage *image, const char *name, GError **error)
 {
@@ -143,20 +246,56 @@ check_image (const SsImage *image, const char *name, GError **error)
   return TRUE;
 }
 
+/* Whether PATH's name asks for gzip (".gz"), after refusing a name that
+ * asks for a compression this writer does not do (".fz", fpack's tile
+ * compression): its readers would find plain FITS where they expect tiles. */
+static gboolean
+check_compression_suffix (const char *path, const char *name, gboolean *gzip, GError **error)
+{
+  g_autofree char *lower = g_ascii_strdown (path, -1);
+  if (g_str_has_suffix (lower, ".fz"))
+    {
+      g_set_error (error, SS_ERROR, SS_ERROR_UNSUPPORTED,
+                   "%s: tile-compressed FITS (.fz) is not written; write .fits (or .fits.gz), "
+                   "then fpack it", name);
+      return FALSE;
+    }
+  *gzip = g_str_has_suffix (lower, ".gz");
+  return TRUE;
+}
+
+/* PATH's bytes through TEMP (and, gzipped, ZIPPED), each beside PATH so
+ * that the final rename is atomic; neither is left behind. */
+static gboolean
+write_fits_through_temp (const SsImage *image, const char *path, const char *name, int bitpix,
+                         gboolean gzip, GError **error)
+{
+  g_autofree char *temp = ss_output_temp_path (path);
+  g_autofree char *zipped = gzip ? ss_output_temp_path (path) : NULL;
+  gboolean ok = write_fits_file (image, temp, name, bitpix, error)
+                && (!gzip || gzip_file (temp, zipped, name, error));
+  if (gzip)
+    ss_output_abort (temp);   /* the plain copy: compressed, or failed */
+  const char *complete = gzip ? zipped : temp;
+  if (!ok)
+    {
+      ss_output_abort (complete);
+      return FALSE;
+    }
+  return ss_output_commit (complete, path, error);
+}
+
 static gboolean
 write_fits (const SsImage *image, const char *path, gboolean force, const char *const *inputs,
             int bitpix, GError **error)
 {
   g_autofree char *name = g_filename_display_name (path ? path : "");
-  if (!check_image (image, name, error) || !ss_output_check (path, force, inputs, error))
+  gboolean gzip = FALSE;
+  if (!check_image (image, name, error)
+      || !check_compression_suffix (path ? path : "", name, &gzip, error)
+      || !ss_output_check (path, force, inputs, error))
     return FALSE;
-  g_autofree char *temp = ss_output_temp_path (path);
-  if (!write_fits_file (image, temp, name, bitpix, error))
-    {
-      ss_output_abort (temp);
-      return FALSE;
-    }
-  return ss_output_commit (temp, path, error);
+  return write_fits_through_temp (image, path, name, bitpix, gzip, error);
 }
 
 gboolean

@@ -397,6 +397,27 @@ select_hdu (fitsfile *fits, const char *name, const char *hdu, int *chosen, HduI
 /* ------------------------------------------------------------------------ */
 /* Reading                                                                   */
 
+/* Adds the primary header's cards that an extension's image inherits
+ * (ss_header_inherit) to HEADER: a multi-extension file keeps TELESCOP,
+ * DATE-OBS, EXPTIME ... in its primary header, and the output, written as
+ * one HDU, would otherwise lose them. Leaves FITS on the primary HDU. */
+static gboolean
+inherit_primary_cards (fitsfile *fits, const char *name, SsHeader *header, GError **error)
+{
+  HduInfo info;
+  int status = ss_fits_move_to_hdu (fits, 0);
+  if (status != 0 || !ss_fits_read_hdu_info (fits, &info, &status))
+    {
+      ss_fits_set_error (error, SS_ERROR_FORMAT, name, "HDU 0", status);
+      return FALSE;
+    }
+  g_autoptr (SsHeader) primary = ss_fits_read_header_cards (fits, name, &info, error);
+  if (primary == NULL)
+    return FALSE;
+  ss_header_inherit (header, primary);
+  return TRUE;
+}
+
 SsImage *
 ss_fits_read (const char *path, const SsFitsReadOptions *options, GError **error)
 {
@@ -435,7 +456,8 @@ ss_fits_read (const char *path, const SsFitsReadOptions *options, GError **error
   if (image == NULL)
     goto out;
   if (!ss_fits_read_pixels (fits, name, &info, plane, image->data, count, error)
-      || (image->header = ss_fits_read_header_cards (fits, name, &info, error)) == NULL)
+      || (image->header = ss_fits_read_header_cards (fits, name, &info, error)) == NULL
+      || (chosen > 0 && !inherit_primary_cards (fits, name, image->header, error)))
     g_clear_pointer (&image, ss_image_free);
 
 out:

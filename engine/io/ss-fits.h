@@ -7,9 +7,17 @@
  * are read transparently. Zero-size images, missing or truncated data and
  * absurd sizes are clear errors.
  *
- * Writing: float32, the source header's cards kept except the structural
- * ones, HISTORY cards appended; through a temporary file renamed into place
- * (ss-output.h), never over the input.
+ * An image read from an extension keeps the primary header's descriptive
+ * cards that the extension does not define itself (TELESCOP, DATE-OBS, ...
+ * of a multi-extension file), as the INHERIT convention has it, unless the
+ * extension says INHERIT = F.
+ *
+ * Writing: float32, with the source's axes when they still describe the
+ * image (a 4-D cube stays 4-D), the source header's cards kept except the
+ * structural ones, HISTORY cards appended (wrapped between words); through
+ * a temporary file renamed into place (ss-output.h), never over the input;
+ * gzip-compressed when the name ends in .gz (.fz, tile compression, is
+ * refused).
  */
 #pragma once
 
@@ -26,9 +34,10 @@ typedef struct {
 
 SsImage *ss_fits_read (const char *path, const SsFitsReadOptions *options, GError **error);
 
-/* Writes IMAGE as float32 to PATH. Fails (SS_ERROR_IO) if PATH exists and
- * FORCE is FALSE, or if PATH is the same file as any path in INPUTS (NULL-
- * terminated, may be NULL). */
+/* Writes IMAGE as float32 to PATH (gzip-compressed when PATH ends in .gz).
+ * Fails (SS_ERROR_IO) if PATH exists and FORCE is FALSE, or if PATH is the
+ * same file as any path in INPUTS (NULL-terminated, may be NULL), and
+ * (SS_ERROR_UNSUPPORTED) when PATH ends in .fz. */
 gboolean ss_fits_write (const SsImage *image, const char *path, gboolean force,
                         const char *const *inputs, GError **error);
 

@@ -325,3 +325,57 @@ ss_header_card_is_structural (const char *card)
       return TRUE;
   return FALSE;
 }
+
+/* Keywords of the primary header that describe the file or one HDU of it,
+ * not the observation: an image taken from an extension must not claim
+ * them. */
+static gboolean
+is_hdu_identity (const char *keyword)
+{
+  static const char *const keys[] = {
+    "EXTNAME", "EXTVER", "EXTLEVEL", "HDUNAME", "HDUVER", "HDULEVEL", "NEXTEND",
+  };
+  for (gsize i = 0; i < G_N_ELEMENTS (keys); i++)
+    if (strcmp (keyword, keys[i]) == 0)
+      return TRUE;
+  return FALSE;
+}
+
+/* Whether CARD of a primary header passes to an extension that does not
+ * define its keyword (HEADER, the extension's cards). */
+static gboolean
+is_inherited (const SsHeader *header, const char *card)
+{
+  if (card_value_start (card) == NULL || ss_header_card_is_structural (card))
+    return FALSE;
+  g_autofree char *keyword = card_keyword (card);
+  return !is_hdu_identity (keyword) && find_card (header, keyword) < 0;
+}
+
+guint
+ss_header_inherit (SsHeader *header, const SsHeader *primary)
+{
+  g_return_val_if_fail (header != NULL, 0);
+  if (primary == NULL)
+    return 0;
+  g_autofree char *inherit = ss_header_get_string (header, "INHERIT");
+  if (inherit != NULL && g_ascii_strcasecmp (inherit, "F") == 0)
+    return 0;
+  /* After XTENSION ... GCOUNT, where a reader of the header expects them. */
+  guint at = 0;
+  while (at < header->cards->len
+         && ss_header_card_is_structural (g_ptr_array_index (header->cards, at)))
+    at++;
+  guint added = 0;
+  gboolean last_taken = FALSE;
+  for (guint i = 0; primary->cards && i < primary->cards->len; i++)
+    {
+      const char *card = g_ptr_array_index (primary->cards, i);
+      /* A long string's CONTINUE cards go with the card they continue. */
+      gboolean continues = g_str_has_prefix (card, "CONTINUE");
+      last_taken = continues ? last_taken : is_inherited (header, card);
+      if (last_taken)
+        g_ptr_array_insert (header->cards, (gint) (at + added++), g_strdup (card));
+    }
+  return added;
+}

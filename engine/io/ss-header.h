@@ -41,6 +41,15 @@ void ss_header_set_double (SsHeader *header, const char *keyword, double value, 
  * tile-compression Z* keys). */
 gboolean ss_header_card_is_structural (const char *card);
 
+/* Adds to HEADER, an extension's cards, the cards of PRIMARY (its file's
+ * primary header) that the INHERIT convention passes on: those with a value
+ * whose keyword HEADER does not define itself, less the structural ones,
+ * the commentary ones (COMMENT, HISTORY, blank) and those that name an HDU
+ * or count the file's extensions (EXTNAME, NEXTEND, ...). They go after
+ * HEADER's leading structural cards, in PRIMARY's order. Nothing is added
+ * when HEADER says INHERIT = F. Returns the number of cards added. */
+guint ss_header_inherit (SsHeader *header, const SsHeader *primary);
+
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (SsHeader, ss_header_free)
 
 G_END_DECLS

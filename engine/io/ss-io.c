@@ -1,6 +1,7 @@
 /* ss-io.c: open any supported image by what its first bytes say, not by its
  * file name (a ".fits" that is really a PNG, or the reverse, still works,
- * and a misnamed file gets a message about its content).
+ * and a misnamed file gets a message about its content). Outputs, having
+ * no content yet, are told by their names (ss_output_format_from_name).
  */
 #include "ss-io.h"
 #include "ss-gunzip.h"
@@ -124,4 +125,53 @@ ss_image_load (const char *path, const SsFitsReadOptions *options, GError **erro
       g_set_error (error, SS_ERROR, SS_ERROR_FORMAT, "%s: not a FITS or PNG file", name);
       return NULL;
     }
+}
+
+/* ------------------------------------------------------------------------ */
+/* Output formats by name                                                    */
+
+static gboolean
+has_suffix (const char *lower, const char *suffix)
+{
+  gsize length = strlen (lower), suffix_length = strlen (suffix);
+  /* ".fits" alone names no file: a stem is needed before the suffix. */
+  return length > suffix_length && g_str_has_suffix (lower, suffix)
+         && lower[length - suffix_length - 1] != G_DIR_SEPARATOR;
+}
+
+static gboolean
+has_fits_suffix (const char *lower)
+{
+  static const char *const suffixes[] = { ".fits", ".fit", ".fts" };
+  for (gsize i = 0; i < G_N_ELEMENTS (suffixes); i++)
+    if (has_suffix (lower, suffixes[i]))
+      return TRUE;
+  return FALSE;
+}
+
+gboolean
+ss_output_format_from_name (const char *path, SsOutputFormat *format, GError **error)
+{
+  g_return_val_if_fail (path != NULL && format != NULL, FALSE);
+  g_autofree char *lower = g_ascii_strdown (path, -1);
+  gboolean gzip = has_suffix (lower, ".gz");
+  if (gzip)
+    lower[strlen (lower) - 3] = '\0';   /* "frame.fits.gz": the FITS suffix before it */
+  if (has_fits_suffix (lower))
+    {
+      *format = gzip ? SS_OUTPUT_FORMAT_FITS_GZIP : SS_OUTPUT_FORMAT_FITS;
+      return TRUE;
+    }
+  if (!gzip && has_suffix (lower, ".png"))
+    {
+      *format = SS_OUTPUT_FORMAT_PNG;
+      return TRUE;
+    }
+  g_autofree char *name = g_filename_display_name (path);
+  const char *why = g_str_has_suffix (lower, ".fz")
+                    ? "tile-compressed FITS (.fz) is not written (fpack a .fits)"
+                    : "the name does not say the output format";
+  g_set_error (error, SS_ERROR, SS_ERROR_INVALID_ARGUMENT,
+               "%s: %s; name the output " SS_OUTPUT_SUFFIXES, name, why);
+  return FALSE;
 }

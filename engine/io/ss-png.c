@@ -410,6 +410,19 @@ check_write_options (const SsPngWriteOptions *options, const char *name, GError 
   return TRUE;
 }
 
+/* A PNG shows one plane (grey) or three (RGB): writing plane 0 of a cube
+ * as if it were the whole image would lose the others without a word. */
+static gboolean
+check_planes (const SsImage *image, const char *name, GError **error)
+{
+  if (image->planes == 1 || image->planes == 3)
+    return TRUE;
+  g_set_error (error, SS_ERROR, SS_ERROR_INVALID_ARGUMENT,
+               "%s: a PNG holds 1 plane (grey) or 3 (RGB); this image has %d: write FITS, "
+               "or pick one plane", name, image->planes);
+  return FALSE;
+}
+
 /* One PNG row from image row Y of the stretched planes. */
 static void
 pack_row (const PngWriter *w, const SsImage *image, int channels, int depth, int y)
@@ -442,7 +455,7 @@ write_png_with (PngWriter *writer, const SsImage *image, const SsPngWriteOptions
       g_set_error (error, SS_ERROR, SS_ERROR_IO, "%s: cannot write the PNG: %s", name, w->context.message);
       return FALSE;
     }
-  int channels = image->planes == 3 ? 3 : 1;
+  int channels = image->planes;   /* 1 or 3 (check_planes) */
   int depth = options->bit_depth;
   png_init_io (w->png, w->file);
   png_set_IHDR (w->png, w->info, (png_uint_32) image->width, (png_uint_32) image->height, depth,
@@ -513,7 +526,7 @@ write_png_file (const SsImage *image, const SsPngWriteOptions *options, const ch
                 const char *name, GError **error)
 {
   PngWriter writer = { 0 };
-  int channels = image->planes == 3 ? 3 : 1;
+  int channels = image->planes;   /* 1 or 3 (check_planes) */
   gsize values = ss_image_plane_size (image) * (gsize) channels;
   gboolean ok = FALSE;
 
@@ -601,7 +614,8 @@ ss_png_write (const SsImage *image, const char *path, const SsPngWriteOptions *o
       g_set_error (error, SS_ERROR, SS_ERROR_INVALID_ARGUMENT, "%s: no image to write", name);
       return FALSE;
     }
-  if (!check_write_options (options, name, error) || !ss_output_check (path, force, inputs, error))
+  if (!check_planes (image, name, error) || !check_write_options (options, name, error)
+      || !ss_output_check (path, force, inputs, error))
     return FALSE;
   g_autofree char *temp = ss_output_temp_path (path);
   if (!write_png_file (image, options, temp, name, error))

@@ -28,7 +28,8 @@ gboolean ss_stretch_from_string (const char *text, SsStretch *stretch, GError **
  * top row becomes the image's last row (so that display matches the PNG). */
 SsImage *ss_png_read (const char *path, GError **error);
 
-/* Writes plane 0 (or 3 planes as RGB) of IMAGE; same overwrite rules as FITS. */
+/* Writes IMAGE, of 1 plane (grey) or 3 (RGB; any other count is refused,
+ * SS_ERROR_INVALID_ARGUMENT); same overwrite rules as FITS. */
 gboolean ss_png_write (const SsImage *image, const char *path, const SsPngWriteOptions *options,
                        gboolean force, const char *const *inputs, GError **error);
 
