@@ -240,8 +240,12 @@ load_truth (CliDeblurInput *in, const CliOptions *o)
     }
   if (in->truth->planes != 1 && in->truth->planes != in->image->planes)
     {
-      cli_error (in->truth_path, "has %d planes; the input has %d (give 1 or %d)",
-                 in->truth->planes, in->image->planes, in->image->planes);
+      if (in->image->planes == 1)
+        cli_error (in->truth_path, "has %d planes; the input has 1 (give a truth of 1 plane)",
+                   in->truth->planes);
+      else
+        cli_error (in->truth_path, "has %d planes; the input has %d (give a truth of 1 or %d)",
+                   in->truth->planes, in->image->planes, in->image->planes);
       return CLI_EXIT_FAILURE;
     }
   return -1;
