@@ -53,6 +53,7 @@ typedef struct {
   float *in, *spectrum, *out;   /* (splits + 1) images / half-spectra */
   float *z, *nu, *mu;
   float *x, *x_previous;  /* the estimate at report points */
+  float *cx_projected;    /* C x of the estimate handed out, when positivity projects it */
   float floor;            /* positivity: x >= floor = −sky, i.e. the data as measured >= 0 */
   gboolean poisson;       /* the data term is the Poisson likelihood (ss-data-weights.h) */
   SsPoissonTerm term;
@@ -147,6 +148,7 @@ state_alloc (PriorState *s, const SsProblem *problem, const SsSolveParams *p, Ss
         && (s->mu = ss_mem_alloc (mem, real, error))
         && (s->x = ss_mem_alloc (mem, real, error))
         && (s->x_previous = ss_mem_alloc (mem, real, error))
+        && (!p->nonneg || (s->cx_projected = ss_mem_alloc (mem, real, error)))
         && (s->reweight = ss_mem_alloc (mem, MAX_SPLITS * real, error))))
     return FALSE;
   for (gsize i = 0; i < MAX_SPLITS * s->n; i++)
@@ -184,7 +186,8 @@ static void
 state_free (PriorState *s, SsMemCounter *mem)
 {
   float *buffers[] = { s->filters, s->denominator, s->weight, s->in, s->spectrum, s->out,
-                       s->z, s->nu, s->mu, s->x, s->x_previous, s->reweight };
+                       s->z, s->nu, s->mu, s->x, s->x_previous, s->cx_projected,
+                       s->reweight };
   for (guint i = 0; i < G_N_ELEMENTS (buffers); i++)
     ss_mem_free (mem, buffers[i], 0);
 }
@@ -333,11 +336,18 @@ report_point (SsCpuReporter *reporter, PriorState *s, const SsFft *fft1, float *
   ss_fft_inverse (fft1, kept, s->x);
   /* ADMM's x meets x >= floor only in the limit (the positivity split's z
    * meets it at every step): the estimate handed out is x projected on it,
-   * so that no reported image breaks the constraint the user asked for. Cx
-   * stays the unprojected x's: the report's residual is the iteration's. */
+   * so that no reported image breaks the constraint the user asked for, and
+   * the report measures that estimate (its own C x, as the GPU's report
+   * does), not the iteration's x. KEPT, consumed by the inverse, is scratch. */
+  const float *cx = s->out;
   if (reporter->params->nonneg)
-    for (gsize i = 0; i < s->n; i++)
-      s->x[i] = fmaxf (s->x[i], s->floor);
+    {
+      for (gsize i = 0; i < s->n; i++)
+        s->x[i] = fmaxf (s->x[i], s->floor);
+      ss_cpu_circulant (fft1, reporter->problem->op, s->x, s->cx_projected, kept,
+                        s->cx_projected, FALSE);
+      cx = s->cx_projected;
+    }
   double change2 = 0, norm2 = 0;
   for (gsize i = 0; i < s->n; i++)
     {
@@ -349,7 +359,7 @@ report_point (SsCpuReporter *reporter, PriorState *s, const SsFft *fft1, float *
   int interval = MIN (iteration, reporter->params->report_every);
   *converged = iteration > interval && norm2 > 0
                && sqrt (change2 / norm2) < SS_ADMM_CONVERGED_CHANGE * interval;
-  return ss_cpu_report_iterate (reporter, iteration, s->x, s->out, change2, norm2, *converged, error);
+  return ss_cpu_report_iterate (reporter, iteration, s->x, cx, change2, norm2, *converged, error);
 }
 
 gboolean
