@@ -169,7 +169,6 @@ fill_summary (CliSummary *s, const CliDeblurInput *in, const CliOptions *o, cons
   s->noise = job->noise;
   s->mse = job->mse;
   s->psnr = job->psnr;
-  s->nonneg = job->params.nonneg;
 }
 
 /* Totals over the planes for the final summary (strings copied). */

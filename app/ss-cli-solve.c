@@ -341,7 +341,6 @@ solve_and_report (const CliOptions *o, const CliConfig *c, const char *truth_pat
       s.noise = c->alpha_auto ? c->acquisition.noise : NAN;
       s.mse = result.mse;
       s.psnr = result.psnr;
-      s.nonneg = params.nonneg;
       cli_print_summary (&s, o, c, &result);
       status = CLI_EXIT_OK;
     }

@@ -104,7 +104,6 @@ typedef struct {
   gboolean alpha_auto;
   double noise;                 /* scaled units, the one auto alpha used; NAN otherwise */
   double mse, psnr;             /* over the image (cropped); NAN without a truth */
-  gboolean nonneg;
   const CliPhases *phases;      /* deblur's final summary; NULL otherwise */
   const SsSolveParams *params;  /* what was solved with; NULL: the configuration's */
 } CliSummary;
