@@ -3,6 +3,7 @@
  * solver parameters and the real-image default solver, boundary, reading),
  * and the names of settings for HISTORY cards and summaries. */
 #include "ss-cli-common.h"
+#include "ss-cli-solve.h"
 
 #include <string.h>
 
@@ -363,6 +364,15 @@ read_options_from_options (const CliOptions *o, CliConfig *c, GError **error)
       GError *local = NULL;
       if (!ss_stretch_from_string (o->stretch, &c->stretch, &local))
         return option_error (error, "--stretch", o->stretch, local);
+      /* A stretch maps values to a PNG's grey levels; a FITS output keeps
+       * the values, so the option would be ignored without a word. */
+      if (o->output == NULL || !cli_has_png_suffix (o->output))
+        {
+          g_set_error (error, SS_ERROR, SS_ERROR_INVALID_ARGUMENT,
+                       "--stretch %s: a stretch applies to a PNG output (-o NAME.png) only; "
+                       "FITS keeps the values", o->stretch);
+          return FALSE;
+        }
     }
   return TRUE;
 }
