@@ -241,6 +241,15 @@ run_quality (QualityOptions *q)
   if (backend == NULL)
     return cli_fail (CLI_EXIT_FAILURE, NULL, error);
   g_autofree char *siril = q->no_siril ? NULL : cli_quality_find_siril ();
+  /* Siril's row asked for by name and impossible: say so rather than leave
+   * the row out of the tables without a word. */
+  if (siril == NULL && q->methods != NULL
+      && g_strv_contains ((const char *const *) q->methods, "siril"))
+    {
+      cli_error (NULL, "--methods siril: %s", q->no_siril ? "--no-siril forbids it"
+                                                          : "no siril-cli on the PATH");
+      return CLI_EXIT_USAGE;
+    }
   if (q->trace && !(q->trace_file = fopen (q->trace, "w")))
     {
       cli_error (q->trace, "cannot write: %s", g_strerror (errno));

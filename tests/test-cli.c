@@ -1445,6 +1445,7 @@ test_quality_bad_values (Fixture *f, gconstpointer data)
     { { "--methods", "cpadmm", "--set", "nosuch=1" }, "nosuch=1" },
     { { "--methods", "cpadmm", "--only", "nope" }, "nope" },
     { { "--methods", "cpadmm", "extra" }, "extra" },
+    { { "--methods", "siril", "--no-siril" }, "siril" },
   };
   for (gsize i = 0; i < G_N_ELEMENTS (cases); i++)
     {
