@@ -257,9 +257,14 @@ cli_deblur_prepare_real (const CliDeblurInput *in, const CliOptions *o, const Cl
   for (gsize i = 0; i < n; i++)
     blanks += isnan (scaled[i]) ? 1 : 0;
   job->blanks = blanks;
+  /* Past half the frame, most of the result is filled in rather than
+   * recovered: a warning, not a note, though the solve is still valid. */
+  double share = n > 0 ? (double) job->blanks / (double) n : 0.0;
   if (job->blanks > 0)
-    cli_note (o, "%s: %" G_GSIZE_FORMAT " blank (NaN) pixels left out of the data term and "
-              "filled in the result", label, job->blanks);
+    cli_note (o, "%s%s: %" G_GSIZE_FORMAT " blank (NaN) pixels (%.3g%%) left out of the data "
+              "term and filled in the result%s", share > 0.5 ? "warning: " : "", label,
+              job->blanks, 100.0 * share,
+              share > 0.5 ? ": most of the image is filled in, not recovered" : "");
 
   const float *t = truth_plane (in, job->plane);
   if (t != NULL)

@@ -357,12 +357,25 @@ test_blank_pixels (Fixture *f, gconstpointer data)
                      * json_number (summary, "padded_height") - counted);
   /* RL again: --allow-negative changes nothing it takes, so no nonneg. */
   g_assert_false (json_has (summary, "nonneg"));
+  /* A few blanks are a note; most of the frame blank is a warning (below). */
+  g_assert_null (strstr (run.err, "warning"));
   cli_run_clear (&run);
   g_autofree float *mirrored = read_fits_float (out_path, &w, &h, NULL);
   g_assert_cmpint (w, ==, SIDE);
   g_assert_cmpint (h, ==, SIDE);
   for (gsize i = 0; i < (gsize) w * h; i++)
     g_assert_true (isfinite (mirrored[i]));
+  g_remove (out_path);
+  for (gsize i = 0; i < SIDE * SIDE; i++)
+    if (g_test_rand_double () < 0.7)
+      pixels[i] = NAN;
+  write_fits_float (in_path, pixels, SIDE, SIDE);
+  run = RUN_CLI ("deblur", in_path, "-o", out_path, "--psf", "gaussian:2", "--iters", "20",
+                 "--force");
+  g_assert_cmpint (run.status, ==, 0);
+  g_assert_nonnull (strstr (run.err, "warning"));
+  g_assert_nonnull (strstr (run.err, "most of the image is filled in"));
+  cli_run_clear (&run);
 }
 
 /* A real image without --solver runs the real-image default (`auto`, its
