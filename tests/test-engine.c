@@ -543,6 +543,22 @@ test_median_and_scaling (void)
     top = MAX (top, scaled[i]);
   g_assert_cmpfloat_with_epsilon (top, 1.0, 1e-6);
   g_assert_cmpfloat (test_rel_diff (back, data, n), <, 1e-6);
+  /* A sky given far below the data (--sky -1e30) would leave them flat once
+   * scaled: refused past SS_SKY_MAX_DEPTH ranges, taken within it. */
+  double low = 200, high = 100;
+  for (gsize i = 0; i < n; i++)
+    {
+      low = MIN (low, data[i]);
+      high = MAX (high, data[i]);
+    }
+  double range = high - low;
+  g_assert_true (ss_scaling_estimate (data, n, SS_SKY_VALUE, high - 0.5 * SS_SKY_MAX_DEPTH * range,
+                                      &scaling, NULL));
+  g_autoptr (GError) deep = NULL;
+  g_assert_false (ss_scaling_estimate (data, n, SS_SKY_VALUE,
+                                       high - 2 * SS_SKY_MAX_DEPTH * range, &scaling, &deep));
+  g_assert_error (deep, SS_ERROR, SS_ERROR_INVALID_ARGUMENT);
+  g_assert_false (ss_scaling_estimate (data, n, SS_SKY_VALUE, -1e30, &scaling, NULL));
   /* No finite pixel, or nothing above the sky: clear errors. */
   for (gsize i = 0; i < n; i++)
     data[i] = NAN;

@@ -83,14 +83,15 @@ ss_scaling_estimate (const float *data, gsize n, SsSkyMode mode, double sky_valu
       sky = sky_value;
       break;
     }
-  double top = -INFINITY;
+  double top = -INFINITY, bottom = INFINITY;
   gsize finite = 0;
-#pragma omp parallel for reduction(max : top) reduction(+ : finite) schedule(static) \
-  if (n > SS_PARALLEL_PIXELS)
+#pragma omp parallel for reduction(max : top) reduction(min : bottom) reduction(+ : finite) \
+  schedule(static) if (n > SS_PARALLEL_PIXELS)
   for (gsize i = 0; i < n; i++)
     if (isfinite (data[i]))
       {
         top = MAX (top, data[i]);
+        bottom = MIN (bottom, data[i]);
         finite++;
       }
   if (finite == 0)
@@ -109,6 +110,18 @@ ss_scaling_estimate (const float *data, gsize n, SsSkyMode mode, double sky_valu
       g_set_error (error, SS_ERROR, SS_ERROR_INVALID_ARGUMENT,
                    "nothing above the sky level %g (maximum %g): the image is flat or the sky too high",
                    sky, top);
+      return FALSE;
+    }
+  /* A sky given far below the data (--sky -1e30) leaves them a constant
+   * once scaled: float32's 24 bits keep the data's range only while it is
+   * more than SS_SKY_MAX_DEPTH⁻¹ of the scale, so the image would come out
+   * flat without a word. */
+  if (mode == SS_SKY_VALUE && top > bottom && scale > SS_SKY_MAX_DEPTH * (top - bottom))
+    {
+      g_set_error (error, SS_ERROR, SS_ERROR_INVALID_ARGUMENT,
+                   "the sky level %g lies %.3g times the data's range (%g to %g) below their "
+                   "top: scaled, the image would be lost to rounding; give a sky within or "
+                   "near the data's range", sky, scale / (top - bottom), bottom, top);
       return FALSE;
     }
   scaling->sky = sky;

@@ -21,8 +21,14 @@ typedef struct {
   double scale;
 } SsScaling;
 
+/* A sky value given more than this many data ranges below the data's top is
+ * refused: scaled to that top, the data would keep less than a 1e-4 share
+ * of float32's precision (about 1700 levels across their range). */
+#define SS_SKY_MAX_DEPTH 1e4
+
 /* Estimates sky (per MODE; VALUE uses *sky_value) and scale = max(data - sky)
- * over finite pixels; fails for an image with no finite pixel or a constant one. */
+ * over finite pixels; fails for an image with no finite pixel or a constant
+ * one, and for a given sky value SS_SKY_MAX_DEPTH ranges below the data. */
 gboolean ss_scaling_estimate (const float *data, gsize n, SsSkyMode mode, double sky_value,
                               SsScaling *scaling, GError **error);
 /* out = (in - sky) / scale, optionally clamping negatives to 0; NaN stays NaN. */
