@@ -168,6 +168,34 @@ output_axes (const SsImage *image, LONGLONG *axes)
   return image->planes > 1 ? 3 : 2;
 }
 
+/* The message for a failed write of TEMP, about BYTES long: cfitsio says
+ * only "error writing to FITS file"; a full disk, the usual cause, is named
+ * when the file system holds less than the file needs. */
+static void
+set_write_error (GError **error, const char *temp, const char *name, guint64 bytes, int status)
+{
+  g_autoptr (GFile) file = g_file_new_for_path (temp);
+  g_autoptr (GFile) dir = g_file_get_parent (file);
+  g_autoptr (GFileInfo) info = dir ? g_file_query_filesystem_info (
+                                       dir, G_FILE_ATTRIBUTE_FILESYSTEM_FREE, NULL, NULL)
+                                   : NULL;
+  if (info != NULL && g_file_info_has_attribute (info, G_FILE_ATTRIBUTE_FILESYSTEM_FREE))
+    {
+      guint64 free_bytes = g_file_info_get_attribute_uint64 (info,
+                                                            G_FILE_ATTRIBUTE_FILESYSTEM_FREE);
+      if (free_bytes < bytes)
+        {
+          g_autofree char *have = g_format_size (free_bytes);
+          g_autofree char *need = g_format_size (bytes);
+          g_set_error (error, SS_ERROR, SS_ERROR_IO,
+                       "%s: cannot write: the disk is full (%s free, the file needs about %s)",
+                       name, have, need);
+          return;
+        }
+    }
+  ss_fits_set_error (error, SS_ERROR_IO, name, "cannot write", status);
+}
+
 /* BITPIX is FLOAT_IMG or USHORT_IMG (cfitsio writes BITPIX 16 with BZERO
  * 32768 and converts the floats, already whole numbers in range). */
 static gboolean
@@ -187,9 +215,11 @@ write_fits_file (const SsImage *image, const char *temp, const char *name, int b
     write_header (fits, image->header, &status);
   if (status == 0)
     fits_write_img (fits, TFLOAT, 1, (LONGLONG) count, image->data, &status);
+  /* The data and a few header blocks: what a full disk would lack. */
+  guint64 bytes = count * (bitpix == FLOAT_IMG ? 4 : 2) + 4 * 2880;
   if (status != 0)
     {
-      ss_fits_set_error (error, SS_ERROR_IO, name, "cannot write", status);
+      set_write_error (error, temp, name, bytes, status);
       if (fits)
         ss_fits_close (fits);
       return FALSE;
@@ -198,7 +228,7 @@ write_fits_file (const SsImage *image, const char *temp, const char *name, int b
   fits_close_file (fits, &status);
   if (status != 0)
     {
-      ss_fits_set_error (error, SS_ERROR_IO, name, "cannot write", status);
+      set_write_error (error, temp, name, bytes, status);
       return FALSE;
     }
   return TRUE;
