@@ -803,6 +803,17 @@ test_bad_outputs_and_sizes (Fixture *f, gconstpointer data)
   assert_refused (&run, 1, "truth.fits");
   cli_run_clear (&run);
 
+  /* A directory where no file can be created, even by root (Linux's
+   * /proc): the system's reason, not cfitsio's "couldn't create". */
+  if (g_file_test ("/proc/self", G_FILE_TEST_IS_DIR))
+    {
+      run = RUN_CLI ("simulate", truth_path, "-o", "/proc/sharpsky-out.fits");
+      assert_refused (&run, 1, "/proc/sharpsky-out.fits");
+      if (strstr (run.err, "cannot create a file there") == NULL)
+        g_error ("stderr does not give the system's reason: %s", run.err);
+      cli_run_clear (&run);
+    }
+
   g_autofree char *out_path = temp_path (f, "out.fits");
   run = RUN_CLI ("deblur", truth_path, "-o", out_path, "--psf", "box2d:100");
   assert_refused (&run, 2, "larger");

@@ -7,8 +7,12 @@
 #include "ss-error.h"
 #include "ss-output.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <fitsio.h>
 #include <gio/gio.h>
+#include <glib/gstdio.h>
+#include <unistd.h>
 #include <math.h>
 #include <string.h>
 
@@ -168,31 +172,52 @@ output_axes (const SsImage *image, LONGLONG *axes)
   return image->planes > 1 ? 3 : 2;
 }
 
-/* The message for a failed write of TEMP, about BYTES long: cfitsio says
- * only "error writing to FITS file"; a full disk, the usual cause, is named
- * when the file system holds less than the file needs. */
-static void
-set_write_error (GError **error, const char *temp, const char *name, guint64 bytes, int status)
+/* TRUE, with the message, when the file system holding TEMP (written in
+ * part) has less room than BYTES. */
+static gboolean
+disk_lacks (const char *temp, guint64 bytes, GError **error, const char *name)
 {
   g_autoptr (GFile) file = g_file_new_for_path (temp);
   g_autoptr (GFile) dir = g_file_get_parent (file);
   g_autoptr (GFileInfo) info = dir ? g_file_query_filesystem_info (
                                        dir, G_FILE_ATTRIBUTE_FILESYSTEM_FREE, NULL, NULL)
                                    : NULL;
-  if (info != NULL && g_file_info_has_attribute (info, G_FILE_ATTRIBUTE_FILESYSTEM_FREE))
+  if (info == NULL || !g_file_info_has_attribute (info, G_FILE_ATTRIBUTE_FILESYSTEM_FREE))
+    return FALSE;
+  guint64 free_bytes = g_file_info_get_attribute_uint64 (info, G_FILE_ATTRIBUTE_FILESYSTEM_FREE);
+  if (free_bytes >= bytes)
+    return FALSE;
+  g_autofree char *have = g_format_size (free_bytes);
+  g_autofree char *need = g_format_size (bytes);
+  g_set_error (error, SS_ERROR, SS_ERROR_IO,
+               "%s: cannot write: the disk is full (%s free, the file needs about %s)", name,
+               have, need);
+  return TRUE;
+}
+
+/* The message for a failed write of TEMP, about BYTES long. cfitsio says
+ * "couldn't create the named file" or "error writing to FITS file"; the
+ * system's reason for the first, and a full disk, the usual cause of the
+ * second, say more. */
+static void
+set_write_error (GError **error, const char *temp, const char *name, guint64 bytes, int status)
+{
+  if (status == FILE_NOT_CREATED)
     {
-      guint64 free_bytes = g_file_info_get_attribute_uint64 (info,
-                                                            G_FILE_ATTRIBUTE_FILESYSTEM_FREE);
-      if (free_bytes < bytes)
+      /* Create it as cfitsio tried to, for errno. */
+      int fd = g_open (temp, O_WRONLY | O_CREAT | O_EXCL, 0644);
+      int saved = errno;
+      if (fd < 0)
         {
-          g_autofree char *have = g_format_size (free_bytes);
-          g_autofree char *need = g_format_size (bytes);
-          g_set_error (error, SS_ERROR, SS_ERROR_IO,
-                       "%s: cannot write: the disk is full (%s free, the file needs about %s)",
-                       name, have, need);
+          g_set_error (error, SS_ERROR, SS_ERROR_IO, "%s: cannot create a file there: %s", name,
+                       g_strerror (saved));
           return;
         }
+      close (fd);
+      g_unlink (temp);
     }
+  else if (disk_lacks (temp, bytes, error, name))
+    return;
   ss_fits_set_error (error, SS_ERROR_IO, name, "cannot write", status);
 }
 
