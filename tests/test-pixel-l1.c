@@ -587,6 +587,31 @@ test_choice_stars (void)
   check_choice (12, 0.02);
 }
 
+/* With random sensing C is no blur and RL refuses it: `auto` is ALM, says
+ * why, and gives ALM's estimate on all the pixels bit for bit (it failed
+ * with RL's refusal before). */
+static void
+test_choice_sensing (void)
+{
+  g_autoptr (GRand) rng = test_rng ();
+  TestProblem t;
+  test_problem_init (&t, rng, 40 + g_rand_int_range (rng, 0, 9), 36 + g_rand_int_range (rng, 0, 9),
+                     "gaussian:2", 0.5, 0.01);
+  SsProblem problem = { .op = t.op, .y = t.y };
+  SsSolveParams params = test_choice_params (5);
+  SsSolveResult result = backend_solve (&problem, &params);
+  g_test_message ("auto said \"%s\"", result.choice);
+  g_assert_true (g_str_has_prefix (result.choice, "alm chosen"));
+  g_assert_nonnull (strstr (result.choice, "rl cannot run"));
+  SsSolveParams p = ss_solver_choice_candidate (&params, SS_SOLVER_ALM);
+  SsSolveResult direct = backend_solve (&problem, &p);
+  g_assert_cmpint (result.iterations, ==, result.choice_iterations + direct.iterations);
+  g_assert_cmpmem (result.x, t.n * sizeof (float), direct.x, t.n * sizeof (float));
+  ss_solve_result_clear (&direct);
+  ss_solve_result_clear (&result);
+  test_problem_clear (&t);
+}
+
 /* `auto` solved on a backend with a crop side of CROP_SIDE. */
 static SsSolveResult
 choice_solve (const SsProblem *problem, const SsSolveParams *params, int crop_side)
@@ -736,6 +761,7 @@ main (int argc, char **argv)
   g_test_add_func ("/pixel-l1/deferred-operator", test_deferred_operator);
   g_test_add_func ("/choice/extended", test_choice_extended);
   g_test_add_func ("/choice/stars", test_choice_stars);
+  g_test_add_func ("/choice/sensing", test_choice_sensing);
   g_test_add_func ("/choice/crop/extended", test_choice_crop_extended);
   g_test_add_func ("/choice/crop/stars", test_choice_crop_stars);
   return g_test_run ();

@@ -1,6 +1,7 @@
 /* ss-solver-choice.c: the `auto` solver's choice between its candidates
  * (ss-solver-choice.h). */
 #include "ss-solver-choice.h"
+#include "ss-error.h"
 #include "ss-backend.h"
 #include "ss-boundary.h"
 #include "ss-holdout-split.h"
@@ -177,16 +178,44 @@ ss_solver_choice_candidate (const SsSolveParams *params, SsSolverKind kind)
   return p;
 }
 
+/* A candidate's failure that says it cannot run on this problem (its
+ * parameters' or operator's refusal before any iteration), not a failed or
+ * cancelled run. */
+static gboolean
+candidate_unusable (const GError *error, const SsSolveResult *run, GCancellable *cancellable)
+{
+  return g_error_matches (error, SS_ERROR, SS_ERROR_INVALID_ARGUMENT) && run->iterations == 0
+         && !g_cancellable_is_cancelled (cancellable);
+}
+
+/* Whether a candidate after TRIED is left to choose. */
+static gboolean
+usable_left (int tried, const SsSolverInfo *info)
+{
+  return tried + 1 < info->n_candidates;
+}
+
+static void
+free_reasons (char **reasons)
+{
+  for (int c = 0; c < SS_SOLVER_MAX_CANDIDATES; c++)
+    g_free (reasons[c]);
+}
+
 static char *
-describe_choice (const SsSolverInfo *info, int chosen, const double *errors, int count,
-                 const ChoiceCrop *crop)
+describe_choice (const SsSolverInfo *info, int chosen, const double *errors,
+                 char *const *unusable, int count, const ChoiceCrop *crop)
 {
   GString *s = g_string_new (NULL);
   const char *name = ss_solver_info (info->candidates[chosen])->name;
   g_string_append_printf (s, "%s chosen: held-out error", name);
   for (int c = 0; c < count; c++)
-    g_string_append_printf (s, "%s %s %.4g", c ? "," : "",
-                            ss_solver_info (info->candidates[c])->name, errors[c]);
+    if (unusable[c] != NULL)
+      g_string_append_printf (s, "%s %s cannot run (%s)", c ? "," : "",
+                              ss_solver_info (info->candidates[c])->name, unusable[c]);
+    else
+      g_string_append_printf (s, "%s %s %.4g", c ? "," : "",
+                              ss_solver_info (info->candidates[c])->name, errors[c]);
   g_string_append_printf (s, " (each run on %d/%d of the pixels", SS_RL_HOLDOUT_FOLDS - 1,
                           SS_RL_HOLDOUT_FOLDS);
   if (crop->op != NULL)
@@ -207,6 +236,7 @@ ss_solver_choice_solve (SsSolveOnceFunc solve, gpointer backend, const SsProblem
   Relay relay = { .report = report, .user_data = user_data, .provisional = TRUE };
   double errors[SS_SOLVER_MAX_CANDIDATES];
   int chosen = 0, tried = 0, counted = 0;
+  char *unusable[SS_SOLVER_MAX_CANDIDATES] = { NULL };   /* why a candidate could not run */
   SsHoldoutSplit split = { 0 };
   ChoiceCrop crop = { 0 };
   GError *crop_error = NULL;
@@ -226,14 +256,29 @@ ss_solver_choice_solve (SsSolveOnceFunc solve, gpointer backend, const SsProblem
         SsSolveResult run = { 0 };
         relay.offset = counted;
         relay.held_out = NAN;
+        GError *local = NULL;
         gboolean ok = solve (backend, &split.problem, &p, relay_report, &relay, cancellable, &run,
-                             error);
+                             &local);
         counted += run.iterations;
+        if (!ok && candidate_unusable (local, &run, cancellable) && usable_left (tried, info))
+          {
+            /* RL refuses an operator that is no blur (random sensing): the
+             * other candidate is the choice, and the description says why. */
+            unusable[tried] = g_strdup (local->message);
+            g_clear_error (&local);
+            ss_solve_result_clear (&run);
+            errors[tried] = INFINITY;
+            if (chosen == tried)
+              chosen = tried + 1;
+            continue;
+          }
         if (!ok)
           {
             /* Cancelled or failed: the candidate's partial result. */
+            g_propagate_error (error, local);
             ss_holdout_split_clear (&split);
             choice_crop_clear (&crop);
+            free_reasons (unusable);
             ss_solve_result_clear (result);
             *result = run;
             return FALSE;
@@ -242,7 +287,7 @@ ss_solver_choice_solve (SsSolveOnceFunc solve, gpointer backend, const SsProblem
         /* A candidate without a reading (no report) is never chosen over
          * one with. */
         errors[tried] = isfinite (relay.held_out) ? relay.held_out : INFINITY;
-        if (errors[tried] < errors[chosen])
+        if (errors[tried] < errors[chosen] || unusable[chosen] != NULL)
           chosen = tried;
       }
   ss_holdout_split_clear (&split);
@@ -256,10 +301,11 @@ ss_solver_choice_solve (SsSolveOnceFunc solve, gpointer backend, const SsProblem
   result->choice_iterations = counted;
   result->seconds = ss_now () - start;
   g_free (result->choice);
-  result->choice = tried > 0 ? describe_choice (info, chosen, errors, tried, &crop)
+  result->choice = tried > 0 ? describe_choice (info, chosen, errors, unusable, tried, &crop)
                              : g_strdup_printf ("%s: nothing to hold out",
                                                 ss_solver_info (info->candidates[0])->name);
   choice_crop_clear (&crop);
+  free_reasons (unusable);
   return ok;
 }
 
