@@ -87,6 +87,7 @@ typedef enum {
   CLI_GROUP_TRUTH       = 1 << 6,  /* --truth, --psf, boundaries, PSF from stars (deblur) */
   CLI_GROUP_BENCH       = 1 << 7,  /* --backend, --solver, --size, ... */
   CLI_GROUP_MANY        = 1 << 8,  /* --output-dir (deblur of several inputs) */
+  CLI_GROUP_PNG         = 1 << 9,  /* with OUTPUT: -o may name a PNG, --stretch */
 } CliGroups;
 
 /* Parses ARGV (ARGV[0] is the subcommand name) into OPTIONS. Returns -1 on

@@ -505,8 +505,8 @@ int
 cli_deblur (int argc, char **argv)
 {
   CliOptions o = { 0 };
-  const CliGroups groups = CLI_GROUP_OUTPUT | CLI_GROUP_INPUT | CLI_GROUP_TRUTH | CLI_GROUP_SKY
-                           | CLI_GROUP_SOLVER | CLI_GROUP_PRINT | CLI_GROUP_MANY;
+  const CliGroups groups = CLI_GROUP_OUTPUT | CLI_GROUP_PNG | CLI_GROUP_INPUT | CLI_GROUP_TRUTH
+                           | CLI_GROUP_SKY | CLI_GROUP_SOLVER | CLI_GROUP_PRINT | CLI_GROUP_MANY;
   int status = cli_parse_command_line (
     "deblur", "IN -o OUT | IN... --output-dir DIR",
     "Recovers an image from IN: a measurement written by 'simulate' or a real blurred image.",

@@ -382,8 +382,9 @@ int
 cli_run (int argc, char **argv)
 {
   CliOptions o = { 0 };
-  const CliGroups groups = CLI_GROUP_OUTPUT | CLI_GROUP_INPUT | CLI_GROUP_ACQUISITION
-                           | CLI_GROUP_SKY | CLI_GROUP_SOLVER | CLI_GROUP_PRINT;
+  const CliGroups groups = CLI_GROUP_OUTPUT | CLI_GROUP_PNG | CLI_GROUP_INPUT
+                           | CLI_GROUP_ACQUISITION | CLI_GROUP_SKY | CLI_GROUP_SOLVER
+                           | CLI_GROUP_PRINT;
   int status = cli_parse_command_line (
     "run", "[TRUTH]",
     "Simulates a measurement of TRUTH and recovers it, in memory (teaching).",
