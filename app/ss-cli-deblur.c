@@ -220,16 +220,38 @@ add_plane_history (CliHistory *history, const CliDeblurInput *in, const CliConfi
                      c->exclude_border ? " (border excluded)" : "", job->pw, job->ph);
 }
 
+/* With --plane P the input is the file's plane P: a truth of several
+ * planes (the same cube's truth) gives its plane P to match. */
+static int
+pick_truth_plane (CliDeblurInput *in, const CliConfig *c)
+{
+  if (!c->plane_given || in->truth->planes <= 1 || in->image->planes != 1)
+    return -1;
+  if (c->plane >= in->truth->planes)
+    {
+      cli_error (in->truth_path, "has %d planes; --plane %d picks none of them",
+                 in->truth->planes, c->plane);
+      return CLI_EXIT_FAILURE;
+    }
+  g_autoptr (GError) error = NULL;
+  SsImage *plane = ss_image_extract_plane (in->truth, c->plane, &error);
+  if (plane == NULL)
+    return cli_fail (CLI_EXIT_FAILURE, in->truth_path, error);
+  ss_image_free (in->truth);
+  in->truth = plane;
+  return -1;
+}
+
 /* Loads the truth and checks it matches IN. */
 static int
-load_truth (CliDeblurInput *in, const CliOptions *o)
+load_truth (CliDeblurInput *in, const CliOptions *o, const CliConfig *c)
 {
   if (in->truth_path == NULL)
     return -1;
   CliConfig plain = { 0 };
   plain.read = SS_FITS_READ_OPTIONS_DEFAULT;
   int status = cli_load_image (in->truth_path, &plain, o, TRUE, &in->truth);
-  if (status >= 0)
+  if (status >= 0 || (status = pick_truth_plane (in, c)) >= 0)
     return status;
   if (in->truth->width != in->image->width || in->truth->height != in->image->height)
     {
@@ -285,7 +307,7 @@ load_input (CliDeblurInput *in, const CliOptions *o, const CliConfig *c)
                  "--psf SPEC, --psf auto or --psf-from-star X,Y");
       return CLI_EXIT_USAGE;
     }
-  return load_truth (in, o);
+  return load_truth (in, o, c);
 }
 
 /* The final summary of a colour image or cube: totals over the planes. MSE

@@ -470,6 +470,25 @@ test_cube_planes (Fixture *f, gconstpointer data)
       diff = MAX (diff, fabs ((double) one[i] - all[n + i]));
     }
   g_assert_cmpfloat (diff, <=, 1e-5 * peak);
+
+  /* --plane 1 with the cube as its own truth scores plane 1 against the
+   * truth's plane 1, as a one-plane truth of it does (it was refused: "has
+   * 3 planes; the input has 1"). */
+  g_autofree char *truth1_path = temp_path (f, "truth1.fits");
+  test_write_fits_float (truth1_path, cube + n, SIDE, SIDE, 1, NULL);
+  double mse[2];
+  const char *truths[2] = { cube_path, truth1_path };
+  for (int t = 0; t < 2; t++)
+    {
+      run = RUN_CLI ("deblur", cube_path, "-o", one_path, "--force", "--psf", "gaussian:2",
+                     "--iters", "30", "--plane", "1", "--truth", truths[t], "--json");
+      g_assert_cmpint (run.status, ==, 0);
+      g_autofree char *scored = json_line (run.out, "summary");
+      mse[t] = json_number (scored, "mse");
+      cli_run_clear (&run);
+    }
+  g_assert_true (isfinite (mse[0]));
+  g_assert_cmpfloat (mse[0], ==, mse[1]);
 }
 
 /* Gaussian stars of known FWHM on a faint noisy sky, well apart. */
