@@ -156,8 +156,10 @@ print_summary_json (const CliSummary *s, const CliConfig *config, const SsSolveR
   ss_json_add_int (&o, "observed", (gint64) s->observed);
   ss_json_add_int (&o, "iterations", result->iterations);
   ss_json_add_int (&o, "validation_iterations", result->validation_iterations);
+  /* The sparsity the hold-out rule chose; "sparsity" (the parameters')
+   * is what was asked. */
   if (result->sparsity > 0)
-    ss_json_add_number (&o, "sparsity", result->sparsity);
+    ss_json_add_number (&o, "sparsity_chosen", result->sparsity);
   if (result->choice != NULL)
     {
       ss_json_add_int (&o, "choice_iterations", result->choice_iterations);

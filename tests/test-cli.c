@@ -1406,6 +1406,18 @@ test_json_keys_once (Fixture *f, gconstpointer data)
   summary = json_line (run.out, "summary");
   g_assert_true (g_str_has_prefix (strstr (summary, "\"nonneg\":"), "\"nonneg\":true"));
   cli_run_clear (&run);
+  /* A greedy solver with --alpha auto: the sparsity asked and the one its
+   * hold-out rule chose, under two keys (both were "sparsity"). */
+  run = RUN_CLI ("deblur", truth_path, "-o", out_path, "--force", "--psf", "gaussian:2",
+                 "--solver", "niht", "--alpha", "auto", "--iters", "20", "--backend", "cpu",
+                 "--json");
+  g_assert_cmpint (run.status, ==, 0);
+  assert_json_keys_once (run.out);
+  g_free (summary);
+  summary = json_line (run.out, "summary");
+  g_assert_true (json_has (summary, "sparsity"));
+  g_assert_true (json_has (summary, "sparsity_chosen"));
+  cli_run_clear (&run);
 }
 
 /* quality, like deblur, replaces no file without --force: each file it
