@@ -324,10 +324,14 @@ print_total_summary (const CliDeblurInput *in, const CliOptions *o, const CliCon
   s.psf = c->psf_source == CLI_PSF_SPEC ? jobs[0].psf_text : "measured per plane";
   s.mse = s.alpha = s.noise = 0;
   s.blank_pixels = s.observed = 0;
-  s.baseline_mse = NAN;
+  /* Each plane has its own sky and scale (its summary gives them); the
+   * last plane's would pass for all of them. */
+  s.scaling.sky = s.scaling.scale = NAN;
+  s.baseline_mse = 0;
   for (int p = 0; p < planes; p++)
     {
       accumulate_result (&total, &jobs[p].result, p + 1);
+      s.baseline_mse += jobs[p].baseline / planes;   /* NAN without a truth */
       s.mse += jobs[p].mse / planes;
       s.alpha += jobs[p].params.alpha / planes;
       s.noise += jobs[p].noise / planes;

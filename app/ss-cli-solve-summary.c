@@ -251,8 +251,12 @@ print_summary_text (const CliSummary *s, const CliConfig *config, const SsSolveR
   if (s->boundary != NULL)
     g_string_append_printf (t, "boundary     %s, solved at %d x %d\n", s->boundary,
                             s->padded_width, s->padded_height);
-  g_string_append_printf (t, "scaling      sky %g (%s), scale %g\n", s->scaling.sky,
-                          cli_sky_mode_to_string (s->sky_mode), s->scaling.scale);
+  if (isfinite (s->scaling.scale))
+    g_string_append_printf (t, "scaling      sky %g (%s), scale %g\n", s->scaling.sky,
+                            cli_sky_mode_to_string (s->sky_mode), s->scaling.scale);
+  else
+    g_string_append_printf (t, "scaling      per plane (%s)\n",
+                            cli_sky_mode_to_string (s->sky_mode));
   if (isfinite (s->noise))
     g_string_append_printf (t, "noise        %g (scaled units)\n", s->noise);
   g_string_append_printf (t, "iterations   %d in %.3f s", result->iterations, result->seconds);
