@@ -452,6 +452,9 @@ test_cube_planes (Fixture *f, gconstpointer data)
   g_autofree char *summary = json_line (run.out, "summary");
   g_assert_cmpfloat (json_number (summary, "planes"), ==, 3);
   g_assert_cmpfloat (json_number (summary, "iterations"), ==, 90);
+  /* Each plane has its own sky and scale: the total gives none. */
+  g_assert_true (isnan (json_number (summary, "sky")));
+  g_assert_true (isnan (json_number (summary, "scale")));
   cli_run_clear (&run);
 
   RUN_CLI_OK ("deblur", cube_path, "-o", one_path, "--psf", "gaussian:2", "--iters", "30",
