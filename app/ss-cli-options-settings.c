@@ -347,6 +347,13 @@ static gboolean
 read_options_from_options (const CliOptions *o, CliConfig *c, GError **error)
 {
   c->read = SS_FITS_READ_OPTIONS_DEFAULT;
+  /* An empty name would quietly mean the default HDU. */
+  if (o->hdu != NULL && o->hdu[0] == '\0')
+    {
+      g_set_error (error, SS_ERROR, SS_ERROR_INVALID_ARGUMENT,
+                   "--hdu '': give an HDU number (0 = primary) or an EXTNAME");
+      return FALSE;
+    }
   c->read.hdu = o->hdu;
   c->plane = 0;
   c->plane_given = o->plane != NULL;

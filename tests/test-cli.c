@@ -765,6 +765,7 @@ typedef struct {
 static const BadValue bad_values[] = {
   { "--ratio", "0", "simulate" },
   { "--stretch", "asinh", "deblur" },   /* a FITS output: the stretch would be ignored */
+  { "--hdu", "", "deblur" },            /* empty: it meant the default HDU */
   { "--ratio", "1.5", "simulate" },
   { "--ratio", "nan", "simulate" },
   { "--noise", "-0.1", "simulate" },
