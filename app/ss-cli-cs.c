@@ -7,7 +7,10 @@
 #include "ss-cli-common.h"
 #include "ss-cli-json.h"
 
+#include <glib/gstdio.h>
 #include <math.h>
+#include <signal.h>
+#include <stdarg.h>
 #include <string.h>
 
 typedef struct {
@@ -55,7 +58,8 @@ cs_parse (int argc, char **argv, CsOptions *o)
     STR ("solver", solver, "iht, niht, htp, cosamp, fista or alm (default niht)", "NAME"),
     STR ("ensemble", ensemble, "Sensing matrix: gaussian, sign, dct or sparse (default gaussian)",
          "NAME"),
-    STR ("values", values, "Nonzero values: gaussian, sign or uniform (default gaussian)", "NAME"),
+    STR ("values", values, "Nonzero values: gaussian N(0, 1), sign ±1 or uniform U(−1, 1); "
+         "with --nonneg their magnitudes |v| (default gaussian)", "NAME"),
     STR ("n", n, "Signal length (default 1024)", "N"),
     STR ("m", m, "Measurements (default delta·n)", "M"),
     STR ("delta", delta, "δ = m/n (default 0.5)", "D"),
@@ -68,16 +72,19 @@ cs_parse (int argc, char **argv, CsOptions *o)
          "alm 30 outer)", "N"),
     STR ("inner-iters", inner, "ALM: FISTA steps per outer step (default 200); HTP/CoSaMP: CG "
          "steps per projection (default 50)", "N"),
-    STR ("tol", tol, "Success: relative error <= TOL (default 1e-4)", "TOL"),
+    STR ("tol", tol, "Success: relative error <= TOL (default 1e-4); fista and alm with "
+         "--alpha > 0 after a least-squares fit on the support they found", "TOL"),
     STR ("alpha", alpha, "l1 weight of fista and alm (default: fista 1e-3, alm 0 = basis "
          "pursuit)", "A"),
-    FLAG ("nonneg", nonneg, "Constrain x >= 0"),
+    FLAG ("nonneg", nonneg, "Constrain x >= 0; the problems' nonzeros are then non-negative, "
+          "the magnitudes |v| of --values"),
     STR ("batch", batch, "Solve N problems sharing the matrix as one block (default 1)", "N"),
     FLAG ("phase-transition", phase, "Sweep δ and ρ; success fraction per cell"),
     STR ("trials", trials, "Phase transition: problems per cell (default 10)", "N"),
-    STR ("deltas", deltas, "Phase transition: δ values, comma-separated (default 0.1,...,0.9)",
-         "LIST"),
-    STR ("rhos", rhos, "Phase transition: ρ values (default 0.05,0.1,...,0.5)", "LIST"),
+    STR ("deltas", deltas, "Phase transition: δ values, comma-separated, sorted and "
+         "duplicates dropped (default 0.1,...,0.9)", "LIST"),
+    STR ("rhos", rhos, "Phase transition: ρ values, sorted and duplicates dropped (default "
+         "0.05,0.1,...,0.5)", "LIST"),
     { "output", 'o', 0, G_OPTION_ARG_STRING, &o->output,
       "Phase transition: write PREFIX.csv and PREFIX.png", "PREFIX" },
     FLAG ("force", force, "Replace existing output files"),
@@ -98,7 +105,9 @@ cs_parse (int argc, char **argv, CsOptions *o)
   g_option_context_set_summary (context,
     "Compressed sensing on random k-sparse problems: y = A x (+ noise), A an m x n matrix of an "
     "ensemble, x with k nonzeros. One solve, --batch N problems sharing A solved as one block, "
-    "--phase-transition over δ = m/n and ρ = k/m, or --bench.");
+    "--phase-transition over δ = m/n and ρ = k/m, or --bench. An option the chosen mode or "
+    "solver takes no part of gets a warning; --m with --delta, --k with --rho, and -o without "
+    "--phase-transition are refused.");
   g_option_context_add_main_entries (context, entries, NULL);
   g_autoptr (GError) error = NULL;
   gboolean ok = cli_option_context_parse (context, argc, argv, &error);
@@ -117,6 +126,32 @@ cs_parse (int argc, char **argv, CsOptions *o)
 }
 
 /* ---- settings ------------------------------------------------------------ */
+
+/* What a run does: the options that take part differ (note_unused_options). */
+typedef enum {
+  MODE_SOLVE = 1 << 0,
+  MODE_PHASE = 1 << 1,
+  MODE_BENCH = 1 << 2,
+} CsMode;
+
+static CsMode
+cs_mode (const CsOptions *o)
+{
+  return o->bench ? MODE_BENCH : o->phase ? MODE_PHASE : MODE_SOLVE;
+}
+
+/* A note or warning on stderr, one line, unless --quiet (cli_note's form). */
+static void G_GNUC_PRINTF (2, 3)
+cs_note (const CsOptions *o, const char *format, ...)
+{
+  if (o->quiet)
+    return;
+  va_list args;
+  va_start (args, format);
+  g_autofree char *message = g_strdup_vprintf (format, args);
+  va_end (args);
+  cli_note (NULL, "%s", message);
+}
 
 static gboolean
 parse_size (const char *option, const char *text, gint64 min, gint64 max, gint64 *value,
@@ -141,6 +176,17 @@ parse_fraction (const char *option, const char *text, double *value, GError **er
   return TRUE;
 }
 
+static int
+compare_doubles (const void *a, const void *b)
+{
+  double x = *(const double *) a, y = *(const double *) b;
+  return (x > y) - (x < y);
+}
+
+/* The values of a comma-separated list, sorted and each once: the heat map
+ * draws δ left to right and ρ bottom to top, which an unsorted list would
+ * scramble, and a repeated value would be the same cell twice (each cell's
+ * seed comes from its values, ss_cs_phase_cell_seed). */
 static gboolean
 parse_list (const char *option, const char *text, GArray *list, GError **error)
 {
@@ -157,6 +203,12 @@ parse_list (const char *option, const char *text, GArray *list, GError **error)
       g_set_error (error, SS_ERROR, SS_ERROR_INVALID_ARGUMENT, "%s: empty list", option);
       return FALSE;
     }
+  g_array_sort (list, compare_doubles);
+  guint kept = 1;
+  for (guint i = 1; i < list->len; i++)
+    if (g_array_index (list, double, i) != g_array_index (list, double, kept - 1))
+      g_array_index (list, double, kept++) = g_array_index (list, double, i);
+  g_array_set_size (list, kept);
   return TRUE;
 }
 
@@ -176,6 +228,19 @@ cs_config_clear (CsConfig *c)
     g_array_unref (c->deltas);
   if (c->rhos)
     g_array_unref (c->rhos);
+}
+
+/* Two options that set one number: refused even when they agree, as one of
+ * them would otherwise be dropped without a word. */
+static gboolean
+check_one_of (const char *a, const char *a_name, const char *b, const char *b_name,
+              const char *what, GError **error)
+{
+  if (a == NULL || b == NULL)
+    return TRUE;
+  g_set_error (error, SS_ERROR, SS_ERROR_INVALID_ARGUMENT, "%s and %s both set %s: give one",
+               a_name, b_name, what);
+  return FALSE;
 }
 
 static gboolean
@@ -219,6 +284,13 @@ config_numbers (const CsOptions *o, CsConfig *c, GError **error)
     c->solve.iterations = (int) iters;
   if (inner)
     c->solve.inner_iterations = (int) inner;
+  /* m, k and p of one problem; the sweep sizes each cell itself and the
+   * bench has its own problems (their options get warnings instead). */
+  if (cs_mode (o) != MODE_SOLVE)
+    return TRUE;
+  if (!(check_one_of (o->m, "--m", o->delta, "--delta", "m (m = δ n)", error)
+        && check_one_of (o->k, "--k", o->rho, "--rho", "k (k = ρ m)", error)))
+    return FALSE;
   if (c->m > c->n || c->k > c->m)
     {
       g_set_error (error, SS_ERROR, SS_ERROR_INVALID_ARGUMENT,
@@ -226,7 +298,131 @@ config_numbers (const CsOptions *o, CsConfig *c, GError **error)
                    ", n %" G_GSIZE_FORMAT, c->k, c->m, c->n);
       return FALSE;
     }
+  if (c->ensemble == SS_ENSEMBLE_SPARSE && (gsize) c->p > c->m)
+    {
+      g_set_error (error, SS_ERROR, SS_ERROR_INVALID_ARGUMENT,
+                   "--p %d: more nonzeros a column than the m = %" G_GSIZE_FORMAT
+                   " rows (need p <= m)", c->p, c->m);
+      return FALSE;
+    }
   return TRUE;
+}
+
+/* -o PREFIX names PREFIX.csv and PREFIX.png: an empty name, or one that
+ * ends in a directory, would write the hidden files ".csv" and ".png". */
+static gboolean
+check_prefix (const char *prefix, GError **error)
+{
+  g_autofree char *base = g_path_get_basename (prefix);
+  if (prefix[0] != '\0' && !g_str_has_suffix (prefix, G_DIR_SEPARATOR_S)
+      && !g_str_equal (base, ".") && !g_str_equal (base, ".."))
+    return TRUE;
+  g_set_error (error, SS_ERROR, SS_ERROR_INVALID_ARGUMENT,
+               "-o '%s': need a file name PREFIX (it writes PREFIX.csv and PREFIX.png)", prefix);
+  return FALSE;
+}
+
+/* Contradictions between the mode and the options (exit 2). */
+static gboolean
+check_mode (const CsOptions *o, GError **error)
+{
+  if (o->phase && o->bench)
+    {
+      g_set_error (error, SS_ERROR, SS_ERROR_INVALID_ARGUMENT,
+                   "--phase-transition and --bench: one at a time");
+      return FALSE;
+    }
+  if (o->output != NULL && !o->phase)
+    {
+      g_set_error (error, SS_ERROR, SS_ERROR_INVALID_ARGUMENT,
+                   "-o PREFIX: only --phase-transition writes files (%s writes none)",
+                   o->bench ? "--bench" : "a single solve");
+      return FALSE;
+    }
+  if (o->phase && o->output == NULL)
+    {
+      g_set_error (error, SS_ERROR, SS_ERROR_INVALID_ARGUMENT,
+                   "--phase-transition needs -o PREFIX (it writes PREFIX.csv and PREFIX.png)");
+      return FALSE;
+    }
+  return o->output == NULL || check_prefix (o->output, error);
+}
+
+/* A warning for each option given that this run takes no part of, in the
+ * form deblur gives its own ("--X has no effect on SOLVER"). */
+static void
+note_unused_options (const CsOptions *o, const CsConfig *c)
+{
+  const struct {
+    gboolean given;
+    const char *name;
+    CsMode modes;        /* where it takes part */
+  } options[] = {
+    { o->solver != NULL, "solver", MODE_SOLVE | MODE_PHASE },
+    { o->ensemble != NULL, "ensemble", MODE_SOLVE | MODE_PHASE },
+    { o->values != NULL, "values", MODE_SOLVE | MODE_PHASE },
+    { o->n != NULL, "n", MODE_SOLVE | MODE_PHASE },
+    { o->m != NULL, "m", MODE_SOLVE },
+    { o->delta != NULL, "delta", MODE_SOLVE },
+    { o->k != NULL, "k", MODE_SOLVE },
+    { o->rho != NULL, "rho", MODE_SOLVE },
+    { o->noise != NULL, "noise", MODE_SOLVE | MODE_PHASE },
+    { o->p != NULL, "p", MODE_SOLVE | MODE_PHASE },
+    { o->iters != NULL, "iters", MODE_SOLVE | MODE_PHASE },
+    { o->inner != NULL, "inner-iters", MODE_SOLVE | MODE_PHASE },
+    { o->tol != NULL, "tol", MODE_SOLVE | MODE_PHASE },
+    { o->alpha != NULL, "alpha", MODE_SOLVE | MODE_PHASE },
+    { o->nonneg, "nonneg", MODE_SOLVE | MODE_PHASE },
+    { o->batch != NULL, "batch", MODE_SOLVE },
+    { o->trials != NULL, "trials", MODE_PHASE },
+    { o->deltas != NULL, "deltas", MODE_PHASE },
+    { o->rhos != NULL, "rhos", MODE_PHASE },
+    { o->force, "force", MODE_PHASE },
+    { o->bench_which != NULL, "bench-which", MODE_BENCH },
+    { o->bench_n != NULL, "bench-n", MODE_BENCH },
+    { o->bench_iters != NULL, "bench-iters", MODE_BENCH },
+    { o->matrix != NULL, "matrix", MODE_BENCH },
+  };
+  CsMode mode = cs_mode (o);
+  for (gsize i = 0; i < G_N_ELEMENTS (options); i++)
+    {
+      if (!options[i].given || (options[i].modes & mode))
+        continue;
+      const char *name = options[i].name;
+      if (mode == MODE_BENCH)
+        cs_note (o, "warning: --%s has no effect on --bench (it times its own problems: NIHT "
+                 "on the DCT, FISTA and ALM on seed 004's --matrix)", name);
+      else if (mode == MODE_PHASE)
+        cs_note (o, "warning: --%s has no effect on --phase-transition (each cell's m and k "
+                 "come from --deltas and --rhos, its problems from --trials)", name);
+      else if (options[i].modes & MODE_PHASE)
+        cs_note (o, "warning: --%s has no effect without --phase-transition", name);
+      else
+        cs_note (o, "warning: --%s has no effect without --bench", name);
+    }
+  if (mode == MODE_BENCH)
+    return;
+  SsCsAlgorithm algorithm = c->solve.algorithm;
+  const char *solver = ss_cs_algorithm_to_string (algorithm);
+  if (o->alpha && ss_cs_algorithm_is_greedy (algorithm))
+    cs_note (o, "warning: --alpha has no effect on %s (fista and alm take an l1 weight; the "
+             "greedy solvers keep k entries)", solver);
+  if (o->inner && algorithm != SS_CS_HTP && algorithm != SS_CS_COSAMP && algorithm != SS_CS_ALM)
+    cs_note (o, "warning: --inner-iters has no effect on %s (htp, cosamp and alm take it)",
+             solver);
+  if (o->p && c->ensemble != SS_ENSEMBLE_SPARSE)
+    cs_note (o, "warning: --p has no effect on the %s ensemble (the sparse one takes it)",
+             ss_ensemble_to_string (c->ensemble));
+  else if (mode == MODE_PHASE && c->ensemble == SS_ENSEMBLE_SPARSE)
+    {
+      /* A cell whose m is below p has full columns: said once, not refused,
+       * as a grid over δ may reach such cells at any p. */
+      gsize smallest = (gsize) MAX (1, round (g_array_index (c->deltas, double, 0) * c->n));
+      if ((gsize) c->p > smallest)
+        cs_note (o, "warning: --p %d exceeds m in the cells with m < %d (m %" G_GSIZE_FORMAT
+                 " at δ %g): there every entry of a column is nonzero", c->p, c->p, smallest,
+                 g_array_index (c->deltas, double, 0));
+    }
 }
 
 static int
@@ -245,21 +441,10 @@ cs_config (const CsOptions *o, CsConfig *c)
   ok = ok && (o->ensemble == NULL || ss_ensemble_from_string (o->ensemble, &c->ensemble, &error))
        && (o->values == NULL || ss_cs_values_from_string (o->values, &c->values, &error))
        && (o->backend == NULL || ss_backend_kind_from_string (o->backend, &c->backend, &error))
+       && check_mode (o, &error)
        && config_numbers (o, c, &error)
        && (o->deltas == NULL || parse_list ("--deltas", o->deltas, c->deltas, &error))
        && (o->rhos == NULL || parse_list ("--rhos", o->rhos, c->rhos, &error));
-  if (ok && o->phase && o->output == NULL)
-    {
-      g_set_error (&error, SS_ERROR, SS_ERROR_INVALID_ARGUMENT,
-                   "--phase-transition needs -o PREFIX (it writes PREFIX.csv and PREFIX.png)");
-      ok = FALSE;
-    }
-  if (ok && o->phase && o->bench)
-    {
-      g_set_error (&error, SS_ERROR, SS_ERROR_INVALID_ARGUMENT,
-                   "--phase-transition and --bench: one at a time");
-      ok = FALSE;
-    }
   if (!ok)
     return cli_fail (CLI_EXIT_USAGE, NULL, error);
   if (o->deltas == NULL)
@@ -269,28 +454,105 @@ cs_config (const CsOptions *o, CsConfig *c)
   c->solve.k = c->k;
   c->solve.nonneg = o->nonneg;
   c->solve.tolerance = MIN (1e-6, c->tol * 1e-2);
+  note_unused_options (o, c);
   return -1;
+}
+
+/* ---- Ctrl-C ----------------------------------------------------------------- */
+
+/* Ctrl-C stops a solve at its next report point (every 10 iterations on the
+ * CPU; the GPU finishes its solve first) and a sweep before its files are
+ * written, so it ends with one line and exit 1, as deblur's does, never
+ * with a half-written file. A second Ctrl-C kills at once. */
+static volatile sig_atomic_t interrupted = 0;
+
+static void
+on_interrupt (int signal_number)
+{
+  (void) signal_number;
+  interrupted = 1;
+}
+
+static void
+install_interrupt_handler (void)
+{
+  struct sigaction action;
+  memset (&action, 0, sizeof action);
+  action.sa_handler = on_interrupt;
+  action.sa_flags = SA_RESETHAND;
+  sigemptyset (&action.sa_mask);
+  sigaction (SIGINT, &action, NULL);
+}
+
+static gboolean
+set_interrupted_error (GError **error)
+{
+  if (!interrupted)
+    return FALSE;
+  g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_CANCELLED, "interrupted");
+  return TRUE;
+}
+
+/* The solver's report points: the highest iteration reached, and a stop
+ * when Ctrl-C came. */
+static gboolean
+check_interrupt (int iteration, const float *x, gboolean last, gpointer user_data,
+                 GError **error)
+{
+  int *reached = user_data;
+  *reached = MAX (*reached, iteration);
+  return !set_interrupted_error (error);
+}
+
+/* PARAMS with check_interrupt at its report points, counting into REACHED. */
+static SsCsParams
+interruptible (const SsCsParams *params, int *reached)
+{
+  SsCsParams p = *params;
+  /* Reporting only reads x: the solve computes what it would without it. */
+  p.progress = check_interrupt;
+  p.user_data = reached;
+  p.report_every = 10;
+  return p;
 }
 
 /* ---- one solve or a batch ------------------------------------------------- */
 
-/* Solves BATCH random problems of (m, k) sharing one matrix. */
+/* Solves BATCH random problems of (m, k) sharing one matrix with SOLVE. */
 static gboolean
-solve_cell (const CsConfig *c, gsize m, gsize k, int batch, guint64 seed, SsCsTrialsResult *out,
-            GError **error)
+solve_cell (const CsConfig *c, const SsCsParams *solve, gsize m, gsize k, int batch,
+            guint64 seed, SsCsTrialsResult *out, GError **error)
 {
   SsCsProblemSpec spec = { .ensemble = c->ensemble, .values = c->values, .n = c->n, .m = m,
                            .k = k, .p = c->p, .noise = c->noise, .success_tol = c->tol,
                            .batch = batch, .seed = seed };
-  return ss_cs_solve_random (&spec, &c->solve, c->backend, out, error);
+  return ss_cs_solve_random (&spec, solve, c->backend, out, error);
 }
+
+/* What "recovered" means for a LASSO solve (ss_cs_params_debiased), after
+ * "relative error <= TOL". */
+#define DEBIASED_RULE " after a least-squares fit on the support found"
 
 static int
 run_solve (const CsOptions *o, const CsConfig *c)
 {
   g_autoptr (GError) error = NULL;
   SsCsTrialsResult r;
-  if (!solve_cell (c, c->m, c->k, c->batch, c->seed, &r, &error))
+  int reached = 0;
+  SsCsParams solve = interruptible (&c->solve, &reached);
+  gboolean ok = solve_cell (c, &solve, c->m, c->k, c->batch, c->seed, &r, &error);
+  /* The GPU runs its solve to the end: a Ctrl-C during it still stops here. */
+  if (ok && set_interrupted_error (&error))
+    {
+      reached = r.iterations;
+      ok = FALSE;
+    }
+  if (!ok && g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+    {
+      cli_error (NULL, "cs: interrupted after %d iterations", reached);
+      return CLI_EXIT_FAILURE;
+    }
+  if (!ok)
     return cli_fail (error->code == SS_ERROR_TOO_LARGE || error->code == SS_ERROR_INVALID_ARGUMENT
                      || error->code == SS_ERROR_NO_DEVICE ? CLI_EXIT_USAGE : CLI_EXIT_FAILURE,
                      NULL, error);
@@ -303,6 +565,7 @@ run_solve (const CsOptions *o, const CsConfig *c)
       ss_json_add_string (&j, "solver", solver);
       ss_json_add_string (&j, "ensemble", ss_ensemble_to_string (c->ensemble));
       ss_json_add_string (&j, "values", ss_cs_values_to_string (c->values));
+      ss_json_add_bool (&j, "nonneg", c->solve.nonneg);
       ss_json_add_int (&j, "n", (gint64) c->n);
       ss_json_add_int (&j, "m", (gint64) c->m);
       ss_json_add_int (&j, "k", (gint64) c->k);
@@ -312,8 +575,11 @@ run_solve (const CsOptions *o, const CsConfig *c)
       ss_json_add_number (&j, "seconds", r.seconds);
       ss_json_add_int (&j, "recovered", r.recovered);
       ss_json_add_number (&j, "tolerance", c->tol);
+      ss_json_add_bool (&j, "debiased", r.debiased);
       ss_json_add_number (&j, "median_relative_error", r.median_error);
       ss_json_add_number (&j, "max_relative_error", r.max_error);
+      if (r.debiased)
+        ss_json_add_number (&j, "solver_median_relative_error", r.solver_median_error);
       ss_json_add_string (&j, "backend", r.backend);
       g_autofree char *text = ss_json_end (&j);
       printf ("%s\n", text);
@@ -321,14 +587,19 @@ run_solve (const CsOptions *o, const CsConfig *c)
   else
     {
       printf ("solver           %s (%s)\n", solver, r.backend);
-      printf ("problem          %s A, m %zu x n %zu; k %zu %s nonzeros; noise %g; seed %"
+      printf ("problem          %s A, m %zu x n %zu; k %zu %s%s nonzeros; noise %g; seed %"
               G_GUINT64_FORMAT "\n", ss_ensemble_to_string (c->ensemble), c->m, c->n, c->k,
-              ss_cs_values_to_string (c->values), c->noise, c->seed);
+              c->solve.nonneg ? "non-negative " : "", ss_cs_values_to_string (c->values),
+              c->noise, c->seed);
       printf ("batch            %d problem%s sharing A, solved as one block\n", c->batch,
               c->batch == 1 ? "" : "s");
       printf ("iterations       %d in %.4f s\n", r.iterations, r.seconds);
-      printf ("recovered        %d of %d (relative error <= %g)\n", r.recovered, c->batch, c->tol);
+      printf ("recovered        %d of %d (relative error <= %g%s)\n", r.recovered, c->batch,
+              c->tol, r.debiased ? DEBIASED_RULE : "");
       printf ("relative error   median %.3g, max %.3g\n", r.median_error, r.max_error);
+      if (r.debiased)
+        printf ("before the fit   median %.3g (the l1 weight shrinks what it keeps)\n",
+                r.solver_median_error);
     }
   return CLI_EXIT_OK;
 }
@@ -358,6 +629,9 @@ static gboolean
 on_cell (const SsCsPhaseCell *cell, gpointer user_data, GError **error)
 {
   Sweep *s = user_data;
+  /* A GPU cell runs to its end: Ctrl-C during it stops the sweep here. */
+  if (set_interrupted_error (error))
+    return FALSE;
   g_array_append_vals (s->cells, cell, 1);
   s->fraction[cell->index] = cell->fraction;
   if (s->o->json)
@@ -374,8 +648,37 @@ on_cell (const SsCsPhaseCell *cell, gpointer user_data, GError **error)
       ss_json_add_number (&jo, "median_relative_error", cell->result.median_error);
       g_autofree char *text = ss_json_end (&jo);
       printf ("%s\n", text);
+      /* One line a cell as it comes: a reader follows the sweep live. */
+      fflush (stdout);
     }
   return TRUE;
+}
+
+/* Both files or neither: SIGINT is held while they are written (a second
+ * Ctrl-C would otherwise kill between them), and the CSV goes when the
+ * PNG cannot be written. */
+static int
+write_phase_files (const CsOptions *o, const char *csv_path, const char *png_path,
+                   GArray *cells, const double *fraction, int cols, int rows)
+{
+  g_autoptr (GError) error = NULL;
+  sigset_t hold, saved;
+  sigemptyset (&hold);
+  sigaddset (&hold, SIGINT);
+  sigprocmask (SIG_BLOCK, &hold, &saved);
+  int status = -1;
+  /* --force was checked above; the writers still never replace a file
+   * that appeared meanwhile without it. */
+  if (!ss_cs_phase_write_csv (csv_path, (const SsCsPhaseCell *) cells->data, cells->len,
+                              o->force, &error))
+    status = cli_fail (CLI_EXIT_FAILURE, csv_path, error);
+  else if (!ss_cs_phase_write_png (png_path, fraction, cols, rows, o->force, &error))
+    {
+      status = cli_fail (CLI_EXIT_FAILURE, png_path, error);
+      g_remove (csv_path);
+    }
+  sigprocmask (SIG_SETMASK, &saved, NULL);
+  return status;
 }
 
 static int
@@ -392,7 +695,8 @@ run_phase_transition (const CsOptions *o, const CsConfig *c)
   params.problem = (SsCsProblemSpec) { .ensemble = c->ensemble, .values = c->values, .n = c->n,
                                        .p = c->p, .noise = c->noise, .success_tol = c->tol,
                                        .seed = c->seed };
-  params.solve = c->solve;
+  int reached = 0;
+  params.solve = interruptible (&c->solve, &reached);
   params.backend = c->backend;
   params.trials = c->trials;
   params.deltas = (const double *) c->deltas->data;
@@ -403,20 +707,25 @@ run_phase_transition (const CsOptions *o, const CsConfig *c)
   g_autoptr (GArray) cells = g_array_new (FALSE, FALSE, sizeof (SsCsPhaseCell));
   Sweep sweep = { o, cells, fraction };
   g_autoptr (GError) error = NULL;
-  if (!ss_cs_phase_transition (&params, on_cell, &sweep, NULL, &error))
+  gboolean ok = ss_cs_phase_transition (&params, on_cell, &sweep, NULL, &error);
+  if (ok)
+    set_interrupted_error (&error);
+  if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+    {
+      cli_error (NULL, "cs: interrupted after %u of %d cells; nothing written", cells->len,
+                 cols * rows);
+      return CLI_EXIT_FAILURE;
+    }
+  if (!ok)
     return cli_fail (CLI_EXIT_FAILURE, NULL, error);
-  /* --force was checked above; the writers still never replace a file
-   * that appeared meanwhile without it. */
-  if (!ss_cs_phase_write_csv (csv_path, (const SsCsPhaseCell *) cells->data, cells->len,
-                              o->force, &error))
-    return cli_fail (CLI_EXIT_FAILURE, csv_path, error);
-  if (!ss_cs_phase_write_png (png_path, fraction, cols, rows, o->force, &error))
-    return cli_fail (CLI_EXIT_FAILURE, png_path, error);
+  status = write_phase_files (o, csv_path, png_path, cells, fraction, cols, rows);
+  if (status >= 0)
+    return status;
   if (!o->json)
     {
-      printf ("%s on %s, n %zu, %d trials a cell, success: relative error <= %g\n",
+      printf ("%s on %s, n %zu, %d trials a cell, success: relative error <= %g%s\n",
               ss_cs_algorithm_to_string (c->solve.algorithm), ss_ensemble_to_string (c->ensemble),
-              c->n, c->trials, c->tol);
+              c->n, c->trials, c->tol, ss_cs_params_debiased (&c->solve) ? DEBIASED_RULE : "");
       printf ("rho \\ delta");
       for (int i = 0; i < cols; i++)
         printf ("%6.2f", g_array_index (c->deltas, double, i));
@@ -494,6 +803,7 @@ print_bench (const CsOptions *o, const SsCsBenchResult *r)
           ss_json_add_number (&j, "ratio", row->ratio);
           ss_json_add_number (&j, "total_seconds", row->total_seconds);
           ss_json_add_number (&j, "seed_seconds", row->seed_seconds);
+          ss_json_add_bool (&j, "seed_per_iteration", row->seed_per_iteration);
           ss_json_add_number (&j, "speedup_over_seed", row->speedup);
           ss_json_add_string (&j, "seed_note", row->seed_note);
           g_autofree char *text = ss_json_end (&j);
@@ -509,9 +819,16 @@ print_bench (const CsOptions *o, const SsCsBenchResult *r)
       printf ("  floor          %.4f ms = operator %.4f ms + %.1f MB at the copy bandwidth\n",
               1e3 * row->floor_seconds, 1e3 * row->floor_ops_seconds, row->floor_bytes / 1e6);
       printf ("  ratio          %.3f (measured over floor)\n", row->ratio);
-      if (isfinite (row->seed_seconds))
-        printf ("  seed           %.4g s vs ours %.4g s: %.1fx (%s)\n", row->seed_seconds,
+      /* %.3g: a speed-up below 0.05 (a CPU against the seed's GPU) once
+       * printed as "0.0x". */
+      if (isfinite (row->seed_seconds) && row->seed_per_iteration)
+        printf ("  seed           %.4g ms per iteration vs ours %.4g ms: %.3gx (%s)\n",
+                1e3 * row->seed_seconds, 1e3 * row->seconds, row->speedup, row->seed_note);
+      else if (isfinite (row->seed_seconds))
+        printf ("  seed           %.4g s vs ours %.4g s: %.3gx (%s)\n", row->seed_seconds,
                 row->total_seconds, row->speedup, row->seed_note);
+      else if (row->seed_per_iteration)
+        printf ("  seed           no figure at this size (%s)\n", row->seed_note);
       else
         printf ("  total          %.4g s (%s)\n", row->total_seconds, row->seed_note);
     }
@@ -546,6 +863,8 @@ cli_cs (int argc, char **argv)
   int status = cs_parse (argc, argv, &o);
   if (status < 0)
     status = cs_config (&o, &c);
+  if (status < 0 && !o.bench)
+    install_interrupt_handler ();
   if (status < 0)
     status = o.bench ? run_bench (&o, &c)
              : o.phase ? run_phase_transition (&o, &c) : run_solve (&o, &c);

@@ -63,7 +63,9 @@ typedef struct {
   double ratio;          /* seconds / floor_seconds */
   double total_seconds;  /* the whole run as the seed timed it (setup excluded) */
   double seed_seconds;   /* the seed's figure for the same run, NAN when it has none */
-  double speedup;        /* seed_seconds / total_seconds */
+  gboolean seed_per_iteration;   /* seed_seconds is an iteration's (niht-dct: Table 6) */
+  double speedup;        /* seed_seconds / total_seconds, or / seconds when the seed's
+                            figure is per iteration */
   char *seed_note;       /* where the seed's figure comes from */
 } SsCsBenchRow;
 

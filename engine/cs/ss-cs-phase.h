@@ -39,14 +39,29 @@ typedef struct {
 
 typedef struct {
   int recovered;          /* of the batch */
-  double median_error, max_error;   /* relative errors */
-  double seconds;         /* the solve */
+  double median_error, max_error;   /* relative errors (after the fit when debiased) */
+  gboolean debiased;      /* judged after a least-squares fit on the found support */
+  double solver_median_error;       /* the solver's own estimate, before that fit
+                                       (= median_error when not debiased) */
+  double seconds;         /* the solve (the fit not included) */
   int iterations;
   const char *backend;    /* "cpu" or "cuda" (static) */
 } SsCsTrialsResult;
 
+/* Whether a solve with PARAMS is judged after ss_cs_debias: the LASSO
+ * (FISTA, ALM with alpha > 0), whose l1 weight shrinks every entry it
+ * keeps by about alpha, so its estimate never meets a relative-error test
+ * of 1e-4 even where it finds the support exactly. Greedy solvers and
+ * basis pursuit are judged on their own estimates. */
+gboolean ss_cs_params_debiased (const SsCsParams *params);
+
 /* Draws SPEC's problems and solves them as one block with SOLVE (its k is
- * replaced by SPEC's) on BACKEND. */
+ * replaced by SPEC's) on BACKEND. With SOLVE's nonneg the problems are
+ * non-negative (ss_cs_random_problems_full): x >= 0 on signed values
+ * would recover nothing. A problem is recovered when its relative error is
+ * at most SPEC's success_tol, for a LASSO solve (ss_cs_params_debiased)
+ * after the least-squares fit on the support it found (on the CPU, after
+ * the solve on either backend). */
 gboolean ss_cs_solve_random (const SsCsProblemSpec *spec, const SsCsParams *solve,
                              SsBackendKind backend, SsCsTrialsResult *result, GError **error);
 
@@ -95,8 +110,15 @@ typedef gboolean (*SsCsPhaseCellFunc) (const SsCsPhaseCell *cell, gpointer user_
 gboolean ss_cs_phase_cell_size (const SsCsPhaseParams *params, int column, int row, gsize *m,
                                 gsize *k);
 
-/* Runs the cells row by row (ρ outer, δ inner); cell i draws its matrix
- * from problem.seed + 7919 i. CANCELLABLE is checked between cells and,
+/* The seed of the cell at (DELTA, RHO) of a sweep seeded SEED: a hash of
+ * the seed and the two values' bit patterns, so a cell draws the same
+ * matrix and problems in any grid that holds it (its place in the grid
+ * takes no part). */
+guint64 ss_cs_phase_cell_seed (guint64 seed, double delta, double rho);
+
+/* Runs the cells row by row (ρ outer, δ inner); each cell draws its matrix
+ * from ss_cs_phase_cell_seed (problem.seed, δ, ρ), its problems from that
+ * + 1 (ss_cs_solve_random). CANCELLABLE is checked between cells and,
  * on the CPU, every 10 iterations inside a solve (the GPU runs a cell to
  * its end); a cancelled sweep fails with G_IO_ERROR_CANCELLED after the
  * cells FUNC was given. */

@@ -238,9 +238,10 @@ ss_cs_niht_iteration (Block *s, int iteration, double omega)
 
 /* x_b = argmin ||y_b − A z|| over z supported on MASKS_b, by CGLS from x_b
  * (warm start) for at most ITERATIONS steps; leaves r = y − A x. The CG
- * direction lives in w, A w in aw, the restricted gradient in g. */
-static void
-project_on_supports (Block *s, const guint8 *masks, int iterations)
+ * direction lives in w, A w in aw, the restricted gradient in g. Finished
+ * problems (done) are left alone. ss_cs_debias shares it. */
+void
+ss_cs_project_on_supports (Block *s, const guint8 *masks, int iterations)
 {
   ss_cs_refresh_residual (s);
   s->A->adjoint (s->A, s->r, s->g, s->batch);
@@ -318,7 +319,7 @@ ss_cs_htp_iteration (Block *s, int iteration)
           hard_threshold (s, s->trial, s->k, x, mask);
         }
     }
-  project_on_supports (s, s->support, s->params->inner_iterations);
+  ss_cs_project_on_supports (s, s->support, s->params->inner_iterations);
   for (int b = 0; b < s->batch; b++)
     if (!s->done[b])
       {
@@ -356,7 +357,7 @@ ss_cs_cosamp_iteration (Block *s, int iteration)
       for (gsize j = 0; j < wide; j++)
         merged[s->indices[j]] = 1;
     }
-  project_on_supports (s, s->merged, s->params->inner_iterations);
+  ss_cs_project_on_supports (s, s->merged, s->params->inner_iterations);
   for (int b = 0; b < s->batch; b++)
     if (!s->done[b])
       {

@@ -51,6 +51,11 @@ void ss_cs_greedy_start (Block *s);
 /* One NIHT iteration on the block, or IHT's with the fixed step OMEGA > 0. */
 void ss_cs_niht_iteration (Block *s, int iteration, double omega);
 
+/* x_b = argmin ||y_b − A z|| over z supported on MASKS_b (n x batch), by
+ * CGLS from x_b for at most ITERATIONS steps, problems not done only;
+ * leaves r = y − A x (ss-cs-solve-greedy.c). */
+void ss_cs_project_on_supports (Block *s, const guint8 *masks, int iterations);
+
 /* One HTP iteration on the block: NIHT's support, then least squares on it. */
 void ss_cs_htp_iteration (Block *s, int iteration);
 

@@ -192,10 +192,17 @@ all_done (const Block *s)
 
 /* ---- FISTA and ALM ----------------------------------------------------------- */
 
+static gboolean report (const SsCsParams *p, int iteration, const float *x, gboolean last,
+                        GError **error);
+
 /* FISTA on the block, towards TARGET (m x batch), thresholds THRESHOLD_b / L,
- * from x, for ITERATIONS steps. Momentum restarts at each call. */
-static void
-fista_run (Block *s, const float *target, const double *threshold, int iterations)
+ * from x, for ITERATIONS steps. Momentum restarts at each call. With
+ * REPORTING (FISTA itself, not ALM's inner steps) each step is a report
+ * point, so a caller's progress function can stop a long solve (Ctrl-C);
+ * FALSE then, with its error. */
+static gboolean
+fista_run (Block *s, const float *target, const double *threshold, int iterations,
+           gboolean reporting, GError **error)
 {
   double lipschitz = ss_linop_lipschitz (s->A), t = 1.0;
   gsize nb = s->n * s->batch, mb = s->m * s->batch;
@@ -225,16 +232,23 @@ fista_run (Block *s, const float *target, const double *threshold, int iteration
               x[i] = x_new;
             }
         }
+      if (reporting)
+        {
+          s->stats->iterations = it + 1;
+          if (!report (s->params, it + 1, s->x, it + 1 == iterations, error))
+            return FALSE;
+        }
     }
+  return TRUE;
 }
 
-static void
-fista_solve (Block *s)
+static gboolean
+fista_solve (Block *s, GError **error)
 {
   g_autofree double *threshold = g_new (double, s->batch);
   for (int b = 0; b < s->batch; b++)
     threshold[b] = s->params->alpha;
-  fista_run (s, s->y, threshold, s->params->iterations);
+  return fista_run (s, s->y, threshold, s->params->iterations, TRUE, error);
 }
 
 /* ALM (seed 001): basis pursuit min ||x||₁ s.t. Ax = y when α = 0, else
@@ -247,8 +261,6 @@ fista_solve (Block *s)
  * For BP ρ starts where the first x-step just admits the largest entry of
  * Aᵀy and grows 1.5× an outer step: the multiplier does the rest, so ρ need
  * not go to infinity. The noisy form keeps ρ = 1, which balances ½||e||². */
-static gboolean report (const SsCsParams *p, int iteration, const float *x, gboolean last,
-                        GError **error);
 
 static gboolean
 alm_solve (Block *s, GError **error)
@@ -278,7 +290,7 @@ alm_solve (Block *s, GError **error)
             tb[i] = y[i] - eb[i] + lb[i] / (float) rho[b];
           threshold[b] = (bp ? 1.0 : s->params->alpha) / rho[b];
         }
-      fista_run (s, target, threshold, s->params->inner_iterations);
+      fista_run (s, target, threshold, s->params->inner_iterations, FALSE, NULL);
       ss_cs_refresh_residual (s);
       for (int b = 0; b < s->batch; b++)
         {
@@ -298,6 +310,57 @@ alm_solve (Block *s, GError **error)
       if (!report (s->params, outer, s->x, outer == s->params->iterations, error))
         return FALSE;
     }
+  return TRUE;
+}
+
+/* ---- debiasing ---------------------------------------------------------------- */
+
+gboolean
+ss_cs_debias (SsLinop *A, const float *y, int batch, float *x, int iterations, gboolean nonneg,
+              int *fitted, GError **error)
+{
+  if (fitted)
+    *fitted = 0;
+  if (batch < 1 || iterations < 1)
+    return TRUE;
+  SsCsParams params;
+  ss_cs_params_init (&params);
+  params.nonneg = nonneg;
+  SsCsStats stats = { 0 };
+  Block s = { .params = &params, .A = A, .n = A->cols, .m = A->rows, .k = 1, .batch = batch,
+              .y = y, .x = x, .stats = &stats };
+  if (!block_alloc (&s, error))
+    {
+      block_free (&s);
+      return FALSE;
+    }
+  /* The support is where the estimate is nonzero: soft thresholding makes
+   * exact zeros, so a LASSO estimate names its support itself. */
+  int count = 0;
+  for (int b = 0; b < batch; b++)
+    {
+      const float *xb = ss_cs_col (x, s.n, b);
+      guint8 *mask = s.support + (gsize) b * s.n;
+      gsize size = 0;
+      for (gsize i = 0; i < s.n; i++)
+        size += mask[i] = xb[i] != 0.0f;
+      /* More unknowns than equations: any fit is one of many, no estimate. */
+      s.done[b] = size == 0 || size > s.m;
+      count += !s.done[b];
+    }
+  if (count > 0)
+    ss_cs_project_on_supports (&s, s.support, iterations);
+  if (nonneg)
+    for (int b = 0; b < batch; b++)
+      if (!s.done[b])
+        {
+          float *xb = ss_cs_col (x, s.n, b);
+          for (gsize i = 0; i < s.n; i++)
+            xb[i] = fmaxf (xb[i], 0.0f);
+        }
+  block_free (&s);
+  if (fitted)
+    *fitted = count;
   return TRUE;
 }
 
@@ -350,10 +413,8 @@ ss_cs_solve (const SsCsParams *params, SsLinop *A, const float *y, int batch, fl
   gboolean ok = block_alloc (&s, error);
   if (ok && params->algorithm == SS_CS_FISTA)
     {
-      /* FISTA reports once, at the end (the image FISTA is ss-cpu-fista.c). */
-      fista_solve (&s);
-      stats->iterations = params->iterations;
-      ok = report (params, stats->iterations, x, TRUE, error);
+      /* Every step is a report point (the image FISTA is ss-cpu-fista.c). */
+      ok = fista_solve (&s, error);
     }
   else if (ok && params->algorithm == SS_CS_ALM)
     ok = alm_solve (&s, error);
@@ -405,6 +466,13 @@ void
 ss_cs_random_problems (SsLinop *A, gsize k, SsCsValues values, double noise, guint64 seed,
                        int batch, float **truth, float **y)
 {
+  ss_cs_random_problems_full (A, k, values, FALSE, noise, seed, batch, truth, y);
+}
+
+void
+ss_cs_random_problems_full (SsLinop *A, gsize k, SsCsValues values, gboolean nonneg,
+                            double noise, guint64 seed, int batch, float **truth, float **y)
+{
   gsize n = A->cols, m = A->rows;
   float *x = g_new0 (float, n * batch);
   float *b = g_new0 (float, m * batch);
@@ -425,7 +493,9 @@ ss_cs_random_problems (SsLinop *A, gsize k, SsCsValues values, double noise, gui
             case SS_CS_VALUES_UNIFORM: v = 2.0 * ss_counter_rng_uniform (&rng) - 1.0; break;
             default: v = ss_counter_rng_gaussian (&rng); break;
             }
-          xp[support[j]] = (float) v;
+          /* The magnitude of the same draw: a signed value under x >= 0
+           * would make the problem one no constrained solver can recover. */
+          xp[support[j]] = (float) (nonneg ? fabs (v) : v);
         }
     }
   A->apply (A, x, b, batch);

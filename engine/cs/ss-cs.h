@@ -90,6 +90,8 @@ float ss_cs_select_kth_largest (float *keys, gsize n, gsize k);
 
 /* ---- random problems ---------------------------------------------------- */
 
+/* The nonzero values; a non-negative problem (x >= 0) draws the same
+ * values and keeps their magnitudes |v| (half-normal, 1, U(0, 1)). */
 typedef enum {
   SS_CS_VALUES_GAUSSIAN,   /* N(0, 1) */
   SS_CS_VALUES_SIGN,       /* ±1: the hardest for greedy methods (seed 003) */
@@ -104,6 +106,22 @@ gboolean ss_cs_values_from_string (const char *text, SsCsValues *values, GError 
  * measurements y = A x + noise·N(0, 1) (m x BATCH). g_free both. */
 void ss_cs_random_problems (SsLinop *A, gsize k, SsCsValues values, double noise, guint64 seed,
                             int batch, float **truth, float **y);
+/* The same with NONNEG: every nonzero is |v| of the value the signed
+ * problem of the same seed has there (same supports, same draws), so a
+ * solver constrained to x >= 0 has a problem it can recover. */
+void ss_cs_random_problems_full (SsLinop *A, gsize k, SsCsValues values, gboolean nonneg,
+                                 double noise, guint64 seed, int batch, float **truth,
+                                 float **y);
+
+/* The least-squares fit on a found support ("debiasing", a standard step
+ * after the LASSO, whose l1 weight shrinks every entry it keeps): for each
+ * of the BATCH columns of X (n x BATCH), x_b ← argmin ||y_b − A z|| over z
+ * supported where x_b != 0, by CGLS from x_b for at most ITERATIONS
+ * steps, then max(x, 0) with NONNEG. A column whose support has more than
+ * m entries (no unique fit) or none is left as it is; *FITTED (may be
+ * NULL): how many were fitted. FALSE only when memory runs out. */
+gboolean ss_cs_debias (SsLinop *A, const float *y, int batch, float *x, int iterations,
+                       gboolean nonneg, int *fitted, GError **error);
 /* M distinct values of [0, N), ascending. g_free. */
 guint32 *ss_cs_random_subset (gsize m, gsize n, guint64 seed);
 
