@@ -10,16 +10,26 @@
  *   2. with 2 and with 12 iterations, twice each, keeping each one's fastest;
  *   3. with --iters N when given (the GPU target is 300).
  *
- * Everything but the iterations is t2 - 2 (t12 - t2) / 10, reported in
- * seconds and in iterations' worth ((t12 - t2) / 10 each); every run's
- * phases come from its own --json summary.
+ * Everything but the iterations is t2 - n2 (t12 - t2) / (n12 - n2), with n2
+ * and n12 the iterations each run's summary says it ran (2 and 12 unless a
+ * stopping rule ended one early), reported in seconds and in iterations'
+ * worth; a solver that takes no iteration count (direct, direct-fft, auto)
+ * runs as many either way, and then there is no per-iteration time to
+ * give. Every run's phases come from its own --json summary.
+ *
+ * Ctrl-C or SIGTERM stops the child, removes the temporary directory and
+ * exits 1 with one line, as deblur does when interrupted.
  */
 #include "ss-cli-common.h"
 #include "ss-cli-json.h"
 
+#include <errno.h>
+#include <glib-unix.h>
 #include <glib/gstdio.h>
 #include <math.h>
+#include <signal.h>
 #include <string.h>
+#include <unistd.h>
 
 #define WHOLE_PSF "moffat:3.5,2.5"
 #define DEFAULT_WIDTH 6248
@@ -33,7 +43,11 @@ typedef struct {
   guint32 seed;
   const char *backend;      /* NULL: deblur's default */
   const char *solver;
+  const char *prior;        /* --prior, passed on with --solver admm */
+  const char *devices;      /* --devices, passed on */
   int extra_iterations;     /* --iters N, or 0 */
+  int runs;                 /* child runs in all, for the progress lines */
+  const CliOptions *options;
 } WholeParams;
 
 /* One child run, from its wall clock and its JSON summary. */
@@ -74,19 +88,143 @@ whole_params_from_options (const CliOptions *o, WholeParams *p)
     return cli_fail (CLI_EXIT_USAGE, NULL, error);
   if (o->param[SS_PARAM_ITERATIONS] && !cli_parse_int ("--iters", o->param[SS_PARAM_ITERATIONS], 1, 1000000, &iters, &error))
     return cli_fail (CLI_EXIT_USAGE, NULL, error);
-  if (o->boundary || o->margin || o->param[SS_PARAM_DIRECT_METHOD])
+  /* The solver and backend are deblur's to run, but a name it would refuse
+   * is bad usage here too, not a failed child run. */
+  SsSolverKind solver = ss_solver_default_for_real_data ();
+  if (o->solver && !ss_solver_kind_from_string (o->solver, &solver, &error))
     {
-      cli_error (NULL, "bench --whole: --boundary, --margin and --direct-method do not apply "
-                 "(the frame is deblurred as deblur does it)");
+      cli_error (NULL, "--solver '%s': %s", o->solver, error->message);
       return CLI_EXIT_USAGE;
     }
+  SsBackendKind backend;
+  if (o->backend && !ss_backend_kind_from_string (o->backend, &backend, &error))
+    {
+      cli_error (NULL, "--backend '%s': %s", o->backend, error->message);
+      return CLI_EXIT_USAGE;
+    }
+  /* What the frame's deblur would not read is refused, every one named, as
+   * the plain bench refuses what its solver would not read. */
+  const struct {
+    gboolean given;
+    const char *option;
+  } unused[] = {
+    { o->boundary != NULL, "--boundary" },
+    { o->margin != NULL, "--margin" },
+    { o->param[SS_PARAM_DIRECT_METHOD] != NULL, "--direct-method" },
+    { o->batch != NULL, "--batch" },
+  };
+  GString *named = g_string_new (NULL);
+  for (gsize i = 0; i < G_N_ELEMENTS (unused); i++)
+    if (unused[i].given)
+      g_string_append_printf (named, "%s%s", named->len ? ", " : "", unused[i].option);
+  GString *refused = g_string_new (NULL);
+  if (named->len > 0)
+    g_string_append_printf (refused, "%s %s no effect (the one frame is deblurred as deblur "
+                            "does it)", named->str, strchr (named->str, ',') ? "have" : "has");
+  if (o->param[SS_PARAM_PRIOR] && !ss_solver_uses (ss_solver_info (solver), SS_PARAM_PRIOR))
+    g_string_append_printf (refused, "%s--prior has no effect (only --solver admm reads it)",
+                            refused->len ? "; " : "");
+  g_string_free (named, TRUE);
+  if (refused->len > 0)
+    {
+      cli_error (NULL, "bench --whole: %s", refused->str);
+      g_string_free (refused, TRUE);
+      return CLI_EXIT_USAGE;
+    }
+  g_string_free (refused, TRUE);
   p->width = (int) width;
   p->height = (int) height;
   p->seed = (guint32) seed;
   p->backend = o->backend;
   p->solver = o->solver;
+  p->prior = o->param[SS_PARAM_PRIOR];
+  p->devices = o->devices;
   p->extra_iterations = (int) iters;
+  p->runs = 1 + 2 * REPEATS + (iters > 0);
+  p->options = o;
   return -1;
+}
+
+/* ---- interruption ------------------------------------------------------- */
+
+/* SIGINT (Ctrl-C, to this process or its whole group) and SIGTERM. The
+ * handler only records the signal and wakes the wait on the child through
+ * a pipe (both async-signal-safe); stopping the child and removing the
+ * temporary directory happen in the bench's own flow, which checks the
+ * flag before each step. */
+static volatile sig_atomic_t whole_signal = 0;
+static int wake_pipe[2] = { -1, -1 };
+
+static void
+on_whole_signal (int signal_number)
+{
+  int saved_errno = errno;
+  whole_signal = signal_number;
+  if (wake_pipe[1] >= 0)
+    {
+      ssize_t written = write (wake_pipe[1], "", 1);
+      (void) written;
+    }
+  errno = saved_errno;
+}
+
+typedef struct {
+  struct sigaction old_int, old_term;
+  gboolean installed;
+} WholeSignals;
+
+static gboolean
+whole_signals_install (WholeSignals *s, GError **error)
+{
+  /* Non-blocking both ways: the handler must never wait on a full pipe,
+   * and draining it must stop when it is empty. */
+  if (!g_unix_open_pipe (wake_pipe, FD_CLOEXEC, error)
+      || !g_unix_set_fd_nonblocking (wake_pipe[0], TRUE, error)
+      || !g_unix_set_fd_nonblocking (wake_pipe[1], TRUE, error))
+    return FALSE;
+  struct sigaction action;
+  memset (&action, 0, sizeof action);
+  action.sa_handler = on_whole_signal;
+  action.sa_flags = SA_RESTART;   /* the frame's writing is not disturbed */
+  sigemptyset (&action.sa_mask);
+  sigaction (SIGINT, &action, &s->old_int);
+  sigaction (SIGTERM, &action, &s->old_term);
+  s->installed = TRUE;
+  return TRUE;
+}
+
+static void
+whole_signals_restore (WholeSignals *s)
+{
+  if (s->installed)
+    {
+      sigaction (SIGINT, &s->old_int, NULL);
+      sigaction (SIGTERM, &s->old_term, NULL);
+    }
+  for (int i = 0; i < 2; i++)
+    if (wake_pipe[i] >= 0)
+      {
+        close (wake_pipe[i]);
+        wake_pipe[i] = -1;
+      }
+}
+
+static gboolean
+interrupted (GError **error)
+{
+  if (whole_signal == 0)
+    return FALSE;
+  g_set_error (error, G_IO_ERROR, G_IO_ERROR_CANCELLED, "interrupted");
+  return TRUE;
+}
+
+static gboolean
+on_wake (gint fd, GIOCondition condition, gpointer user_data)
+{
+  char buffer[64];
+  while (read (fd, buffer, sizeof buffer) > 0)
+    ;
+  return G_SOURCE_CONTINUE;
 }
 
 /* Writes the synthetic frame as uint16 into DIR; returns its path. */
@@ -174,11 +312,43 @@ read_summary (const char *out, WholeRun *run, GError **error)
   return TRUE;
 }
 
-/* Runs EXE deblur FRAME with ITERATIONS in a child process. */
+typedef struct {
+  gboolean done;
+  GBytes *out, *err;
+  GError *error;
+} Communication;
+
+static void
+on_communicated (GObject *source, GAsyncResult *result, gpointer user_data)
+{
+  Communication *c = user_data;
+  g_subprocess_communicate_finish (G_SUBPROCESS (source), result, &c->out, &c->err, &c->error);
+  c->done = TRUE;
+}
+
+/* BYTES as a NUL-terminated string. g_free. */
+static char *
+bytes_text (GBytes *bytes)
+{
+  gsize length = 0;
+  const char *data = bytes ? g_bytes_get_data (bytes, &length) : NULL;
+  return g_strndup (data ? data : "", length);
+}
+
+/* Runs EXE deblur FRAME with ITERATIONS in a child process, as run number
+ * *RUN of P->runs. The child is waited for in the main context, so that a
+ * signal (its pipe) wakes the wait: the child is then sent SIGTERM, not the
+ * signal received, since deblur cancels a Ctrl-C only at its next report
+ * point, which can be many seconds off on a large frame or while it plans,
+ * and its result is not wanted. Once it has gone this fails as
+ * G_IO_ERROR_CANCELLED. */
 static gboolean
 run_deblur (const char *exe, const char *dir, const char *frame, const WholeParams *p,
-            int iterations, WholeRun *run, GError **error)
+            int iterations, int *run_number, WholeRun *run, GError **error)
 {
+  run->iterations = iterations;
+  if (interrupted (error))
+    return FALSE;
   g_autofree char *output = g_build_filename (dir, "deblurred.fits", NULL);
   g_autofree char *iters = g_strdup_printf ("%d", iterations);
   GPtrArray *argv = g_ptr_array_new ();
@@ -186,32 +356,67 @@ run_deblur (const char *exe, const char *dir, const char *frame, const WholePara
                           "--alpha", "auto", "--iters", iters, "--json", "--quiet" };
   for (gsize i = 0; i < G_N_ELEMENTS (fixed); i++)
     g_ptr_array_add (argv, (gpointer) fixed[i]);
-  if (p->backend)
-    {
-      g_ptr_array_add (argv, "--backend");
-      g_ptr_array_add (argv, (gpointer) p->backend);
-    }
-  if (p->solver)
-    {
-      g_ptr_array_add (argv, "--solver");
-      g_ptr_array_add (argv, (gpointer) p->solver);
-    }
+  const struct {
+    const char *option, *value;
+  } passed[] = {
+    { "--backend", p->backend }, { "--solver", p->solver }, { "--prior", p->prior },
+    { "--devices", p->devices },
+  };
+  for (gsize i = 0; i < G_N_ELEMENTS (passed); i++)
+    if (passed[i].value)
+      {
+        g_ptr_array_add (argv, (gpointer) passed[i].option);
+        g_ptr_array_add (argv, (gpointer) passed[i].value);
+      }
   g_ptr_array_add (argv, NULL);
 
-  g_autofree char *out = NULL, *err = NULL;
-  int wait_status = 0;
   double start = ss_now ();
-  gboolean ok = g_spawn_sync (NULL, (char **) argv->pdata, NULL, G_SPAWN_DEFAULT, NULL, NULL,
-                              &out, &err, &wait_status, error);
-  run->wall = ss_now () - start;
-  run->iterations = iterations;
+  g_autoptr (GSubprocess) child = g_subprocess_newv ((const char *const *) argv->pdata,
+                                                     G_SUBPROCESS_FLAGS_STDOUT_PIPE
+                                                     | G_SUBPROCESS_FLAGS_STDERR_PIPE, error);
   g_ptr_array_unref (argv);
-  if (!ok)
+  if (child == NULL)
     return FALSE;
-  if (!g_spawn_check_wait_status (wait_status, NULL))
+  (*run_number)++;
+  cli_note (p->options, "bench --whole: run %d of %d, deblur --iters %d", *run_number, p->runs,
+            iterations);
+
+  Communication c = { 0 };
+  g_subprocess_communicate_async (child, NULL, NULL, on_communicated, &c);
+  GSource *wake = g_unix_fd_source_new (wake_pipe[0], G_IO_IN);
+  g_source_set_callback (wake, G_SOURCE_FUNC (on_wake), NULL, NULL);
+  g_source_attach (wake, NULL);
+  gboolean stopped = FALSE;
+  while (!c.done)
+    {
+      if (whole_signal != 0 && !stopped)
+        {
+          g_subprocess_send_signal (child, SIGTERM);
+          stopped = TRUE;
+        }
+      g_main_context_iteration (NULL, TRUE);
+    }
+  g_source_destroy (wake);
+  g_source_unref (wake);
+  run->wall = ss_now () - start;
+
+  g_autofree char *out = bytes_text (c.out), *err = bytes_text (c.err);
+  g_clear_pointer (&c.out, g_bytes_unref);
+  g_clear_pointer (&c.err, g_bytes_unref);
+  if (interrupted (error))
+    {
+      g_clear_error (&c.error);
+      return FALSE;
+    }
+  if (c.error != NULL)
+    {
+      g_propagate_error (error, c.error);
+      return FALSE;
+    }
+  if (!g_subprocess_get_successful (child))
     {
       g_set_error (error, SS_ERROR, SS_ERROR_IO, "deblur (--iters %d) failed: %s",
-                   iterations, err && *err ? g_strstrip (err) : "no message");
+                   iterations, *err ? g_strstrip (err) : "no message");
       return FALSE;
     }
   return read_summary (out, run, error);
@@ -221,12 +426,12 @@ run_deblur (const char *exe, const char *dir, const char *frame, const WholePara
  * ever adds time). */
 static gboolean
 run_best (const char *exe, const char *dir, const char *frame, const WholeParams *p,
-          int iterations, WholeRun *best, GError **error)
+          int iterations, int *run_number, WholeRun *best, GError **error)
 {
   for (int r = 0; r < REPEATS; r++)
     {
       WholeRun run = { 0 };
-      if (!run_deblur (exe, dir, frame, p, iterations, &run, error))
+      if (!run_deblur (exe, dir, frame, p, iterations, run_number, &run, error))
         {
           whole_run_clear (&run);
           return FALSE;
@@ -247,6 +452,8 @@ run_best (const char *exe, const char *dir, const char *frame, const WholeParams
 static void
 add_run_json (SsJsonObject *o, const char *prefix, const WholeRun *run)
 {
+  g_autofree char *count = g_strdup_printf ("%s_iterations", prefix);
+  ss_json_add_int (o, count, run->iterations);
   const struct { const char *name; double value; } fields[] = {
     { "wall", run->wall }, { "read", run->read }, { "prepare", run->prepare },
     { "plan", run->plan }, { "solve", run->solve }, { "write", run->write },
@@ -265,11 +472,61 @@ print_run_text (const char *label, const WholeRun *run)
           run->wall, run->read, run->prepare, run->plan, run->solve, run->write);
 }
 
+/* From the iterations t2 and t12 ran (n2, n12), which are 2 and 12 unless
+ * a stopping rule ended one early, and are equal for a solver that takes
+ * no iteration count: then there is no per-iteration time, and every
+ * figure below is NAN (null in JSON). */
 typedef struct {
-  double per_iteration;    /* (t12 - t2) / 10 */
-  double overhead;         /* t2 - 2 per_iteration */
-  double overhead_iterations;
+  int n2, n12;
+  double per_iteration;       /* (t12 - t2) / (n12 - n2) */
+  double overhead;            /* t2 - n2 per_iteration */
+  double overhead_iterations; /* overhead / per_iteration; NAN unless per_iteration > 0 */
 } WholeVerdict;
+
+static void
+whole_verdict (const WholeRun *r2, const WholeRun *r12, WholeVerdict *v)
+{
+  v->n2 = r2->iterations;
+  v->n12 = r12->iterations;
+  v->per_iteration = v->overhead = v->overhead_iterations = NAN;
+  if (v->n12 <= v->n2)
+    return;
+  v->per_iteration = (r12->wall - r2->wall) / (v->n12 - v->n2);
+  v->overhead = r2->wall - v->n2 * v->per_iteration;
+  if (v->per_iteration > 0)
+    v->overhead_iterations = v->overhead / v->per_iteration;
+}
+
+static void
+print_verdict_text (const WholeRun *r2, const WholeVerdict *v)
+{
+  if (v->n12 <= v->n2)
+    {
+      if (v->n12 == v->n2)
+        printf ("per iteration    none: %s ran %d iteration%s for --iters 2 and for --iters 12 "
+                "(it takes no iteration count)\n", r2->solver ? r2->solver : "the solver",
+                v->n2, v->n2 == 1 ? "" : "s");
+      else
+        printf ("per iteration    none: t12 ran %d iterations, no more than t2's %d (a stopping "
+                "rule ended it)\n", v->n12, v->n2);
+      printf ("all but iterating not separable: t2's wall, %.3f s, is the whole deblur\n",
+              r2->wall);
+      return;
+    }
+  if (!(v->per_iteration > 0))
+    {
+      /* The difference is within the runs' noise: a time per iteration at
+       * or below zero, and no iterations' worth to give. */
+      printf ("per iteration    not measurable: t12 (%d iterations) took no longer than t2 "
+              "(%d); a larger frame separates them\n", v->n12, v->n2);
+      printf ("all but iterating about t2's wall, %.3f s (no iterations' worth to give)\n",
+              r2->wall);
+      return;
+    }
+  printf ("per iteration    %.4f s = (t12 - t2) / (%d - %d)\n", v->per_iteration, v->n12, v->n2);
+  printf ("all but iterating %.3f s = t2 - %d (t12 - t2) / %d = %.1f iterations' worth\n",
+          v->overhead, v->n2, v->n12 - v->n2, v->overhead_iterations);
+}
 
 static void
 print_whole (const CliOptions *o, const WholeParams *p, double frame_seconds,
@@ -296,10 +553,7 @@ print_whole (const CliOptions *o, const WholeParams *p, double frame_seconds,
       add_run_json (&j, "t2", r2);
       add_run_json (&j, "t12", r12);
       if (extra)
-        {
-          ss_json_add_int (&j, "extra_iterations", extra->iterations);
-          add_run_json (&j, "extra", extra);
-        }
+        add_run_json (&j, "extra", extra);   /* extra_iterations: what it ran */
       ss_json_add_number (&j, "seconds_per_iteration", v->per_iteration);
       ss_json_add_number (&j, "overhead_seconds", v->overhead);
       ss_json_add_number (&j, "overhead_iterations", v->overhead_iterations);
@@ -326,22 +580,25 @@ print_whole (const CliOptions *o, const WholeParams *p, double frame_seconds,
   print_run_text ("t12 (best of 2)", r12);
   if (extra)
     print_run_text ("extra", extra);
-  printf ("per iteration    %.4f s = (t12 - t2) / 10\n", v->per_iteration);
-  printf ("all but iterating %.3f s = t2 - 2 (t12 - t2) / 10 = %.1f iterations' worth\n",
-          v->overhead, v->overhead_iterations);
+  print_verdict_text (r2, v);
 }
 
 /* ---- the bench ---------------------------------------------------------- */
 
+/* Removes DIR and every file in it: the frame, the output and whatever a
+ * child stopped while writing left beside it (its temporary). */
 static void
 remove_directory (const char *dir)
 {
-  const char *names[] = { "frame.fits", "deblurred.fits" };
-  for (gsize i = 0; i < G_N_ELEMENTS (names); i++)
+  GDir *d = g_dir_open (dir, 0, NULL);
+  const char *name;
+  while (d && (name = g_dir_read_name (d)) != NULL)
     {
-      g_autofree char *path = g_build_filename (dir, names[i], NULL);
+      g_autofree char *path = g_build_filename (dir, name, NULL);
       g_unlink (path);
     }
+  if (d)
+    g_dir_close (d);
   g_rmdir (dir);
 }
 
@@ -354,17 +611,18 @@ bench_in (const char *dir, const CliOptions *o, const WholeParams *p, GError **e
   if (frame == NULL)
     return FALSE;
   WholeRun first = { 0 }, r2 = { 0 }, r12 = { 0 }, extra = { 0 };
-  gboolean ok = run_deblur (exe, dir, frame, p, 1, &first, error)
-                && run_best (exe, dir, frame, p, 2, &r2, error)
-                && run_best (exe, dir, frame, p, 12, &r12, error)
+  int run = 0;
+  gboolean ok = run_deblur (exe, dir, frame, p, 1, &run, &first, error)
+                && run_best (exe, dir, frame, p, 2, &run, &r2, error)
+                && run_best (exe, dir, frame, p, 12, &run, &r12, error)
                 && (p->extra_iterations == 0
-                    || run_deblur (exe, dir, frame, p, p->extra_iterations, &extra, error));
+                    || run_deblur (exe, dir, frame, p, p->extra_iterations, &run, &extra,
+                                   error))
+                && !interrupted (error);
   if (ok)
     {
       WholeVerdict v;
-      v.per_iteration = (r12.wall - r2.wall) / 10.0;
-      v.overhead = r2.wall - 2.0 * v.per_iteration;
-      v.overhead_iterations = v.per_iteration > 0 ? v.overhead / v.per_iteration : NAN;
+      whole_verdict (&r2, &r12, &v);
       print_whole (o, p, frame_seconds, &first, &r2, &r12,
                    p->extra_iterations ? &extra : NULL, &v);
     }
@@ -383,10 +641,26 @@ cli_bench_whole (const CliOptions *o)
   if (status >= 0)
     return status;
   g_autoptr (GError) error = NULL;
+  /* Caught before the directory exists, so that no signal can leave it. */
+  WholeSignals signals = { 0 };
+  if (!whole_signals_install (&signals, &error))
+    {
+      whole_signals_restore (&signals);
+      return cli_fail (CLI_EXIT_FAILURE, NULL, error);
+    }
   g_autofree char *dir = g_dir_make_tmp ("sharpsky-bench-XXXXXX", &error);
-  if (dir == NULL)
-    return cli_fail (CLI_EXIT_FAILURE, NULL, error);
-  gboolean ok = bench_in (dir, o, &p, &error);
-  remove_directory (dir);
+  gboolean ok = dir != NULL && bench_in (dir, o, &p, &error);
+  if (dir != NULL)
+    remove_directory (dir);
+  /* A signal after the last check, while the results were printed, leaves
+   * them complete: that run succeeded. */
+  gboolean stopped = !ok && whole_signal != 0;
+  whole_signals_restore (&signals);
+  if (stopped)
+    {
+      /* Whatever failed after the signal failed because of it. */
+      cli_error (NULL, "bench: interrupted; nothing kept");
+      return CLI_EXIT_FAILURE;
+    }
   return ok ? CLI_EXIT_OK : cli_fail (CLI_EXIT_FAILURE, NULL, error);
 }

@@ -5,9 +5,124 @@
 
 #include <errno.h>
 #include <math.h>
+#include <signal.h>
 #include <string.h>
+#include <unistd.h>
 
 /* ---- bench ------------------------------------------------------------- */
+
+/* What `bench` times (ss_backend_bench), in the order listed: the one list
+ * that both the --solver help and the refusal of any other solver are made
+ * from, so neither can name a solver the bench cannot time. rl is timed on
+ * a GPU only (the CPU bench's random sensing is one that RL refuses);
+ * --whole times whatever deblur runs. */
+static const SsSolverKind bench_solvers[] = {
+  SS_SOLVER_CPADMM, SS_SOLVER_FISTA, SS_SOLVER_ISTA, SS_SOLVER_ADMM_PRIOR, SS_SOLVER_RL,
+  SS_SOLVER_DIRECT,
+};
+
+/* "cpadmm, fista, ista, admm, rl or direct". g_free. */
+static char *
+bench_solver_names (void)
+{
+  GString *names = g_string_new (NULL);
+  for (gsize i = 0; i < G_N_ELEMENTS (bench_solvers); i++)
+    g_string_append_printf (names, "%s%s",
+                            i == 0 ? "" : i + 1 < G_N_ELEMENTS (bench_solvers) ? ", " : " or ",
+                            ss_solver_kind_to_string (bench_solvers[i]));
+  return g_string_free (names, FALSE);
+}
+
+const char *
+cli_bench_solver_help (void)
+{
+  /* GOption keeps the pointer: interned, it lives as long as the process. */
+  g_autofree char *names = bench_solver_names ();
+  g_autofree char *text = g_strdup_printf ("%s (rl on the GPU only; default cpadmm); with "
+                                           "--whole any solver deblur takes", names);
+  return g_intern_string (text);
+}
+
+static gboolean
+bench_times_solver (SsSolverKind kind)
+{
+  for (gsize i = 0; i < G_N_ELEMENTS (bench_solvers); i++)
+    if (bench_solvers[i] == kind)
+      return TRUE;
+  return FALSE;
+}
+
+/* An engine error of the bench: every input came from the command line, so
+ * a size, PSF or combination the engine rejects (SS_ERROR_INVALID_ARGUMENT,
+ * SS_ERROR_UNSUPPORTED) is bad usage, as deblur's "PSF larger than the
+ * image" is; what fails while running (memory, the device) is a failure. */
+static int
+bench_fail (const GError *error)
+{
+  gboolean usage = g_error_matches (error, SS_ERROR, SS_ERROR_INVALID_ARGUMENT)
+                   || g_error_matches (error, SS_ERROR, SS_ERROR_UNSUPPORTED);
+  return cli_fail (usage ? CLI_EXIT_USAGE : CLI_EXIT_FAILURE, NULL, error);
+}
+
+/* Ctrl-C or a SIGTERM while the engine times: the in-process bench has no
+ * file or child to clean up and the engine's timings take no cancellable,
+ * so it says so and leaves at once, with deblur's status for an
+ * interruption (1) rather than the shell's silent 130. Only
+ * async-signal-safe calls here. */
+static void
+on_bench_signal (int signal_number)
+{
+  static const char line[] = CLI_PROGRAM ": bench: interrupted; nothing kept\n";
+  (void) signal_number;
+  ssize_t written = write (STDERR_FILENO, line, sizeof line - 1);
+  (void) written;
+  _exit (CLI_EXIT_FAILURE);
+}
+
+static void
+install_bench_signals (void)
+{
+  struct sigaction action;
+  memset (&action, 0, sizeof action);
+  action.sa_handler = on_bench_signal;
+  sigemptyset (&action.sa_mask);
+  sigaction (SIGINT, &action, NULL);
+  sigaction (SIGTERM, &action, NULL);
+}
+
+/* Options given that the bench asked for would not read: refused (exit 2)
+ * with every one named, rather than timing something else than asked. */
+static int
+refuse_unused_options (const CliOptions *o, const SsBenchParams *bp)
+{
+  const SsSolverInfo *info = ss_solver_info (bp->solver);
+  const struct {
+    gboolean unused;
+    const char *option, *why;
+  } checks[] = {
+    { o->margin && bp->boundary == SS_BOUNDARY_PERIODIC, "--margin",
+      "it pads only with --boundary mirror or taper" },
+    { o->param[SS_PARAM_PRIOR] && !ss_solver_uses (info, SS_PARAM_PRIOR), "--prior",
+      "only --solver admm reads it" },
+    { o->param[SS_PARAM_DIRECT_METHOD] && !ss_solver_uses (info, SS_PARAM_DIRECT_METHOD),
+      "--direct-method", "only --solver direct reads it" },
+    { o->param[SS_PARAM_ITERATIONS] && !ss_solver_uses (info, SS_PARAM_ITERATIONS), "--iters",
+      "the solver is not iterative: one solve is timed" },
+  };
+  GString *refused = g_string_new (NULL);
+  for (gsize i = 0; i < G_N_ELEMENTS (checks); i++)
+    if (checks[i].unused)
+      g_string_append_printf (refused, "%s%s has no effect (%s)", refused->len ? "; " : "",
+                              checks[i].option, checks[i].why);
+  int status = -1;
+  if (refused->len > 0)
+    {
+      cli_error (NULL, "bench --solver %s: %s", info->name, refused->str);
+      status = CLI_EXIT_USAGE;
+    }
+  g_string_free (refused, TRUE);
+  return status;
+}
 
 static int
 bench_params_from_options (const CliOptions *o, SsBenchParams *bp, SsBackendKind *backend)
@@ -18,6 +133,13 @@ bench_params_from_options (const CliOptions *o, SsBenchParams *bp, SsBackendKind
   if (o->solver && !ss_solver_kind_from_string (o->solver, &bp->solver, &error))
     {
       cli_error (NULL, "--solver '%s': %s", o->solver, error->message);
+      return CLI_EXIT_USAGE;
+    }
+  if (!bench_times_solver (bp->solver))
+    {
+      g_autofree char *names = bench_solver_names ();
+      cli_error (NULL, "--solver '%s': bench times %s (bench --whole times any solver of "
+                 "deblur)", o->solver, names);
       return CLI_EXIT_USAGE;
     }
   *backend = SS_BACKEND_AUTO;
@@ -67,7 +189,7 @@ bench_params_from_options (const CliOptions *o, SsBenchParams *bp, SsBackendKind
   bp->height = (int) height;
   bp->iterations = (int) iters;
   bp->seed = (guint32) seed;
-  return -1;
+  return refuse_unused_options (o, bp);
 }
 
 /* The prior timed, for a solver that reads one (admm); NULL otherwise. g_free. */
@@ -97,14 +219,24 @@ print_bench_json (const SsBenchParams *bp, const char *backend, const SsBenchRes
   ss_json_add_int (&o, "requested_height", bp->height);
   ss_json_add_string (&o, "boundary", ss_boundary_to_string (bp->boundary));
   ss_json_add_int (&o, "margin", r->margin);
-  ss_json_add_int (&o, "iterations", r->iterations);
-  ss_json_add_number (&o, "seconds_per_iteration", r->seconds_per_iteration);
+  /* An iterative solver's rate and time per iteration come from one span,
+   * timed_seconds (the timed iterations alone); total_seconds is the whole
+   * run, which on the CPU includes the set-up and the iterations before the
+   * timed ones. A direct solve has no iterations: only its time. */
+  gboolean iterative = ss_solver_is_iterative (bp->solver);
+  if (iterative)
+    {
+      ss_json_add_int (&o, "iterations", r->iterations);
+      ss_json_add_number (&o, "seconds_per_iteration", r->seconds_per_iteration);
+      ss_json_add_number (&o, "timed_seconds", r->seconds_per_iteration * r->iterations);
+    }
   ss_json_add_number (&o, "floor_seconds", r->floor_seconds);
   ss_json_add_number (&o, "floor_fft_seconds", r->floor_fft_seconds);
   ss_json_add_number (&o, "floor_bytes", r->floor_bytes);
   ss_json_add_number (&o, "bandwidth", r->bandwidth);
   ss_json_add_number (&o, "ratio", r->ratio);
-  ss_json_add_number (&o, "iterations_per_second", r->iterations_per_second);
+  if (iterative)
+    ss_json_add_number (&o, "iterations_per_second", 1.0 / r->seconds_per_iteration);
   ss_json_add_number (&o, "total_seconds", r->total_seconds);
   ss_json_add_int (&o, "peak_memory_bytes", (gint64) r->peak_memory_bytes);
   ss_json_add_int (&o, "fft_work_bytes", (gint64) r->fft_work_bytes);
@@ -137,9 +269,22 @@ print_bench_text (const SsBenchParams *bp, const char *backend, const SsBenchRes
   if (r->width != bp->width || r->height != bp->height)
     printf (" (%s padding of %d x %d, margin %d)", ss_boundary_to_string (bp->boundary),
             bp->width, bp->height, r->margin);
-  printf ("\niterations       %d in %.3f s (%.1f it/s)\n", r->iterations, r->total_seconds,
-          r->iterations_per_second);
-  printf ("time/iteration   %.4f ms\n", 1e3 * r->seconds_per_iteration);
+  printf ("\n");
+  if (ss_solver_is_iterative (bp->solver))
+    {
+      /* The time and the rate of one span, the timed iterations alone. The
+       * CPU times them between two reports of a run twice as long, leaving
+       * out what a solve pays once, so its whole run is printed apart. */
+      double timed = r->seconds_per_iteration * r->iterations;
+      printf ("iterations       %d in %.6f s (%.1f it/s)\n", r->iterations, timed,
+              r->iterations / timed);
+      if (r->total_seconds > timed * (1 + 1e-9))
+        printf ("whole run        %.3f s (set-up and untimed iterations included)\n",
+                r->total_seconds);
+      printf ("time/iteration   %.4f ms\n", 1e3 * r->seconds_per_iteration);
+    }
+  else
+    printf ("solve            %.3f s (one solve: not iterative)\n", r->total_seconds);
   if (r->floor_seconds > 0)
     {
       double bytes_seconds = r->bandwidth > 0 ? r->floor_bytes / r->bandwidth : NAN;
@@ -271,7 +416,7 @@ bench_batch (const CliOptions *o, const SsBenchParams *bp, SsBackend *backend, i
   if (!ss_backend_bench_batch (backend, bp, count, &result, &error))
     {
       ss_batch_bench_result_clear (&result);
-      return cli_fail (CLI_EXIT_FAILURE, NULL, error);
+      return bench_fail (error);
     }
   if (o->json)
     print_batch_json (&result, ss_backend_get_name (backend));
@@ -299,7 +444,10 @@ cli_bench (int argc, char **argv)
     "(stars, galaxies, sky gradient, noise) is written to a temporary directory and\n"
     "deblurred file to file (--psf moffat:3.5,2.5 --alpha auto) by this program, once to\n"
     "plan, then with 2 and 12 iterations (and --iters N when given); it prints each run's\n"
-    "phases and everything but the iterations, t2 - 2 (t12 - t2) / 10, in iterations' worth.",
+    "phases and everything but the iterations, t2 - 2 (t12 - t2) / 10, in iterations' worth\n"
+    "(with the counts the runs report, when a stopping rule ends one early; a solver that takes\n"
+    "no iteration count gives none). Options a bench would not read are refused (exit 2);\n"
+    "Ctrl-C stops it, child and temporary files included, and exits 1.",
     CLI_GROUP_BENCH | CLI_GROUP_PRINT, argc, argv, &o);
   SsBenchParams bp;
   SsBackendKind kind = SS_BACKEND_AUTO;
@@ -331,13 +479,16 @@ cli_bench (int argc, char **argv)
       cli_error (NULL, "--devices: %s", error->message);
       status = CLI_EXIT_USAGE;
     }
+  /* Everything is checked: from here an interruption ends the bench. */
+  if (status < 0)
+    install_bench_signals ();
   if (status < 0 && (backend = cli_backend_new (&c, &o)) == NULL)
     status = CLI_EXIT_FAILURE;
   cli_config_clear (&c);
   if (status < 0 && batch > 0)
     status = bench_batch (&o, &bp, backend, batch);
   if (status < 0 && !ss_backend_bench (backend, &bp, &result, &error))
-    status = cli_fail (CLI_EXIT_FAILURE, NULL, error);
+    status = bench_fail (error);
   if (status < 0)
     {
       if (o.json)

@@ -191,6 +191,8 @@ int cli_deblur_many (CliOptions *options, CliConfig *config, CliDeblurOne deblur
 int cli_run (int argc, char **argv);
 int cli_bench (int argc, char **argv);
 int cli_bench_whole (const CliOptions *options);   /* ss-cli-bench-whole.c: bench --whole */
+/* bench's --solver help, listing the solvers it times (ss-cli-bench.c). */
+const char *cli_bench_solver_help (void);
 int cli_cs (int argc, char **argv);       /* ss-cli-cs.c */
 int cli_info (int argc, char **argv);
 int cli_quality (int argc, char **argv);  /* ss-cli-quality.c */

@@ -222,8 +222,7 @@ add_groups (GOptionContext *context, CliGroups groups, CliOptions *o)
     {
       const GOptionEntry entries[] = {
         STRING_OPTION ("backend", 0, backend, "auto, cpu or cuda (default auto)", "NAME"),
-        STRING_OPTION ("solver", 0, solver, "cpadmm, fista, ista, direct, direct-fft, "
-                       "admm or rl (rl on the GPU only; default cpadmm)", "NAME"),
+        STRING_OPTION ("solver", 0, solver, cli_bench_solver_help (), "NAME"),
         STRING_OPTION ("size", 0, size, "Square image side (default 1024; 64 for direct)", "N"),
         STRING_OPTION ("width", 0, width, "Image width (overrides --size)", "W"),
         STRING_OPTION ("height", 0, height, "Image height (overrides --size)", "H"),

@@ -4,11 +4,20 @@
  * broken input fails alone, named on one line, and leaves no file behind.
  * The Slurm and parallel tests skip visibly where those tools are absent or
  * Slurm cannot start.
+ *
+ * Then `bench`, whose --whole runs this program many times over: an
+ * interruption leaves no child and no temporary file, the solvers it lists
+ * are the ones it times, and what it prints and refuses is consistent. No
+ * test here bounds a time; the times printed are only checked against each
+ * other.
  */
 #include "test-cli-run.h"
 
+#include <errno.h>
 #include <gio/gio.h>
+#include <math.h>
 #include <signal.h>
+#include <unistd.h>
 
 #define SIDE 48
 
@@ -579,6 +588,355 @@ test_slurm_job_array (Fixture *f, gconstpointer data)
   g_string_free (all_logs, TRUE);
 }
 
+/* ---- bench ----------------------------------------------------------------------- */
+
+/* The number after "KEY": in the flat JSON object LINE; NAN for null. The
+ * key must be there. */
+static double
+json_value (const char *line, const char *key)
+{
+  g_autofree char *needle = g_strdup_printf ("\"%s\":", key);
+  const char *at = strstr (line, needle);
+  if (at == NULL)
+    g_error ("no \"%s\" in %s", key, line);
+  at += strlen (needle);
+  if (g_str_has_prefix (at, "null"))
+    return NAN;
+  char *end = NULL;
+  double value = g_ascii_strtod (at, &end);
+  g_assert_true (end != at);
+  return value;
+}
+
+/* The line of OUT that starts with PREFIX (the last one), or NULL. g_free. */
+static char *
+line_starting (const char *out, const char *prefix)
+{
+  g_auto (GStrv) lines = g_strsplit (out ? out : "", "\n", -1);
+  char *found = NULL;
+  for (int i = 0; lines[i]; i++)
+    if (g_str_has_prefix (lines[i], prefix))
+      {
+        g_free (found);
+        found = g_strdup (lines[i]);
+      }
+  return found;
+}
+
+/* A refusal: exit 2, one "sharpsky-cli: " line naming every one of WHAT. */
+static void
+assert_bench_refused (const char *const *args, const char *const *what)
+{
+  CliRun run = run_cli_argv (args);
+  g_assert_cmpint (run.status, ==, 2);
+  g_assert_cmpint (count_lines_with (run.err, "sharpsky-cli: "), ==, 1);
+  for (gsize i = 0; what[i]; i++)
+    if (strstr (run.err, what[i]) == NULL)
+      g_error ("the refusal does not name %s: %s", what[i], run.err);
+  cli_run_clear (&run);
+}
+
+static void
+child_own_group (gpointer data)
+{
+  setpgid (0, 0);
+}
+
+/* Is any process running with DIR in its command line? (bench --whole's
+ * children name their frame, which lies in a directory under DIR.) */
+static gboolean
+process_mentions (const char *dir)
+{
+  g_autoptr (GDir) proc = g_dir_open ("/proc", 0, NULL);
+  const char *name;
+  gboolean found = FALSE;
+  while (!found && proc && (name = g_dir_read_name (proc)) != NULL)
+    {
+      if (!g_ascii_isdigit (name[0]))
+        continue;
+      g_autofree char *path = g_build_filename ("/proc", name, "cmdline", NULL);
+      g_autofree char *text = NULL;
+      gsize length = 0;
+      if (!g_file_get_contents (path, &text, &length, NULL))
+        continue;   /* gone meanwhile */
+      for (gsize i = 0; i + 1 < length; i++)
+        if (text[i] == '\0')
+          text[i] = ' ';
+      found = strstr (text, dir) != NULL;
+    }
+  return found;
+}
+
+/* bench --whole with TMPDIR in a scratch directory, sent SIGNAL_NUMBER (to
+ * its whole process group, as a terminal's Ctrl-C is, when GROUP) once its
+ * first progress line has appeared, that is once its first deblur child
+ * has been started: the line is written after the child starts, and five
+ * runs remain after it, the last one a million ADMM iterations, so the
+ * signal always comes before the end. It must stop its child, remove its
+ * temporary directory and exit 1 with one line saying so. */
+static void
+assert_whole_interrupted (Fixture *f, int signal_number, gboolean group)
+{
+  g_autofree char *tmp = temp_path (f, group ? "tmp-group" : "tmp-parent");
+  g_assert_cmpint (g_mkdir_with_parents (tmp, 0700), ==, 0);
+  g_auto (GStrv) env = g_environ_setenv (g_get_environ (), "TMPDIR", tmp, TRUE);
+  const char *argv[] = { cli_path (), "bench", "--whole", "--width", "256", "--height", "256",
+                         "--solver", "admm", "--iters", "1000000", "--backend", "cpu", NULL };
+  GPid pid = 0;
+  int err_fd = -1;
+  g_autoptr (GError) error = NULL;
+  g_assert_true (g_spawn_async_with_pipes (NULL, (char **) argv, env,
+                                           G_SPAWN_DO_NOT_REAP_CHILD
+                                           | G_SPAWN_STDOUT_TO_DEV_NULL,
+                                           group ? child_own_group : NULL, NULL, &pid, NULL,
+                                           NULL, &err_fd, &error));
+  g_assert_no_error (error);
+
+  GString *err = g_string_new (NULL);
+  gboolean sent = FALSE;
+  char buffer[4096];
+  for (;;)
+    {
+      ssize_t got = read (err_fd, buffer, sizeof buffer);
+      if (got < 0 && errno == EINTR)
+        continue;
+      if (got <= 0)
+        break;
+      g_string_append_len (err, buffer, got);
+      if (!sent && strstr (err->str, "run 1 of ") && strchr (strstr (err->str, "run 1 of "), '\n'))
+        {
+          g_assert_cmpint (kill (group ? -pid : pid, signal_number), ==, 0);
+          sent = TRUE;
+        }
+    }
+  close (err_fd);
+  int wait_status = 0;
+  g_assert_cmpint (waitpid (pid, &wait_status, 0), ==, pid);
+  g_spawn_close_pid (pid);
+  g_test_message ("stderr: %s", err->str);
+  g_assert_true (sent);
+  g_assert_true (WIFEXITED (wait_status));
+  g_assert_cmpint (WEXITSTATUS (wait_status), ==, 1);
+  /* One line says so, the last; the lines before it are the progress. */
+  g_autofree char *said = line_starting (err->str, "sharpsky-cli: bench: interrupted");
+  g_assert_cmpstr (said, ==, "sharpsky-cli: bench: interrupted; nothing kept");
+  g_assert_true (g_str_has_suffix (err->str, "interrupted; nothing kept\n"));
+  g_assert_cmpint (count_lines_with (err->str, "interrupted"), ==, 1);
+  g_string_free (err, TRUE);
+  /* Nothing kept: no temporary directory, no child still running. */
+  g_assert_cmpuint (count_files (tmp), ==, 0);
+  g_assert_false (process_mentions (tmp));
+}
+
+static void
+test_bench_whole_interrupted (Fixture *f, gconstpointer data)
+{
+  /* Ctrl-C in a terminal: the bench and its child both get SIGINT. */
+  assert_whole_interrupted (f, SIGINT, TRUE);
+  /* SIGTERM to the bench alone (kill PID, timeout): it stops the child. */
+  assert_whole_interrupted (f, SIGTERM, FALSE);
+  /* SIGINT to the bench alone (timeout -s INT). */
+  assert_whole_interrupted (f, SIGINT, FALSE);
+}
+
+/* The solvers bench lists are the ones it times: the refusal of another
+ * and the --solver help give the same list, and every one on it runs on
+ * the CPU but rl (the GPU only), which is refused as bad usage there. */
+static void
+test_bench_solver_list (Fixture *f, gconstpointer data)
+{
+  CliRun run = RUN_CLI ("bench", "--solver", "direct-fft", "--backend", "cpu");
+  g_assert_cmpint (run.status, ==, 2);
+  const char *at = strstr (run.err, "bench times ");
+  g_assert_nonnull (at);
+  at += strlen ("bench times ");
+  const char *end = strstr (at, " (");
+  g_assert_nonnull (end);
+  g_autofree char *list = g_strndup (at, end - at);
+  cli_run_clear (&run);
+  g_test_message ("bench times %s", list);
+
+  CliRun help = RUN_CLI ("bench", "--help");
+  g_assert_cmpint (help.status, ==, 0);
+  g_autofree char *option = line_starting (help.out, "  --solver=NAME");
+  g_assert_nonnull (option);
+  g_assert_nonnull (strstr (option, list));
+  cli_run_clear (&help);
+
+  g_auto (GStrv) names = g_regex_split_simple (", | or ", list, 0, 0);
+  g_assert_cmpint (g_strv_length (names), >=, 2);
+  for (int i = 0; names[i]; i++)
+    {
+      g_assert_cmpstr (names[i], !=, "direct-fft");
+      gboolean dense = g_str_equal (names[i], "direct");
+      const char *args[] = { "bench", "--solver", names[i], "--backend", "cpu", "--size",
+                             dense ? "16" : "64", dense ? NULL : "--iters", "5", NULL };
+      CliRun one = run_cli_argv (args);
+      if (g_str_equal (names[i], "rl"))
+        {
+          g_assert_cmpint (one.status, ==, 2);
+          g_assert_nonnull (strstr (one.err, "cuda"));
+        }
+      else
+        g_assert_cmpint (one.status, ==, 0);
+      cli_run_clear (&one);
+    }
+}
+
+/* The summary of a timed run: for an iterative solver the rate is the
+ * iterations over the time printed beside them (and the time per
+ * iteration the same span); a direct solve has no rate. */
+static void
+test_bench_summary_line (Fixture *f, gconstpointer data)
+{
+  CliRun run = RUN_CLI ("bench", "--solver", "cpadmm", "--size", "64", "--iters", "5",
+                        "--backend", "cpu");
+  g_assert_cmpint (run.status, ==, 0);
+  g_autofree char *line = line_starting (run.out, "iterations ");
+  g_assert_nonnull (line);
+  int count = 0;
+  double seconds = 0, rate = 0, per_ms = 0;
+  g_assert_cmpint (sscanf (line, "iterations %d in %lf s (%lf it/s)", &count, &seconds, &rate),
+                   ==, 3);
+  g_assert_cmpint (count, ==, 5);
+  g_assert_cmpfloat (seconds, >, 0);
+  /* Within the printed digits (6 decimals of the time, 1 of the rate). */
+  g_assert_cmpfloat (fabs (rate * seconds / count - 1), <, 0.01);
+  g_autofree char *per = line_starting (run.out, "time/iteration ");
+  g_assert_cmpint (sscanf (per, "time/iteration %lf ms", &per_ms), ==, 1);
+  g_assert_cmpfloat (fabs (per_ms * 1e-3 * count / seconds - 1), <, 0.01);
+  cli_run_clear (&run);
+
+  CliRun json = RUN_CLI ("bench", "--solver", "cpadmm", "--size", "64", "--iters", "5",
+                         "--backend", "cpu", "--json");
+  g_assert_cmpint (json.status, ==, 0);
+  double timed = json_value (json.out, "timed_seconds");
+  g_assert_cmpfloat (fabs (json_value (json.out, "iterations_per_second") * timed / 5 - 1), <,
+                     1e-6);
+  g_assert_cmpfloat (fabs (json_value (json.out, "seconds_per_iteration") * 5 / timed - 1), <,
+                     1e-6);
+  g_assert_cmpfloat (json_value (json.out, "total_seconds"), >=, timed);
+  cli_run_clear (&json);
+
+  CliRun direct = RUN_CLI ("bench", "--solver", "direct", "--size", "16", "--backend", "cpu");
+  g_assert_cmpint (direct.status, ==, 0);
+  g_assert_null (strstr (direct.out, "it/s"));
+  g_assert_null (line_starting (direct.out, "iterations "));
+  g_assert_null (line_starting (direct.out, "time/iteration "));
+  g_autofree char *solve = line_starting (direct.out, "solve ");
+  g_assert_nonnull (solve);
+  cli_run_clear (&direct);
+  CliRun direct_json = RUN_CLI ("bench", "--solver", "direct", "--size", "16", "--backend",
+                                "cpu", "--json");
+  g_assert_cmpint (direct_json.status, ==, 0);
+  g_assert_null (strstr (direct_json.out, "iterations_per_second"));
+  g_assert_cmpfloat (json_value (direct_json.out, "total_seconds"), >, 0);
+  cli_run_clear (&direct_json);
+}
+
+/* Exit status 2 for what the command line asked wrongly, as deblur: a size
+ * the bench's PSF does not fit in, a solver bench --whole's deblur would
+ * refuse. */
+static void
+test_bench_usage_status (Fixture *f, gconstpointer data)
+{
+  assert_bench_refused ((const char *const[]) { "bench", "--size", "3", "--backend", "cpu",
+                                                NULL },
+                        (const char *const[]) { "larger than the image", NULL });
+  assert_bench_refused ((const char *const[]) { "bench", "--whole", "--solver", "nope", NULL },
+                        (const char *const[]) { "--solver", NULL });
+  assert_bench_refused ((const char *const[]) { "bench", "--whole", "--backend", "nope", NULL },
+                        (const char *const[]) { "--backend", NULL });
+}
+
+/* Options the bench asked for would not read are refused, each named. */
+static void
+test_bench_unused_options (Fixture *f, gconstpointer data)
+{
+  struct {
+    const char *const *args;
+    const char *const *named;
+  } cases[] = {
+    { (const char *const[]) { "bench", "--margin", "10", NULL },
+      (const char *const[]) { "--margin", "--boundary", NULL } },
+    { (const char *const[]) { "bench", "--boundary", "periodic", "--margin", "10", NULL },
+      (const char *const[]) { "--margin", NULL } },
+    { (const char *const[]) { "bench", "--prior", "tv", NULL },
+      (const char *const[]) { "--prior", "admm", NULL } },
+    { (const char *const[]) { "bench", "--solver", "fista", "--prior", "tv", "--margin", "3",
+                              NULL },
+      (const char *const[]) { "--prior", "--margin", NULL } },
+    { (const char *const[]) { "bench", "--direct-method", "solve", NULL },
+      (const char *const[]) { "--direct-method", NULL } },
+    { (const char *const[]) { "bench", "--solver", "direct", "--iters", "5", NULL },
+      (const char *const[]) { "--iters", NULL } },
+    { (const char *const[]) { "bench", "--whole", "--batch", "4", NULL },
+      (const char *const[]) { "--batch", NULL } },
+    { (const char *const[]) { "bench", "--whole", "--prior", "tv", NULL },
+      (const char *const[]) { "--prior", NULL } },
+    { (const char *const[]) { "bench", "--whole", "--solver", "cpadmm", "--prior", "tv",
+                              "--batch", "2", "--margin", "1", NULL },
+      (const char *const[]) { "--prior", "--batch", "--margin", NULL } },
+  };
+  for (gsize i = 0; i < G_N_ELEMENTS (cases); i++)
+    assert_bench_refused (cases[i].args, cases[i].named);
+  /* Where they apply they are taken. */
+  RUN_CLI_OK ("bench", "--boundary", "mirror", "--margin", "3", "--size", "64", "--iters", "5",
+              "--backend", "cpu");
+  RUN_CLI_OK ("bench", "--solver", "admm", "--prior", "starlet", "--size", "64", "--iters", "5",
+              "--backend", "cpu");
+  RUN_CLI_OK ("bench", "--solver", "direct", "--direct-method", "solve", "--size", "16",
+              "--backend", "cpu");
+}
+
+/* bench --whole with a solver that takes no iteration count: t2 and t12
+ * run as many iterations, so there is no time per iteration to print, and
+ * none is (no negative time, no NaN); with one that does, the time per
+ * iteration is the walls' difference over the counts' as the runs report
+ * them. */
+static void
+test_bench_whole_counts (Fixture *f, gconstpointer data)
+{
+  const char *solvers[] = { "direct-fft", "auto" };
+  for (gsize i = 0; i < G_N_ELEMENTS (solvers); i++)
+    {
+      CliRun json = RUN_CLI ("bench", "--whole", "--width", "64", "--height", "64", "--solver",
+                             solvers[i], "--backend", "cpu", "--json", "--quiet");
+      g_assert_cmpint (json.status, ==, 0);
+      g_assert_cmpfloat (json_value (json.out, "t2_iterations"), ==,
+                         json_value (json.out, "t12_iterations"));
+      g_assert_true (isnan (json_value (json.out, "seconds_per_iteration")));
+      g_assert_true (isnan (json_value (json.out, "overhead_seconds")));
+      g_assert_true (isnan (json_value (json.out, "overhead_iterations")));
+      cli_run_clear (&json);
+
+      CliRun text = RUN_CLI ("bench", "--whole", "--width", "64", "--height", "64", "--solver",
+                             solvers[i], "--backend", "cpu", "--quiet");
+      g_assert_cmpint (text.status, ==, 0);
+      g_autofree char *per = line_starting (text.out, "per iteration ");
+      g_assert_nonnull (per);
+      g_assert_nonnull (strstr (per, "none"));
+      g_assert_nonnull (strstr (per, "takes no iteration count"));
+      g_assert_false (g_regex_match_simple ("\\bnan\\b", text.out, G_REGEX_CASELESS, 0));
+      g_assert_null (strstr (text.out, "-0."));
+      cli_run_clear (&text);
+    }
+
+  CliRun json = RUN_CLI ("bench", "--whole", "--width", "64", "--height", "64", "--solver",
+                         "cpadmm", "--backend", "cpu", "--json", "--quiet");
+  g_assert_cmpint (json.status, ==, 0);
+  double n2 = json_value (json.out, "t2_iterations"), n12 = json_value (json.out,
+                                                                        "t12_iterations");
+  g_assert_cmpfloat (n2, ==, 2);
+  g_assert_cmpfloat (n12, ==, 12);
+  double t2 = json_value (json.out, "t2_wall"), t12 = json_value (json.out, "t12_wall");
+  double per = json_value (json.out, "seconds_per_iteration");
+  g_assert_cmpfloat_with_epsilon (per, (t12 - t2) / (n12 - n2), 1e-6);
+  g_assert_cmpfloat_with_epsilon (json_value (json.out, "overhead_seconds"), t2 - n2 * per,
+                                  1e-6);
+  cli_run_clear (&json);
+}
+
 #define ADD(name, func) \
   g_test_add ("/cli/" name, Fixture, NULL, fixture_setup, func, fixture_teardown)
 
@@ -593,5 +951,11 @@ main (int argc, char **argv)
   ADD ("many/two-contexts-on-one-gpu", test_many_on_two_contexts);
   ADD ("recipes/parallel", test_parallel_recipe);
   ADD ("recipes/slurm-job-array", test_slurm_job_array);
+  ADD ("bench/whole-interrupted", test_bench_whole_interrupted);
+  ADD ("bench/solver-list", test_bench_solver_list);
+  ADD ("bench/summary-line", test_bench_summary_line);
+  ADD ("bench/usage-status", test_bench_usage_status);
+  ADD ("bench/unused-options", test_bench_unused_options);
+  ADD ("bench/whole-counts", test_bench_whole_counts);
   return g_test_run ();
 }
