@@ -444,6 +444,36 @@ has_history (const SsHeader *header, const char *text)
   return FALSE;
 }
 
+/* `auto` under random sensing (ratio 0.5: RL cannot run, ALM is chosen):
+ * its result says so, and exporting it twice writes it twice (the export
+ * once shared the task's words for the choice and freed them: the second
+ * export read freed memory and closing the window freed them again). */
+static void
+test_export_auto_twice (Fixture *f, gconstpointer data)
+{
+  if (skip_without_display ())
+    return;
+  SsSettings s;
+  cpu_settings (f, &s, SS_SOLVER_AUTO, 10);
+  apply_settings (f, &s);
+  ss_window_run (f->window);
+  g_assert_true (ss_window_wait_idle (f->window, 300));
+  ss_window_set_view (f->window, SS_VIEW_RECOVERED);
+  g_autoptr (GError) error = NULL;
+  for (int i = 0; i < 2; i++)
+    {
+      g_autofree char *name = g_strdup_printf ("auto-%d.fits", i);
+      g_autofree char *path = g_build_filename (f->dir, name, NULL);
+      g_assert_true (ss_window_export_sync (f->window, SS_EXPORT_FITS, path, NULL, FALSE, 60,
+                                            &error));
+      g_assert_no_error (error);
+      SsFitsReadOptions options = SS_FITS_READ_OPTIONS_DEFAULT;
+      g_autoptr (SsImage) back = ss_fits_read (path, &options, &error);
+      g_assert_no_error (error);
+      g_assert_true (has_history (back->header, "alm chosen"));
+    }
+}
+
 static void
 test_export (Fixture *f, gconstpointer data)
 {
@@ -1397,6 +1427,8 @@ main (int argc, char **argv)
   g_test_add ("/ui/open-sample", Fixture, NULL, fixture_setup, test_open_sample, fixture_teardown);
   g_test_add ("/ui/run-cpu", Fixture, NULL, fixture_setup, test_run_cpu, fixture_teardown);
   g_test_add ("/ui/export", Fixture, NULL, fixture_setup, test_export, fixture_teardown);
+  g_test_add ("/ui/export-auto-twice", Fixture, NULL, fixture_setup, test_export_auto_twice,
+              fixture_teardown);
   g_test_add ("/ui/stop", Fixture, NULL, fixture_setup, test_stop, fixture_teardown);
   g_test_add ("/ui/first-preview", Fixture, &camera_26mpx, fixture_setup, test_first_preview,
               fixture_teardown);

@@ -142,11 +142,8 @@ fill_export_result (SsWindow *self, ExportData *d, SsViewKind kind)
     {
       const SsSolveResult *r = ss_solve_task_get_result (task);
       d->have_result = TRUE;
-      d->result = *r;
-      d->result.x = NULL;
-      d->result.backend = g_strdup (r->backend);
-      d->result.device = g_strdup (r->device);
-      d->result.warning = g_strdup (r->warning);
+      /* Every string copied (auto's choice was not: freed twice). */
+      ss_solve_result_copy_summary (r, &d->result);
     }
 }
 

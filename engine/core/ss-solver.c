@@ -94,6 +94,17 @@ ss_solve_result_clear (SsSolveResult *result)
   g_clear_pointer (&result->choice, g_free);
 }
 
+void
+ss_solve_result_copy_summary (const SsSolveResult *src, SsSolveResult *dst)
+{
+  *dst = *src;
+  dst->x = NULL;
+  dst->backend = g_strdup (src->backend);
+  dst->device = g_strdup (src->device);
+  dst->warning = g_strdup (src->warning);
+  dst->choice = g_strdup (src->choice);
+}
+
 char *
 ss_solve_result_describe_holdout (const SsSolveResult *r)
 {

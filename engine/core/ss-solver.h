@@ -185,6 +185,9 @@ typedef struct {
 } SsSolveResult;
 
 void ss_solve_result_clear (SsSolveResult *result);
+/* DST = SRC without the estimate (x NULL), every string its own copy, so
+ * that clearing either leaves the other whole. */
+void ss_solve_result_copy_summary (const SsSolveResult *src, SsSolveResult *dst);
 /* What a hold-out rule chose, in words ("hold-out: 55 validating on 3/4
  * of the pixels, then 82 on all of them; sparsity 0.9 chosen"), for a
  * summary, a status line or a FITS HISTORY card; NULL (no rule ran) or
