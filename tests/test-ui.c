@@ -11,6 +11,7 @@
  * solver on a fully observed region; files read back equal what was shown.
  */
 #include "test-ui.h"
+#include "ss-export.h"
 
 gboolean have_display;
 SsApplication *app;
@@ -591,6 +592,20 @@ test_export (Fixture *f, gconstpointer data)
                     1 + ss_plot_get_n_points (ss_window_get_plot (f->window), 0));
   g_assert_true (g_str_has_prefix (lines[0], "solver,iteration,"));
   g_assert_true (g_str_has_prefix (lines[1], "fista,"));
+
+  /* Never over an input, even with consent (FITS and PNG never were; the
+   * CSV writer was given no inputs and replaced one). */
+  g_autofree char *input = g_build_filename (f->dir, "input.fits", NULL);
+  g_assert_true (g_file_set_contents (input, "SIMPLE", -1, NULL));
+  g_autoptr (GPtrArray) names = g_ptr_array_new ();
+  g_autoptr (GPtrArray) points = g_ptr_array_new ();
+  const char *inputs[] = { input, NULL };
+  g_assert_false (ss_export_csv (input, names, points, TRUE, inputs, &error));
+  g_assert_nonnull (error);
+  g_clear_error (&error);
+  g_autofree char *kept = NULL;
+  g_assert_true (g_file_get_contents (input, &kept, NULL, NULL));
+  g_assert_cmpstr (kept, ==, "SIMPLE");
 }
 
 static double

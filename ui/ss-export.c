@@ -203,9 +203,9 @@ csv_field (const char *text)
 
 gboolean
 ss_export_csv (const char *path, GPtrArray *names, GPtrArray *points, gboolean force,
-               GError **error)
+               const char *const *inputs, GError **error)
 {
-  if (!ss_output_check (path, force, NULL, error))
+  if (!ss_output_check (path, force, inputs, error))
     return FALSE;
   GString *text = g_string_new ("solver,iteration,elapsed_s,mse,psnr_db,residual,rel_change,"
                                 "objective\n");

@@ -29,8 +29,9 @@ gboolean ss_export_png (const char *path, const SsFrame *frame, const SsDisplay 
                         int bit_depth, gboolean force, const char *const *inputs, GError **error);
 
 /* One line per point: solver,iteration,elapsed_s,mse,psnr_db,residual,rel_change,objective.
- * NAMES[i] labels the GArray of SsProgressPoint POINTS[i]. */
+ * NAMES[i] labels the GArray of SsProgressPoint POINTS[i]. Never over one of
+ * INPUTS (NULL-terminated, may be NULL), even with FORCE. */
 gboolean ss_export_csv (const char *path, GPtrArray *names, GPtrArray *points, gboolean force,
-                        GError **error);
+                        const char *const *inputs, GError **error);
 
 G_END_DECLS

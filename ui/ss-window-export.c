@@ -64,7 +64,7 @@ export_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *c
                           d->options.bit_depth, d->force, inputs, &error);
       break;
     case SS_EXPORT_CSV:
-      ok = ss_export_csv (d->path, d->names, d->points, d->force, &error);
+      ok = ss_export_csv (d->path, d->names, d->points, d->force, inputs, &error);
       break;
     }
   if (ok)
