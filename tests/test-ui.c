@@ -593,6 +593,23 @@ test_export (Fixture *f, gconstpointer data)
   g_assert_true (g_str_has_prefix (lines[0], "solver,iteration,"));
   g_assert_true (g_str_has_prefix (lines[1], "fista,"));
 
+  /* The name gives the format, as on the command line: FITS bytes in a
+   * .png, PNG bytes in a .fits, or a name without a format are refused and
+   * nothing is written. */
+  const struct { SsExportFormat format; const char *name; } misnamed[] = {
+    { SS_EXPORT_FITS, "fits-as.png" }, { SS_EXPORT_PNG, "png-as.fits" },
+    { SS_EXPORT_FITS, "no-suffix" }, { SS_EXPORT_FITS, "tiles.fits.fz" },
+  };
+  for (guint i = 0; i < G_N_ELEMENTS (misnamed); i++)
+    {
+      g_autofree char *path = g_build_filename (f->dir, misnamed[i].name, NULL);
+      g_assert_false (ss_window_export_sync (f->window, misnamed[i].format, path, NULL, TRUE, 60,
+                                             &error));
+      g_assert_nonnull (error);
+      g_clear_error (&error);
+      g_assert_false (g_file_test (path, G_FILE_TEST_EXISTS));
+    }
+
   /* Never over an input, even with consent (FITS and PNG never were; the
    * CSV writer was given no inputs and replaced one). */
   g_autofree char *input = g_build_filename (f->dir, "input.fits", NULL);

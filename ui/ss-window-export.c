@@ -147,6 +147,23 @@ fill_export_result (SsWindow *self, ExportData *d, SsViewKind kind)
     }
 }
 
+/* Why PATH's name does not fit FORMAT (as the CLI reads a name: its
+ * suffix is its format), or NULL: FITS bytes in "x.png" or "notes.txt"
+ * would be read as something else, or not at all. */
+static char *
+export_name_problem (SsExportFormat format, const char *path)
+{
+  SsOutputFormat named;
+  g_autoptr (GError) error = NULL;
+  if (!ss_output_format_from_name (path, &named, &error))
+    return g_strdup_printf ("Not exported: %s", error->message);
+  gboolean png = named == SS_OUTPUT_FORMAT_PNG;
+  if (png != (format == SS_EXPORT_PNG))
+    return g_strdup_printf ("Not exported: %s names a %s file, but this export writes %s",
+                            path, png ? "PNG" : "FITS", png ? "FITS" : "PNG");
+  return NULL;
+}
+
 void
 ss_window_export (SsWindow *self, SsExportFormat format, const char *path,
                   const SsExportOptions *options, gboolean force)
@@ -178,6 +195,15 @@ ss_window_export (SsWindow *self, SsExportFormat format, const char *path,
   else
     {
       SsFrame *frame = ss_window_frame_for (self, self->view_kind, FALSE);
+      g_autofree char *misnamed = export_name_problem (format, path);
+      if (misnamed != NULL)
+        {
+          ss_window_show_message (self, misnamed, TRUE);
+          g_clear_error (&self->export_error);
+          g_set_error (&self->export_error, SS_ERROR, SS_ERROR_INVALID_ARGUMENT, "%s", misnamed);
+          export_data_free (d);
+          return;
+        }
       if (frame == NULL)
         {
           g_autofree char *text = g_strdup_printf ("The %s view is empty: nothing to export",

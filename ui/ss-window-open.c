@@ -513,12 +513,18 @@ ss_window_add_filter (GtkFileChooser *chooser, const char *name, const char *con
   g_object_unref (filter);
 }
 
+/* What the FITS export writes (gzip too, not fpack's .fz) ... */
 const char *const ss_window_fits_patterns[] = { "*.fits", "*.fit", "*.fts", "*.FITS", "*.FIT",
-                                                "*.FTS", "*.fits.fz", NULL };
+                                                "*.FTS", "*.fits.gz", "*.FITS.gz", NULL };
 const char *const ss_window_png_patterns[] = { "*.png", "*.PNG", NULL };
 const char *const ss_window_csv_patterns[] = { "*.csv", "*.CSV", NULL };
+/* ... and what the reader opens (both compressions). */
+static const char *const fits_read_patterns[] = { "*.fits", "*.fit", "*.fts", "*.FITS", "*.FIT",
+                                                  "*.FTS", "*.fits.gz", "*.FITS.gz", "*.fits.fz",
+                                                  "*.FITS.fz", NULL };
 static const char *const image_patterns[] = { "*.fits", "*.fit", "*.fts", "*.FITS", "*.FIT",
-                                              "*.FTS", "*.fits.fz", "*.png", "*.PNG", NULL };
+                                              "*.FTS", "*.fits.gz", "*.FITS.gz", "*.fits.fz",
+                                              "*.FITS.fz", "*.png", "*.PNG", NULL };
 static const char *const all_patterns[] = { "*", NULL };
 
 static void
@@ -545,7 +551,7 @@ ss_window_action_open (GSimpleAction *action, GVariant *param, gpointer data)
       "Open an Image", GTK_WINDOW (self), GTK_FILE_CHOOSER_ACTION_OPEN, "_Open", "_Cancel");
   GtkFileChooser *chooser = GTK_FILE_CHOOSER (dialog);
   ss_window_add_filter (chooser, "Images (FITS, PNG)", image_patterns);
-  ss_window_add_filter (chooser, "FITS images", ss_window_fits_patterns);
+  ss_window_add_filter (chooser, "FITS images", fits_read_patterns);
   ss_window_add_filter (chooser, "PNG images", ss_window_png_patterns);
   ss_window_add_filter (chooser, "All files", all_patterns);
   if (self->path)
