@@ -445,6 +445,28 @@ has_history (const SsHeader *header, const char *text)
   return FALSE;
 }
 
+/* A value typed into a field and not yet committed (no Enter, no Tab) is
+ * the one a Run reads: the ratio and a solver parameter (it read the old
+ * ones, and HISTORY recorded them). */
+static void
+test_typed_value_read (Fixture *f, gconstpointer data)
+{
+  if (skip_without_display ())
+    return;
+  SsParamsPanel *panel = ss_window_get_params_panel (f->window);
+  GObject *ratio = gtk_widget_get_template_child (GTK_WIDGET (panel), SS_TYPE_PARAMS_PANEL,
+                                                  "ratio_spin");
+  g_assert_nonnull (ratio);
+  gtk_spin_button_set_value (GTK_SPIN_BUTTON (ratio), 0.5);
+  double typed = g_test_rand_int_range (11, 49) / 100.0;
+  g_autofree char *text = g_strdup_printf ("%.2f", typed);
+  gtk_editable_set_text (GTK_EDITABLE (ratio), text);
+  SsSettings s;
+  ss_params_panel_get_settings (panel, &s);
+  g_assert_cmpfloat_with_epsilon (s.acquisition.ratio, typed, 1e-9);
+  ss_settings_clear (&s);
+}
+
 /* `auto` under random sensing (ratio 0.5: RL cannot run, ALM is chosen):
  * its result says so, and exporting it twice writes it twice (the export
  * once shared the task's words for the choice and freed them: the second
@@ -1460,6 +1482,8 @@ main (int argc, char **argv)
   g_test_add ("/ui/run-cpu", Fixture, NULL, fixture_setup, test_run_cpu, fixture_teardown);
   g_test_add ("/ui/export", Fixture, NULL, fixture_setup, test_export, fixture_teardown);
   g_test_add ("/ui/export-auto-twice", Fixture, NULL, fixture_setup, test_export_auto_twice,
+              fixture_teardown);
+  g_test_add ("/ui/typed-value-read", Fixture, NULL, fixture_setup, test_typed_value_read,
               fixture_teardown);
   g_test_add ("/ui/stop", Fixture, NULL, fixture_setup, test_stop, fixture_teardown);
   g_test_add ("/ui/first-preview", Fixture, &camera_26mpx, fixture_setup, test_first_preview,

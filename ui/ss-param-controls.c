@@ -174,10 +174,14 @@ control_value (SsParamControls *self, const SsParamInfo *info)
     case SS_PARAM_CHOICE:
       return gtk_drop_down_get_selected (GTK_DROP_DOWN (control));
     case SS_PARAM_INT:
+      /* A value typed but not yet committed (no Enter, no Tab: Ctrl+R
+       * straight after typing) is the one the user sees: commit it. */
+      gtk_spin_button_update (GTK_SPIN_BUTTON (control));
       return gtk_spin_button_get_value_as_int (GTK_SPIN_BUTTON (control));
     case SS_PARAM_REAL:
     default:
       {
+        gtk_spin_button_update (GTK_SPIN_BUTTON (control));
         double value = gtk_spin_button_get_value (GTK_SPIN_BUTTON (control));
         /* The control's range lies inside the valid one, but an open bound
          * (tau < 1.618) must not be reached by rounding. */

@@ -143,6 +143,13 @@ void
 ss_params_panel_get_settings (SsParamsPanel *self, SsSettings *s)
 {
   g_return_if_fail (SS_IS_PARAMS_PANEL (self));
+  /* A value typed but not yet committed (no Enter, no Tab: Ctrl+R straight
+   * after typing) is the one the user sees: commit it before reading. */
+  GtkSpinButton *spins[] = { self->psf_size_spin, self->psf_fwhm_spin, self->psf_beta_spin,
+                             self->ratio_spin, self->noise_spin, self->seed_spin,
+                             self->sky_value_spin };
+  for (guint i = 0; i < G_N_ELEMENTS (spins); i++)
+    gtk_spin_button_update (spins[i]);
   ss_settings_init (s);
   s->mode = ss_params_panel_is_simulate (self) ? SS_MODE_SIMULATE : SS_MODE_DEBLUR;
 
