@@ -446,8 +446,8 @@ has_history (const SsHeader *header, const char *text)
 }
 
 /* A value typed into a field and not yet committed (no Enter, no Tab) is
- * the one a Run reads: the ratio and a solver parameter (it read the old
- * ones, and HISTORY recorded them). */
+ * the one a Run reads, here the ratio (it read the old one, and HISTORY
+ * recorded it; the solver parameters' controls commit the same way). */
 static void
 test_typed_value_read (Fixture *f, gconstpointer data)
 {
