@@ -445,6 +445,38 @@ has_history (const SsHeader *header, const char *text)
   return FALSE;
 }
 
+/* Two opens in a row: the later one is the image, whichever read ends last
+ * (a larger file opened first, landing after the sample, took the window
+ * over: its pixels, title and header, mid-run). */
+static void
+test_later_open_wins (Fixture *f, gconstpointer data)
+{
+  if (skip_without_display ())
+    return;
+  const int w = 2400, h = 1800;
+  g_autoptr (GError) error = NULL;
+  g_autoptr (SsImage) big = ss_image_new (w, h, 1, &error);
+  g_assert_no_error (error);
+  for (gsize i = 0; i < (gsize) w * h; i++)
+    big->data[i] = (float) g_test_rand_double ();
+  g_autofree char *big_path = g_build_filename (f->dir, "big.fits", NULL);
+  g_assert_true (ss_fits_write (big, big_path, FALSE, NULL, &error));
+  g_autofree char *sample = ss_window_find_sample ();
+  ss_window_open_path (f->window, big_path);
+  ss_window_open_path (f->window, sample);
+  g_assert_true (ss_window_wait_idle (f->window, 60));
+  /* Let a replaced read finish and deliver, if it still could. */
+  for (int i = 0; i < 50 && g_main_context_iteration (NULL, FALSE); i++)
+    ;
+  g_usleep (G_USEC_PER_SEC / 2);
+  while (g_main_context_iteration (NULL, FALSE))
+    ;
+  g_assert_cmpstr (ss_window_get_path (f->window), ==, sample);
+  SsFrame *shown = ss_window_get_frame (f->window, SS_VIEW_ORIGINAL);
+  g_assert_nonnull (shown);
+  g_assert_cmpint (shown->width, !=, w);
+}
+
 /* A value typed into a field and not yet committed (no Enter, no Tab) is
  * the one a Run reads, here the ratio (it read the old one, and HISTORY
  * recorded it; the solver parameters' controls commit the same way). */
@@ -1484,6 +1516,8 @@ main (int argc, char **argv)
   g_test_add ("/ui/export-auto-twice", Fixture, NULL, fixture_setup, test_export_auto_twice,
               fixture_teardown);
   g_test_add ("/ui/typed-value-read", Fixture, NULL, fixture_setup, test_typed_value_read,
+              fixture_teardown);
+  g_test_add ("/ui/later-open-wins", Fixture, NULL, fixture_setup, test_later_open_wins,
               fixture_teardown);
   g_test_add ("/ui/stop", Fixture, NULL, fixture_setup, test_stop, fixture_teardown);
   g_test_add ("/ui/first-preview", Fixture, &camera_26mpx, fixture_setup, test_first_preview,

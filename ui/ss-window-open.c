@@ -361,6 +361,11 @@ load_done (GObject *source, GAsyncResult *result, gpointer user_data)
   SsWindow *self = SS_WINDOW (source);
   LoadData *d = g_task_get_task_data (G_TASK (result));
   g_autoptr (GError) error = NULL;
+  /* A load that a later open replaced: the later one owns the window (an
+   * older, larger file landing last took it over mid-run). */
+  if (self->disposed || g_task_get_cancellable (G_TASK (result)) != self->load_cancellable)
+    return;
+  g_clear_object (&self->load_cancellable);
   self->loading = FALSE;
   g_clear_error (&self->load_error);
   if (self->disposed)
@@ -400,7 +405,13 @@ open_path_at (SsWindow *self, const char *path, int hdu, int plane, gboolean cho
   g_clear_error (&self->load_error);
   ss_window_set_status (self, "Loading…");
   self->open_started = g_get_monotonic_time ();
-  GTask *task = g_task_new (self, NULL, load_done, NULL);
+  /* One load at a time: one still reading is cancelled and its result,
+   * whenever it comes, ignored (load_done). */
+  if (self->load_cancellable != NULL)
+    g_cancellable_cancel (self->load_cancellable);
+  g_clear_object (&self->load_cancellable);
+  self->load_cancellable = g_cancellable_new ();
+  GTask *task = g_task_new (self, self->load_cancellable, load_done, NULL);
   g_task_set_task_data (task, d, load_data_free);
   g_task_set_name (task, "sharpsky load");
   g_task_run_in_thread (task, load_thread);
