@@ -664,6 +664,18 @@ test_export (Fixture *f, gconstpointer data)
       g_assert_false (g_file_test (path, G_FILE_TEST_EXISTS));
     }
 
+  /* A reduced preview (a run in progress) is no result: PNG refuses it as
+   * FITS does (it wrote the preview's 640 px for a 1000 px image). */
+  g_autoptr (GError) reduced_error = NULL;
+  SsFrame *preview = ss_frame_new (10, 8, &reduced_error);
+  g_assert_no_error (reduced_error);
+  ss_frame_set_region (preview, 0, 0, 40, 32);
+  g_autofree char *preview_png = g_build_filename (f->dir, "preview.png", NULL);
+  g_assert_false (ss_export_png (preview_png, preview, NULL, 8, FALSE, NULL, &reduced_error));
+  g_assert_error (reduced_error, SS_ERROR, SS_ERROR_UNSUPPORTED);
+  g_assert_false (g_file_test (preview_png, G_FILE_TEST_EXISTS));
+  ss_frame_unref (preview);
+
   /* Never over an input, even with consent (FITS and PNG never were; the
    * CSV writer was given no inputs and replaced one). */
   g_autofree char *input = g_build_filename (f->dir, "input.fits", NULL);

@@ -51,18 +51,27 @@ add_result_history (SsHeader *header, const SsScaling *scaling, const SsSolveRes
     ss_header_add_history (header, "warning: %s", result->warning);
 }
 
+/* A reduced live preview is no result: written at its size it would pass
+ * for the image, smaller. */
+static gboolean
+check_full_frame (const SsFrame *frame, GError **error)
+{
+  if (frame->width == frame->logical_width && frame->height == frame->logical_height)
+    return TRUE;
+  g_set_error (error, SS_ERROR, SS_ERROR_UNSUPPORTED,
+               "this view is a reduced preview (a run in progress, or stopped before it "
+               "finished); export it after a run that has finished");
+  return FALSE;
+}
+
 gboolean
 ss_export_fits (const char *path, const SsFrame *frame, const SsHeader *source_header,
                 const SsSettings *settings, const SsScaling *scaling,
                 const SsSolveResult *result, const char *what, gboolean force,
                 const char *const *inputs, GError **error)
 {
-  if (frame->width != frame->logical_width || frame->height != frame->logical_height)
-    {
-      g_set_error (error, SS_ERROR, SS_ERROR_UNSUPPORTED,
-                   "this view is a reduced preview; export it when the run has finished");
-      return FALSE;
-    }
+  if (!check_full_frame (frame, error))
+    return FALSE;
   g_autoptr (SsImage) image = image_from_frame (frame, error);
   if (image == NULL)
     return FALSE;
@@ -140,6 +149,8 @@ gboolean
 ss_export_png (const char *path, const SsFrame *frame, const SsDisplay *display, int bit_depth,
                gboolean force, const char *const *inputs, GError **error)
 {
+  if (!check_full_frame (frame, error))
+    return FALSE;
   if (display != NULL && display->colormap != SS_COLORMAP_GREY)
     return write_colour_png (path, frame, display, bit_depth == 16 ? 16 : 8, force, inputs,
                              error);
