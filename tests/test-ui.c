@@ -1138,6 +1138,41 @@ frame_rel_diff (const SsFrame *a, const SsFrame *b)
   return sqrt (num / MAX (den, 1e-30));
 }
 
+/* Stop during a step the engine cannot interrupt (a dense Cholesky): the
+ * window is given back, but Run and Compare stay off until that step ends
+ * (each Run/Stop of a dense solve added one more in the background, and
+ * quitting with them hung), then the status says it ended. */
+static void
+test_stop_detached (Fixture *f, gconstpointer data)
+{
+  if (skip_without_display ())
+    return;
+  SsSettings s;
+  cpu_settings (f, &s, SS_SOLVER_DIRECT, 1);
+  s.acquisition.ratio = 1.0;
+  s.use_roi = TRUE;
+  s.roi_width = s.roi_height = 72;   /* 5184 unknowns: a Cholesky of seconds */
+  s.roi_x = s.roi_y = 400;
+  apply_settings (f, &s);
+  ss_window_run (f->window);
+  iterate_for (0.2);
+  ss_window_stop (f->window);
+  iterate_for (0.6);   /* past the 400 ms after which a stop is detached */
+  const char *status = ss_window_get_status (f->window);
+  g_test_message ("after Stop: %s", status);
+  if (strstr (status, "background") == NULL)
+    {
+      g_test_skip ("the dense solve ended before the stop was detached");
+      return;
+    }
+  GActionGroup *actions = G_ACTION_GROUP (f->window);
+  g_assert_false (g_action_group_get_action_enabled (actions, "run"));
+  g_assert_false (g_action_group_get_action_enabled (actions, "compare"));
+  while (!g_action_group_get_action_enabled (actions, "run"))
+    g_main_context_iteration (NULL, TRUE);
+  g_assert_nonnull (strstr (ss_window_get_status (f->window), "has finished"));
+}
+
 static void
 test_compare (Fixture *f, gconstpointer data)
 {
@@ -1530,6 +1565,8 @@ main (int argc, char **argv)
   g_test_add ("/ui/typed-value-read", Fixture, NULL, fixture_setup, test_typed_value_read,
               fixture_teardown);
   g_test_add ("/ui/later-open-wins", Fixture, NULL, fixture_setup, test_later_open_wins,
+              fixture_teardown);
+  g_test_add ("/ui/stop-detached", Fixture, NULL, fixture_setup, test_stop_detached,
               fixture_teardown);
   g_test_add ("/ui/stop", Fixture, NULL, fixture_setup, test_stop, fixture_teardown);
   g_test_add ("/ui/first-preview", Fixture, &camera_26mpx, fixture_setup, test_first_preview,

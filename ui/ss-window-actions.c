@@ -9,8 +9,12 @@ ss_window_update_actions (SsWindow *self)
   if (self->disposed)
     return;
   gboolean idle = !self->running && !self->loading;
-  ss_window_enable_action (self, "run", idle && self->input != NULL);
-  ss_window_enable_action (self, "compare", idle && self->input != NULL);
+  /* A stopped solve still finishing in the background holds its memory: a
+   * new one beside it would pile them up (each Run/Stop of a dense solve
+   * added one). */
+  gboolean can_solve = idle && self->input != NULL && self->detached_solves == 0;
+  ss_window_enable_action (self, "run", can_solve);
+  ss_window_enable_action (self, "compare", can_solve);
   /* Escape also leaves star picking. */
   ss_window_enable_action (self, "stop", self->running || ss_image_view_get_pick_mode (self->view));
   ss_window_enable_action (self, "pick-star", self->input != NULL && !self->fitting);
@@ -20,7 +24,7 @@ ss_window_update_actions (SsWindow *self)
   ss_window_enable_action (self, "open-recent", !self->running);
   ss_window_enable_action (self, "export", self->input != NULL && !self->exporting);
   ss_window_enable_action (self, "choose-hdu", idle && ss_window_count_images (self->hdus) > 0);
-  gtk_widget_set_sensitive (GTK_WIDGET (self->compare_button), idle && self->input != NULL);
+  gtk_widget_set_sensitive (GTK_WIDGET (self->compare_button), can_solve);
 }
 
 static void

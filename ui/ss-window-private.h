@@ -68,6 +68,7 @@ struct _SsWindow
   int iteration;
   int iteration_target;
   guint stop_timeout_id;
+  int detached_solves;    /* stopped solves still finishing their step in the background */
   guint status_tick_id;
   gint64 run_started;       /* when Run was pressed (monotonic µs) */
   gint64 job_ready_at;      /* when its problem was built (prepare ends), 0 before */

@@ -245,6 +245,17 @@ on_solve_done (GObject *source, GAsyncResult *result, gpointer user_data)
   if (self->disposed || task != self->task)
     {
       /* A stop that was detached, or a closed window: nobody is waiting. */
+      if (g_object_get_data (G_OBJECT (task), "ss-detached") != NULL)
+        {
+          self->detached_solves--;
+          /* Releases the application (mark_detached). */
+          g_object_set_data (G_OBJECT (task), "ss-held-application", NULL);
+          if (!self->disposed && self->detached_solves == 0)
+            {
+              ss_window_set_status (self, "Stopped; the solver's last step has finished");
+              ss_window_update_actions (self);
+            }
+        }
       g_object_unref (self);
       return;
     }
@@ -278,6 +289,23 @@ on_solve_done (GObject *source, GAsyncResult *result, gpointer user_data)
   g_object_unref (self);
 }
 
+/* The running task goes on alone: counted until it ends (no new solve
+ * meanwhile), and the application held, so that quitting waits for it
+ * instead of unloading the libraries under it (a hang in OpenBLAS's exit). */
+static void
+mark_detached (SsWindow *self)
+{
+  g_object_set_data (G_OBJECT (self->task), "ss-detached", GINT_TO_POINTER (TRUE));
+  self->detached_solves++;
+  GtkApplication *app = gtk_window_get_application (GTK_WINDOW (self));
+  if (app != NULL)
+    {
+      g_application_hold (G_APPLICATION (app));
+      g_object_set_data_full (G_OBJECT (self->task), "ss-held-application", app,
+                              (GDestroyNotify) g_application_release);
+    }
+}
+
 static gboolean
 on_stop_timeout (gpointer data)
 {
@@ -295,6 +323,7 @@ on_stop_timeout (gpointer data)
     }
   self->comparing = FALSE;
   g_array_set_size (self->compare_queue, 0);
+  mark_detached (self);
   ss_window_detach_task (self);
   if (self->preview && self->recovered == NULL)
     self->recovered = ss_frame_ref (self->preview);
