@@ -49,6 +49,27 @@ log_spin_input (GtkSpinButton *spin, double *new_value, gpointer data)
   return TRUE;
 }
 
+/* The text SPIN shows for its value: its log output's, or GTK's own. */
+static char *
+shown_text (GtkSpinButton *spin)
+{
+  double value = gtk_spin_button_get_value (spin);
+  if (g_object_get_data (G_OBJECT (spin), "ss-log-spin") != NULL)
+    {
+      char text[G_ASCII_DTOSTR_BUF_SIZE];
+      return g_strdup (g_ascii_formatd (text, sizeof text, "%.3g", pow (10.0, value)));
+    }
+  return g_strdup_printf ("%0.*f", (int) gtk_spin_button_get_digits (spin), value);
+}
+
+void
+ss_spin_button_commit_typed (GtkSpinButton *spin)
+{
+  g_autofree char *shown = shown_text (spin);
+  if (g_strcmp0 (gtk_editable_get_text (GTK_EDITABLE (spin)), shown) != 0)
+    gtk_spin_button_update (spin);
+}
+
 static GtkWidget *
 new_log_spin (const SsParamInfo *info)
 {
@@ -58,6 +79,7 @@ new_log_spin (const SsParamInfo *info)
                                                   0.1, 1.0, 0.0);
   GtkSpinButton *spin = GTK_SPIN_BUTTON (gtk_spin_button_new (adjustment, 0.1, 4));
   gtk_spin_button_set_numeric (spin, FALSE);
+  g_object_set_data (G_OBJECT (spin), "ss-log-spin", GINT_TO_POINTER (TRUE));
   g_signal_connect (spin, "output", G_CALLBACK (log_spin_output), NULL);
   g_signal_connect (spin, "input", G_CALLBACK (log_spin_input), NULL);
   return GTK_WIDGET (spin);
@@ -174,14 +196,12 @@ control_value (SsParamControls *self, const SsParamInfo *info)
     case SS_PARAM_CHOICE:
       return gtk_drop_down_get_selected (GTK_DROP_DOWN (control));
     case SS_PARAM_INT:
-      /* A value typed but not yet committed (no Enter, no Tab: Ctrl+R
-       * straight after typing) is the one the user sees: commit it. */
-      gtk_spin_button_update (GTK_SPIN_BUTTON (control));
+      ss_spin_button_commit_typed (GTK_SPIN_BUTTON (control));
       return gtk_spin_button_get_value_as_int (GTK_SPIN_BUTTON (control));
     case SS_PARAM_REAL:
     default:
       {
-        gtk_spin_button_update (GTK_SPIN_BUTTON (control));
+        ss_spin_button_commit_typed (GTK_SPIN_BUTTON (control));
         double value = gtk_spin_button_get_value (GTK_SPIN_BUTTON (control));
         /* The control's range lies inside the valid one, but an open bound
          * (tau < 1.618) must not be reached by rounding. */

@@ -24,4 +24,9 @@ void ss_param_controls_set (SsParamControls *self, const SsSolveParams *params);
 guint64 ss_param_controls_get_auto (SsParamControls *self);
 void ss_param_controls_set_auto (SsParamControls *self, guint64 auto_params);
 
+/* Commits a value typed into SPIN but not yet entered (Run pressed straight
+ * after typing), as Enter would; a value set in code, of more digits than
+ * the field shows, is left as it is (reading back the text would round it). */
+void ss_spin_button_commit_typed (GtkSpinButton *spin);
+
 G_END_DECLS

@@ -149,7 +149,7 @@ ss_params_panel_get_settings (SsParamsPanel *self, SsSettings *s)
                              self->ratio_spin, self->noise_spin, self->seed_spin,
                              self->sky_value_spin };
   for (guint i = 0; i < G_N_ELEMENTS (spins); i++)
-    gtk_spin_button_update (spins[i]);
+    ss_spin_button_commit_typed (spins[i]);
   ss_settings_init (s);
   s->mode = ss_params_panel_is_simulate (self) ? SS_MODE_SIMULATE : SS_MODE_DEBLUR;
 
