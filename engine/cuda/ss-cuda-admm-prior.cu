@@ -270,8 +270,13 @@ starlet_setup (Admm *s, double noise, GError **error)
       s->starlet.threshold[j] = (float) (t * norms[0] / norms[j]);
       s->starlet.eps[j] = (float) (noise * norms[j]);
     }
-  return CUDA_OK (cudaMemcpy (s->starlet_power, power, p->spec * sizeof (float),
-                              cudaMemcpyHostToDevice));
+  /* On the solver's stream: a plain cudaMemcpy from pageable memory may
+   * return before its DMA lands, and the non-blocking stream's kernels then
+   * read a half-written denominator (admm starlet diverged when other
+   * processes shared the GPU). Pageable: staged before this returns, so
+   * POWER may be freed. */
+  return CUDA_OK (cudaMemcpyAsync (s->starlet_power, power, p->spec * sizeof (float),
+                                   cudaMemcpyHostToDevice, s->base.ctx->stream));
 }
 
 static gboolean

@@ -118,8 +118,11 @@ gboolean
 upload (SsCudaContext *ctx, void **dev, const void *host, size_t bytes, const char *what,
         GError **error)
 {
+  /* On the context's non-blocking stream, which the legacy default stream
+   * of a plain cudaMemcpy does not order (its DMA may land after the
+   * kernels that read it); staged before returning, so HOST may go. */
   return ss_cuda_alloc (ctx, dev, bytes, what, error)
-         && CUDA_OK (cudaMemcpy (*dev, host, bytes, cudaMemcpyHostToDevice));
+         && CUDA_OK (cudaMemcpyAsync (*dev, host, bytes, cudaMemcpyHostToDevice, ctx->stream));
 }
 
 /* ROW_OF from the kept frequencies: -1 everywhere, then i at rows[i]. */
@@ -531,8 +534,8 @@ dev_signal_upload (DevLinop *L, const float *host, float *dev, int batch, GError
   SsCudaContext *ctx = L->ctx;
   size_t bytes = L->n * batch * sizeof (float);
   if (!L->fft_order)
-    return CUDA_OK (cudaMemcpy (dev, host, bytes, cudaMemcpyHostToDevice));
-  if (!CUDA_OK (cudaMemcpy (L->perm, host, bytes, cudaMemcpyHostToDevice)))
+    return CUDA_OK (cudaMemcpyAsync (dev, host, bytes, cudaMemcpyHostToDevice, ctx->stream));
+  if (!CUDA_OK (cudaMemcpyAsync (L->perm, host, bytes, cudaMemcpyHostToDevice, ctx->stream)))
     return FALSE;
   dct_permute_kernel<<<column_grid (ctx, L->n / 2, batch), SS_CUDA_THREADS, 0, ctx->stream>>> (
     L->perm, dev, L->n);

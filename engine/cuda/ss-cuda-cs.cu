@@ -82,11 +82,14 @@ cs_device_alloc (CsDevice *s, GError **error)
     { &s->support, sizeof (unsigned) * MAX (s->params->k, 1) * s->batch },
     { &s->e, alm ? mb : 0 }, { &s->lambda, alm ? mb : 0 }, { &s->target, alm ? mb : 0 },
   };
+  /* On the solver's non-blocking stream: a plain cudaMemset runs on the
+   * legacy default stream, which that stream's kernels do not wait for. */
+  cudaStream_t st = ctx->stream;
   return alloc_all (ctx, buffers, G_N_ELEMENTS (buffers), error)
-         && CUDA_OK (cudaMemset (s->x, 0, nb))
-         && CUDA_OK (cudaMemset (s->col, 0, sizeof (Column) * s->batch))
-         && CUDA_OK (cudaMemset (s->hist, 0, sizeof (unsigned) * RADIX_BINS * s->batch))
-         && CUDA_OK (cudaMemset (s->mask, 0, n * s->batch));
+         && CUDA_OK (cudaMemsetAsync (s->x, 0, nb, st))
+         && CUDA_OK (cudaMemsetAsync (s->col, 0, sizeof (Column) * s->batch, st))
+         && CUDA_OK (cudaMemsetAsync (s->hist, 0, sizeof (unsigned) * RADIX_BINS * s->batch, st))
+         && CUDA_OK (cudaMemsetAsync (s->mask, 0, n * s->batch, st));
 }
 
 gboolean
