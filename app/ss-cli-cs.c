@@ -6,10 +6,10 @@
  * transition window shares: here only the options and the printing. */
 #include "ss-cli-common.h"
 #include "ss-cli-json.h"
+#include "ss-cli-solve.h"
 
 #include <glib/gstdio.h>
 #include <math.h>
-#include <signal.h>
 #include <stdarg.h>
 #include <string.h>
 
@@ -460,34 +460,15 @@ cs_config (const CsOptions *o, CsConfig *c)
 
 /* ---- Ctrl-C ----------------------------------------------------------------- */
 
-/* Ctrl-C stops a solve at its next report point (every 10 iterations on the
- * CPU; the GPU finishes its solve first) and a sweep before its files are
- * written, so it ends with one line and exit 1, as deblur's does, never
- * with a half-written file. A second Ctrl-C kills at once. */
-static volatile sig_atomic_t interrupted = 0;
-
-static void
-on_interrupt (int signal_number)
-{
-  (void) signal_number;
-  interrupted = 1;
-}
-
-static void
-install_interrupt_handler (void)
-{
-  struct sigaction action;
-  memset (&action, 0, sizeof action);
-  action.sa_handler = on_interrupt;
-  action.sa_flags = SA_RESETHAND;
-  sigemptyset (&action.sa_mask);
-  sigaction (SIGINT, &action, NULL);
-}
+/* Ctrl-C (cli_install_interrupt_handler) stops a solve at its next report
+ * point (every 10 iterations on the CPU; the GPU finishes its solve first)
+ * and a sweep before its files are written, so it ends with one line and
+ * exit 1, as deblur's does, never with a half-written file. */
 
 static gboolean
 set_interrupted_error (GError **error)
 {
-  if (!interrupted)
+  if (!cli_was_interrupted ())
     return FALSE;
   g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_CANCELLED, "interrupted");
   return TRUE;
@@ -864,7 +845,7 @@ cli_cs (int argc, char **argv)
   if (status < 0)
     status = cs_config (&o, &c);
   if (status < 0 && !o.bench)
-    install_interrupt_handler ();
+    cli_install_interrupt_handler ();
   if (status < 0)
     status = o.bench ? run_bench (&o, &c)
              : o.phase ? run_phase_transition (&o, &c) : run_solve (&o, &c);

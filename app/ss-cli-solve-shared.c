@@ -28,8 +28,8 @@ on_interrupt (int signal_number)
   interrupted = 1;
 }
 
-static void
-install_interrupt_handler (void)
+void
+cli_install_interrupt_handler (void)
 {
   struct sigaction action;
   memset (&action, 0, sizeof action);
@@ -317,7 +317,7 @@ open_solve_backend (const CliConfig *config, const SsSolveParams *params,
   if (!options->json && plane <= 0)
     cli_note (options, "backend %s, device %s", ss_backend_get_name (backend),
               ss_backend_get_device (backend));
-  install_interrupt_handler ();
+  cli_install_interrupt_handler ();
   return g_steal_pointer (&backend);
 }
 

@@ -57,6 +57,9 @@ int cli_solve_batch (const CliConfig *config, const SsSolveParams *params,
 
 /* TRUE once Ctrl-C has cancelled a solve: a run over many inputs stops. */
 gboolean cli_was_interrupted (void);
+/* Ctrl-C sets the flag cli_was_interrupted reads (a second one kills at
+ * once); a command checks it at its report points. */
+void cli_install_interrupt_handler (void);
 
 /* Writes IMAGE (header ready) as FITS, or as PNG when PATH ends in .png. */
 int cli_write_image (const char *path, const CliOptions *options, const CliConfig *config,
