@@ -261,8 +261,10 @@ plan_ahead (SsWindow *self)
 {
   SsSettings s;
   ss_params_panel_get_settings (self->panel, &s);
+  /* Only a simulation plans ahead; asking for the devices starts the GPU
+   * driver, which a real image's open must not wait for on this thread. */
   gboolean cpu = s.backend == SS_BACKEND_CPU;
-  if (s.backend == SS_BACKEND_AUTO)
+  if (s.mode == SS_MODE_SIMULATE && s.backend == SS_BACKEND_AUTO)
     {
       g_autoptr (GArray) devices = ss_backend_list_devices ();
       cpu = devices->len == 0;
