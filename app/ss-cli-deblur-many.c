@@ -16,6 +16,7 @@
  * -o with --output-dir, --truth (it belongs to one input), two inputs whose
  * outputs would have the same name, an output that would be an input.
  */
+#include "ss-cli-json.h"
 #include "ss-cli-solve.h"
 
 #include <errno.h>
@@ -142,10 +143,30 @@ static guint
 report_totals (const CliOptions *o, char **inputs, const gboolean *failed, guint count)
 {
   GString *names = g_string_new (NULL);
+  g_autoptr (GPtrArray) failed_inputs = g_ptr_array_new ();
   guint failures = 0;
   for (guint i = 0; i < count; i++)
     if (failed[i])
-      g_string_append_printf (names, "%s%s", failures++ ? ", " : "", inputs[i]);
+      {
+        g_string_append_printf (names, "%s%s", failures++ ? ", " : "", inputs[i]);
+        g_ptr_array_add (failed_inputs, inputs[i]);
+      }
+  if (o->json)
+    {
+      /* A script reading --json learns which inputs failed without parsing
+       * stderr: each good input has its summary, the batch this line. */
+      SsJsonObject object;
+      ss_json_begin (&object);
+      ss_json_add_string (&object, "type", "batch");
+      ss_json_add_int (&object, "inputs", count);
+      ss_json_add_int (&object, "deblurred", count - failures);
+      ss_json_add_string (&object, "output_dir", o->output_dir);
+      ss_json_add_string_array (&object, "failed", (const char *const *) failed_inputs->pdata,
+                                failed_inputs->len);
+      g_autofree char *text = ss_json_end (&object);
+      fprintf (stdout, "%s\n", text);
+      fflush (stdout);
+    }
   if (failures == 0)
     cli_note (o, "deblurred %u of %u inputs into %s", count, count, o->output_dir);
   else

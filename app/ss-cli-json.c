@@ -117,6 +117,21 @@ ss_json_add_number_array (SsJsonObject *object, const char *key,
   g_string_append_c (object->text, ']');
 }
 
+void
+ss_json_add_string_array (SsJsonObject *object, const char *key, const char *const *values,
+                          gsize count)
+{
+  append_key (object, key);
+  g_string_append_c (object->text, '[');
+  for (gsize i = 0; i < count; i++)
+    {
+      if (i > 0)
+        g_string_append_c (object->text, ',');
+      ss_json_append_string (object->text, values[i]);
+    }
+  g_string_append_c (object->text, ']');
+}
+
 char *
 ss_json_end (SsJsonObject *object)
 {

@@ -2,7 +2,7 @@
  *
  * sharpsky-cli prints one JSON object per progress report and one summary;
  * that needs only objects of strings, numbers, booleans, nulls and arrays of
- * numbers, so this is all it does. Strings are escaped (quotes, backslash,
+ * numbers or strings, so this is all it does. Strings are escaped (quotes, backslash,
  * control characters; invalid UTF-8 is repaired), numbers are written with
  * %.9g in the C locale, and NaN or infinities become null (JSON has no
  * spelling for them).
@@ -28,6 +28,8 @@ void ss_json_add_bool (SsJsonObject *object, const char *key, gboolean value);
 void ss_json_add_null (SsJsonObject *object, const char *key);
 void ss_json_add_number_array (SsJsonObject *object, const char *key,
                                const double *values, gsize count);
+void ss_json_add_string_array (SsJsonObject *object, const char *key,
+                               const char *const *values, gsize count);
 /* Closes the object and returns its text (no newline); OBJECT is emptied. */
 char *ss_json_end (SsJsonObject *object);
 

@@ -126,6 +126,18 @@ test_many_with_broken_input (Fixture *f, gconstpointer data)
       if (i != BROKEN)
         assert_same_as_single_run (f, inputs[i], output);
     }
+  /* With --json a last object names the failed input (a script had only
+   * stderr to learn it from). */
+  run = RUN_CLI ("deblur", inputs[0], inputs[1], inputs[2], inputs[3], inputs[4],
+                 "--output-dir", out, "--force", DEBLUR_OPTIONS, "--json");
+  g_assert_cmpint (run.status, ==, 1);
+  const char *batch = strstr (run.out, "{\"type\":\"batch\"");
+  g_assert_nonnull (batch);
+  g_assert_nonnull (strstr (batch, "\"deblurred\":4"));
+  g_assert_null (strpbrk (inputs[BROKEN], "\"\\"));   /* its JSON string is itself */
+  g_autofree char *failed = g_strdup_printf ("\"failed\":[\"%s\"]", inputs[BROKEN]);
+  g_assert_nonnull (strstr (batch, failed));
+  cli_run_clear (&run);
 }
 
 /* Existing outputs: refused one by one without --force (the rest go on),
