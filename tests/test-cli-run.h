@@ -28,13 +28,16 @@ cli_path (void)
   return g_getenv ("SHARPSKY_CLI");
 }
 
-/* Runs sharpsky-cli with the NULL-terminated ARGS in ENVP (NULL: this
- * process's environment). A crash fails the test. */
+/* Runs sharpsky-cli COMMAND (NULL: none) with the NULL-terminated ARGS in
+ * directory DIR (NULL: this one) and ENVP (NULL: this process's
+ * environment). A crash fails the test. */
 static inline CliRun
-run_cli_env_argv (char **envp, const char *const *args)
+run_cli_full (const char *dir, char **envp, const char *command, const char *const *args)
 {
   GPtrArray *argv = g_ptr_array_new ();
   g_ptr_array_add (argv, (gpointer) cli_path ());
+  if (command != NULL)
+    g_ptr_array_add (argv, (gpointer) command);
   for (gsize i = 0; args[i] != NULL; i++)
     g_ptr_array_add (argv, (gpointer) args[i]);
   g_ptr_array_add (argv, NULL);
@@ -42,7 +45,7 @@ run_cli_env_argv (char **envp, const char *const *args)
   CliRun run = { 0 };
   int wait_status = 0;
   g_autoptr (GError) error = NULL;
-  gboolean spawned = g_spawn_sync (NULL, (char **) argv->pdata, envp, G_SPAWN_DEFAULT, NULL,
+  gboolean spawned = g_spawn_sync (dir, (char **) argv->pdata, envp, G_SPAWN_DEFAULT, NULL,
                                    NULL, &run.out, &run.err, &wait_status, &error);
   g_assert_no_error (error);
   g_assert_true (spawned);
@@ -58,6 +61,12 @@ run_cli_env_argv (char **envp, const char *const *args)
   g_test_message ("exit %d\nstdout: %s\nstderr: %s", run.status, run.out, run.err);
   g_assert_cmpint (run.status, >=, 0);
   return run;
+}
+
+static inline CliRun
+run_cli_env_argv (char **envp, const char *const *args)
+{
+  return run_cli_full (NULL, envp, NULL, args);
 }
 
 static inline CliRun

@@ -826,29 +826,8 @@ cli_ready (void)
 }
 
 /* sharpsky-cli cs ARGS in directory DIR (the files a run leaves are there). */
-static CliRun
-run_cs_in (const char *dir, const char *const *args)
-{
-  GPtrArray *argv = g_ptr_array_new ();
-  g_ptr_array_add (argv, (gpointer) cli_path ());
-  g_ptr_array_add (argv, (gpointer) "cs");
-  for (gsize i = 0; args[i] != NULL; i++)
-    g_ptr_array_add (argv, (gpointer) args[i]);
-  g_ptr_array_add (argv, NULL);
-  CliRun run = { 0 };
-  int wait_status = 0;
-  g_autoptr (GError) error = NULL;
-  g_assert_true (g_spawn_sync (dir, (char **) argv->pdata, NULL, G_SPAWN_DEFAULT, NULL, NULL,
-                               &run.out, &run.err, &wait_status, &error));
-  g_assert_no_error (error);
-  g_ptr_array_free (argv, TRUE);
-  g_assert_true (WIFEXITED (wait_status));
-  run.status = WEXITSTATUS (wait_status);
-  g_test_message ("exit %d\nstdout: %s\nstderr: %s", run.status, run.out, run.err);
-  return run;
-}
-
-#define RUN_CS(dir, ...) run_cs_in (dir, (const char *const[]) { __VA_ARGS__, NULL })
+#define RUN_CS(dir, ...) \
+  run_cli_full (dir, NULL, "cs", (const char *const[]) { __VA_ARGS__, NULL })
 
 static guint
 count_entries (const char *dir)
@@ -910,7 +889,7 @@ test_cli_refusals (void)
       int count = 0;
       for (int j = 0; j < 6 && cases[i].args[j]; j++)
         args[count++] = cases[i].args[j];
-      CliRun run = run_cs_in (dir, args);
+      CliRun run = run_cli_full (dir, NULL, "cs", args);
       g_assert_cmpint (run.status, ==, 2);
       if (strstr (run.err, cases[i].named) == NULL)
         g_error ("no '%s' in: %s", cases[i].named, run.err);
@@ -941,14 +920,14 @@ test_cli_notes (void)
       int count = 2;
       for (int j = 0; j < 6 && cases[i].args[j]; j++)
         args[count++] = cases[i].args[j];
-      CliRun run = run_cs_in (NULL, args);
+      CliRun run = run_cli_full (NULL, NULL, "cs", args);
       g_assert_cmpint (run.status, ==, 0);
       if (strstr (run.err, cases[i].note) == NULL)
         g_error ("no '%s' in: %s", cases[i].note, run.err);
       g_assert_nonnull (strstr (run.err, "warning: "));
       cli_run_clear (&run);
       args[count++] = "--quiet";
-      run = run_cs_in (NULL, args);
+      run = run_cli_full (NULL, NULL, "cs", args);
       g_assert_cmpstr (run.err, ==, "");
       cli_run_clear (&run);
     }
