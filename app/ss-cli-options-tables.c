@@ -102,29 +102,23 @@ add_parameter_options (GOptionContext *context, CliOptions *o)
 static void
 add_groups (GOptionContext *context, CliGroups groups, CliOptions *o)
 {
-  if ((groups & CLI_GROUP_OUTPUT) && (groups & CLI_GROUP_PNG))
+  if (groups & CLI_GROUP_OUTPUT)
     {
-      const GOptionEntry entries[] = {
+      /* A measurement's acquisition lives in its FITS header: no PNG there. */
+      gboolean png = (groups & CLI_GROUP_PNG) != 0;
+      GOptionEntry entries[] = {
         STRING_OPTION ("output", 'o', output,
-                       "Write the result to FILE (.fits/.fit/.fts: FITS float32, + .gz "
-                       "gzipped; .png: a stretched PNG)", "FILE"),
+                       png ? "Write the result to FILE (.fits/.fit/.fts: FITS float32, + .gz "
+                             "gzipped; .png: a stretched PNG)"
+                           : "Write the result to FILE (.fits/.fit/.fts: FITS float32, + .gz "
+                             "gzipped)", "FILE"),
         FLAG_OPTION ("force", force, "Replace FILE if it exists (never the input)"),
         STRING_OPTION ("stretch", 0, stretch,
                        "PNG output stretch: linear, log, sqrt or asinh (default linear)", "NAME"),
         END_OPTIONS,
       };
-      g_option_context_add_main_entries (context, entries, NULL);
-    }
-  else if (groups & CLI_GROUP_OUTPUT)
-    {
-      /* A measurement's acquisition lives in its FITS header: no PNG. */
-      const GOptionEntry entries[] = {
-        STRING_OPTION ("output", 'o', output,
-                       "Write the result to FILE (.fits/.fit/.fts: FITS float32, + .gz gzipped)",
-                       "FILE"),
-        FLAG_OPTION ("force", force, "Replace FILE if it exists (never the input)"),
-        END_OPTIONS,
-      };
+      if (!png)
+        entries[2] = entries[3];   /* no --stretch */
       g_option_context_add_main_entries (context, entries, NULL);
     }
   if (groups & CLI_GROUP_MANY)
