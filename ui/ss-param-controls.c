@@ -26,12 +26,19 @@ static guint signals[N_SIGNALS];
 
 /* ---- logarithmic spin buttons --------------------------------------------- */
 
+/* What a log spin button shows for its (log10) value. */
+static void
+log_spin_text (GtkSpinButton *spin, char text[G_ASCII_DTOSTR_BUF_SIZE])
+{
+  double value = pow (10.0, gtk_adjustment_get_value (gtk_spin_button_get_adjustment (spin)));
+  g_ascii_formatd (text, G_ASCII_DTOSTR_BUF_SIZE, "%.3g", value);
+}
+
 static gboolean
 log_spin_output (GtkSpinButton *spin, gpointer data)
 {
-  double value = pow (10.0, gtk_adjustment_get_value (gtk_spin_button_get_adjustment (spin)));
   char text[G_ASCII_DTOSTR_BUF_SIZE];
-  g_ascii_formatd (text, sizeof text, "%.3g", value);
+  log_spin_text (spin, text);
   if (g_strcmp0 (gtk_editable_get_text (GTK_EDITABLE (spin)), text) != 0)
     gtk_editable_set_text (GTK_EDITABLE (spin), text);
   return TRUE;
@@ -53,13 +60,14 @@ log_spin_input (GtkSpinButton *spin, double *new_value, gpointer data)
 static char *
 shown_text (GtkSpinButton *spin)
 {
-  double value = gtk_spin_button_get_value (spin);
   if (g_object_get_data (G_OBJECT (spin), "ss-log-spin") != NULL)
     {
       char text[G_ASCII_DTOSTR_BUF_SIZE];
-      return g_strdup (g_ascii_formatd (text, sizeof text, "%.3g", pow (10.0, value)));
+      log_spin_text (spin, text);
+      return g_strdup (text);
     }
-  return g_strdup_printf ("%0.*f", (int) gtk_spin_button_get_digits (spin), value);
+  return g_strdup_printf ("%0.*f", (int) gtk_spin_button_get_digits (spin),
+                          gtk_spin_button_get_value (spin));
 }
 
 void
