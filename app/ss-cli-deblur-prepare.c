@@ -172,7 +172,7 @@ measure_psf (const CliDeblurInput *in, const CliOptions *o, const CliConfig *c, 
       ss_star_search_init (&search);
       search.model = c->psf_model;
       search.plane = plane;
-      if (!ss_psf_find_stars (in->image, &search, &job->fit, NULL, &error))
+      if (!ss_psf_find_stars (in->image, &search, &job->fit, NULL, NULL, &error))
         {
           cli_error (label, "--psf auto: %s", error->message);
           return CLI_EXIT_FAILURE;

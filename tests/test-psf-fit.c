@@ -11,6 +11,9 @@
  *   was used;
  * - on a Poisson field of equally bright stars, the header's SATURATE or
  *   SATLEVEL card sets the saturation level;
+ * - a search with a cancelled cancellable fails with G_IO_ERROR_CANCELLED
+ *   and leaves its outputs alone; with a fresh one it equals the search
+ *   without one;
  * - ss_psf_fit_render of a round fit equals ss_psf_render of the matching
  *   spec, and an elliptical one has the second moments of its covariance;
  *   ss_psf_fit_operator equals ss_operator_new_blur for a round fit;
@@ -234,7 +237,7 @@ find_stars_in_field (SsPsfModel model)
   search.saturation = level;
   SsPsfFit combined;
   GArray *fits = NULL;
-  g_assert_true (ss_psf_find_stars (image, &search, &combined, &fits, &error));
+  g_assert_true (ss_psf_find_stars (image, &search, &combined, &fits, NULL, &error));
   g_assert_no_error (error);
   g_test_message ("%u stars used", fits->len);
   g_assert_cmpuint (fits->len, >=, 3);
@@ -264,7 +267,7 @@ find_stars_in_field (SsPsfModel model)
   /* With saturation left to the default (0.95 of the maximum) the flat tops
    * are still refused. */
   search.saturation = NAN;
-  g_assert_true (ss_psf_find_stars (image, &search, &combined, NULL, &error));
+  g_assert_true (ss_psf_find_stars (image, &search, &combined, NULL, NULL, &error));
   check_fit_against_profile (&combined, &truth);
 }
 
@@ -319,7 +322,7 @@ test_find_stars_header_saturation (void)
   search.model = SS_PSF_MODEL_GAUSSIAN;
   SsPsfFit combined;
   GArray *fits = NULL;
-  gboolean found = ss_psf_find_stars (image, &search, &combined, &fits, &error);
+  gboolean found = ss_psf_find_stars (image, &search, &combined, &fits, NULL, &error);
   if (!found)
     g_test_message ("%s", error->message);
   g_assert_no_error (error);
@@ -340,7 +343,7 @@ test_find_stars_header_saturation (void)
   ss_header_free (image->header);
   image->header = ss_header_new ();
   ss_header_set_double (image->header, "SATLEVEL", 15000, "detector saturation, counts");
-  g_assert_false (ss_psf_find_stars (image, &search, &combined, NULL, &error));
+  g_assert_false (ss_psf_find_stars (image, &search, &combined, NULL, NULL, &error));
   g_assert_error (error, SS_ERROR, SS_ERROR_INVALID_ARGUMENT);
   g_test_message ("%s", error->message);
   g_assert_nonnull (strstr (error->message, "1.5e+04"));
@@ -349,9 +352,74 @@ test_find_stars_header_saturation (void)
 
   /* The caller's level wins over the card. */
   search.saturation = 60000;
-  g_assert_true (ss_psf_find_stars (image, &search, &combined, NULL, &error));
+  g_assert_true (ss_psf_find_stars (image, &search, &combined, NULL, NULL, &error));
   g_assert_no_error (error);
   g_assert_cmpint (combined.iterations, ==, 3);
+}
+
+/* TRUE when A and B are the same fit, to the bit (NaN beta equal to NaN). */
+static gboolean
+same_fit (const SsPsfFit *a, const SsPsfFit *b)
+{
+  const double av[] = { a->x, a->y, a->amplitude, a->background, a->fwhm, a->fwhm_major,
+                        a->fwhm_minor, a->angle, a->ellipticity, a->beta, a->rms_residual };
+  const double bv[] = { b->x, b->y, b->amplitude, b->background, b->fwhm, b->fwhm_major,
+                        b->fwhm_minor, b->angle, b->ellipticity, b->beta, b->rms_residual };
+  for (guint i = 0; i < G_N_ELEMENTS (av); i++)
+    if (!(av[i] == bv[i] || (isnan (av[i]) && isnan (bv[i]))))
+      return FALSE;
+  return a->model == b->model && a->pixels == b->pixels && a->iterations == b->iterations;
+}
+
+/* Cancellation (the app cancels a search when another image opens). A field
+ * of six isolated stars: with a cancellable already cancelled the search
+ * fails with G_IO_ERROR_CANCELLED, writing neither the combination nor the
+ * list; with a fresh one it finds exactly what the search without any finds
+ * (the oracle), star by star. */
+static void
+test_find_stars_cancelled (void)
+{
+  const int w = 200, h = 140;
+  g_autoptr (GError) error = NULL;
+  Profile truth = random_profile (SS_PSF_MODEL_GAUSSIAN);   /* no wings cut at 30 px */
+  g_autoptr (SsImage) image = ss_image_new (w, h, 1, &error);
+  g_assert_no_error (error);
+  for (int k = 0; k < 6; k++)
+    add_star (image->data, w, h, &truth, 35 + (k % 3) * 65 + g_test_rand_double_range (-2, 2),
+              35 + (k / 3) * 70 + g_test_rand_double_range (-2, 2),
+              g_test_rand_double_range (0.4, 0.8), 30);
+  add_sky_and_noise (image->data, w, h, 0.05, 0.003);
+  SsStarSearch search;
+  ss_star_search_init (&search);
+  search.model = SS_PSF_MODEL_GAUSSIAN;
+  search.saturation = 10.0;   /* nothing is clipped: the default rule would refuse the brightest */
+
+  SsPsfFit expected;
+  g_autoptr (GArray) expected_fits = NULL;
+  g_assert_true (ss_psf_find_stars (image, &search, &expected, &expected_fits, NULL, &error));
+  g_assert_no_error (error);
+  g_assert_cmpuint (expected_fits->len, >=, 3);
+
+  g_autoptr (GCancellable) cancelled = g_cancellable_new ();
+  g_cancellable_cancel (cancelled);
+  SsPsfFit untouched = { .model = SS_PSF_MODEL_GAUSSIAN, .fwhm = -1.0, .iterations = -1 };
+  SsPsfFit combined = untouched;
+  GArray *fits = NULL;
+  g_assert_false (ss_psf_find_stars (image, &search, &combined, &fits, cancelled, &error));
+  g_assert_error (error, G_IO_ERROR, G_IO_ERROR_CANCELLED);
+  g_clear_error (&error);
+  g_assert_null (fits);
+  g_assert_true (same_fit (&combined, &untouched));
+
+  g_autoptr (GCancellable) fresh = g_cancellable_new ();
+  g_assert_true (ss_psf_find_stars (image, &search, &combined, &fits, fresh, &error));
+  g_assert_no_error (error);
+  g_assert_true (same_fit (&combined, &expected));
+  g_assert_cmpuint (fits->len, ==, expected_fits->len);
+  for (guint i = 0; i < fits->len; i++)
+    g_assert_true (same_fit (&g_array_index (fits, SsPsfFit, i),
+                             &g_array_index (expected_fits, SsPsfFit, i)));
+  g_array_unref (fits);
 }
 
 /* ---- rendering ------------------------------------------------------------ */
@@ -473,7 +541,7 @@ test_bad_input (void)
   g_clear_error (&error);
   SsStarSearch search;
   ss_star_search_init (&search);
-  g_assert_false (ss_psf_find_stars (image, &search, &fit, NULL, &error));
+  g_assert_false (ss_psf_find_stars (image, &search, &fit, NULL, NULL, &error));
   g_assert_error (error, SS_ERROR, SS_ERROR_INVALID_ARGUMENT);
   g_clear_error (&error);
 
@@ -489,11 +557,11 @@ test_bad_input (void)
   g_assert_false (ss_psf_fit_star (image, 30, 30, SS_PSF_MODEL_MOFFAT, &fit, &error));
   g_assert_nonnull (error);
   g_clear_error (&error);
-  g_assert_false (ss_psf_find_stars (image, &search, &fit, NULL, &error));
+  g_assert_false (ss_psf_find_stars (image, &search, &fit, NULL, NULL, &error));
   g_assert_nonnull (error);
   g_clear_error (&error);
   search.max_stars = 0;
-  g_assert_false (ss_psf_find_stars (image, &search, &fit, NULL, &error));
+  g_assert_false (ss_psf_find_stars (image, &search, &fit, NULL, NULL, &error));
   g_assert_error (error, SS_ERROR, SS_ERROR_INVALID_ARGUMENT);
   g_clear_error (&error);
 
@@ -513,6 +581,7 @@ main (int argc, char **argv)
   g_test_add_func ("/psf-fit/find-gaussian-stars", test_find_gaussian_stars);
   g_test_add_func ("/psf-fit/find-moffat-stars", test_find_moffat_stars);
   g_test_add_func ("/psf-fit/find-stars-header-saturation", test_find_stars_header_saturation);
+  g_test_add_func ("/psf-fit/find-stars-cancelled", test_find_stars_cancelled);
   g_test_add_func ("/psf-fit/render-round-matches-spec", test_render_round_matches_spec);
   g_test_add_func ("/psf-fit/render-elliptical-moments", test_render_elliptical_moments);
   g_test_add_func ("/psf-fit/bad-input", test_bad_input);

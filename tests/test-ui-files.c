@@ -1,6 +1,6 @@
 /* test-ui-files.c: real files in the app: the HDU and plane chooser, the PSF
- * from a star, the deblur of real images against sharpsky-cli (suite ui;
- * fixtures in test-ui.h). */
+ * from a star, the deblur of real images against sharpsky-cli, files dropped
+ * on the window (suite ui; fixtures in test-ui.h). */
 #include "test-ui.h"
 
 /* Deblur mode builds its problem as sharpsky-cli does (sky, mirror padding
@@ -484,7 +484,7 @@ test_star_count_shown (Fixture *f, gconstpointer data)
   ss_star_search_init (&search);
   search.model = SS_PSF_MODEL_MOFFAT;   /* the panel's default, as the CLI's */
   SsPsfFit combined;
-  g_assert_true (ss_psf_find_stars (image, &search, &combined, NULL, &error));
+  g_assert_true (ss_psf_find_stars (image, &search, &combined, NULL, NULL, &error));
   g_assert_no_error (error);
   int used = combined.iterations;
   g_test_message ("FWHM %.3f; the engine's search combines %d stars", fwhm, used);
@@ -657,6 +657,88 @@ test_png_channels (Fixture *f, gconstpointer data)
   g_assert_null (ss_window_get_message (f->window));   /* a choice made is not announced */
 }
 
+/* A W x H PNG of PLANES planes (1: grey, 3: colour) of random pixels at PATH. */
+static void
+write_random_png (GRand *rng, const char *path, int w, int h, int planes)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (SsImage) image = ss_image_new (w, h, planes, &error);
+  g_assert_no_error (error);
+  for (gsize i = 0; i < (gsize) w * h * planes; i++)
+    image->data[i] = (float) g_rand_double (rng);
+  SsPngWriteOptions options;
+  ss_png_write_options_init (&options);
+  g_assert_true (ss_png_write (image, path, &options, FALSE, NULL, &error));
+  g_assert_no_error (error);
+}
+
+/* Drops PATHS (N of them) on the window as a file manager does: through
+ * its drop target's "drop" signal, with a GdkFileList; then waits for the
+ * load. */
+static void
+drop_files (Fixture *f, const char *const *paths, guint n)
+{
+  GtkDropTarget *target = NULL;
+  g_autoptr (GListModel) controllers = gtk_widget_observe_controllers (GTK_WIDGET (f->window));
+  for (guint i = 0; i < g_list_model_get_n_items (controllers) && target == NULL; i++)
+    {
+      g_autoptr (GObject) controller = g_list_model_get_item (controllers, i);
+      if (GTK_IS_DROP_TARGET (controller))
+        target = GTK_DROP_TARGET (controller);
+    }
+  g_assert_nonnull (target);
+  GSList *files = NULL;
+  for (guint i = n; i-- > 0;)
+    files = g_slist_prepend (files, g_file_new_for_path (paths[i]));
+  GValue value = G_VALUE_INIT;
+  g_value_init (&value, GDK_TYPE_FILE_LIST);
+  g_value_take_boxed (&value, gdk_file_list_new_from_list (files));
+  g_slist_free_full (files, g_object_unref);
+  gboolean accepted = FALSE;
+  g_signal_emit_by_name (target, "drop", &value, 10.0, 10.0, &accepted);
+  g_value_unset (&value);
+  g_assert_true (accepted);
+  g_assert_true (ss_window_wait_idle (f->window, 30));
+}
+
+/* Several files dropped at once: the first opens, and the banner says the
+ * others were not (they had vanished without a word). Oracle: the window's
+ * path and the exact note, singular and plural; a colour image's own note
+ * follows on its own line; a single file dropped says nothing. */
+static void
+test_drop_several_files (Fixture *f, gconstpointer data)
+{
+  if (skip_without_display ())
+    return;
+  g_autoptr (GRand) rng = g_rand_new_with_seed (f->seed);
+  g_autofree char *colour = g_build_filename (f->dir, "colour.png", NULL);
+  g_autofree char *grey = g_build_filename (f->dir, "grey.png", NULL);
+  g_autofree char *other = g_build_filename (f->dir, "other.png", NULL);
+  write_random_png (rng, colour, 24, 20, 3);
+  write_random_png (rng, grey, 20, 24, 1);
+  write_random_png (rng, other, 22, 22, 1);
+
+  const char *three[] = { grey, colour, other };
+  drop_files (f, three, 3);
+  g_assert_cmpstr (ss_window_get_path (f->window), ==, grey);
+  g_assert_cmpstr (ss_window_get_message (f->window), ==,
+                   "Opened “grey.png”; Sharpsky opens one image at a time, so the other 2 "
+                   "dropped files were not opened.");
+
+  const char *two[] = { colour, grey };
+  drop_files (f, two, 2);
+  g_assert_cmpstr (ss_window_get_path (f->window), ==, colour);
+  g_assert_cmpstr (ss_window_get_message (f->window), ==,
+                   "Opened “colour.png”; Sharpsky opens one image at a time, so the other "
+                   "dropped file was not opened.\n"
+                   "colour image: working on the mean of its three planes (Ctrl+H picks one)");
+
+  const char *one[] = { other };
+  drop_files (f, one, 1);
+  g_assert_cmpstr (ss_window_get_path (f->window), ==, other);
+  g_assert_null (ss_window_get_message (f->window));
+}
+
 /* Called by test-ui.c's main, in the suite's order. */
 void
 test_ui_add_file_tests (void)
@@ -674,5 +756,7 @@ test_ui_add_file_tests (void)
   g_test_add ("/ui/star-count-shown", Fixture, NULL, fixture_setup, test_star_count_shown,
               fixture_teardown);
   g_test_add ("/ui/png-channels", Fixture, NULL, fixture_setup, test_png_channels,
+              fixture_teardown);
+  g_test_add ("/ui/drop-several-files", Fixture, NULL, fixture_setup, test_drop_several_files,
               fixture_teardown);
 }

@@ -12,6 +12,7 @@
  */
 #include "test-ui.h"
 #include "ss-export.h"
+#include "ss-solve-task.h"
 
 gboolean have_display;
 SsApplication *app;
@@ -1276,6 +1277,85 @@ test_job_build_cancelled (void)
   ss_settings_clear (&s);
 }
 
+static void
+on_solve_task_done (GObject *source, GAsyncResult *result, gpointer user_data)
+{
+  *(GAsyncResult **) user_data = g_object_ref (result);
+}
+
+/* A 96 x 80 field of a few hundred random point sources on a flat sky. */
+static SsFrame *
+random_field (void)
+{
+  const int w = 96, h = 80;
+  g_autoptr (GError) error = NULL;
+  SsFrame *frame = ss_frame_new (w, h, &error);
+  g_assert_no_error (error);
+  for (int i = 0; i < w * h; i++)
+    frame->data[i] = 100.0f;
+  for (int k = 0; k < 300; k++)
+    frame->data[g_test_rand_int_range (0, w * h)] += (float) g_test_rand_double_range (10, 1000);
+  return frame;
+}
+
+/* Needs no display: a finished solve keeps its estimate once, as the
+ * recovered frame (the engine's x, scaled and padded, is freed: on a
+ * 61-megapixel frame it held another 244 MB). Oracle: the engine solving
+ * the task's own problem with the same parameters; the frames the task
+ * made before freeing x equal those made from the oracle's x, bit for bit. */
+static void
+test_solve_task_keeps_one_copy (void)
+{
+  g_autoptr (SsFrame) input = random_field ();
+  SsSettings s;
+  ss_settings_init (&s);
+  s.mode = SS_MODE_SIMULATE;
+  s.acquisition.psf.kind = SS_PSF_BOX_ROW;
+  s.acquisition.psf.size = 5;
+  s.acquisition.ratio = 0.5;
+  s.acquisition.seed = 7;
+  s.params.kind = SS_SOLVER_CPADMM;
+  s.params.alpha = 1e-3;
+  s.params.iterations = 15;
+  s.backend = SS_BACKEND_CPU;
+  g_autoptr (SsSolveTask) task = ss_solve_task_new (input, NULL, NULL, NULL, &s);
+  GAsyncResult *done = NULL;
+  ss_solve_task_run_async (task, NULL, on_solve_task_done, &done);
+  while (done == NULL)
+    g_main_context_iteration (NULL, TRUE);
+  g_autoptr (GError) error = NULL;
+  g_assert_true (ss_solve_task_run_finish (task, done, &error));
+  g_assert_no_error (error);
+  g_object_unref (done);
+
+  g_assert_null (ss_solve_task_get_result (task)->x);
+  SsFrame *recovered = ss_solve_task_get_recovered (task);
+  SsFrame *error_frame = ss_solve_task_get_error_frame (task);
+  g_assert_nonnull (recovered);
+  g_assert_nonnull (error_frame);
+
+  SsJob *job = ss_solve_task_get_job (task);
+  SsSolveParams params = s.params;
+  params.report_every = ss_solve_task_get_report_every (task);
+  SsProblem problem = { .op = job->op, .y = job->y, .truth = job->truth,
+                        .image = { job->pad_x0, job->pad_y0, job->width, job->height } };
+  g_autoptr (SsBackend) backend = ss_backend_new (SS_BACKEND_CPU, &error);
+  g_assert_no_error (error);
+  SsSolveResult oracle = { 0 };
+  g_assert_true (ss_backend_solve (backend, &problem, &params, NULL, NULL, NULL, &oracle,
+                                   &error));
+  g_assert_no_error (error);
+  g_autoptr (SsFrame) expected = ss_job_frame_from_scaled (job, oracle.x, &error);
+  g_assert_no_error (error);
+  g_autoptr (SsFrame) expected_error = ss_job_error_frame (job, oracle.x, &error);
+  g_assert_no_error (error);
+  g_assert_true (ss_frame_equal_pixels (recovered, expected));
+  g_assert_true (ss_frame_equal_pixels (error_frame, expected_error));
+  g_assert_cmpint (ss_solve_task_get_result (task)->iterations, ==, oracle.iterations);
+  ss_solve_result_clear (&oracle);
+  ss_settings_clear (&s);
+}
+
 /* Needs no display: the zscale limits alone. */
 static void
 test_zscale (void)
@@ -1580,6 +1660,7 @@ main (int argc, char **argv)
   g_test_add ("/ui/compare", Fixture, NULL, fixture_setup, test_compare, fixture_teardown);
   g_test_add_func ("/ui/zscale", test_zscale);
   g_test_add_func ("/ui/job-build-cancelled", test_job_build_cancelled);
+  g_test_add_func ("/ui/solve-task-keeps-one-copy", test_solve_task_keeps_one_copy);
   g_test_add ("/ui/view-geometry", Fixture, NULL, fixture_setup, test_view_geometry,
               fixture_teardown);
   g_test_add ("/ui/stale-render-dropped", Fixture, NULL, fixture_setup,

@@ -64,7 +64,8 @@ ss_compare_entry_set_finished (SsCompareEntry *self, const SsSolveResult *result
 {
   g_return_if_fail (SS_IS_COMPARE_ENTRY (self));
   self->finished = TRUE;
-  if (result != NULL && result->x != NULL)
+  /* The metrics are those of an estimate: a run that made none has none. */
+  if (result != NULL && recovered != NULL)
     {
       self->iterations = result->iterations;
       self->seconds = result->seconds;

@@ -34,8 +34,10 @@ SsCompareEntry *ss_compare_entry_new (const char *solver_name, guint series);
 
 /* While it runs: the latest report. */
 void ss_compare_entry_set_progress (SsCompareEntry *self, const SsProgressPoint *point);
-/* When it ends: the engine's result (NULL when the solver failed before
- * producing one), the frames, and a status ("done", "stopped", an error). */
+/* When it ends: the engine's result (or NULL), the frames, and a status
+ * ("done", "stopped", an error). The result's metrics are taken when there
+ * is a RECOVERED frame: a solver that failed before producing an estimate
+ * has none. */
 void ss_compare_entry_set_finished (SsCompareEntry *self, const SsSolveResult *result,
                                     SsFrame *recovered, SsFrame *error_frame, GArray *points,
                                     const char *status);

@@ -202,6 +202,23 @@ ensure_job (SsSolveTask *self, GCancellable *cancellable, GError **error)
   return TRUE;
 }
 
+/* The engine's estimate becomes the frames shown (the image's region, input
+ * units), then is freed: nothing reads it again (export writes the frames,
+ * Compare and the status line the metrics), and on a 61-megapixel frame it
+ * is another 244 MB or more (padded) beside the recovered frame. After a
+ * stop the partial estimate is still worth showing. */
+static void
+take_estimate_as_frames (SsSolveTask *self, const SsJob *job)
+{
+  if (self->result.x != NULL && self->result.width == job->solve_width
+      && self->result.height == job->solve_height)
+    {
+      self->recovered = ss_job_frame_from_scaled (job, self->result.x, NULL);
+      self->error_frame = ss_job_error_frame (job, self->result.x, NULL);
+    }
+  g_clear_pointer (&self->result.x, g_free);
+}
+
 static void
 solve_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *cancellable)
 {
@@ -264,13 +281,7 @@ solve_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *ca
                         .image = { job->pad_x0, job->pad_y0, job->width, job->height } };
   gboolean ok = ss_backend_solve (backend, &problem, &params, on_report, self, cancellable,
                                   &self->result, &error);
-  /* After a stop the partial estimate is still worth showing. */
-  if (self->result.x != NULL && self->result.width == job->solve_width
-      && self->result.height == job->solve_height)
-    {
-      self->recovered = ss_job_frame_from_scaled (job, self->result.x, NULL);
-      self->error_frame = ss_job_error_frame (job, self->result.x, NULL);
-    }
+  take_estimate_as_frames (self, job);
   if (ok)
     g_task_return_boolean (task, TRUE);
   else

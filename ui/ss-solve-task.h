@@ -45,7 +45,10 @@ const SsSettings *ss_solve_task_get_settings (SsSolveTask *self);
  * from the data (alpha auto) in place; for HISTORY. ss_settings_clear it. */
 void ss_solve_task_get_run_settings (SsSolveTask *self, SsSettings *settings);
 SsJob *ss_solve_task_get_job (SsSolveTask *self);          /* NULL until job-ready */
-/* After completion: the engine's result (x may be NULL), and frames in input units. */
+/* After completion: the engine's result, its estimate x always NULL (it
+ * lives on as the recovered frame: one copy, not two), and the frames in
+ * input units; the recovered frame is NULL when the run produced no
+ * estimate. */
 const SsSolveResult *ss_solve_task_get_result (SsSolveTask *self);
 SsFrame *ss_solve_task_get_recovered (SsSolveTask *self);
 SsFrame *ss_solve_task_get_error_frame (SsSolveTask *self);

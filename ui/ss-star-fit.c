@@ -42,6 +42,9 @@ star_fit_thread (GTask *task, gpointer source, gpointer task_data, GCancellable 
 {
   StarFitData *d = task_data;
   GError *error = NULL;
+  /* A fit replaced before its turn in the pool copies no frame. */
+  if (g_task_return_error_if_cancelled (task))
+    return;
   g_autoptr (SsImage) image = image_of_frame (d->frame, d->header, &error);
   gboolean ok = FALSE;
   if (image != NULL && d->search)
@@ -49,7 +52,9 @@ star_fit_thread (GTask *task, gpointer source, gpointer task_data, GCancellable 
       SsStarSearch search;
       ss_star_search_init (&search);
       search.model = d->model;
-      ok = ss_psf_find_stars (image, &search, &d->fit, NULL, &error);
+      /* A search on a large frame is long: opening another image
+       * cancels it, and the engine stops at its next look. */
+      ok = ss_psf_find_stars (image, &search, &d->fit, NULL, cancellable, &error);
     }
   else if (image != NULL)
     ok = ss_psf_fit_star (image, d->col, d->row, d->model, &d->fit, &error);

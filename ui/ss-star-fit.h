@@ -22,7 +22,9 @@ void ss_star_fit_at_async (SsFrame *frame, int col, int row, SsPsfModel model,
                            gpointer user_data);
 /* Finds and fits the brightest isolated unsaturated stars of FRAME; HEADER
  * (may be NULL), the input's, gives the saturation level when it has a
- * SATURATE or SATLEVEL card (ss-psf-fit.h). */
+ * SATURATE or SATLEVEL card (ss-psf-fit.h). Cancelling CANCELLABLE stops the
+ * worker at the search's next look at it (ss_psf_find_stars), and the
+ * result is G_IO_ERROR_CANCELLED. */
 void ss_star_fit_search_async (SsFrame *frame, const SsHeader *header, SsPsfModel model,
                                GCancellable *cancellable, GAsyncReadyCallback callback,
                                gpointer user_data);

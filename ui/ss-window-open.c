@@ -28,6 +28,7 @@ typedef struct {
   SsFrame *frame;
   SsHeader *header;
   char *note;
+  char *drop_note;          /* other files dropped with this one were left (ss_window_on_drop) */
 } LoadData;
 
 static void
@@ -41,6 +42,7 @@ load_data_free (gpointer p)
   if (d->header)
     ss_header_free (d->header);
   g_free (d->note);
+  g_free (d->drop_note);
   g_free (d);
 }
 
@@ -319,6 +321,18 @@ apply_defaults_for_file (SsWindow *self, const char *base)
     ss_window_find_stars_quietly (self);
 }
 
+/* What the banner says as D's file opens, one note a line, or NULL: the
+ * other files dropped with it (said now, not at the drop, so that "Opened"
+ * is true: a file that cannot be opened says so instead), then the file's
+ * own note. */
+static char *
+opening_notes (const LoadData *d)
+{
+  if (d->drop_note != NULL && d->note != NULL)
+    return g_strdup_printf ("%s\n%s", d->drop_note, d->note);
+  return g_strdup (d->drop_note != NULL ? d->drop_note : d->note);
+}
+
 static void
 take_loaded_image (SsWindow *self, LoadData *d)
 {
@@ -347,8 +361,9 @@ take_loaded_image (SsWindow *self, LoadData *d)
   g_autofree char *title = g_strdup_printf ("%s — Sharpsky", base);
   gtk_window_set_title (GTK_WINDOW (self), title);
   add_to_recent (d->path);
-  if (d->note)
-    ss_window_show_message (self, d->note, FALSE);
+  g_autofree char *notes = opening_notes (d);
+  if (notes != NULL)
+    ss_window_show_message (self, notes, FALSE);
   ss_window_set_view (self, SS_VIEW_ORIGINAL);
   ss_window_refresh_view (self);
   ss_image_view_zoom_fit (self->view);
@@ -389,20 +404,28 @@ load_done (GObject *source, GAsyncResult *result, gpointer user_data)
   ss_window_update_actions (self);
 }
 
-static void
-open_path_at (SsWindow *self, const char *path, int hdu, int plane, gboolean chosen)
+static LoadData *
+load_data_new (const char *path, int hdu, int plane, gboolean chosen)
 {
-  if (self->running)
-    {
-      ss_window_show_message (self, "Stop the running solve before opening another image", TRUE);
-      return;
-    }
-  ss_window_dismiss_message (self);
   LoadData *d = g_new0 (LoadData, 1);
   d->path = g_strdup (path);
   d->hdu = hdu;
   d->plane = plane;
   d->chosen = chosen;
+  return d;
+}
+
+/* Starts reading D (taken) in a worker; refused while a solve runs. */
+static void
+start_load (SsWindow *self, LoadData *d)
+{
+  if (self->running)
+    {
+      ss_window_show_message (self, "Stop the running solve before opening another image", TRUE);
+      load_data_free (d);
+      return;
+    }
+  ss_window_dismiss_message (self);
   self->loading = TRUE;
   g_clear_error (&self->load_error);
   ss_window_set_status (self, "Loading…");
@@ -419,6 +442,12 @@ open_path_at (SsWindow *self, const char *path, int hdu, int plane, gboolean cho
   g_task_run_in_thread (task, load_thread);
   g_object_unref (task);
   ss_window_update_actions (self);
+}
+
+static void
+open_path_at (SsWindow *self, const char *path, int hdu, int plane, gboolean chosen)
+{
+  start_load (self, load_data_new (path, hdu, plane, chosen));
 }
 
 void
@@ -578,24 +607,44 @@ ss_window_action_open (GSimpleAction *action, GVariant *param, gpointer data)
   gtk_native_dialog_show (GTK_NATIVE_DIALOG (dialog));
 }
 
+/* What a drop of several files says once the first is open: the window
+ * works on one image, and the others must not vanish without a word. */
+static char *
+dropped_files_note (const char *opened_path, guint n_left)
+{
+  g_autofree char *name = g_filename_display_basename (opened_path);
+  return n_left == 1
+         ? g_strdup_printf ("Opened “%s”; Sharpsky opens one image at a time, so the other "
+                            "dropped file was not opened.", name)
+         : g_strdup_printf ("Opened “%s”; Sharpsky opens one image at a time, so the other "
+                            "%u dropped files were not opened.", name, n_left);
+}
+
+/* Opens the first of FILES, the others being left with a note. */
+static gboolean
+open_dropped_files (SsWindow *self, GSList *files)
+{
+  g_autofree char *path = g_file_get_path (files->data);
+  if (path == NULL)
+    {
+      ss_window_show_message (self, "Only local files can be opened", TRUE);
+      return FALSE;
+    }
+  LoadData *d = load_data_new (path, -1, PLANE_DEFAULT, FALSE);
+  guint n_left = g_slist_length (files) - 1;
+  if (n_left > 0)
+    d->drop_note = dropped_files_note (path, n_left);
+  start_load (self, d);
+  return TRUE;
+}
+
 gboolean
 ss_window_on_drop (GtkDropTarget *target, const GValue *value, double x, double y, SsWindow *self)
 {
   if (!G_VALUE_HOLDS (value, GDK_TYPE_FILE_LIST))
     return FALSE;
   GSList *files = gdk_file_list_get_files (g_value_get_boxed (value));
-  gboolean opened = FALSE;
-  if (files != NULL)
-    {
-      g_autofree char *path = g_file_get_path (files->data);
-      if (path)
-        {
-          ss_window_open_path (self, path);
-          opened = TRUE;
-        }
-      else
-        ss_window_show_message (self, "Only local files can be opened", TRUE);
-    }
+  gboolean opened = files != NULL && open_dropped_files (self, files);
   g_slist_free (files);
   return opened;
 }

@@ -161,7 +161,8 @@ guint ss_window_count_images (GPtrArray *hdus);
 void ss_window_action_open (GSimpleAction *action, GVariant *param, gpointer data);
 void ss_window_action_open_recent (GSimpleAction *action, GVariant *param, gpointer data);
 void ss_window_action_choose_hdu (GSimpleAction *action, GVariant *param, gpointer data);
-/* A file dropped on the window ("drop" of its GtkDropTarget). */
+/* Files dropped on the window ("drop" of its GtkDropTarget): the first is
+ * opened, and once it is, the banner says the others were not. */
 gboolean ss_window_on_drop (GtkDropTarget *target, const GValue *value, double x, double y,
                             SsWindow *self);
 /* Fills the "Open Recent" menu from the recent files this app opened. */

@@ -70,7 +70,7 @@ update_final_status (SsWindow *self, SsSolveTask *task, gboolean ok, gboolean ca
                                 : g_strdup_printf ("residual %.3e", r->residual);
   double rate = r->seconds > 0 ? r->iterations / r->seconds : 0;
   g_autofree char *text = NULL;
-  if (r->x == NULL)
+  if (ss_solve_task_get_recovered (task) == NULL)   /* no estimate */
     text = cancelled ? g_strdup ("Stopped")
            : error   ? g_strdup_printf ("Failed: %s", error->message)
                      : g_strdup ("Failed (see the message above)");

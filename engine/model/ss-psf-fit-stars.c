@@ -157,39 +157,58 @@ compare_peaks_by_height (gconstpointer a, gconstpointer b)
   return (ha < hb) - (ha > hb);   /* highest first */
 }
 
-/* Local maxima of the 3x3 neighbourhood higher than FLOOR above the sky. */
+/* Whether pixel (X, Y) (not on the border) is a local maximum of its 3x3
+ * neighbourhood higher than FLOOR above the sky; *PEAK then describes it. */
+static gboolean
+peak_at (const float *data, int w, int x, int y, double sky, double floor, Peak *peak)
+{
+  float v = data[(gsize) y * w + x];
+  if (!(v - sky > floor))
+    return FALSE;
+  gboolean flat = FALSE, finite = TRUE;
+  for (int dy = -1; dy <= 1; dy++)
+    for (int dx = -1; dx <= 1; dx++)
+      {
+        if (dx == 0 && dy == 0)
+          continue;
+        float u = data[(gsize) (y + dy) * w + x + dx];
+        if (!isfinite (u))
+          finite = FALSE;
+        else if (u > v)
+          return FALSE;
+        else if (u == v)
+          flat = TRUE;
+      }
+  *peak = (Peak) { x, y, (float) (v - sky), !flat && finite };
+  return TRUE;
+}
+
+/* Rows find_peaks scans between two looks at the cancellable: 64 rows of a
+ * 61-megapixel frame are some 600 000 pixels, so a cancelled search ends
+ * within a moment without a look per pixel. */
+#define ROWS_PER_CANCEL_CHECK 64
+
+/* Local maxima of the 3x3 neighbourhood higher than FLOOR above the sky,
+ * highest first, or NULL with G_IO_ERROR_CANCELLED when CANCELLABLE is
+ * cancelled meanwhile. */
 static GArray *
-find_peaks (const float *data, int w, int h, double sky, double floor)
+find_peaks (const float *data, int w, int h, double sky, double floor,
+            GCancellable *cancellable, GError **error)
 {
   GArray *peaks = g_array_new (FALSE, FALSE, sizeof (Peak));
   for (int y = 1; y + 1 < h; y++)
-    for (int x = 1; x + 1 < w; x++)
-      {
-        float v = data[(gsize) y * w + x];
-        if (!(v - sky > floor))
-          continue;
-        gboolean maximum = TRUE, flat = FALSE, finite = TRUE;
-        for (int dy = -1; dy <= 1 && maximum; dy++)
-          for (int dx = -1; dx <= 1; dx++)
-            {
-              if (dx == 0 && dy == 0)
-                continue;
-              float u = data[(gsize) (y + dy) * w + x + dx];
-              if (!isfinite (u))
-                finite = FALSE;
-              else if (u > v)
-                {
-                  maximum = FALSE;
-                  break;
-                }
-              else if (u == v)
-                flat = TRUE;
-            }
-        if (!maximum)
-          continue;
-        Peak peak = { x, y, (float) (v - sky), !flat && finite };
-        g_array_append_val (peaks, peak);
-      }
+    {
+      if (y % ROWS_PER_CANCEL_CHECK == 0
+          && g_cancellable_set_error_if_cancelled (cancellable, error))
+        {
+          g_array_free (peaks, TRUE);
+          return NULL;
+        }
+      Peak peak;
+      for (int x = 1; x + 1 < w; x++)
+        if (peak_at (data, w, x, y, sky, floor, &peak))
+          g_array_append_val (peaks, peak);
+    }
   g_array_sort (peaks, compare_peaks_by_height);
   return peaks;
 }
@@ -342,9 +361,57 @@ drop_outlying_fits (GArray *fits)
   g_free (features);
 }
 
+/* The levels the search holds peaks against, measured on the plane. */
+typedef struct {
+  double sky, noise, saturation;
+  const char *saturation_from;   /* words for messages: where the saturation level came from */
+} SearchLevels;
+
+static gboolean
+measure_levels (const SsImage *image, const SsStarSearch *search, const float *data,
+                SearchLevels *levels, GError **error)
+{
+  gsize n = ss_image_plane_size (image);
+  SsScaling scaling;
+  if (!ss_scaling_estimate (data, n, SS_SKY_CLIPPED_MEDIAN, 0.0, &scaling, error))
+    return FALSE;
+  levels->sky = scaling.sky;
+  levels->noise = ss_noise_estimate (data, image->width, image->height);
+  double top = finite_maximum (data, n);
+  if (!(levels->noise > 0.0))
+    levels->noise = 1e-6 * (top - levels->sky);   /* noiseless (synthetic) data */
+  levels->saturation = saturation_level (image, search, levels->sky, top,
+                                         &levels->saturation_from);
+  return TRUE;
+}
+
+/* Fits the candidates of PEAKS above the threshold, brightest first, until
+ * max_stars fit; NULL with G_IO_ERROR_CANCELLED when CANCELLABLE is
+ * cancelled (looked at before each candidate: one fit is milliseconds, but a
+ * crowded frame has thousands of candidates). */
+static GArray *
+fit_candidates (const float *data, int w, int h, const GArray *peaks,
+                const SsStarSearch *search, const SearchLevels *levels,
+                GCancellable *cancellable, GError **error)
+{
+  GArray *fits = g_array_new (FALSE, FALSE, sizeof (SsPsfFit));
+  for (guint i = 0; i < peaks->len && (int) fits->len < search->max_stars; i++)
+    {
+      if (g_cancellable_set_error_if_cancelled (cancellable, error))
+        {
+          g_array_free (fits, TRUE);
+          return NULL;
+        }
+      if (g_array_index (peaks, Peak, i).height <= search->threshold * levels->noise)
+        break;   /* sorted: the rest are fainter */
+      try_candidate (data, w, h, peaks, i, search, levels->saturation, fits);
+    }
+  return fits;
+}
+
 gboolean
-ss_psf_find_stars (const SsImage *image, const SsStarSearch *search,
-                   SsPsfFit *combined, GArray **fits_out, GError **error)
+ss_psf_find_stars (const SsImage *image, const SsStarSearch *search, SsPsfFit *combined,
+                   GArray **fits_out, GCancellable *cancellable, GError **error)
 {
   if (image == NULL || search == NULL || combined == NULL
       || search->plane < 0 || search->plane >= image->planes
@@ -356,39 +423,36 @@ ss_psf_find_stars (const SsImage *image, const SsStarSearch *search,
       return FALSE;
     }
   int w = image->width, h = image->height;
-  gsize n = ss_image_plane_size (image);
-  const float *data = image->data + (gsize) search->plane * n;
+  const float *data = image->data + (gsize) search->plane * ss_image_plane_size (image);
 
-  SsScaling scaling;
-  if (!ss_scaling_estimate (data, n, SS_SKY_CLIPPED_MEDIAN, 0.0, &scaling, error))
+  /* The sky's and the noise's estimates are single passes the engine does
+   * not interrupt: the cancellable is looked at on either side of them. */
+  SearchLevels levels;
+  if (g_cancellable_set_error_if_cancelled (cancellable, error)
+      || !measure_levels (image, search, data, &levels, error)
+      || g_cancellable_set_error_if_cancelled (cancellable, error))
     return FALSE;
-  double sky = scaling.sky;
-  double noise = ss_noise_estimate (data, w, h);
-  double top = finite_maximum (data, n);
-  if (!(noise > 0.0))
-    noise = 1e-6 * (top - sky);   /* noiseless (synthetic) data */
-  const char *saturation_from = NULL;
-  double saturation = saturation_level (image, search, sky, top, &saturation_from);
 
   /* Stars are the peaks above the threshold, but any significant peak (5
    * sigma) can spoil a neighbour, so the isolation test sees those too. */
-  GArray *peaks = find_peaks (data, w, h, sky, MIN (NEIGHBOUR_SIGMAS, search->threshold) * noise);
-  GArray *fits = g_array_new (FALSE, FALSE, sizeof (SsPsfFit));
-  for (guint i = 0; i < peaks->len && (int) fits->len < search->max_stars; i++)
-    {
-      if (g_array_index (peaks, Peak, i).height <= search->threshold * noise)
-        break;   /* sorted: the rest are fainter */
-      try_candidate (data, w, h, peaks, i, search, saturation, fits);
-    }
+  GArray *peaks = find_peaks (data, w, h, levels.sky,
+                              MIN (NEIGHBOUR_SIGMAS, search->threshold) * levels.noise,
+                              cancellable, error);
+  if (peaks == NULL)
+    return FALSE;
+  GArray *fits = fit_candidates (data, w, h, peaks, search, &levels, cancellable, error);
   g_array_free (peaks, TRUE);
+  if (fits == NULL)
+    return FALSE;
 
   if (fits->len == 0)
     {
       g_array_free (fits, TRUE);
       g_set_error (error, SS_ERROR, SS_ERROR_INVALID_ARGUMENT,
                    "no isolated unsaturated star found (peaks above %.3g = sky %.3g + %g × "
-                   "noise %.3g, below saturation %.3g%s)", sky + search->threshold * noise, sky,
-                   search->threshold, noise, saturation, saturation_from);
+                   "noise %.3g, below saturation %.3g%s)",
+                   levels.sky + search->threshold * levels.noise, levels.sky, search->threshold,
+                   levels.noise, levels.saturation, levels.saturation_from);
       return FALSE;
     }
   drop_outlying_fits (fits);

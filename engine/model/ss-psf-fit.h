@@ -29,7 +29,7 @@
  */
 #pragma once
 
-#include <glib.h>
+#include <gio/gio.h>
 #include "ss-image.h"
 #include "ss-psf.h"
 #include "ss-model.h"
@@ -85,10 +85,14 @@ void ss_star_search_init (SsStarSearch *search);
 /* Finds the brightest isolated unsaturated stars, fits each and combines the
  * fits into *COMBINED (centre: that of the brightest star used; iterations:
  * the number of stars used). When FITS is not NULL it receives a new GArray
- * (g_array_unref) of the individual SsPsfFit used, brightest first. Fails with SS_ERROR_INVALID_ARGUMENT when no star
- * qualifies. */
+ * (g_array_unref) of the individual SsPsfFit used, brightest first. Fails with
+ * SS_ERROR_INVALID_ARGUMENT when no star qualifies, and with
+ * G_IO_ERROR_CANCELLED (nothing written) when CANCELLABLE (may be NULL) is
+ * cancelled: it is looked at around the sky and noise estimates, between
+ * bands of rows of the peak scan and before each candidate star's fit. */
 gboolean ss_psf_find_stars (const SsImage *image, const SsStarSearch *search,
-                            SsPsfFit *combined, GArray **fits, GError **error);
+                            SsPsfFit *combined, GArray **fits, GCancellable *cancellable,
+                            GError **error);
 
 /* Medians of FITS (N >= 1) into *COMBINED, as ss_psf_find_stars does. */
 void ss_psf_fit_combine (const SsPsfFit *fits, int n, SsPsfFit *combined);
