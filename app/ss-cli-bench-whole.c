@@ -22,14 +22,12 @@
  */
 #include "ss-cli-common.h"
 #include "ss-cli-json.h"
+#include "ss-cli-solve.h"
 
-#include <errno.h>
-#include <glib-unix.h>
 #include <glib/gstdio.h>
 #include <math.h>
 #include <signal.h>
 #include <string.h>
-#include <unistd.h>
 
 #define WHOLE_PSF "moffat:3.5,2.5"
 #define DEFAULT_WIDTH 6248
@@ -147,83 +145,25 @@ whole_params_from_options (const CliOptions *o, WholeParams *p)
 
 /* ---- interruption ------------------------------------------------------- */
 
-/* SIGINT (Ctrl-C, to this process or its whole group) and SIGTERM. The
- * handler only records the signal and wakes the wait on the child through
- * a pipe (both async-signal-safe); stopping the child and removing the
- * temporary directory happen in the bench's own flow, which checks the
- * flag before each step. */
-static volatile sig_atomic_t whole_signal = 0;
-static int wake_pipe[2] = { -1, -1 };
-
-static void
-on_whole_signal (int signal_number)
-{
-  int saved_errno = errno;
-  whole_signal = signal_number;
-  if (wake_pipe[1] >= 0)
-    {
-      ssize_t written = write (wake_pipe[1], "", 1);
-      (void) written;
-    }
-  errno = saved_errno;
-}
-
-typedef struct {
-  struct sigaction old_int, old_term;
-  gboolean installed;
-} WholeSignals;
-
-static gboolean
-whole_signals_install (WholeSignals *s, GError **error)
-{
-  /* Non-blocking both ways: the handler must never wait on a full pipe,
-   * and draining it must stop when it is empty. */
-  if (!g_unix_open_pipe (wake_pipe, FD_CLOEXEC, error)
-      || !g_unix_set_fd_nonblocking (wake_pipe[0], TRUE, error)
-      || !g_unix_set_fd_nonblocking (wake_pipe[1], TRUE, error))
-    return FALSE;
-  struct sigaction action;
-  memset (&action, 0, sizeof action);
-  action.sa_handler = on_whole_signal;
-  action.sa_flags = SA_RESTART;   /* the frame's writing is not disturbed */
-  sigemptyset (&action.sa_mask);
-  sigaction (SIGINT, &action, &s->old_int);
-  sigaction (SIGTERM, &action, &s->old_term);
-  s->installed = TRUE;
-  return TRUE;
-}
-
-static void
-whole_signals_restore (WholeSignals *s)
-{
-  if (s->installed)
-    {
-      sigaction (SIGINT, &s->old_int, NULL);
-      sigaction (SIGTERM, &s->old_term, NULL);
-    }
-  for (int i = 0; i < 2; i++)
-    if (wake_pipe[i] >= 0)
-      {
-        close (wake_pipe[i]);
-        wake_pipe[i] = -1;
-      }
-}
+/* SIGINT (Ctrl-C, to this process or its whole group) and SIGTERM set the
+ * shared flag (cli_install_cleanup_interrupt_handler); stopping the child
+ * and removing the temporary directory happen in the bench's own flow,
+ * which looks at the flag before each step and while it waits on a child.
+ * The handler wakes nothing, so that wait looks every INTERRUPT_POLL_MS. */
+#define INTERRUPT_POLL_MS 50
 
 static gboolean
 interrupted (GError **error)
 {
-  if (whole_signal == 0)
+  if (!cli_was_interrupted ())
     return FALSE;
   g_set_error (error, G_IO_ERROR, G_IO_ERROR_CANCELLED, "interrupted");
   return TRUE;
 }
 
 static gboolean
-on_wake (gint fd, GIOCondition condition, gpointer user_data)
+on_poll_tick (gpointer user_data)
 {
-  char buffer[64];
-  while (read (fd, buffer, sizeof buffer) > 0)
-    ;
   return G_SOURCE_CONTINUE;
 }
 
@@ -336,12 +276,12 @@ bytes_text (GBytes *bytes)
 }
 
 /* Runs EXE deblur FRAME with ITERATIONS in a child process, as run number
- * *RUN of P->runs. The child is waited for in the main context, so that a
- * signal (its pipe) wakes the wait: the child is then sent SIGTERM, not the
- * signal received, since deblur cancels a Ctrl-C only at its next report
- * point, which can be many seconds off on a large frame or while it plans,
- * and its result is not wanted. Once it has gone this fails as
- * G_IO_ERROR_CANCELLED. */
+ * *RUN of P->runs. The child is waited for in the main context, which a
+ * tick wakes to look at the interrupt flag: once it is set the child is
+ * sent SIGTERM, not the signal received, since deblur cancels a Ctrl-C
+ * only at its next report point, which can be many seconds off on a large
+ * frame or while it plans, and its result is not wanted. Once it has gone
+ * this fails as G_IO_ERROR_CANCELLED. */
 static gboolean
 run_deblur (const char *exe, const char *dir, const char *frame, const WholeParams *p,
             int iterations, int *run_number, WholeRun *run, GError **error)
@@ -383,21 +323,21 @@ run_deblur (const char *exe, const char *dir, const char *frame, const WholePara
 
   Communication c = { 0 };
   g_subprocess_communicate_async (child, NULL, NULL, on_communicated, &c);
-  GSource *wake = g_unix_fd_source_new (wake_pipe[0], G_IO_IN);
-  g_source_set_callback (wake, G_SOURCE_FUNC (on_wake), NULL, NULL);
-  g_source_attach (wake, NULL);
+  GSource *tick = g_timeout_source_new (INTERRUPT_POLL_MS);
+  g_source_set_callback (tick, on_poll_tick, NULL, NULL);
+  g_source_attach (tick, NULL);
   gboolean stopped = FALSE;
   while (!c.done)
     {
-      if (whole_signal != 0 && !stopped)
+      if (cli_was_interrupted () && !stopped)
         {
           g_subprocess_send_signal (child, SIGTERM);
           stopped = TRUE;
         }
       g_main_context_iteration (NULL, TRUE);
     }
-  g_source_destroy (wake);
-  g_source_unref (wake);
+  g_source_destroy (tick);
+  g_source_unref (tick);
   run->wall = ss_now () - start;
 
   g_autofree char *out = bytes_text (c.out), *err = bytes_text (c.err);
@@ -642,20 +582,14 @@ cli_bench_whole (const CliOptions *o)
     return status;
   g_autoptr (GError) error = NULL;
   /* Caught before the directory exists, so that no signal can leave it. */
-  WholeSignals signals = { 0 };
-  if (!whole_signals_install (&signals, &error))
-    {
-      whole_signals_restore (&signals);
-      return cli_fail (CLI_EXIT_FAILURE, NULL, error);
-    }
+  cli_install_cleanup_interrupt_handler ();
   g_autofree char *dir = g_dir_make_tmp ("sharpsky-bench-XXXXXX", &error);
   gboolean ok = dir != NULL && bench_in (dir, o, &p, &error);
   if (dir != NULL)
     remove_directory (dir);
   /* A signal after the last check, while the results were printed, leaves
    * them complete: that run succeeded. */
-  gboolean stopped = !ok && whole_signal != 0;
-  whole_signals_restore (&signals);
+  gboolean stopped = !ok && cli_was_interrupted ();
   if (stopped)
     {
       /* Whatever failed after the signal failed because of it. */

@@ -530,7 +530,9 @@ png_colour_name (int colour_type)
  * size and depth come from the IHDR chunk that must follow it. The file is
  * looked at as every reader does (ss_io_peek_file): a named pipe or a
  * device is refused before it is opened, where opening would wait for a
- * writer for ever. */
+ * writer for ever. Its rows are then decoded (ss_png_verify), since a
+ * header whole in a file cut short or corrupted after it would describe a
+ * file deblur cannot read. */
 static gboolean
 describe_png (const char *path, char **text, GError **error)
 {
@@ -545,6 +547,8 @@ describe_png (const char *path, char **text, GError **error)
       g_set_error (error, SS_ERROR, SS_ERROR_FORMAT, "%s: truncated PNG (no IHDR chunk)", path);
       return FALSE;
     }
+  if (!ss_png_verify (path, error))
+    return FALSE;
   *text = g_strdup_printf ("%s: PNG image, %u x %u, %d-bit %s\n", path, read_be32 (head + 16),
                            read_be32 (head + 20), head[24], png_colour_name (head[25]));
   return TRUE;

@@ -761,60 +761,96 @@ bench_config (const CsOptions *o, SsCsBenchParams *bp)
 }
 
 static void
-print_bench (const CsOptions *o, const SsCsBenchResult *r)
+print_bench_row_json (const SsCsBenchResult *r, const SsCsBenchRow *row)
 {
-  for (int i = 0; i < r->n_rows; i++)
-    {
-      const SsCsBenchRow *row = &r->rows[i];
-      if (o->json)
-        {
-          SsJsonObject j;
-          ss_json_begin (&j);
-          ss_json_add_string (&j, "type", "cs-bench");
-          ss_json_add_string (&j, "name", row->name);
-          ss_json_add_string (&j, "backend", r->backend);
-          ss_json_add_string (&j, "device", r->device);
-          ss_json_add_string (&j, "size", row->size);
-          ss_json_add_int (&j, "iterations", row->iterations);
-          ss_json_add_number (&j, "seconds_per_iteration", row->seconds);
-          ss_json_add_number (&j, "floor_seconds", row->floor_seconds);
-          ss_json_add_number (&j, "floor_ops_seconds", row->floor_ops_seconds);
-          ss_json_add_number (&j, "floor_bytes", row->floor_bytes);
-          ss_json_add_number (&j, "bandwidth", r->bandwidth);
-          ss_json_add_number (&j, "ratio", row->ratio);
-          ss_json_add_number (&j, "total_seconds", row->total_seconds);
-          ss_json_add_number (&j, "seed_seconds", row->seed_seconds);
-          ss_json_add_bool (&j, "seed_per_iteration", row->seed_per_iteration);
-          ss_json_add_number (&j, "speedup_over_seed", row->speedup);
-          ss_json_add_string (&j, "seed_note", row->seed_note);
-          g_autofree char *text = ss_json_end (&j);
-          printf ("%s\n", text);
-          continue;
-        }
-      if (i == 0)
-        printf ("device           %s (%s); copy bandwidth %.1f GB/s\n", r->device, r->backend,
-                r->bandwidth / 1e9);
-      printf ("\n%s             %s\n", row->name, row->size);
-      printf ("  measured       %.4f ms per iteration (%d timed)\n", 1e3 * row->seconds,
-              row->iterations);
-      printf ("  floor          %.4f ms = operator %.4f ms + %.1f MB at the copy bandwidth\n",
-              1e3 * row->floor_seconds, 1e3 * row->floor_ops_seconds, row->floor_bytes / 1e6);
-      printf ("  ratio          %.3f (measured over floor)\n", row->ratio);
-      /* %.3g: a speed-up below 0.05 (a CPU against the seed's GPU) once
-       * printed as "0.0x". */
-      if (isfinite (row->seed_seconds) && row->seed_per_iteration)
-        printf ("  seed           %.4g ms per iteration vs ours %.4g ms: %.3gx (%s)\n",
-                1e3 * row->seed_seconds, 1e3 * row->seconds, row->speedup, row->seed_note);
-      else if (isfinite (row->seed_seconds))
-        printf ("  seed           %.4g s vs ours %.4g s: %.3gx (%s)\n", row->seed_seconds,
-                row->total_seconds, row->speedup, row->seed_note);
-      else if (row->seed_per_iteration)
-        printf ("  seed           no figure at this size (%s)\n", row->seed_note);
-      else
-        printf ("  total          %.4g s (%s)\n", row->total_seconds, row->seed_note);
-    }
+  SsJsonObject j;
+  ss_json_begin (&j);
+  ss_json_add_string (&j, "type", "cs-bench");
+  ss_json_add_string (&j, "name", row->name);
+  ss_json_add_string (&j, "backend", r->backend);
+  ss_json_add_string (&j, "device", r->device);
+  ss_json_add_string (&j, "size", row->size);
+  ss_json_add_int (&j, "iterations", row->iterations);
+  ss_json_add_number (&j, "seconds_per_iteration", row->seconds);
+  ss_json_add_number (&j, "floor_seconds", row->floor_seconds);
+  ss_json_add_number (&j, "floor_ops_seconds", row->floor_ops_seconds);
+  ss_json_add_number (&j, "floor_bytes", row->floor_bytes);
+  ss_json_add_number (&j, "bandwidth", r->bandwidth);
+  ss_json_add_number (&j, "ratio", row->ratio);
+  ss_json_add_number (&j, "total_seconds", row->total_seconds);
+  ss_json_add_number (&j, "seed_seconds", row->seed_seconds);
+  ss_json_add_bool (&j, "seed_per_iteration", row->seed_per_iteration);
+  ss_json_add_number (&j, "speedup_over_seed", row->speedup);
+  ss_json_add_string (&j, "seed_note", row->seed_note);
+  g_autofree char *text = ss_json_end (&j);
+  printf ("%s\n", text);
 }
 
+static void
+print_bench_row_text (const SsCsBenchRow *row)
+{
+  printf ("\n%s             %s\n", row->name, row->size);
+  printf ("  measured       %.4f ms per iteration (%d timed)\n", 1e3 * row->seconds,
+          row->iterations);
+  printf ("  floor          %.4f ms = operator %.4f ms + %.1f MB at the copy bandwidth\n",
+          1e3 * row->floor_seconds, 1e3 * row->floor_ops_seconds, row->floor_bytes / 1e6);
+  printf ("  ratio          %.3f (measured over floor)\n", row->ratio);
+  /* %.3g: a speed-up below 0.05 (a CPU against the seed's GPU) once
+   * printed as "0.0x". */
+  if (isfinite (row->seed_seconds) && row->seed_per_iteration)
+    printf ("  seed           %.4g ms per iteration vs ours %.4g ms: %.3gx (%s)\n",
+            1e3 * row->seed_seconds, 1e3 * row->seconds, row->speedup, row->seed_note);
+  else if (isfinite (row->seed_seconds))
+    printf ("  seed           %.4g s vs ours %.4g s: %.3gx (%s)\n", row->seed_seconds,
+            row->total_seconds, row->speedup, row->seed_note);
+  else if (row->seed_per_iteration)
+    printf ("  seed           no figure at this size (%s)\n", row->seed_note);
+  else
+    printf ("  total          %.4g s (%s)\n", row->total_seconds, row->seed_note);
+}
+
+/* What the bench has printed: every row goes out as soon as it is measured
+ * (a whole bench takes minutes), so that an interrupted one has shown all
+ * it measured. */
+typedef struct {
+  const CsOptions *o;
+  gboolean device_printed;  /* the text's first line */
+  int rows_printed;
+} BenchOutput;
+
+/* The bench's progress (SsCsBenchParams.progress): the device once it is
+ * measured, then each new row. */
+static void
+print_bench_progress (const SsCsBenchResult *r, gpointer user_data)
+{
+  BenchOutput *out = user_data;
+  if (!out->o->json && !out->device_printed)
+    printf ("device           %s (%s); copy bandwidth %.1f GB/s\n", r->device, r->backend,
+            r->bandwidth / 1e9);
+  out->device_printed = TRUE;
+  for (; out->rows_printed < r->n_rows; out->rows_printed++)
+    {
+      if (out->o->json)
+        print_bench_row_json (r, &r->rows[out->rows_printed]);
+      else
+        print_bench_row_text (&r->rows[out->rows_printed]);
+    }
+  fflush (stdout);
+}
+
+/* How many benchmarks BP runs (bits of SsCsBenchWhich). */
+static int
+bench_count (const SsCsBenchParams *bp)
+{
+  return ((bp->which & SS_CS_BENCH_NIHT) != 0) + ((bp->which & SS_CS_BENCH_FISTA) != 0)
+         + ((bp->which & SS_CS_BENCH_ALM) != 0);
+}
+
+/* Ctrl-C stops the bench at its next check (ss-cs-bench.h: between timed
+ * repetitions, at each iteration of a timed CPU solve): the rows measured
+ * before it are printed and complete, the one under way is dropped. A
+ * bench that ended before it looked at the flag has measured everything:
+ * it succeeded. */
 static int
 run_bench (const CsOptions *o, const CsConfig *c)
 {
@@ -822,16 +858,28 @@ run_bench (const CsOptions *o, const CsConfig *c)
   int status = bench_config (o, &bp);
   if (status >= 0)
     return status;
+  BenchOutput output = { o, FALSE, 0 };
+  bp.stop = cli_interrupt_flag ();
+  bp.progress = print_bench_progress;
+  bp.user_data = &output;
   g_autoptr (GError) error = NULL;
   SsCsBenchResult result = { 0 };
-  if (!ss_cs_bench (c->backend, &bp, &result, &error))
-    status = cli_fail (error->code == SS_ERROR_NO_DEVICE ? CLI_EXIT_USAGE : CLI_EXIT_FAILURE,
-                       NULL, error);
-  else
+  gboolean ok = ss_cs_bench (c->backend, &bp, &result, &error);
+  if (ok)
     {
-      print_bench (o, &result);
+      print_bench_progress (&result, &output);
       status = CLI_EXIT_OK;
     }
+  else if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+    {
+      cli_error (NULL, "cs: interrupted after %d of %d benchmarks; %s", result.n_rows,
+                 bench_count (&bp), result.n_rows > 0 ? "the rows printed are complete"
+                                                      : "nothing measured");
+      status = CLI_EXIT_FAILURE;
+    }
+  else
+    status = cli_fail (error->code == SS_ERROR_NO_DEVICE ? CLI_EXIT_USAGE : CLI_EXIT_FAILURE,
+                       NULL, error);
   ss_cs_bench_result_clear (&result);
   return status;
 }
@@ -844,7 +892,7 @@ cli_cs (int argc, char **argv)
   int status = cs_parse (argc, argv, &o);
   if (status < 0)
     status = cs_config (&o, &c);
-  if (status < 0 && !o.bench)
+  if (status < 0)
     cli_install_interrupt_handler ();
   if (status < 0)
     status = o.bench ? run_bench (&o, &c)

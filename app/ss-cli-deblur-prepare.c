@@ -25,6 +25,7 @@ cli_deblur_plane_job_release_buffers (CliPlaneJob *job)
   if (job->op != NULL)
     job->observed = job->op->m;
   g_clear_pointer (&job->op, ss_operator_free);
+  job->psf_file = NULL;   /* the input's */
   g_clear_pointer (&job->y, g_free);
   g_clear_pointer (&job->truth, g_free);
   g_clear_pointer (&job->truth_image, g_free);
@@ -122,24 +123,32 @@ cli_deblur_prepare_recorded (const CliDeblurInput *in, const CliOptions *o, cons
 
 /* ---- a real image ---------------------------------------------------------- */
 
-/* Reads a PSF file once, for the first plane, to say what rendering it does
- * quietly (negative wings zeroed, an off-centre centroid) or to refuse it. */
+/* Reads the PSF file once for all the planes of IN, at the first one: each
+ * plane renders its margin and its blur from that reading, which says what
+ * it does quietly (negative wings zeroed, an off-centre centroid) or
+ * refuses the file. Reading again would repeat the work, and a file
+ * changed meanwhile would give planes, or a note and the blur, that
+ * disagree. */
 static int
-note_psf_file (const CliOptions *o, const char *label, const CliPlaneJob *job)
+read_psf_file (CliDeblurInput *in, const CliOptions *o, const char *label, CliPlaneJob *job)
 {
-  g_autoptr (GError) error = NULL;
-  g_autoptr (GPtrArray) notes = g_ptr_array_new_with_free_func (g_free);
-  g_autoptr (SsImage) psf = ss_psf_read_file (job->psf.path, notes, &error);
-  if (psf == NULL)
-    return cli_operator_failure (label, &job->psf, error);
-  for (guint i = 0; i < notes->len; i++)
-    cli_note (o, "%s", (const char *) g_ptr_array_index (notes, i));
+  if (in->psf_file == NULL)
+    {
+      g_autoptr (GError) error = NULL;
+      g_autoptr (GPtrArray) notes = g_ptr_array_new_with_free_func (g_free);
+      in->psf_file = ss_psf_read_file (job->psf.path, notes, &error);
+      if (in->psf_file == NULL)
+        return cli_operator_failure (label, &job->psf, error);
+      for (guint i = 0; i < notes->len; i++)
+        cli_note (o, "%s", (const char *) g_ptr_array_index (notes, i));
+    }
+  job->psf_file = in->psf_file;
   return -1;
 }
 
 /* The PSF of plane JOB->plane: the spec given, or a fit to stars. */
 static int
-measure_psf (const CliDeblurInput *in, const CliOptions *o, const CliConfig *c, CliPlaneJob *job)
+measure_psf (CliDeblurInput *in, const CliOptions *o, const CliConfig *c, CliPlaneJob *job)
 {
   g_autoptr (GError) error = NULL;
   int plane = MAX (job->plane, 0);
@@ -148,8 +157,8 @@ measure_psf (const CliDeblurInput *in, const CliOptions *o, const CliConfig *c, 
   if (c->psf_source == CLI_PSF_SPEC)
     {
       ss_psf_spec_copy (&c->acquisition.psf, &job->psf);
-      if (job->psf.kind == SS_PSF_FILE && job->plane <= 0)
-        return note_psf_file (o, label, job);
+      if (job->psf.kind == SS_PSF_FILE)
+        return read_psf_file (in, o, label, job);
       return -1;
     }
   if (c->psf_source == CLI_PSF_STAR)
@@ -186,6 +195,32 @@ measure_psf (const CliDeblurInput *in, const CliOptions *o, const CliConfig *c, 
   return -1;
 }
 
+/* The plane's PSF rendered at WIDTH x HEIGHT: the fit, the file as read,
+ * or the model. */
+static SsImage *
+render_plane_psf (const CliPlaneJob *job, int width, int height, GError **error)
+{
+  if (job->fitted)
+    return ss_psf_fit_render (&job->fit, width, height, error);
+  if (job->psf_file != NULL)
+    return ss_psf_render_file_image (job->psf_file, job->psf.path, width, height, error);
+  return ss_psf_render (&job->psf, width, height, error);
+}
+
+/* The border --boundary needs for the plane's PSF (ss-boundary.h). A file's
+ * is measured on the image read, as ss_boundary_margin_for_psf would
+ * measure it after reading the file again. A fit's is its circular
+ * approximation's (JOB->psf), a model with a reach. */
+static int
+plane_psf_margin (const CliPlaneJob *job, int width, int height, GError **error)
+{
+  if (job->psf_file == NULL)
+    return ss_boundary_margin_for_psf (&job->psf, width, height, error);
+  g_autoptr (SsImage) kernel = ss_psf_render_file_image (job->psf_file, job->psf.path, width,
+                                                         height, error);
+  return kernel != NULL ? ss_boundary_margin_for_kernel (kernel->data, width, height) : -1;
+}
+
 /* Pads the scaled data (and truth) to an FFT-friendly size per --boundary. */
 static int
 pad_plane (const CliDeblurInput *in, const CliConfig *c, CliPlaneJob *job, const float *scaled,
@@ -195,7 +230,7 @@ pad_plane (const CliDeblurInput *in, const CliConfig *c, CliPlaneJob *job, const
   int w = in->image->width, h = in->image->height;
   g_autofree char *label = cli_deblur_plane_label (in->in_path, job->plane);
 
-  *margin = ss_boundary_margin_for_psf (&job->psf, w, h, &error);
+  *margin = plane_psf_margin (job, w, h, &error);
   if (*margin < 0 || error != NULL)
     return cli_operator_failure (label, &job->psf, error);
   if (!ss_boundary_pad (scaled, w, h, c->boundary, *margin, &job->y, &job->pw, &job->ph,
@@ -223,8 +258,7 @@ pad_plane (const CliDeblurInput *in, const CliConfig *c, CliPlaneJob *job, const
 static SsOperator *
 plane_operator (const CliConfig *c, const CliPlaneJob *job, GError **error)
 {
-  g_autoptr (SsImage) kernel = job->fitted ? ss_psf_fit_render (&job->fit, job->pw, job->ph, error)
-                                           : ss_psf_render (&job->psf, job->pw, job->ph, error);
+  g_autoptr (SsImage) kernel = render_plane_psf (job, job->pw, job->ph, error);
   if (kernel == NULL)
     return NULL;
   return ss_backend_kind_new_operator (c->backend, g_steal_pointer (&kernel->data), job->y,
@@ -232,7 +266,7 @@ plane_operator (const CliConfig *c, const CliPlaneJob *job, GError **error)
 }
 
 int
-cli_deblur_prepare_real (const CliDeblurInput *in, const CliOptions *o, const CliConfig *c,
+cli_deblur_prepare_real (CliDeblurInput *in, const CliOptions *o, const CliConfig *c,
                          CliPlaneJob *job)
 {
   g_autoptr (GError) error = NULL;

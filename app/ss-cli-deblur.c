@@ -509,6 +509,7 @@ deblur_one (CliOptions *o, CliConfig *c, const char *in_path)
 
   g_clear_pointer (&in.image, ss_image_free);
   g_clear_pointer (&in.truth, ss_image_free);
+  g_clear_pointer (&in.psf_file, ss_image_free);
   ss_acquisition_clear (&in.acq);
   return status;
 }

@@ -28,21 +28,44 @@ on_interrupt (int signal_number)
   interrupted = 1;
 }
 
-void
-cli_install_interrupt_handler (void)
+static void
+catch_signal (int signal_number, int flags)
 {
   struct sigaction action;
   memset (&action, 0, sizeof action);
   action.sa_handler = on_interrupt;
-  action.sa_flags = SA_RESETHAND;   /* a second Ctrl-C kills at once */
+  action.sa_flags = flags;
   sigemptyset (&action.sa_mask);
-  sigaction (SIGINT, &action, NULL);
+  sigaction (signal_number, &action, NULL);
+}
+
+void
+cli_install_interrupt_handler (void)
+{
+  catch_signal (SIGINT, SA_RESETHAND);   /* a second Ctrl-C kills at once */
+}
+
+void
+cli_install_cleanup_interrupt_handler (void)
+{
+  /* Every signal only sets the flag: the cleanup that follows the first
+   * is short, and killing it would leave what it removes. SA_RESTART: a
+   * file being written meanwhile is not disturbed. */
+  catch_signal (SIGINT, SA_RESTART);
+  catch_signal (SIGTERM, SA_RESTART);
 }
 
 gboolean
 cli_was_interrupted (void)
 {
   return interrupted != 0;
+}
+
+const volatile gint *
+cli_interrupt_flag (void)
+{
+  /* sig_atomic_t is an int here: the engine's loops read it as a gint. */
+  return &interrupted;
 }
 
 /* ---- small helpers ----------------------------------------------------- */

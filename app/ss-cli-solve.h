@@ -60,6 +60,13 @@ gboolean cli_was_interrupted (void);
 /* Ctrl-C sets the flag cli_was_interrupted reads (a second one kills at
  * once); a command checks it at its report points. */
 void cli_install_interrupt_handler (void);
+/* The same flag for a command that has a child or temporary files to
+ * clean up (bench --whole): SIGTERM sets it too, and a second signal sets
+ * it again rather than killing the command halfway through its cleanup. */
+void cli_install_cleanup_interrupt_handler (void);
+/* The flag itself, for an engine loop that looks at it between its steps
+ * (SsCsBenchParams.stop) rather than at report points. */
+const volatile gint *cli_interrupt_flag (void);
 
 /* Writes IMAGE (header ready) as FITS, or as PNG when PATH ends in .png. */
 int cli_write_image (const char *path, const CliOptions *options, const CliConfig *config,

@@ -13,6 +13,8 @@
 #include <locale.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <sys/inotify.h>
+#include <unistd.h>
 
 #define SIDE 64
 
@@ -1011,6 +1013,184 @@ test_info (Fixture *f, gconstpointer data)
   cli_run_clear (&run);
 }
 
+/* ---- a PSF file is read once ------------------------------------------- */
+
+typedef void (*FileAction) (gpointer data);
+
+/* How many times PATH was opened while ACTION ran, in this process or a
+ * child it waited for: the kernel queues the events as the files are
+ * opened. Closes are watched too, so that two opens in a row are never
+ * merged into one event (inotify merges identical events in a row). */
+static int
+count_opens (const char *path, FileAction action, gpointer data)
+{
+  int fd = inotify_init1 (IN_NONBLOCK | IN_CLOEXEC);
+  g_assert_cmpint (fd, >=, 0);
+  g_assert_cmpint (inotify_add_watch (fd, path, IN_OPEN | IN_CLOSE), >=, 0);
+  action (data);
+  int opens = 0;
+  char buffer[4096] __attribute__ ((aligned (__alignof__ (struct inotify_event))));
+  ssize_t got;
+  while ((got = read (fd, buffer, sizeof buffer)) > 0)
+    for (const char *at = buffer; at < buffer + got;)
+      {
+        const struct inotify_event *event = (const struct inotify_event *) at;
+        opens += (event->mask & IN_OPEN) != 0;
+        at += sizeof *event + event->len;
+      }
+  g_assert_false (got < 0 && errno != EAGAIN);
+  close (fd);
+  return opens;
+}
+
+static void
+read_psf_here (gpointer path)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (SsImage) psf = ss_psf_read_file (path, NULL, &error);
+  g_assert_no_error (error);
+}
+
+typedef struct {
+  const char *input, *output, *psf_option;
+  CliRun run;
+} DeblurCall;
+
+static void
+run_deblur (gpointer data)
+{
+  DeblurCall *call = data;
+  call->run = RUN_CLI ("deblur", call->input, "-o", call->output, "--psf", call->psf_option,
+                       "--iters", "3", "--force");
+}
+
+/* A 9 x 9 Gaussian stamp peaking 2 px right of its centre pixel (its
+ * centroid, cut by the stamp's edge, 1.88 px right), a corner pixel a
+ * little negative: reading it zeroes that pixel and warns of the centroid,
+ * two notes. */
+static char *
+write_noted_psf (const Fixture *f)
+{
+  enum { S = 9 };
+  float stamp[S * S];
+  for (int y = 0; y < S; y++)
+    for (int x = 0; x < S; x++)
+      stamp[y * S + x] = (float) exp (-(pow (x - (S / 2 + 2), 2) + pow (y - S / 2, 2)) / 4.0);
+  stamp[0] = -0.01f;
+  char *path = temp_path (f, "psf.fits");
+  write_fits_float (path, stamp, S, S);
+  return path;
+}
+
+/* deblur --psf file:PSF reads the file once, however many planes the
+ * image has: its notes, every plane's margin and blur come from that one
+ * reading (the file was read again for the blur, and again for each
+ * plane's margin). Each note is printed once. The reads are counted as
+ * opens of the file, against those of one ss_psf_read_file here. */
+static void
+test_psf_file_read_once (Fixture *f, gconstpointer data)
+{
+  if (!cli_available ())
+    return;
+  g_autofree char *psf = write_noted_psf (f);
+  g_autofree char *psf_option = g_strdup_printf ("file:%s", psf);
+  int one_reading = count_opens (psf, read_psf_here, psf);
+  g_assert_cmpint (one_reading, >, 0);
+  for (int planes = 1; planes <= 3; planes += 2)
+    {
+      g_autofree float *pixels = g_new (float, SIDE * SIDE * planes);
+      for (int p = 0; p < planes; p++)
+        {
+          g_autofree float *plane = random_star_field (SIDE, SIDE);
+          memcpy (pixels + (gsize) p * SIDE * SIDE, plane, SIDE * SIDE * sizeof (float));
+        }
+      g_autofree char *input = temp_path (f, "stars.fits");
+      g_autofree char *output = temp_path (f, "sharp.fits");
+      test_write_fits_float (input, pixels, SIDE, SIDE, planes, "test stars");
+      DeblurCall call = { input, output, psf_option, { 0 } };
+      int opens = count_opens (psf, run_deblur, &call);
+      g_test_message ("%d plane(s): %d opens, %d for one reading", planes, opens, one_reading);
+      g_assert_cmpint (call.run.status, ==, 0);
+      g_assert_cmpint (opens, ==, one_reading);
+      g_auto (GStrv) lines = g_strsplit (call.run.err, "\n", -1);
+      int negative = 0, centroid = 0;
+      for (int i = 0; lines[i] != NULL; i++)
+        {
+          negative += strstr (lines[i], "1 negative pixels") != NULL;
+          centroid += strstr (lines[i], "its centroid is (+1.88, +0.00) px") != NULL;
+        }
+      g_assert_cmpint (negative, ==, 1);
+      g_assert_cmpint (centroid, ==, 1);
+      cli_run_clear (&call.run);
+    }
+}
+
+/* A PNG of random grey levels (incompressible, so that its image data
+ * fill most of the file) written by the engine, 16-bit. */
+static char *
+write_noise_png (const Fixture *f, const char *name)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (SsImage) image = ss_image_new (SIDE, SIDE, 1, &error);
+  g_assert_no_error (error);
+  for (gsize i = 0; i < ss_image_plane_size (image); i++)
+    image->data[i] = (float) g_test_rand_double ();
+  SsPngWriteOptions options;
+  ss_png_write_options_init (&options);
+  options.bit_depth = 16;
+  char *path = temp_path (f, name);
+  g_assert_true (ss_png_write (image, path, &options, FALSE, NULL, &error));
+  g_assert_no_error (error);
+  return path;
+}
+
+/* PATH with its bytes from FRACTION of its length on cut off. */
+static char *
+write_truncated_copy (const Fixture *f, const char *path, const char *name, double fraction)
+{
+  g_autofree char *contents = NULL;
+  gsize length = 0;
+  g_assert_true (g_file_get_contents (path, &contents, &length, NULL));
+  char *copy = temp_path (f, name);
+  g_assert_true (g_file_set_contents (copy, contents, (gssize) (length * fraction), NULL));
+  return copy;
+}
+
+/* info on a PNG cut short or corrupted inside its image data: its header
+ * is whole, and info once described it as a sound image; it must fail
+ * (exit 1) with one line naming the file as damaged, and describe nothing.
+ * The sound file it came from is described (exit 0). */
+static void
+test_info_damaged_png (Fixture *f, gconstpointer data)
+{
+  if (!cli_available ())
+    return;
+  g_autofree char *sound = write_noise_png (f, "sound.png");
+  CliRun run = RUN_CLI ("info", sound);
+  g_assert_cmpint (run.status, ==, 0);
+  g_assert_nonnull (strstr (run.out, "PNG image, 64 x 64, 16-bit grey"));
+  cli_run_clear (&run);
+
+  g_autofree char *truncated = write_truncated_copy (f, sound, "truncated.png", 0.6);
+  run = RUN_CLI ("info", truncated);
+  assert_refused (&run, 1, "truncated.png: damaged PNG: ");
+  g_assert_nonnull (strstr (run.err, "truncated"));
+  g_assert_cmpstr (run.out, ==, "");
+  cli_run_clear (&run);
+
+  /* One byte of the image data flipped, halfway through the file. */
+  g_autofree char *contents = NULL;
+  gsize length = 0;
+  g_assert_true (g_file_get_contents (sound, &contents, &length, NULL));
+  contents[length / 2] ^= 0x5a;
+  g_autofree char *corrupted = temp_path (f, "corrupted.png");
+  g_assert_true (g_file_set_contents (corrupted, contents, (gssize) length, NULL));
+  run = RUN_CLI ("info", corrupted);
+  assert_refused (&run, 1, "corrupted.png: damaged PNG: ");
+  g_assert_cmpstr (run.out, ==, "");
+  cli_run_clear (&run);
+}
+
 /* The solver options come from the engine's tables: --help names every
  * solver and offers every parameter, and a parameter out of its range is
  * refused with the table's rule. */
@@ -1630,6 +1810,8 @@ main (int argc, char **argv)
   ADD ("bad-outputs-and-sizes", test_bad_outputs_and_sizes);
   ADD ("output-protection", test_output_protection);
   ADD ("info", test_info);
+  ADD ("info-damaged-png", test_info_damaged_png);
+  ADD ("psf-file-read-once", test_psf_file_read_once);
   ADD ("json-escaping", test_json_escaping);
   ADD ("fftw-wisdom", test_fftw_wisdom);
   ADD ("deblur-phases", test_deblur_phases);

@@ -814,6 +814,59 @@ test_bench_niht_row (void)
     }
 }
 
+/* A bench's progress that sets its stop flag once ROWS rows are measured,
+ * as Ctrl-C would: no signal, no timing. */
+typedef struct {
+  gint stop;
+  int rows;
+  int calls;
+} BenchStopper;
+
+static void
+stop_after_rows (const SsCsBenchResult *result, gpointer user_data)
+{
+  BenchStopper *s = user_data;
+  s->calls++;
+  if (result->n_rows >= s->rows)
+    s->stop = 1;
+}
+
+/* The stop flag ends the bench at its next check, G_IO_ERROR_CANCELLED,
+ * with the rows measured before it whole and reported to its progress
+ * once each (a first call, before any row, for the device): stopped when
+ * the device is measured, nothing runs; after NIHT's row, FISTA never
+ * starts. Its matrix would not fit MEMORY_LIMIT: a bench that ignored
+ * the flag fails at once with another error. */
+static void
+test_bench_stop (void)
+{
+  for (int rows = 0; rows <= 1; rows++)
+    {
+      SsCsBenchParams bp;
+      ss_cs_bench_params_init (&bp);
+      bp.which = SS_CS_BENCH_NIHT | SS_CS_BENCH_FISTA;
+      bp.dct_n = 1024;
+      bp.memory_limit = 1 << 20;
+      BenchStopper stopper = { 0, rows, 0 };
+      bp.stop = &stopper.stop;
+      bp.progress = stop_after_rows;
+      bp.user_data = &stopper;
+      SsCsBenchResult r = { 0 };
+      g_autoptr (GError) error = NULL;
+      g_assert_false (ss_cs_bench_cpu (&bp, &r, &error));
+      g_assert_error (error, G_IO_ERROR, G_IO_ERROR_CANCELLED);
+      g_assert_cmpint (r.n_rows, ==, rows);
+      g_assert_cmpint (stopper.calls, ==, rows + 1);
+      if (rows > 0)
+        {
+          g_assert_cmpstr (r.rows[0].name, ==, "niht-dct");
+          g_assert_cmpint (r.rows[0].iterations, ==, bp.niht_iterations);
+          g_assert_true (r.rows[0].seconds > 0 && isfinite (r.rows[0].ratio));
+        }
+      ss_cs_bench_result_clear (&r);
+    }
+}
+
 /* ---- the command line ------------------------------------------------------- */
 
 static gboolean
@@ -1016,6 +1069,41 @@ test_cli_interrupt (void)
   test_remove_tree (dir);
 }
 
+/* Ctrl-C in cs --bench: exit 1 with one line, not the shell's silent 130.
+ * The signal goes once the device line is out (the handler is then in
+ * place, as the bench has started) and NIHT at n = 2^20 has minutes of
+ * work ahead: it stops within an iteration, with no row measured. */
+static void
+test_cli_bench_interrupt (void)
+{
+  if (!cli_ready ())
+    return;
+  g_autoptr (GError) error = NULL;
+  g_autoptr (GSubprocess) child = g_subprocess_new (
+    G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDERR_PIPE, &error, cli_path (), "cs",
+    "--bench", "--bench-which", "niht", "--bench-n", "1048576", "--backend", "cpu", NULL);
+  g_assert_no_error (error);
+  g_autoptr (GDataInputStream) out
+    = g_data_input_stream_new (g_subprocess_get_stdout_pipe (child));
+  g_autofree char *first = g_data_input_stream_read_line (out, NULL, NULL, NULL);
+  g_assert_nonnull (first);
+  g_assert_true (g_str_has_prefix (first, "device "));
+  g_subprocess_send_signal (child, SIGINT);
+  g_autoptr (GDataInputStream) err
+    = g_data_input_stream_new (g_subprocess_get_stderr_pipe (child));
+  g_autofree char *message = g_data_input_stream_read_line (err, NULL, NULL, NULL);
+  g_autofree char *more_err = g_data_input_stream_read_line (err, NULL, NULL, NULL);
+  g_autofree char *more_out = g_data_input_stream_read_line (out, NULL, NULL, NULL);
+  g_assert_true (g_subprocess_wait (child, NULL, &error));
+  g_test_message ("first line %s; then %s", first, message);
+  g_assert_true (g_subprocess_get_if_exited (child));
+  g_assert_cmpint (g_subprocess_get_exit_status (child), ==, 1);
+  g_assert_cmpstr (message, ==, "sharpsky-cli: cs: interrupted after 0 of 1 benchmarks; "
+                                "nothing measured");
+  g_assert_null (more_err);
+  g_assert_null (more_out);
+}
+
 /* The bench's labels: NIHT at a size the seed has no figure for says so
  * (it once printed the iteration's time as "total"). */
 static void
@@ -1070,11 +1158,13 @@ main (int argc, char **argv)
   g_test_add_func ("/cs/debias/fista", test_debias_fista);
   g_test_add_func ("/cs/fista/interruptible", test_fista_interruptible);
   g_test_add_func ("/cs/bench/niht-row", test_bench_niht_row);
+  g_test_add_func ("/cs/bench/stop", test_bench_stop);
   g_test_add_func ("/cs/cli/recovery", test_cli_recovery);
   g_test_add_func ("/cs/cli/refusals", test_cli_refusals);
   g_test_add_func ("/cs/cli/notes", test_cli_notes);
   g_test_add_func ("/cs/cli/grid", test_cli_grid);
   g_test_add_func ("/cs/cli/interrupt", test_cli_interrupt);
   g_test_add_func ("/cs/cli/bench-labels", test_cli_bench_labels);
+  g_test_add_func ("/cs/cli/bench-interrupt", test_cli_bench_interrupt);
   return g_test_run ();
 }

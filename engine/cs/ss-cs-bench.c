@@ -172,6 +172,30 @@ ss_cs_bench_row_alm (SsCsBenchRow *row, const SsCsBenchParams *bp, double total_
   ss_cs_bench_row_finish (row);
 }
 
+gboolean
+ss_cs_bench_stopped (const SsCsBenchParams *bp, GError **error)
+{
+  if (bp->stop == NULL || *bp->stop == 0)
+    return FALSE;
+  g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_CANCELLED, "the bench was interrupted");
+  return TRUE;
+}
+
+void
+ss_cs_bench_add_row (const SsCsBenchParams *bp, SsCsBenchResult *result)
+{
+  result->n_rows++;
+  if (bp->progress != NULL)
+    bp->progress (result, bp->user_data);
+}
+
+void
+ss_cs_bench_device_measured (const SsCsBenchParams *bp, const SsCsBenchResult *result)
+{
+  if (bp->progress != NULL)
+    bp->progress (result, bp->user_data);
+}
+
 static int
 compare_doubles (const void *a, const void *b)
 {
@@ -179,17 +203,20 @@ compare_doubles (const void *a, const void *b)
   return (x > y) - (x < y);
 }
 
-/* The median of REPEATS timings of FUNC (after one untimed call). */
+/* The median of REPEATS timings of FUNC (after one untimed call); NAN as
+ * soon as BP->stop is set (the caller's ss_cs_bench_stopped says so). */
 typedef void (*TimedFunc) (gpointer data);
 
 static double
-median_time (TimedFunc func, gpointer data, int repeats)
+median_time (const SsCsBenchParams *bp, TimedFunc func, gpointer data, int repeats)
 {
   double times[9];
   repeats = CLAMP (repeats, 1, 9);
   func (data);
   for (int r = 0; r < repeats; r++)
     {
+      if (ss_cs_bench_stopped (bp, NULL))
+        return NAN;
       double t0 = ss_now ();
       func (data);
       times[r] = ss_now () - t0;
@@ -214,7 +241,7 @@ run_r2r (gpointer data)
 
 /* The two transforms an NIHT iteration cannot avoid, timed alone. */
 static double
-time_dct_pair (gsize n)
+time_dct_pair (const SsCsBenchParams *bp, gsize n)
 {
   float *buffer = ss_mem_alloc (NULL, n * sizeof (float), NULL);
   if (buffer == NULL)
@@ -228,7 +255,7 @@ time_dct_pair (gsize n)
   ss_fft_plan_unlock ();
   for (gsize i = 0; i < n; i++)
     buffer[i] = (float) (i % 17) - 8.0f;
-  double t = median_time (run_r2r, &forward, 7) + median_time (run_r2r, &inverse, 7);
+  double t = median_time (bp, run_r2r, &forward, 7) + median_time (bp, run_r2r, &inverse, 7);
   ss_fft_plan_lock ();
   fftwf_destroy_plan (forward.plan);
   fftwf_destroy_plan (inverse.plan);
@@ -238,15 +265,20 @@ time_dct_pair (gsize n)
 }
 
 typedef struct {
+  const SsCsBenchParams *bp;
   int first, last;
   double t_first, t_last;
 } IterationClock;
 
+/* Every iteration: a long timed solve (FISTA's 60 problems on a GiB
+ * matrix) must stop within an iteration of a Ctrl-C. */
 static gboolean
 clock_iteration (int iteration, const float *x, gboolean last, gpointer user_data,
                  GError **error)
 {
   IterationClock *c = user_data;
+  if (ss_cs_bench_stopped (c->bp, error))
+    return FALSE;
   if (iteration == c->first)
     c->t_first = ss_now ();
   if (iteration == c->last)
@@ -259,11 +291,12 @@ clock_iteration (int iteration, const float *x, gboolean last, gpointer user_dat
  * solver) not the first iterations that search the support. FISTA is timed
  * whole, as seed 004 times its runs (its setup is small beside a GEMM). */
 static double
-time_solver_iterations (const SsCsParams *base, SsLinop *A, const float *y, int batch,
-                        int warmup, int iterations, float *x_out, GError **error)
+time_solver_iterations (const SsCsBenchParams *bp, const SsCsParams *base, SsLinop *A,
+                        const float *y, int batch, int warmup, int iterations, float *x_out,
+                        GError **error)
 {
   SsCsParams p = *base;
-  IterationClock clock = { warmup, warmup + iterations, NAN, NAN };
+  IterationClock clock = { bp, warmup, warmup + iterations, NAN, NAN };
   p.iterations = warmup + iterations;
   p.report_every = 1;
   p.progress = clock_iteration;
@@ -296,10 +329,14 @@ bench_niht (const SsCsBenchParams *bp, double bandwidth, SsCsBenchRow *row, GErr
   /* The steady state, support found (seed 003's Table 6 times the step and
    * the stopping test, without the support detection, likewise). */
   g_autofree float *x = g_new0 (float, n);
-  double seconds = time_solver_iterations (&p, A, y, 1, 100, bp->niht_iterations, x, error);
+  double seconds = time_solver_iterations (bp, &p, A, y, 1, 100, bp->niht_iterations, x,
+                                           error);
   if (isnan (seconds))
     return FALSE;
-  ss_cs_bench_row_niht (row, bp, seconds, time_dct_pair (n), bandwidth,
+  double pair_seconds = time_dct_pair (bp, n);
+  if (ss_cs_bench_stopped (bp, error))
+    return FALSE;
+  ss_cs_bench_row_niht (row, bp, seconds, pair_seconds, bandwidth,
                         ss_cs_relative_error (x, truth, n));
   return TRUE;
 }
@@ -322,7 +359,7 @@ run_gemm_pair (gpointer data)
 
 /* The two products of an iteration (A·X and Aᵀ·R for BATCH columns), alone. */
 static double
-time_products (SsLinop *A, int batch)
+time_products (const SsCsBenchParams *bp, SsLinop *A, int batch)
 {
   GemmCall c = { A, g_new0 (float, A->cols * batch), g_new0 (float, A->rows * batch),
                  g_new0 (float, A->rows * batch), g_new0 (float, A->cols * batch), batch };
@@ -330,7 +367,7 @@ time_products (SsLinop *A, int batch)
     c.in_n[i] = (float) ((i * 7) % 13) - 6.0f;
   for (gsize i = 0; i < A->rows * batch; i++)
     c.in_m[i] = (float) ((i * 5) % 11) - 5.0f;
-  double t = median_time (run_gemm_pair, &c, 3);
+  double t = median_time (bp, run_gemm_pair, &c, 3);
   g_free (c.in_n);
   g_free (c.out_m);
   g_free (c.in_m);
@@ -346,16 +383,29 @@ bench_fista (const SsCsBenchParams *bp, SsLinop *A, double bandwidth, SsCsBenchR
   ss_cs_random_problems (A, MIN ((gsize) bp->nonzeros, A->cols), SS_CS_VALUES_GAUSSIAN, 0,
                          bp->seed + 2, bp->batch, &truth, &y);
   ss_linop_lipschitz (A);   /* setup, as the seed's timings exclude it */
+  if (ss_cs_bench_stopped (bp, error))
+    return FALSE;
   SsCsParams p;
   ss_cs_params_init (&p);
   p.algorithm = SS_CS_FISTA;
   p.alpha = 1e-2;
-  double seconds = time_solver_iterations (&p, A, y, bp->batch, 1, bp->fista_iterations, NULL,
-                                           error);
+  double seconds = time_solver_iterations (bp, &p, A, y, bp->batch, 1, bp->fista_iterations,
+                                           NULL, error);
   if (isnan (seconds))
     return FALSE;
-  ss_cs_bench_row_fista (row, bp, seconds, time_products (A, bp->batch), bandwidth);
+  double products_seconds = time_products (bp, A, bp->batch);
+  if (ss_cs_bench_stopped (bp, error))
+    return FALSE;
+  ss_cs_bench_row_fista (row, bp, seconds, products_seconds, bandwidth);
   return TRUE;
+}
+
+/* ALM's report points (its outer steps, 10 by default) are where a
+ * Ctrl-C stops it: a call an outer step, too few to weigh on its time. */
+static gboolean
+check_stop (int iteration, const float *x, gboolean last, gpointer user_data, GError **error)
+{
+  return !ss_cs_bench_stopped (user_data, error);
 }
 
 static gboolean
@@ -370,11 +420,49 @@ bench_alm (const SsCsBenchParams *bp, SsLinop *A, double bandwidth, SsCsBenchRow
   p.algorithm = SS_CS_ALM;
   p.iterations = bp->alm_outer;
   p.inner_iterations = bp->alm_inner;
+  p.report_every = 1;
+  p.progress = check_stop;
+  p.user_data = (gpointer) bp;
   g_autofree float *x = g_new0 (float, A->cols);
   double t0 = ss_now ();
   if (!ss_cs_solve (&p, A, y, 1, x, NULL, error))
     return FALSE;
-  ss_cs_bench_row_alm (row, bp, ss_now () - t0, time_products (A, 1), bandwidth);
+  double seconds = ss_now () - t0;
+  double products_seconds = time_products (bp, A, 1);
+  if (ss_cs_bench_stopped (bp, error))
+    return FALSE;
+  ss_cs_bench_row_alm (row, bp, seconds, products_seconds, bandwidth);
+  return TRUE;
+}
+
+/* FISTA and ALM on one dense Gaussian A, made once (a GiB at matrix 7). */
+static gboolean
+bench_dense (const SsCsBenchParams *bp, SsCsBenchResult *result, GError **error)
+{
+  const SsCsSeedMatrix *mat = ss_cs_seed004_matrix (bp->matrix);
+  if (mat == NULL)
+    {
+      g_set_error (error, SS_ERROR, SS_ERROR_INVALID_ARGUMENT,
+                   "matrix %d: seed 004's matrices are 1 to 12", bp->matrix);
+      return FALSE;
+    }
+  g_autoptr (SsLinop) A = ss_linop_new (SS_ENSEMBLE_GAUSSIAN, mat->m, mat->n, 0, bp->seed,
+                                        bp->memory_limit, error);
+  if (A == NULL || ss_cs_bench_stopped (bp, error))
+    return FALSE;
+  if (bp->which & SS_CS_BENCH_FISTA)
+    {
+      if (!bench_fista (bp, A, result->bandwidth, &result->rows[result->n_rows], error))
+        return FALSE;
+      ss_cs_bench_add_row (bp, result);
+    }
+  if (bp->which & SS_CS_BENCH_ALM)
+    {
+      if (ss_cs_bench_stopped (bp, error)
+          || !bench_alm (bp, A, result->bandwidth, &result->rows[result->n_rows], error))
+        return FALSE;
+      ss_cs_bench_add_row (bp, result);
+    }
   return TRUE;
 }
 
@@ -385,29 +473,16 @@ ss_cs_bench_cpu (const SsCsBenchParams *bp, SsCsBenchResult *result, GError **er
   result->backend = g_strdup ("cpu");
   result->device = ss_cpu_device_name ();
   result->bandwidth = ss_cpu_copy_bandwidth ();
-  if ((bp->which & SS_CS_BENCH_NIHT)
-      && !bench_niht (bp, result->bandwidth, &result->rows[result->n_rows++], error))
-    return FALSE;
-  if (bp->which & (SS_CS_BENCH_FISTA | SS_CS_BENCH_ALM))
+  ss_cs_bench_device_measured (bp, result);
+  if (bp->which & SS_CS_BENCH_NIHT)
     {
-      const SsCsSeedMatrix *mat = ss_cs_seed004_matrix (bp->matrix);
-      if (mat == NULL)
-        {
-          g_set_error (error, SS_ERROR, SS_ERROR_INVALID_ARGUMENT,
-                       "matrix %d: seed 004's matrices are 1 to 12", bp->matrix);
-          return FALSE;
-        }
-      g_autoptr (SsLinop) A = ss_linop_new (SS_ENSEMBLE_GAUSSIAN, mat->m, mat->n, 0, bp->seed,
-                                            bp->memory_limit, error);
-      if (A == NULL)
+      if (ss_cs_bench_stopped (bp, error)
+          || !bench_niht (bp, result->bandwidth, &result->rows[result->n_rows], error))
         return FALSE;
-      if ((bp->which & SS_CS_BENCH_FISTA)
-          && !bench_fista (bp, A, result->bandwidth, &result->rows[result->n_rows++], error))
-        return FALSE;
-      if ((bp->which & SS_CS_BENCH_ALM)
-          && !bench_alm (bp, A, result->bandwidth, &result->rows[result->n_rows++], error))
-        return FALSE;
+      ss_cs_bench_add_row (bp, result);
     }
+  if (bp->which & (SS_CS_BENCH_FISTA | SS_CS_BENCH_ALM))
+    return !ss_cs_bench_stopped (bp, error) && bench_dense (bp, result, error);
   return TRUE;
 }
 

@@ -36,6 +36,13 @@ typedef enum {
   SS_CS_BENCH_ALL = 7,
 } SsCsBenchWhich;
 
+typedef struct _SsCsBenchResult SsCsBenchResult;
+
+/* Called on the bench's thread once the device is measured (no row yet)
+ * and after each row is added to RESULT: `cs --bench` prints every row as
+ * it comes, so that an interrupted bench has shown what it measured. */
+typedef void (*SsCsBenchProgressFunc) (const SsCsBenchResult *result, gpointer user_data);
+
 typedef struct {
   SsCsBenchWhich which;
   gsize dct_n;           /* default 2^20 */
@@ -48,6 +55,13 @@ typedef struct {
   int nonzeros;          /* of each FISTA/ALM problem: default 1024 */
   guint64 seed;
   gsize memory_limit;    /* 0: what the machine has */
+  /* NULL, or a flag a signal handler sets (Ctrl-C), looked at between the
+   * benchmarks, between timed repetitions and, on the CPU, at every
+   * iteration of a timed solve: once it is non-zero the bench fails with
+   * G_IO_ERROR_CANCELLED, the rows measured before it kept in the result. */
+  const volatile gint *stop;
+  SsCsBenchProgressFunc progress;   /* NULL: none */
+  gpointer user_data;
 } SsCsBenchParams;
 
 void ss_cs_bench_params_init (SsCsBenchParams *params);
@@ -69,13 +83,13 @@ typedef struct {
   char *seed_note;       /* where the seed's figure comes from */
 } SsCsBenchRow;
 
-typedef struct {
+struct _SsCsBenchResult {
   SsCsBenchRow rows[3];
-  int n_rows;
+  int n_rows;            /* the rows measured, in the order run */
   char *device;
   char *backend;
   double bandwidth;      /* measured copy bandwidth, bytes/s */
-} SsCsBenchResult;
+};
 
 void ss_cs_bench_result_clear (SsCsBenchResult *result);
 
@@ -102,6 +116,13 @@ void ss_cs_bench_row_fista (SsCsBenchRow *row, const SsCsBenchParams *bp, double
 void ss_cs_bench_row_alm (SsCsBenchRow *row, const SsCsBenchParams *bp, double total_seconds,
                           double products_seconds, double bandwidth);
 void ss_cs_bench_row_finish (SsCsBenchRow *row);
+/* TRUE, with G_IO_ERROR_CANCELLED, once BP->stop is set. */
+gboolean ss_cs_bench_stopped (const SsCsBenchParams *bp, GError **error);
+/* Counts RESULT->rows[RESULT->n_rows], just filled, among the rows
+ * measured and tells BP->progress. */
+void ss_cs_bench_add_row (const SsCsBenchParams *bp, SsCsBenchResult *result);
+/* Tells BP->progress that RESULT's device and bandwidth are known. */
+void ss_cs_bench_device_measured (const SsCsBenchParams *bp, const SsCsBenchResult *result);
 double ss_cs_seed003_niht_dct_seconds (gsize n, double delta);
 
 G_END_DECLS

@@ -17,9 +17,11 @@ elapsed (SsCudaContext *ctx, cudaEvent_t a, cudaEvent_t b)
 
 typedef gboolean (*DevWork) (gpointer data, GError **error);
 
-/* Median of 5 timings of WORK (after one untimed run), between events. */
+/* Median of 5 timings of WORK (after one untimed run), between events;
+ * NAN with the error once BP->stop is set (looked at between runs). */
 static double
-time_device (SsCudaContext *ctx, DevWork work, gpointer data, GError **error)
+time_device (SsCudaContext *ctx, const SsCsBenchParams *bp, DevWork work, gpointer data,
+             GError **error)
 {
   cudaEvent_t a, b;
   if (!CUDA_OK (cudaEventCreate (&a)) || !CUDA_OK (cudaEventCreate (&b)))
@@ -28,7 +30,8 @@ time_device (SsCudaContext *ctx, DevWork work, gpointer data, GError **error)
   gboolean ok = work (data, error) && CUDA_OK (cudaStreamSynchronize (ctx->stream));
   for (int r = 0; ok && r < 5; r++)
     {
-      ok = CUDA_OK (cudaEventRecord (a, ctx->stream)) && work (data, error)
+      ok = !ss_cs_bench_stopped (bp, error) && CUDA_OK (cudaEventRecord (a, ctx->stream))
+           && work (data, error)
            && CUDA_OK (cudaEventRecord (b, ctx->stream)) && CUDA_OK (cudaEventSynchronize (b));
       times[r] = elapsed (ctx, a, b);
     }
@@ -162,9 +165,10 @@ bench_niht (SsCudaContext *ctx, const SsCsBenchParams *bp, double bandwidth, SsC
       ok = niht_start (&h, error) && niht_run (&h, 100, error);
     }
   NihtWork work = { &s, bp->niht_iterations };
-  double t = ok ? time_device (ctx, niht_work, &work, error) : NAN;
+  double t = ok ? time_device (ctx, bp, niht_work, &work, error) : NAN;
   PairWork pairs = { &s.L, bp->niht_iterations };
-  double pair = ok ? time_device (ctx, fft_pair_work, &pairs, error) / bp->niht_iterations : NAN;
+  double pair = ok && !isnan (t)
+                ? time_device (ctx, bp, fft_pair_work, &pairs, error) / bp->niht_iterations : NAN;
   if (ok && !isnan (t) && !isnan (pair))
     {
       g_autofree float *x = g_new (float, n);
@@ -211,15 +215,18 @@ bench_fista_alm (SsCudaContext *ctx, const SsCsBenchParams *bp, double bandwidth
           ok = LAUNCH_OK ("set_threshold_kernel");
         }
       FistaWork work = { &s, bp->fista_iterations };
-      double t = ok ? time_device (ctx, fista_work, &work, error) : NAN;
-      double products = ok ? time_device (ctx, products_work, &s, error) : NAN;
+      double t = ok ? time_device (ctx, bp, fista_work, &work, error) : NAN;
+      double products = ok && !isnan (t) ? time_device (ctx, bp, products_work, &s, error) : NAN;
       ok = ok && !isnan (t) && !isnan (products);
       if (ok)
-        ss_cs_bench_row_fista (&result->rows[result->n_rows++], bp, t / bp->fista_iterations,
-                               products, bandwidth);
+        {
+          ss_cs_bench_row_fista (&result->rows[result->n_rows], bp, t / bp->fista_iterations,
+                                 products, bandwidth);
+          ss_cs_bench_add_row (bp, result);
+        }
       cs_device_free (&s);
     }
-  if (ok && (bp->which & SS_CS_BENCH_ALM))
+  if (ok && (bp->which & SS_CS_BENCH_ALM) && !ss_cs_bench_stopped (bp, error))
     {
       g_autofree float *truth = NULL, *y = NULL;
       ss_cs_random_problems (A, MIN ((gsize) bp->nonzeros, A->cols), SS_CS_VALUES_GAUSSIAN, 0,
@@ -232,11 +239,14 @@ bench_fista_alm (SsCudaContext *ctx, const SsCsBenchParams *bp, double bandwidth
       p.inner_iterations = bp->alm_inner;
       CsDevice s;
       ok = cs_device_init (&s, ctx, &p, A, y, x0, 1, error);
-      double t = ok ? time_device (ctx, alm_work, &s, error) : NAN;
-      double products = ok ? time_device (ctx, products_work, &s, error) : NAN;
+      double t = ok ? time_device (ctx, bp, alm_work, &s, error) : NAN;
+      double products = ok && !isnan (t) ? time_device (ctx, bp, products_work, &s, error) : NAN;
       ok = ok && !isnan (t) && !isnan (products);
       if (ok)
-        ss_cs_bench_row_alm (&result->rows[result->n_rows++], bp, t, products, bandwidth);
+        {
+          ss_cs_bench_row_alm (&result->rows[result->n_rows], bp, t, products, bandwidth);
+          ss_cs_bench_add_row (bp, result);
+        }
       cs_device_free (&s);
     }
   return ok;
@@ -252,11 +262,17 @@ ss_cuda_cs_bench (SsCudaContext *ctx, const SsCsBenchParams *bp, SsCsBenchResult
   result->bandwidth = device_bandwidth (ctx, error);
   if (isnan (result->bandwidth))
     return FALSE;
-  if ((bp->which & SS_CS_BENCH_NIHT)
-      && !bench_niht (ctx, bp, result->bandwidth, &result->rows[result->n_rows++], error))
-    return FALSE;
+  ss_cs_bench_device_measured (bp, result);
+  if (bp->which & SS_CS_BENCH_NIHT)
+    {
+      if (ss_cs_bench_stopped (bp, error)
+          || !bench_niht (ctx, bp, result->bandwidth, &result->rows[result->n_rows], error))
+        return FALSE;
+      ss_cs_bench_add_row (bp, result);
+    }
   if ((bp->which & (SS_CS_BENCH_FISTA | SS_CS_BENCH_ALM))
-      && !bench_fista_alm (ctx, bp, result->bandwidth, result, error))
+      && (ss_cs_bench_stopped (bp, error)
+          || !bench_fista_alm (ctx, bp, result->bandwidth, result, error)))
     return FALSE;
   return TRUE;
 }

@@ -223,6 +223,27 @@ png_reader_clear (PngReader *reader)
   ss_image_free (reader->image);
 }
 
+/* Opens PATH and starts libpng on it, its errors sent to READER's context;
+ * FALSE with the error (READER is cleared by the caller either way). */
+static gboolean
+png_reader_open (PngReader *reader, const char *path, const char *name, goffset *file_size,
+                 GError **error)
+{
+  reader->file = open_png_file (path, name, file_size, error);
+  if (reader->file == NULL)
+    return FALSE;
+  reader->png = png_create_read_struct (PNG_LIBPNG_VER_STRING, &reader->context,
+                                        png_error_to_context, png_warning_ignored);
+  reader->info = reader->png ? png_create_info_struct (reader->png) : NULL;
+  if (reader->info == NULL)
+    {
+      g_set_error (error, SS_ERROR, SS_ERROR_OUT_OF_MEMORY, "%s: out of memory starting libpng",
+                   name);
+      return FALSE;
+    }
+  return TRUE;
+}
+
 /* Asks libpng for 1 (grey) or 3 (RGB) samples a pixel of 8 or 16 bits:
  * palettes expanded, low bit depths widened, alpha dropped. */
 static void
@@ -355,21 +376,70 @@ ss_png_read (const char *path, GError **error)
   g_autofree char *name = g_filename_display_name (path);
   PngReader reader = { 0 };
   goffset file_size = 0;
-  reader.file = open_png_file (path, name, &file_size, error);
-  if (reader.file == NULL)
-    return NULL;
-  reader.png = png_create_read_struct (PNG_LIBPNG_VER_STRING, &reader.context,
-                                       png_error_to_context, png_warning_ignored);
-  reader.info = reader.png ? png_create_info_struct (reader.png) : NULL;
-  if (reader.info == NULL)
-    {
-      png_reader_clear (&reader);
-      g_set_error (error, SS_ERROR, SS_ERROR_OUT_OF_MEMORY, "%s: out of memory starting libpng", name);
-      return NULL;
-    }
-  SsImage *image = read_png_with (&reader, name, file_size, error);
+  SsImage *image = png_reader_open (&reader, path, name, &file_size, error)
+                   ? read_png_with (&reader, name, file_size, error) : NULL;
   png_reader_clear (&reader);
   return image;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Verifying                                                                 */
+
+/* libpng says "Read Error" when the file ends early, which does not tell a
+ * user that the file was cut short. */
+static char *
+describe_damage (const PngReader *reader)
+{
+  if (feof (reader->file))
+    return g_strdup_printf ("the file ends before its image data do (truncated; libpng: %s)",
+                            reader->context.message);
+  return g_strdup (reader->context.message);
+}
+
+static gboolean
+verify_png_with (PngReader *reader, const char *name, GError **error)
+{
+  PngReader *volatile r = reader; /* survives the longjmp */
+  if (setjmp (r->context.jump))
+    {
+      g_autofree char *damage = describe_damage (r);
+      g_set_error (error, SS_ERROR, SS_ERROR_FORMAT, "%s: damaged PNG: %s", name, damage);
+      return FALSE;
+    }
+  png_init_io (r->png, r->file);
+  png_set_sig_bytes (r->png, PNG_SIGNATURE_SIZE);
+  png_read_info (r->png, r->info);
+  /* The stored samples, untransformed: only whether they decode matters.
+   * An interlaced image is decoded pass by pass, each pass every row. */
+  int passes = png_set_interlace_handling (r->png);
+  png_read_update_info (r->png, r->info);
+  png_uint_32 height = png_get_image_height (r->png, r->info);
+  r->pixels = g_try_malloc (png_get_rowbytes (r->png, r->info));
+  if (r->pixels == NULL)
+    {
+      g_set_error (error, SS_ERROR, SS_ERROR_OUT_OF_MEMORY, "%s: out of memory decoding the PNG",
+                   name);
+      return FALSE;
+    }
+  for (int pass = 0; pass < passes; pass++)
+    for (png_uint_32 y = 0; y < height; y++)
+      png_read_row (r->png, r->pixels, NULL);
+  /* The chunks after the image data, up to IEND, with their CRCs. */
+  png_read_end (r->png, NULL);
+  return TRUE;
+}
+
+gboolean
+ss_png_verify (const char *path, GError **error)
+{
+  g_return_val_if_fail (path != NULL, FALSE);
+  g_autofree char *name = g_filename_display_name (path);
+  PngReader reader = { 0 };
+  goffset file_size = 0;
+  gboolean ok = png_reader_open (&reader, path, name, &file_size, error)
+                && verify_png_with (&reader, name, error);
+  png_reader_clear (&reader);
+  return ok;
 }
 
 /* ------------------------------------------------------------------------ */

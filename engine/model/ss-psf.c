@@ -411,17 +411,24 @@ ss_psf_read_file (const char *path, GPtrArray *notes, GError **error)
   return g_steal_pointer (&psf);
 }
 
+SsImage *
+ss_psf_render_file_image (const SsImage *file_psf, const char *path, int width, int height,
+                          GError **error)
+{
+  SsImage *psf = ss_psf_wrap (file_psf, width, height, error);
+  /* Name the file: the caller's message names the image. */
+  if (psf == NULL)
+    g_prefix_error (error, "PSF file %s: ", path);
+  return psf;
+}
+
 static SsImage *
 render_file (const SsPsfSpec *spec, int width, int height, GError **error)
 {
   g_autoptr (SsImage) file_psf = ss_psf_read_file (spec->path, NULL, error);
   if (file_psf == NULL)
     return NULL;
-  SsImage *psf = ss_psf_wrap (file_psf, width, height, error);
-  /* Name the file: the caller's message names the image. */
-  if (psf == NULL)
-    g_prefix_error (error, "PSF file %s: ", spec->path);
-  return psf;
+  return ss_psf_render_file_image (file_psf, spec->path, width, height, error);
 }
 
 SsImage *

@@ -65,9 +65,17 @@ int ss_psf_reach (const SsPsfSpec *spec);
 /* Renders the PSF at the problem size; fails (SS_ERROR_INVALID_ARGUMENT) when
  * the PSF is larger than the image or a file PSF is refused by
  * ss_psf_read_file or sums to <= 0. A file PSF is read with
- * ss_psf_read_file (its small negative wings zeroed); its notes are dropped:
- * call ss_psf_read_file once to show them. */
+ * ss_psf_read_file (its small negative wings zeroed) at every call, its
+ * notes dropped: a caller that shows them, or renders at several sizes,
+ * reads the file once with ss_psf_read_file and renders what it read with
+ * ss_psf_render_file_image. */
 SsImage *ss_psf_render (const SsPsfSpec *spec, int width, int height, GError **error);
+
+/* FILE_PSF, what ss_psf_read_file read from PATH, rendered at the problem
+ * size as ss_psf_render renders file:PATH, errors included (they name
+ * PATH). */
+SsImage *ss_psf_render_file_image (const SsImage *file_psf, const char *path, int width,
+                                   int height, GError **error);
 
 /* Normalises an arbitrary PSF image (any size, peak anywhere near its centre)
  * and wraps it so its centre lands on (0,0) of a width x height image. The
