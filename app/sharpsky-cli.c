@@ -13,6 +13,7 @@
  */
 #include "ss-cli-common.h"
 #include "ss-config.h"
+#include "ss-openmp-wait.h"
 
 #include <locale.h>
 #include <string.h>
@@ -47,6 +48,7 @@ print_usage (FILE *out)
 int
 main (int argc, char **argv)
 {
+  ss_openmp_settle_wait (argv);
   /* GOption converts --help to the locale's charset: without the user's
    * locale the C locale's ASCII turns every non-ASCII character (α, ρ, ²)
    * into '?', even under LANG=C.UTF-8. Numbers stay in the C locale: the

@@ -17,10 +17,26 @@ ss_cpu_solve (const SsProblem *problem, const SsSolveParams *params, SsReportFun
                                              result, error);
 }
 
+/* How OpenMP's idle threads wait, as libgomp read it at start-up: it
+ * decides how the CPU times behave on a busy machine (app/ss-openmp-wait.h). */
+static char *
+openmp_wait_name (void)
+{
+  const char *policy = g_getenv ("OMP_WAIT_POLICY");
+  const char *spins = g_getenv ("GOMP_SPINCOUNT");
+  if (policy != NULL)
+    return g_ascii_strdown (policy, -1);
+  if (spins != NULL)
+    return g_strdup_printf ("spin %s", spins);
+  return g_strdup ("default wait");
+}
+
 char *
 ss_cpu_device_name (void)
 {
-  return g_strdup_printf ("CPU, %d threads (FFTW, LAPACKE)", ss_fft_threads ());
+  g_autofree char *wait = openmp_wait_name ();
+  return g_strdup_printf ("CPU, %d threads (FFTW, LAPACKE; OpenMP %s)", ss_fft_threads (),
+                          wait);
 }
 
 void

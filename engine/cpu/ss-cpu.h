@@ -38,7 +38,9 @@ gboolean ss_cpu_cs_image (const SsProblem *problem, const SsSolveParams *params,
                           SsReportFunc report, gpointer user_data, GCancellable *cancellable,
                           SsSolveResult *result, GError **error);
 
-/* "CPU, N threads (FFTW, LAPACKE)": the one name every CPU report uses. */
+/* "CPU, N threads (FFTW, LAPACKE; OpenMP WAIT)": the one name every CPU report
+ * uses, WAIT how idle threads wait (OMP_WAIT_POLICY, else "spin
+ * GOMP_SPINCOUNT", else "default wait"). */
 char *ss_cpu_device_name (void);
 
 /* Bytes read + written per second by a parallel copy well past the caches. */
