@@ -13,7 +13,6 @@
  */
 #include "ss-cli-common.h"
 #include "ss-config.h"
-#include "ss-openmp-wait.h"
 
 #include <locale.h>
 #include <string.h>
@@ -48,7 +47,6 @@ print_usage (FILE *out)
 int
 main (int argc, char **argv)
 {
-  ss_openmp_settle_wait (argv);
   /* GOption converts --help to the locale's charset: without the user's
    * locale the C locale's ASCII turns every non-ASCII character (α, ρ, ²)
    * into '?', even under LANG=C.UTF-8. Numbers stay in the C locale: the

@@ -7,12 +7,10 @@
  */
 #include <glib.h>
 #include "ss-application.h"
-#include "ss-openmp-wait.h"
 
 int
 main (int argc, char **argv)
 {
-  ss_openmp_settle_wait (argv);
   /* The name recent-file entries are filed under (ss-window.c lists them). */
   g_set_application_name ("Sharpsky");
   g_autoptr (SsApplication) app = ss_application_new (G_APPLICATION_DEFAULT_FLAGS);

@@ -18,7 +18,8 @@ ss_cpu_solve (const SsProblem *problem, const SsSolveParams *params, SsReportFun
 }
 
 /* How OpenMP's idle threads wait, as libgomp read it at start-up: it
- * decides how the CPU times behave on a busy machine (app/ss-openmp-wait.h). */
+ * decides how the CPU times behave on a busy machine (README, "Where the
+ * time goes"; PERFORMANCE.md, "OpenMP's idle threads"). */
 static char *
 openmp_wait_name (void)
 {
