@@ -1033,6 +1033,44 @@ test_cli_grid (void)
   test_remove_tree (dir);
 }
 
+/* Runs the CLI with ARGV (NULL-terminated, after the program), sends SIGINT
+ * once its first stdout line is out (then its handler is in place: no
+ * timing involved), and waits for it. *FIRST gets that line, *MESSAGE the
+ * first stderr line after the signal; *MORE_OUT and *MORE_ERR (either may
+ * be NULL) what came after them on each stream. Returns the exit status;
+ * the test fails if the child did not exit normally. */
+static int
+run_cli_interrupted (const char *const *argv, char **first, char **message, char **more_out,
+                     char **more_err)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (GPtrArray) args = g_ptr_array_new ();
+  g_ptr_array_add (args, (gpointer) cli_path ());
+  for (const char *const *a = argv; *a != NULL; a++)
+    g_ptr_array_add (args, (gpointer) *a);
+  g_ptr_array_add (args, NULL);
+  g_autoptr (GSubprocess) child = g_subprocess_newv (
+    (const char *const *) args->pdata,
+    G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDERR_PIPE, &error);
+  g_assert_no_error (error);
+  g_autoptr (GDataInputStream) out
+    = g_data_input_stream_new (g_subprocess_get_stdout_pipe (child));
+  *first = g_data_input_stream_read_line (out, NULL, NULL, NULL);
+  g_assert_nonnull (*first);
+  g_subprocess_send_signal (child, SIGINT);
+  g_autoptr (GDataInputStream) err
+    = g_data_input_stream_new (g_subprocess_get_stderr_pipe (child));
+  *message = g_data_input_stream_read_line (err, NULL, NULL, NULL);
+  if (more_err != NULL)
+    *more_err = g_data_input_stream_read_line (err, NULL, NULL, NULL);
+  if (more_out != NULL)
+    *more_out = g_data_input_stream_read_line (out, NULL, NULL, NULL);
+  g_assert_true (g_subprocess_wait (child, NULL, &error));
+  g_test_message ("first line %s; then %s", *first, *message);
+  g_assert_true (g_subprocess_get_if_exited (child));
+  return g_subprocess_get_exit_status (child);
+}
+
 /* Ctrl-C in a sweep: one line, exit 1, and neither file (deblur's rule).
  * The signal goes after the first cell is printed, so the handler is in
  * place and the sweep (90 cells) far from its end. */
@@ -1043,25 +1081,11 @@ test_cli_interrupt (void)
     return;
   g_autofree char *dir = test_scratch_dir ("sharpsky-cs-XXXXXX");
   g_autofree char *prefix = g_build_filename (dir, "pt", NULL);
-  g_autoptr (GError) error = NULL;
-  g_autoptr (GSubprocess) child = g_subprocess_new (
-    G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDERR_PIPE, &error, cli_path (), "cs",
-    "--phase-transition", "--n", "1024", "--trials", "20", "--json", "--backend", "cpu", "-o",
-    prefix, NULL);
-  g_assert_no_error (error);
-  g_autoptr (GDataInputStream) out
-    = g_data_input_stream_new (g_subprocess_get_stdout_pipe (child));
-  g_autofree char *first = g_data_input_stream_read_line (out, NULL, NULL, NULL);
-  g_assert_nonnull (first);
+  g_autofree char *first = NULL, *message = NULL;
+  const char *argv[] = { "cs", "--phase-transition", "--n", "1024", "--trials", "20", "--json",
+                         "--backend", "cpu", "-o", prefix, NULL };
+  g_assert_cmpint (run_cli_interrupted (argv, &first, &message, NULL, NULL), ==, 1);
   g_assert_nonnull (strstr (first, "\"type\":\"cs-cell\""));
-  g_subprocess_send_signal (child, SIGINT);
-  g_autoptr (GDataInputStream) err
-    = g_data_input_stream_new (g_subprocess_get_stderr_pipe (child));
-  g_autofree char *message = g_data_input_stream_read_line (err, NULL, NULL, NULL);
-  g_assert_true (g_subprocess_wait (child, NULL, &error));
-  g_test_message ("first cell %s; then %s", first, message);
-  g_assert_true (g_subprocess_get_if_exited (child));
-  g_assert_cmpint (g_subprocess_get_exit_status (child), ==, 1);
   g_assert_nonnull (message);
   g_assert_nonnull (strstr (message, "interrupted after "));
   g_assert_nonnull (strstr (message, "of 90 cells; nothing written"));
@@ -1078,26 +1102,11 @@ test_cli_bench_interrupt (void)
 {
   if (!cli_ready ())
     return;
-  g_autoptr (GError) error = NULL;
-  g_autoptr (GSubprocess) child = g_subprocess_new (
-    G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDERR_PIPE, &error, cli_path (), "cs",
-    "--bench", "--bench-which", "niht", "--bench-n", "1048576", "--backend", "cpu", NULL);
-  g_assert_no_error (error);
-  g_autoptr (GDataInputStream) out
-    = g_data_input_stream_new (g_subprocess_get_stdout_pipe (child));
-  g_autofree char *first = g_data_input_stream_read_line (out, NULL, NULL, NULL);
-  g_assert_nonnull (first);
+  g_autofree char *first = NULL, *message = NULL, *more_out = NULL, *more_err = NULL;
+  const char *argv[] = { "cs", "--bench", "--bench-which", "niht", "--bench-n", "1048576",
+                         "--backend", "cpu", NULL };
+  g_assert_cmpint (run_cli_interrupted (argv, &first, &message, &more_out, &more_err), ==, 1);
   g_assert_true (g_str_has_prefix (first, "device "));
-  g_subprocess_send_signal (child, SIGINT);
-  g_autoptr (GDataInputStream) err
-    = g_data_input_stream_new (g_subprocess_get_stderr_pipe (child));
-  g_autofree char *message = g_data_input_stream_read_line (err, NULL, NULL, NULL);
-  g_autofree char *more_err = g_data_input_stream_read_line (err, NULL, NULL, NULL);
-  g_autofree char *more_out = g_data_input_stream_read_line (out, NULL, NULL, NULL);
-  g_assert_true (g_subprocess_wait (child, NULL, &error));
-  g_test_message ("first line %s; then %s", first, message);
-  g_assert_true (g_subprocess_get_if_exited (child));
-  g_assert_cmpint (g_subprocess_get_exit_status (child), ==, 1);
   g_assert_cmpstr (message, ==, "sharpsky-cli: cs: interrupted after 0 of 1 benchmarks; "
                                 "nothing measured");
   g_assert_null (more_err);
