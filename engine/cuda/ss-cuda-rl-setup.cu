@@ -183,13 +183,13 @@ adjoint_of_mask (SsCudaContext *ctx, const SsCudaProblem *p, float *weight, floa
   return p->mask == NULL || ss_cuda_apply_operator (ctx, p, ones, spec, weight, TRUE, error);
 }
 
-/* WEIGHT ← 1/WEIGHT above 1e-6 of its largest value, else 0. */
+/* WEIGHT ← 1/WEIGHT above SS_RL_WEIGHT_FLOOR of its largest value, else 0. */
 static gboolean
 invert_normaliser (SsCudaContext *ctx, const SsCudaProblem *p, float *weight, float top,
                    GError **error)
 {
   rl_invert_kernel<<<ss_cuda_blocks (ctx, p->n), SS_CUDA_THREADS, 0, ctx->stream>>> (
-    weight, p->n, 1e-6f * top);
+    weight, p->n, (float) SS_RL_WEIGHT_FLOOR * top);
   return LAUNCH_OK ("rl_invert_kernel");
 }
 

@@ -99,7 +99,7 @@ ss_rl_invert_weight (float *weight, gsize n)
   for (gsize i = 0; i < n; i++)
     top = fmaxf (top, weight[i]);
   for (gsize i = 0; i < n; i++)
-    weight[i] = weight[i] > 1e-6f * top ? 1.0f / weight[i] : 0.0f;
+    weight[i] = weight[i] > (float) SS_RL_WEIGHT_FLOOR * top ? 1.0f / weight[i] : 0.0f;
 }
 
 float *

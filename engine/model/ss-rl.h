@@ -97,9 +97,21 @@ double ss_rl_darkest_of (const float *sum, const float *weight, gsize n);
 /* WEIGHT = Cᵀ(P1) into RL's normaliser, in place (as ss_rl_weight). */
 void ss_rl_invert_weight (float *weight, gsize n);
 
-/* 1 / Cᵀ(P1), n floats (g_free), or 0 where Cᵀ(P1) is below 1e-6 of its top:
- * RL's normaliser; a pixel whose light reaches no observed pixel keeps its
- * value. */
+/* Where RL's normaliser 1/Cᵀ(P1) is kept: Cᵀ(P1) above this fraction of its
+ * top; below it the normaliser is 0 and the pixel keeps its value. There
+ * the step Cᵀ(ratio)/Cᵀ(P1) is a quotient of two sums at float FFT
+ * rounding's level (about 1e-7 of the largest term, times the ratio's
+ * range): on a validation run, whose padded border is unobserved, with a
+ * black sky (β about 0, the ratio up to 1e2-1e3) and blank pixels, a floor
+ * of 1e-6 let border pixels grow without bound until the whole estimate
+ * was NaN (test-rl's /rl/holdout/black-sky, 4 draws of 5). A pixel that
+ * sends under 1e-3 of its light to observed pixels is not measured by
+ * them anyway. */
+#define SS_RL_WEIGHT_FLOOR 1e-3
+
+/* 1 / Cᵀ(P1), n floats (g_free), or 0 where Cᵀ(P1) is below
+ * SS_RL_WEIGHT_FLOOR of its top: RL's normaliser; a pixel whose light
+ * reaches no observed pixel keeps its value. */
 float *ss_rl_weight (const SsOperator *op, GError **error);
 
 /* The sky as the floor. On a frame whose floor is the sky (stars and
