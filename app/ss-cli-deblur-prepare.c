@@ -324,7 +324,7 @@ cli_deblur_prepare_real (CliDeblurInput *in, const CliOptions *o, const CliConfi
   job->params.nonneg = c->nonneg_given ? c->real_params.nonneg : TRUE;
   if (c->alpha_auto
       && !ss_alpha_auto_from_data (data, w, h, job->scaling.scale, job->op,
-                                   &job->params.alpha, &job->noise, &error))
+                                   &job->params.alpha, &job->noise, &job->alpha_noise, &error))
     {
       cli_error (label, "--alpha auto: %s", error->message);
       return CLI_EXIT_FAILURE;

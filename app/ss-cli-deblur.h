@@ -24,6 +24,7 @@ typedef struct {
   gsize blanks;
   SsSolveParams params;
   double noise;             /* scaled units, when alpha is automatic */
+  double alpha_noise;       /* the σ the α rule took (ss_noise_for_alpha), scaled units */
   SsDataStats stats;        /* what the solvers may reuse (noise and median) */
   SsPsfSpec psf;            /* the blur (for a fit: its circular approximation) */
   const SsImage *psf_file;  /* a file PSF: the input's psf_file (not owned), else NULL */

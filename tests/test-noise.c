@@ -70,6 +70,83 @@ test_noise_estimate_known_sigma (void)
     }
 }
 
+/* The noise where the light is. Oracle: a frame whose left part (a fraction
+ * F of the columns) is a dark sky of noise S1 and the rest a bright flat
+ * field of noise S2 has a mean variance of F S1² + (1 − F) S2²; the
+ * level-binned estimate finds its root within 8%, where the MAD of the
+ * whole frame, the typical pixel's, lies near the larger part's σ. On one
+ * noise level both estimates agree within 8% of it, and the α rule's σ is
+ * then the typical pixel's, bit for bit; past a ratio of 2 it is the
+ * typical σ times the ratio less one. */
+static void
+test_noise_estimate_mean (void)
+{
+  for (int trial = 0; trial < 4; trial++)
+    {
+      int w = g_test_rand_int_range (120, 400), h = g_test_rand_int_range (80, 300);
+      double s1 = pow (10.0, g_test_rand_double_range (-1, 1));
+      double s2 = s1 * g_test_rand_double_range (5, 30);
+      double f = g_test_rand_double_range (0.5, 0.9);
+      int split = (int) (f * w);
+      g_autofree float *img = g_new (float, (gsize) w * h);
+      for (int y = 0; y < h; y++)
+        for (int x = 0; x < w; x++)
+          img[(gsize) y * w + x] = (float) (x < split ? 10.0 + s1 * rand_normal ()
+                                                      : 1000.0 * s1 + s2 * rand_normal ());
+      double share = (double) split / w;
+      double expect = sqrt (share * s1 * s1 + (1 - share) * s2 * s2);
+      double mean = ss_noise_estimate_mean (img, w, h), typical = ss_noise_estimate (img, w, h);
+      g_test_message ("%d×%d, σ %.3g on %.2f of it, %.3g elsewhere: mean %.4g (expect %.4g), "
+                      "typical %.4g", w, h, s1, share, s2, mean, expect, typical);
+      g_assert_cmpfloat (fabs (mean / expect - 1.0), <, 0.08);
+      g_assert_cmpfloat (typical, <, 0.6 * mean);
+      double rule = ss_noise_for_alpha (typical, mean);
+      if (mean > 2 * typical)
+        g_assert_cmpfloat (fabs (rule / (mean - typical) - 1.0), <, 1e-12);
+      else
+        g_assert_cmpfloat (rule, ==, typical);
+
+      g_autofree float *flat = make_sky_with_noise (w, h, s1, 0);
+      double flat_mean = ss_noise_estimate_mean (flat, w, h);
+      double flat_typical = ss_noise_estimate (flat, w, h);
+      g_assert_cmpfloat (fabs (flat_mean / s1 - 1.0), <, 0.08);
+      g_assert_cmpfloat (fabs (flat_typical / s1 - 1.0), <, 0.08);
+      g_assert_cmpfloat (ss_noise_for_alpha (flat_typical, flat_mean), ==, flat_typical);
+    }
+  g_assert_cmpfloat (ss_noise_for_alpha (2.0, 4.0), ==, 2.0);
+  g_assert_cmpfloat (ss_noise_for_alpha (2.0, 9.0), ==, 7.0);
+  g_assert_true (isnan (ss_noise_estimate_mean (NULL, 10, 10)));
+}
+
+/* ss_alpha_auto_from_data applies the rule to ss_noise_for_alpha's σ and
+ * says which σ it took: on a frame half dark and half bright the α is the
+ * rule's at the mean noise less the typical, and the noise it reports for
+ * the other rules stays the typical pixel's. */
+static void
+test_alpha_auto_where_light_is (void)
+{
+  const int w = 200, h = 160;
+  g_autofree float *img = g_new (float, (gsize) w * h);
+  for (int y = 0; y < h; y++)
+    for (int x = 0; x < w; x++)
+      img[(gsize) y * w + x] = (float) (x < w / 2 ? rand_normal () : 5000.0 + 20.0 * rand_normal ());
+  SsPsfSpec spec = { 0 };
+  g_assert_true (ss_psf_spec_parse ("gaussian:3", &spec, NULL));
+  g_autoptr (GError) error = NULL;
+  g_autoptr (SsOperator) op = ss_operator_new_blur (&spec, NULL, w, h, &error);
+  g_assert_no_error (error);
+  ss_psf_spec_clear (&spec);
+  const double scale = 250.0;
+  double alpha = 0, noise = 0, alpha_noise = 0;
+  g_assert_true (ss_alpha_auto_from_data (img, w, h, scale, op, &alpha, &noise, &alpha_noise,
+                                          &error));
+  double typical = ss_noise_estimate (img, w, h), mean = ss_noise_estimate_mean (img, w, h);
+  g_assert_cmpfloat (noise, ==, typical / scale);
+  g_assert_cmpfloat (alpha_noise, ==, ss_noise_for_alpha (typical, mean) / scale);
+  g_assert_cmpfloat (alpha_noise, >, 3 * noise);
+  g_assert_cmpfloat (alpha, ==, ss_alpha_auto (alpha_noise, op));
+}
+
 static void
 test_noise_estimate_1d_and_degenerate (void)
 {
@@ -145,7 +222,7 @@ test_column_norm_parseval (void)
   g_assert_true (isnan (ss_alpha_auto (0.01, NULL)));
   g_assert_cmpfloat (ss_alpha_auto (0.0, op), ==, 0.0);
   double alpha;
-  g_assert_false (ss_alpha_auto_from_data (observed, w, h, 0.0, op, &alpha, NULL, &error));
+  g_assert_false (ss_alpha_auto_from_data (observed, w, h, 0.0, op, &alpha, NULL, NULL, &error));
   g_assert_error (error, SS_ERROR, SS_ERROR_INVALID_ARGUMENT);
 }
 
@@ -252,6 +329,8 @@ main (int argc, char **argv)
   g_test_init (&argc, &argv, NULL);
   g_test_add_func ("/noise/estimate-known-sigma", test_noise_estimate_known_sigma);
   g_test_add_func ("/noise/estimate-1d-and-degenerate", test_noise_estimate_1d_and_degenerate);
+  g_test_add_func ("/noise/estimate-mean", test_noise_estimate_mean);
+  g_test_add_func ("/noise/alpha-auto-where-light-is", test_alpha_auto_where_light_is);
   g_test_add_func ("/noise/column-norm-parseval", test_column_norm_parseval);
   g_test_add_func ("/noise/alpha-auto-sigma-0.005", test_alpha_auto_low_noise);
   g_test_add_func ("/noise/alpha-auto-sigma-0.02", test_alpha_auto_high_noise);

@@ -269,7 +269,7 @@ resolve_auto_params (SsJob *job, GError **error)
     }
   else if (!ss_alpha_auto_from_data (job->original->data, job->width, job->height,
                                      job->scaling.scale, job->op, &rule, &s->noise_estimate,
-                                     error))
+                                     NULL, error))
     return FALSE;
   /* As the CLI's --alpha auto, the α alone: the hold-out rule is the app's
    * own box, ticked with α's auto box (ss-param-controls.c) and on by
