@@ -77,7 +77,7 @@ double ss_alpha_auto (double noise_sigma, const SsOperator *op);
 
 /* The noise where the light is: the square root of the mean over the pixels
  * of the noise variance, each 3x3 window's variance that of the windows of
- * its level (the same high-pass and MAD as ss_noise_estimate, in 64
+ * its level (the same high-pass and MAD as ss_noise_estimate, in 16
  * equal-count bins of the windows' mean, from a regular grid of at most
  * 262144 windows). On Poisson data it exceeds ss_noise_estimate, the
  * typical pixel's, where bright light covers much of the frame: a planet or
