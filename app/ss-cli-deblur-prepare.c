@@ -13,7 +13,7 @@ cli_plane_job_init (CliPlaneJob *job, int plane, const CliConfig *c)
   memset (job, 0, sizeof *job);
   job->plane = plane;
   job->params = c->params;
-  job->noise = NAN;
+  job->noise = job->alpha_noise = NAN;
   job->stats = ss_data_stats_from_estimates (NAN, SS_SKY_NONE);
   job->mse = job->psnr = job->baseline = NAN;
 }
@@ -108,7 +108,7 @@ cli_deblur_prepare_recorded (const CliDeblurInput *in, const CliOptions *o, cons
   if (c->alpha_auto)
     {
       /* The measurement's noise is recorded: no need to estimate it. */
-      job->noise = in->acq.noise;
+      job->noise = job->alpha_noise = in->acq.noise;
       ss_solver_apply_alpha_auto (&job->params, ss_alpha_auto (in->acq.noise, job->op));
     }
   const float *t = truth_plane (in, 0);

@@ -171,6 +171,7 @@ fill_summary (CliSummary *s, const CliDeblurInput *in, const CliOptions *o, cons
   s->params = &job->params;
   s->alpha_auto = c->alpha_auto;
   s->noise = job->noise;
+  s->alpha_noise = job->alpha_noise;
   s->mse = job->mse;
   s->psnr = job->psnr;
 }

@@ -72,7 +72,7 @@ cli_summary_init (CliSummary *s, const char *command)
   s->planes = 1;
   s->baseline_mse = NAN;
   s->alpha = NAN;   /* NAN: the parameters' own α */
-  s->noise = NAN;
+  s->noise = s->alpha_noise = NAN;
   s->mse = NAN;
   s->psnr = NAN;
 }
@@ -184,9 +184,13 @@ print_summary_json (const CliSummary *s, const CliConfig *config, const SsSolveR
   /* The solver's parameters, each once and only those it reads (alpha and
    * nonneg among them where it takes them): RL takes no α, and a summary
    * that gave one would say it shaped the result. */
-  if (ss_solver_uses (ss_solver_info (p->kind), SS_PARAM_ALPHA))
+  gboolean takes_alpha = ss_solver_uses (ss_solver_info (p->kind), SS_PARAM_ALPHA);
+  if (takes_alpha)
     ss_json_add_bool (&o, "alpha_auto", s->alpha_auto);
   ss_json_add_number (&o, "noise_estimate", s->noise);
+  /* Above noise_estimate where photon noise dominates (README, "--alpha auto"). */
+  if (takes_alpha && s->alpha_auto)
+    ss_json_add_number (&o, "alpha_noise", s->alpha_noise);
   ParamSink sink = { s, &o };
   ss_solve_params_foreach_used (p, json_add_param, &sink);
   if (ss_solver_info (p->kind)->phases[0] != NULL)

@@ -112,7 +112,9 @@ typedef struct {
   double baseline_mse;          /* the measured data taken as the image; NAN when none */
   double alpha;                 /* the alpha used */
   gboolean alpha_auto;
-  double noise;                 /* scaled units, the one auto alpha used; NAN otherwise */
+  double noise;                 /* scaled units, the typical pixel's, when alpha is auto; NAN
+                                   otherwise */
+  double alpha_noise;           /* the σ the α rule took (ss_noise_for_alpha); NAN when none */
   double mse, psnr;             /* over the image (cropped); NAN without a truth */
   const CliPhases *phases;      /* deblur's final summary; NULL otherwise */
   const SsSolveParams *params;  /* what was solved with; NULL: the configuration's */

@@ -1726,6 +1726,66 @@ test_help_utf8 (void)
   cli_run_clear (&run);
 }
 
+/* A normal deviate (Box-Muller on the test's random numbers). */
+static double
+normal_deviate (void)
+{
+  double u = 1.0 - g_test_rand_double (), v = g_test_rand_double ();
+  return sqrt (-2.0 * log (u)) * cos (2.0 * G_PI * v);
+}
+
+/* --alpha auto on a planet: a disk of 5000 e⁻ (photon noise √5000) on a
+ * black sky of read noise 3. The typical pixel is the sky's, and the α
+ * rule takes the noise where the light is: the JSON's alpha_noise is
+ * several times noise_estimate. On a sky of one noise level the two are
+ * equal (the rule's own σ), and RL, which takes no α, reports none. */
+static void
+test_alpha_noise_where_light_is (Fixture *f, gconstpointer data)
+{
+  if (!cli_available ())
+    return;
+  const int side = 128;
+  g_autofree float *disk = g_new (float, side * side);
+  double radius = g_test_rand_double_range (35, 45);
+  for (int y = 0; y < side; y++)
+    for (int x = 0; x < side; x++)
+      {
+        gboolean inside = hypot (x - side / 2.0, y - side / 2.0) < radius;
+        disk[y * side + x] = (float) (inside ? 5000.0 + sqrt (5000.0) * normal_deviate ()
+                                             : 3.0 * normal_deviate ());
+      }
+  g_autofree char *planet = temp_path (f, "planet.fits");
+  write_fits_float (planet, disk, side, side);
+  g_autofree char *out = temp_path (f, "out.fits");
+  CliRun run = RUN_CLI ("deblur", planet, "-o", out, "--psf", "gaussian:3", "--solver", "admm",
+                        "--alpha", "auto", "--iters", "2", "--json");
+  g_assert_cmpint (run.status, ==, 0);
+  g_autofree char *line = json_line (run.out, "summary");
+  double typical = json_number (line, "noise_estimate"), used = json_number (line, "alpha_noise");
+  g_test_message ("planet: noise_estimate %g, alpha_noise %g", typical, used);
+  g_assert_cmpfloat (used, >, 3 * typical);
+  cli_run_clear (&run);
+
+  g_autofree float *sky = g_new (float, side * side);
+  for (int i = 0; i < side * side; i++)
+    sky[i] = (float) (100.0 + 10.0 * normal_deviate ());
+  g_autofree char *flat = temp_path (f, "sky.fits");
+  write_fits_float (flat, sky, side, side);
+  run = RUN_CLI ("deblur", flat, "-o", out, "--force", "--psf", "gaussian:3", "--solver",
+                 "admm", "--alpha", "auto", "--iters", "2", "--json");
+  g_assert_cmpint (run.status, ==, 0);
+  g_autofree char *field = json_line (run.out, "summary");
+  g_assert_cmpfloat (json_number (field, "alpha_noise"), ==, json_number (field, "noise_estimate"));
+  cli_run_clear (&run);
+
+  run = RUN_CLI ("deblur", planet, "-o", out, "--force", "--psf", "gaussian:3", "--solver", "rl",
+                 "--iters", "4", "--json");
+  g_assert_cmpint (run.status, ==, 0);
+  g_autofree char *rl = json_line (run.out, "summary");
+  g_assert_null (strstr (rl, "alpha_noise"));
+  cli_run_clear (&run);
+}
+
 /* The CPU's name in every report says how OpenMP's idle threads wait, as
  * the environment libgomp read at start-up set it. */
 static void
@@ -1840,6 +1900,7 @@ main (int argc, char **argv)
   ADD ("info", test_info);
   ADD ("info-damaged-png", test_info_damaged_png);
   ADD ("openmp-wait", test_openmp_wait);
+  ADD ("alpha-noise-where-light-is", test_alpha_noise_where_light_is);
   ADD ("psf-file-read-once", test_psf_file_read_once);
   ADD ("json-escaping", test_json_escaping);
   ADD ("fftw-wisdom", test_fftw_wisdom);

@@ -140,6 +140,9 @@ ss_noise_estimate (const float *data, int width, int height)
  * test-noise's two-level frames). */
 #define LEVEL_BINS 16
 
+/* How much noisier than every brighter bin a bin must be to count as edges. */
+#define EDGE_MARGIN 1.5
+
 typedef struct {
   float level, high_pass;
 } LevelSample;
@@ -188,7 +191,7 @@ ss_noise_estimate_mean (const float *data, int width, int height)
   if (count < LEVEL_BINS)
     return ss_noise_estimate (data, width, height);
   qsort (samples, count, sizeof *samples, compare_levels);
-  double variance = 0.0;
+  double variances[LEVEL_BINS];
   for (int b = 0; b < LEVEL_BINS; b++)
     {
       gsize first = count * b / LEVEL_BINS, last = count * (b + 1) / LEVEL_BINS;
@@ -197,7 +200,22 @@ ss_noise_estimate_mean (const float *data, int width, int height)
       double sigma = robust_sigma (bin, last - first) / KERNEL_2D_NORM;
       if (!isfinite (sigma))
         return NAN;
-      variance += (double) (last - first) * sigma * sigma;
+      variances[b] = sigma * sigma;
+    }
+  /* Photon and read noise never fall as the light rises: a bin much noisier
+   * than every brighter one holds edges (the windows across a sharp limb
+   * have a level between its two sides, and a high-pass that is the step,
+   * not noise), so it counts at the brighter bins' least variance. An
+   * unblurred disk on a black sky read 55 times its sky's σ without this.
+   * Only a bin over EDGE_MARGIN times it is cut: the bins' own scatter (a
+   * few percent) would otherwise bias a flat image's estimate low. */
+  double variance = 0.0, brighter = INFINITY;
+  for (int b = LEVEL_BINS - 1; b >= 0; b--)
+    {
+      double v = variances[b] > EDGE_MARGIN * brighter ? brighter : variances[b];
+      brighter = MIN (brighter, v);
+      gsize first = count * b / LEVEL_BINS, last = count * (b + 1) / LEVEL_BINS;
+      variance += (double) (last - first) * v;
     }
   return sqrt (variance / (double) count);
 }

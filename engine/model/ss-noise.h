@@ -77,9 +77,11 @@ double ss_alpha_auto (double noise_sigma, const SsOperator *op);
 
 /* The noise where the light is: the square root of the mean over the pixels
  * of the noise variance, each 3x3 window's variance that of the windows of
- * its level (the same high-pass and MAD as ss_noise_estimate, in 16
+ * its level: the same high-pass and MAD as ss_noise_estimate, in 16
  * equal-count bins of the windows' mean, from a regular grid of at most
- * 262144 windows). On Poisson data it exceeds ss_noise_estimate, the
+ * 262144 windows; a bin over 1.5 times as noisy as every brighter one (a
+ * sharp limb's edges) is cut to their least. On Poisson data it exceeds
+ * ss_noise_estimate, the
  * typical pixel's, where bright light covers much of the frame: a planet or
  * the Moon on a black sky, whose MAD is the sky's read noise. Input units;
  * NAN as ss_noise_estimate. Images under 3 pixels on a side: that estimate. */
