@@ -265,6 +265,21 @@ stamp_with_negative_wings (GRand *rng, int size, double sigma, double share)
   return stamp;
 }
 
+/* Reading PATH gives exactly one note, naming the file and holding WORD. */
+static void
+assert_one_psf_note (const char *path, const char *word)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (GPtrArray) notes = g_ptr_array_new_with_free_func (g_free);
+  g_autoptr (SsImage) read = ss_psf_read_file (path, notes, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (notes->len, ==, 1);
+  const char *note = g_ptr_array_index (notes, 0);
+  g_test_message ("%s", note);
+  g_assert_nonnull (strstr (note, path));
+  g_assert_nonnull (strstr (note, word));
+}
+
 /* Negative wings under 5% of the absolute sum (background-subtraction
  * noise) are set to 0, with a note naming the file; the rendered PSF is the
  * clipped stamp normalised (to 1e-6), non-negative. Over 5%: refused,
@@ -282,15 +297,8 @@ test_psf_file_negative_wings (void)
   g_autofree char *path = write_psf_file (dir, stamp, size);
   g_test_message ("%d×%d, sigma %.2f, negative share %.4f", size, size, sigma, share);
 
+  assert_one_psf_note (path, "negative");
   g_autoptr (GError) error = NULL;
-  g_autoptr (GPtrArray) notes = g_ptr_array_new_with_free_func (g_free);
-  g_autoptr (SsImage) read = ss_psf_read_file (path, notes, &error);
-  g_assert_no_error (error);
-  g_assert_cmpuint (notes->len, ==, 1);
-  const char *note = g_ptr_array_index (notes, 0);
-  g_test_message ("%s", note);
-  g_assert_nonnull (strstr (note, path));
-  g_assert_nonnull (strstr (note, "negative"));
 
   g_autoptr (SsImage) psf = render_psf_file (path, w, h, &error);
   g_assert_no_error (error);
@@ -336,15 +344,8 @@ test_psf_file_off_centre (void)
   g_autofree char *path = write_psf_file (dir, stamp, size);
   g_test_message ("%d×%d, sigma %.2f, offset (%.2f, %.2f)", size, size, sigma, ox, oy);
 
+  assert_one_psf_note (path, "centroid");
   g_autoptr (GError) error = NULL;
-  g_autoptr (GPtrArray) notes = g_ptr_array_new_with_free_func (g_free);
-  g_autoptr (SsImage) read = ss_psf_read_file (path, notes, &error);
-  g_assert_no_error (error);
-  g_assert_cmpuint (notes->len, ==, 1);
-  const char *note = g_ptr_array_index (notes, 0);
-  g_test_message ("%s", note);
-  g_assert_nonnull (strstr (note, path));
-  g_assert_nonnull (strstr (note, "centroid"));
 
   g_autoptr (SsImage) psf = render_psf_file (path, w, h, &error);
   g_assert_no_error (error);
