@@ -18,21 +18,29 @@
 /* Fills OUT, (w-2) x (h-2), with the 3x3 high-pass of every interior window;
  * a window with a NaN or Inf anywhere gives NaN, which the statistics skip.
  * Rows are independent: every core takes some. */
+/* The 3x3 high-pass of the window of DATA (W wide) centred on (X, Y). */
+static inline float
+window_high_pass (const float *data, int w, int x, int y)
+{
+  static const float k[3] = { 1.f, -2.f, 1.f };
+  float acc = 0.f;
+  for (int dy = -1; dy <= 1; dy++)
+    {
+      const float *row = data + (gsize) (y + dy) * w + x;
+      acc += k[dy + 1] * (k[0] * row[-1] + k[1] * row[0] + k[2] * row[1]);
+    }
+  return acc;
+}
+
 static gsize
 high_pass_2d (const float *data, int w, int h, float *out)
 {
-  static const float k[3] = { 1.f, -2.f, 1.f };
   const int ow = w - 2;
 #pragma omp parallel for schedule(static) if ((gsize) w * h > 65536)
   for (int y = 1; y < h - 1; y++)
     for (int x = 1; x + 1 < w; x++)
       {
-        float acc = 0.f;
-        for (int dy = -1; dy <= 1; dy++)
-          {
-            const float *row = data + (gsize) (y + dy) * w + x;
-            acc += k[dy + 1] * (k[0] * row[-1] + k[1] * row[0] + k[2] * row[1]);
-          }
+        float acc = window_high_pass (data, w, x, y);
         out[(gsize) (y - 1) * ow + (x - 1)] = isfinite (acc) ? acc : NAN;
       }
   return (gsize) ow * (gsize) (h - 2);
@@ -159,17 +167,15 @@ compare_levels (const void *a, const void *b)
 static gboolean
 window_sample (const float *data, int w, int x, int y, LevelSample *out)
 {
-  static const float k[3] = { 1.f, -2.f, 1.f };
-  float acc = 0.f, sum = 0.f;
+  float sum = 0.f;
   for (int dy = -1; dy <= 1; dy++)
     {
       const float *row = data + (gsize) (y + dy) * w + x;
-      acc += k[dy + 1] * (k[0] * row[-1] + k[1] * row[0] + k[2] * row[1]);
       sum += row[-1] + row[0] + row[1];
     }
-  out->high_pass = acc;
+  out->high_pass = window_high_pass (data, w, x, y);
   out->level = sum / 9.f;
-  return isfinite (acc) && isfinite (sum);
+  return isfinite (out->high_pass) && isfinite (sum);
 }
 
 double
