@@ -327,7 +327,7 @@ print_total_summary (const CliDeblurInput *in, const CliOptions *o, const CliCon
   s.plane = -1;
   s.psf_fit = NULL;
   s.psf = c->psf_source == CLI_PSF_SPEC ? jobs[0].psf_text : "measured per plane";
-  s.mse = s.alpha = s.noise = 0;
+  s.mse = s.alpha = s.noise = s.alpha_noise = 0;
   s.blank_pixels = s.observed = 0;
   /* Each plane has its own sky and scale (its summary gives them); the
    * last plane's would pass for all of them. */
@@ -340,6 +340,7 @@ print_total_summary (const CliDeblurInput *in, const CliOptions *o, const CliCon
       s.mse += jobs[p].mse / planes;
       s.alpha += jobs[p].params.alpha / planes;
       s.noise += jobs[p].noise / planes;
+      s.alpha_noise += jobs[p].alpha_noise / planes;   /* as noise: one mean, not one plane's */
       s.blank_pixels += jobs[p].blanks;
       s.observed += jobs[p].observed;
     }
