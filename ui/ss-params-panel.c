@@ -478,6 +478,10 @@ ss_params_panel_init (SsParamsPanel *self)
 {
   gtk_widget_init_template (GTK_WIDGET (self));
   ss_params_panel_setup_solver_list (self);
+  /* β's range is the engine's, (1, 100], to the spin button's two digits: a
+   * fitted β outside a narrower range would be clamped on display and the
+   * app would solve with another β than `--psf auto`. */
+  gtk_spin_button_set_range (self->psf_beta_spin, SS_PSF_MIN_BETA + 0.01, SS_PSF_MAX_BETA);
   g_signal_connect_swapped (self->param_controls, "changed", G_CALLBACK (on_control_changed),
                             self);
   g_signal_connect_swapped (self->device_picker, "changed", G_CALLBACK (on_control_changed),
