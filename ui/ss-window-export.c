@@ -164,6 +164,17 @@ export_name_problem (SsExportFormat format, const char *path)
   return NULL;
 }
 
+/* An export refused before it starts: TEXT shown, and kept as the
+ * export's error (the tests read it), D freed. */
+static void
+refuse_export (SsWindow *self, ExportData *d, const char *text)
+{
+  ss_window_show_message (self, text, TRUE);
+  g_clear_error (&self->export_error);
+  g_set_error (&self->export_error, SS_ERROR, SS_ERROR_INVALID_ARGUMENT, "%s", text);
+  export_data_free (d);
+}
+
 void
 ss_window_export (SsWindow *self, SsExportFormat format, const char *path,
                   const SsExportOptions *options, gboolean force)
@@ -185,10 +196,7 @@ ss_window_export (SsWindow *self, SsExportFormat format, const char *path,
       collect_curves (self, d->names, d->points);
       if (d->points->len == 0)
         {
-          ss_window_show_message (self, "No convergence curve to export yet: run a solver first",
-                                  TRUE);
-          g_set_error (&self->export_error, SS_ERROR, SS_ERROR_INVALID_ARGUMENT, "no curve");
-          export_data_free (d);
+          refuse_export (self, d, "No convergence curve to export yet: run a solver first");
           return;
         }
     }
@@ -198,20 +206,14 @@ ss_window_export (SsWindow *self, SsExportFormat format, const char *path,
       g_autofree char *misnamed = export_name_problem (format, path);
       if (misnamed != NULL)
         {
-          ss_window_show_message (self, misnamed, TRUE);
-          g_clear_error (&self->export_error);
-          g_set_error (&self->export_error, SS_ERROR, SS_ERROR_INVALID_ARGUMENT, "%s", misnamed);
-          export_data_free (d);
+          refuse_export (self, d, misnamed);
           return;
         }
       if (frame == NULL)
         {
           g_autofree char *text = g_strdup_printf ("The %s view is empty: nothing to export",
                                                    ss_window_view_titles[self->view_kind]);
-          ss_window_show_message (self, text, TRUE);
-          g_clear_error (&self->export_error);
-          g_set_error (&self->export_error, SS_ERROR, SS_ERROR_INVALID_ARGUMENT, "%s", text);
-          export_data_free (d);
+          refuse_export (self, d, text);
           return;
         }
       d->frame = ss_frame_ref (frame);
