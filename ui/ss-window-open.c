@@ -190,6 +190,10 @@ load_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *can
     d->hdus = ss_fits_list_hdus (d->path, NULL);
   g_autofree char *hdu_text = NULL;
   resolve_plane (d, &options, &hdu_text);
+  /* A later open cancels this one: stop before the read and before the
+   * frame, the two long steps on a large file. */
+  if (g_task_return_error_if_cancelled (task))
+    return;
   g_autoptr (SsImage) image = ss_image_load (d->path, &options, &error);
   if (image == NULL)
     {
@@ -209,6 +213,8 @@ load_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *can
       g_task_return_error (task, error);
       return;
     }
+  if (g_task_return_error_if_cancelled (task))
+    return;
   d->frame = frame_from_image (image, d->plane, &error);
   if (d->frame == NULL)
     {
@@ -385,8 +391,6 @@ load_done (GObject *source, GAsyncResult *result, gpointer user_data)
   g_clear_object (&self->load_cancellable);
   self->loading = FALSE;
   g_clear_error (&self->load_error);
-  if (self->disposed)
-    return;
   if (g_task_propagate_boolean (G_TASK (result), &error))
     {
       self->read_seconds = (g_get_monotonic_time () - self->open_started) / 1e6;

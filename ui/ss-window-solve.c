@@ -252,7 +252,9 @@ on_solve_done (GObject *source, GAsyncResult *result, gpointer user_data)
           g_object_set_data (G_OBJECT (task), "ss-held-application", NULL);
           if (!self->disposed && self->detached_solves == 0)
             {
-              ss_window_set_status (self, "Stopped; the solver's last step has finished");
+              /* A load or a star search started since owns the status line. */
+              if (!self->loading && !self->fitting)
+                ss_window_set_status (self, "Stopped; the solver's last step has finished");
               ss_window_update_actions (self);
             }
         }

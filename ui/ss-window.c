@@ -368,6 +368,8 @@ ss_window_dispose (GObject *object)
         g_cancellable_cancel (self->cancellable);
       if (self->fit_cancellable)
         g_cancellable_cancel (self->fit_cancellable);
+      if (self->load_cancellable)
+        g_cancellable_cancel (self->load_cancellable);
       ss_window_detach_task (self);
       /* The phase window is destroyed with this one, but whatever holds
        * it (its save dialog) may keep it a moment longer: the weak
