@@ -242,16 +242,6 @@ has_close_neighbour (const GArray *peaks, guint index, double radius)
   return FALSE;
 }
 
-static double
-finite_maximum (const float *data, gsize n)
-{
-  double best = -INFINITY;
-  for (gsize i = 0; i < n; i++)
-    if (isfinite (data[i]) && data[i] > best)
-      best = data[i];
-  return best;
-}
-
 /* The header cards that give the level where the detector saturates:
  * SATURATE (the FITS community's convention), SATLEVEL (some pipelines'),
  * with the words messages give for them. */
@@ -377,7 +367,7 @@ measure_levels (const SsImage *image, const SsStarSearch *search, const float *d
     return FALSE;
   levels->sky = scaling.sky;
   levels->noise = ss_noise_estimate (data, image->width, image->height);
-  double top = finite_maximum (data, n);
+  double top = scaling.sky + scaling.scale;   /* the data's top: no second pass over them */
   if (!(levels->noise > 0.0))
     levels->noise = 1e-6 * (top - levels->sky);   /* noiseless (synthetic) data */
   levels->saturation = saturation_level (image, search, levels->sky, top,
