@@ -153,15 +153,6 @@ whole_params_from_options (const CliOptions *o, WholeParams *p)
 #define INTERRUPT_POLL_MS 50
 
 static gboolean
-interrupted (GError **error)
-{
-  if (!cli_was_interrupted ())
-    return FALSE;
-  g_set_error (error, G_IO_ERROR, G_IO_ERROR_CANCELLED, "interrupted");
-  return TRUE;
-}
-
-static gboolean
 on_poll_tick (gpointer user_data)
 {
   return G_SOURCE_CONTINUE;
@@ -287,7 +278,7 @@ run_deblur (const char *exe, const char *dir, const char *frame, const WholePara
             int iterations, int *run_number, WholeRun *run, GError **error)
 {
   run->iterations = iterations;
-  if (interrupted (error))
+  if (cli_interrupted_error (error))
     return FALSE;
   g_autofree char *output = g_build_filename (dir, "deblurred.fits", NULL);
   g_autofree char *iters = g_strdup_printf ("%d", iterations);
@@ -343,7 +334,7 @@ run_deblur (const char *exe, const char *dir, const char *frame, const WholePara
   g_autofree char *out = bytes_text (c.out), *err = bytes_text (c.err);
   g_clear_pointer (&c.out, g_bytes_unref);
   g_clear_pointer (&c.err, g_bytes_unref);
-  if (interrupted (error))
+  if (cli_interrupted_error (error))
     {
       g_clear_error (&c.error);
       return FALSE;
@@ -558,7 +549,7 @@ bench_in (const char *dir, const CliOptions *o, const WholeParams *p, GError **e
                 && (p->extra_iterations == 0
                     || run_deblur (exe, dir, frame, p, p->extra_iterations, &run, &extra,
                                    error))
-                && !interrupted (error);
+                && !cli_interrupted_error (error);
   if (ok)
     {
       WholeVerdict v;

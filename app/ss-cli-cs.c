@@ -465,15 +465,6 @@ cs_config (const CsOptions *o, CsConfig *c)
  * and a sweep before its files are written, so it ends with one line and
  * exit 1, as deblur's does, never with a half-written file. */
 
-static gboolean
-set_interrupted_error (GError **error)
-{
-  if (!cli_was_interrupted ())
-    return FALSE;
-  g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_CANCELLED, "interrupted");
-  return TRUE;
-}
-
 /* The solver's report points: the highest iteration reached, and a stop
  * when Ctrl-C came. */
 static gboolean
@@ -482,7 +473,7 @@ check_interrupt (int iteration, const float *x, gboolean last, gpointer user_dat
 {
   int *reached = user_data;
   *reached = MAX (*reached, iteration);
-  return !set_interrupted_error (error);
+  return !cli_interrupted_error (error);
 }
 
 /* PARAMS with check_interrupt at its report points, counting into REACHED. */
@@ -523,7 +514,7 @@ run_solve (const CsOptions *o, const CsConfig *c)
   SsCsParams solve = interruptible (&c->solve, &reached);
   gboolean ok = solve_cell (c, &solve, c->m, c->k, c->batch, c->seed, &r, &error);
   /* The GPU runs its solve to the end: a Ctrl-C during it still stops here. */
-  if (ok && set_interrupted_error (&error))
+  if (ok && cli_interrupted_error (&error))
     {
       reached = r.iterations;
       ok = FALSE;
@@ -611,7 +602,7 @@ on_cell (const SsCsPhaseCell *cell, gpointer user_data, GError **error)
 {
   Sweep *s = user_data;
   /* A GPU cell runs to its end: Ctrl-C during it stops the sweep here. */
-  if (set_interrupted_error (error))
+  if (cli_interrupted_error (error))
     return FALSE;
   g_array_append_vals (s->cells, cell, 1);
   s->fraction[cell->index] = cell->fraction;
@@ -690,7 +681,7 @@ run_phase_transition (const CsOptions *o, const CsConfig *c)
   g_autoptr (GError) error = NULL;
   gboolean ok = ss_cs_phase_transition (&params, on_cell, &sweep, NULL, &error);
   if (ok)
-    set_interrupted_error (&error);
+    cli_interrupted_error (&error);
   if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
     {
       cli_error (NULL, "cs: interrupted after %u of %d cells; nothing written", cells->len,

@@ -61,6 +61,15 @@ cli_was_interrupted (void)
   return interrupted != 0;
 }
 
+gboolean
+cli_interrupted_error (GError **error)
+{
+  if (!cli_was_interrupted ())
+    return FALSE;
+  g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_CANCELLED, "interrupted");
+  return TRUE;
+}
+
 const volatile gint *
 cli_interrupt_flag (void)
 {

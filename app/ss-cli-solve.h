@@ -57,6 +57,8 @@ int cli_solve_batch (const CliConfig *config, const SsSolveParams *params,
 
 /* TRUE once Ctrl-C has cancelled a solve: a run over many inputs stops. */
 gboolean cli_was_interrupted (void);
+/* The same, setting ERROR (G_IO_ERROR_CANCELLED, "interrupted") when it was. */
+gboolean cli_interrupted_error (GError **error);
 /* Ctrl-C sets the flag cli_was_interrupted reads (a second one kills at
  * once); a command checks it at its report points. */
 void cli_install_interrupt_handler (void);

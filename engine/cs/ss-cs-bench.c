@@ -182,18 +182,17 @@ ss_cs_bench_stopped (const SsCsBenchParams *bp, GError **error)
 }
 
 void
-ss_cs_bench_add_row (const SsCsBenchParams *bp, SsCsBenchResult *result)
+ss_cs_bench_device_measured (const SsCsBenchParams *bp, const SsCsBenchResult *result)
 {
-  result->n_rows++;
   if (bp->progress != NULL)
     bp->progress (result, bp->user_data);
 }
 
 void
-ss_cs_bench_device_measured (const SsCsBenchParams *bp, const SsCsBenchResult *result)
+ss_cs_bench_add_row (const SsCsBenchParams *bp, SsCsBenchResult *result)
 {
-  if (bp->progress != NULL)
-    bp->progress (result, bp->user_data);
+  result->n_rows++;
+  ss_cs_bench_device_measured (bp, result);
 }
 
 static int
