@@ -158,7 +158,9 @@ parameters_valid (SsPsfModel model, const double *p, int radius)
       || !(p[P_A] * p[P_C] - p[P_B] * p[P_B] > 0.0)
       || !(fabs (p[P_X]) <= radius) || !(fabs (p[P_Y]) <= radius) || !isfinite (p[P_BG]))
     return FALSE;
-  if (model == SS_PSF_MODEL_MOFFAT && !BETA_ACCEPTED (p[P_BETA]))
+  /* A PSF spec's β range (ss-psf.h): every fit can be written back as
+   * moffat:FWHM,BETA and rendered. */
+  if (model == SS_PSF_MODEL_MOFFAT && !ss_psf_beta_valid (p[P_BETA]))
     return FALSE;
   return TRUE;
 }

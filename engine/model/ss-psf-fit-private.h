@@ -10,10 +10,6 @@ G_BEGIN_DECLS
 
 /* The peak search near a click and the fit's check of how far the centre moved. */
 #define SEARCH_RADIUS 3        /* pixels around a click where the peak is looked for */
-/* Moffat betas the fit accepts: those a PSF spec takes (ss-psf.h), so that
- * every fit can be written back as moffat:FWHM,BETA and rendered. */
-#define BETA_ACCEPTED(beta) ((beta) > SS_PSF_MIN_BETA && (beta) <= SS_PSF_MAX_BETA)
-
 /* Parameter vector layout. */
 enum { P_AMP, P_X, P_Y, P_BG, P_A, P_B, P_C, P_BETA, P_COUNT };
 

@@ -175,7 +175,7 @@ fit_renderable (const SsPsfFit *fit, GError **error)
                 && fit->fwhm_minor > 0.0 && fit->fwhm_major >= fit->fwhm_minor
                 && isfinite (fit->angle)
                 && (fit->model == SS_PSF_MODEL_GAUSSIAN
-                    || BETA_ACCEPTED (fit->beta));
+                    || ss_psf_beta_valid (fit->beta));
   if (!ok)
     g_set_error (error, SS_ERROR, SS_ERROR_INVALID_ARGUMENT,
                  "the star fit cannot be used as a PSF (FWHM %g × %g, beta %g)",

@@ -80,7 +80,7 @@ parse_beta (const char *args, const char *text, double *beta, GError **error)
 {
   if (!parse_number (args, beta))
     return parse_fail (error, text);
-  if (!(isfinite (*beta) && *beta > SS_PSF_MIN_BETA && *beta <= SS_PSF_MAX_BETA))
+  if (!ss_psf_beta_valid (*beta))
     {
       g_set_error (error, SS_ERROR, SS_ERROR_INVALID_ARGUMENT,
                    "invalid PSF \"%s\": Moffat beta must be finite and within (%g, %g]", text,

@@ -18,6 +18,7 @@
 #pragma once
 
 #include <glib.h>
+#include <math.h>
 #include "ss-image.h"
 
 G_BEGIN_DECLS
@@ -35,6 +36,13 @@ G_BEGIN_DECLS
  * finite only for beta > 1; beyond 100 it is a Gaussian for any data. */
 #define SS_PSF_MIN_BETA 1.0
 #define SS_PSF_MAX_BETA 100.0
+
+/* Whether BETA is a Moffat β the PSF models take: finite, in (MIN, MAX]. */
+static inline gboolean
+ss_psf_beta_valid (double beta)
+{
+  return isfinite (beta) && beta > SS_PSF_MIN_BETA && beta <= SS_PSF_MAX_BETA;
+}
 
 typedef enum {
   SS_PSF_NONE,
