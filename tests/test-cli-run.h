@@ -28,6 +28,23 @@ cli_path (void)
   return g_getenv ("SHARPSKY_CLI");
 }
 
+/* Whether SHARPSKY_CLI names an executable: the built sharpsky-cli. */
+static inline gboolean
+cli_built (void)
+{
+  return cli_path () != NULL && g_file_test (cli_path (), G_FILE_TEST_IS_EXECUTABLE);
+}
+
+/* The same, the test visibly skipped when it is not. */
+static inline gboolean
+cli_available (void)
+{
+  if (cli_built ())
+    return TRUE;
+  g_test_skip ("SHARPSKY_CLI is not set to the built sharpsky-cli");
+  return FALSE;
+}
+
 /* Runs sharpsky-cli COMMAND (NULL: none) with the NULL-terminated ARGS in
  * directory DIR (NULL: this one) and ENVP (NULL: this process's
  * environment). A crash fails the test. */

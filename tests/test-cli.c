@@ -174,16 +174,6 @@ assert_absent (const char *path)
 
 /* ---- tests ------------------------------------------------------------- */
 
-/* FALSE (and the test visibly skipped) when the binary is not there. */
-static gboolean
-cli_available (void)
-{
-  if (cli_path () != NULL && g_file_test (cli_path (), G_FILE_TEST_IS_EXECUTABLE))
-    return TRUE;
-  g_test_skip ("SHARPSKY_CLI is not set to the built sharpsky-cli");
-  return FALSE;
-}
-
 /* run on a random star field beats the measured data, and its baseline
  * agrees with the MSE of the measurement written by simulate (the oracle is
  * the file's pixels, compared here with the truth). */

@@ -869,15 +869,6 @@ test_bench_stop (void)
 
 /* ---- the command line ------------------------------------------------------- */
 
-static gboolean
-cli_ready (void)
-{
-  if (cli_path () != NULL && g_file_test (cli_path (), G_FILE_TEST_IS_EXECUTABLE))
-    return TRUE;
-  g_test_skip ("SHARPSKY_CLI is not set to the built sharpsky-cli");
-  return FALSE;
-}
-
 /* sharpsky-cli cs ARGS in directory DIR (the files a run leaves are there). */
 #define RUN_CS(dir, ...) \
   run_cli_full (dir, NULL, "cs", (const char *const[]) { __VA_ARGS__, NULL })
@@ -898,7 +889,7 @@ count_entries (const char *dir)
 static void
 test_cli_recovery (void)
 {
-  if (!cli_ready ())
+  if (!cli_available ())
     return;
   const char *values[] = { "uniform", "gaussian", "sign" };
   for (gsize i = 0; i < G_N_ELEMENTS (values); i++)
@@ -923,7 +914,7 @@ test_cli_recovery (void)
 static void
 test_cli_refusals (void)
 {
-  if (!cli_ready ())
+  if (!cli_available ())
     return;
   g_autofree char *dir = test_scratch_dir ("sharpsky-cs-XXXXXX");
   const struct { const char *args[6]; const char *named; } cases[] = {
@@ -957,7 +948,7 @@ test_cli_refusals (void)
 static void
 test_cli_notes (void)
 {
-  if (!cli_ready ())
+  if (!cli_available ())
     return;
   const struct { const char *args[6]; const char *note; } cases[] = {
     { { "--trials", "5" }, "--trials has no effect without --phase-transition" },
@@ -1008,7 +999,7 @@ read_csv (const char *dir, const char *name)
 static void
 test_cli_grid (void)
 {
-  if (!cli_ready ())
+  if (!cli_available ())
     return;
   g_autofree char *dir = test_scratch_dir ("sharpsky-cs-XXXXXX");
   CliRun run = RUN_CS (dir, "--phase-transition", "--n", "64", "--trials", "5", "--deltas",
@@ -1077,7 +1068,7 @@ run_cli_interrupted (const char *const *argv, char **first, char **message, char
 static void
 test_cli_interrupt (void)
 {
-  if (!cli_ready ())
+  if (!cli_available ())
     return;
   g_autofree char *dir = test_scratch_dir ("sharpsky-cs-XXXXXX");
   g_autofree char *prefix = g_build_filename (dir, "pt", NULL);
@@ -1100,7 +1091,7 @@ test_cli_interrupt (void)
 static void
 test_cli_bench_interrupt (void)
 {
-  if (!cli_ready ())
+  if (!cli_available ())
     return;
   g_autofree char *first = NULL, *message = NULL, *more_out = NULL, *more_err = NULL;
   const char *argv[] = { "cs", "--bench", "--bench-which", "niht", "--bench-n", "1048576",
@@ -1118,7 +1109,7 @@ test_cli_bench_interrupt (void)
 static void
 test_cli_bench_labels (void)
 {
-  if (!cli_ready ())
+  if (!cli_available ())
     return;
   CliRun run = RUN_CS (NULL, "--bench", "--bench-which", "niht", "--bench-n", "1000",
                        "--backend", "cpu");

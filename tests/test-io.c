@@ -1721,7 +1721,7 @@ test_fits_list_hdus (void)
 static gboolean
 cli_present (void)
 {
-  if (cli_path () != NULL && g_file_test (cli_path (), G_FILE_TEST_IS_EXECUTABLE))
+  if (cli_built ())
     return TRUE;
   g_test_message ("SHARPSKY_CLI is not set to the built sharpsky-cli: its checks are left out");
   return FALSE;
