@@ -188,13 +188,6 @@ candidate_unusable (const GError *error, const SsSolveResult *run, GCancellable 
          && !g_cancellable_is_cancelled (cancellable);
 }
 
-/* Whether a candidate after TRIED is left to choose. */
-static gboolean
-usable_left (int tried, const SsSolverInfo *info)
-{
-  return tried + 1 < info->n_candidates;
-}
-
 static void
 free_reasons (char **reasons)
 {
@@ -235,8 +228,9 @@ ss_solver_choice_solve (SsSolveOnceFunc solve, gpointer backend, const SsProblem
   double start = ss_now ();
   Relay relay = { .report = report, .user_data = user_data, .provisional = TRUE };
   double errors[SS_SOLVER_MAX_CANDIDATES];
-  int chosen = 0, tried = 0, counted = 0;
+  int chosen = -1, tried = 0, counted = 0;
   char *unusable[SS_SOLVER_MAX_CANDIDATES] = { NULL };   /* why a candidate could not run */
+  GError *refusal = NULL;   /* the last candidate's refusal: the error when none can run */
   SsHoldoutSplit split = { 0 };
   ChoiceCrop crop = { 0 };
   GError *crop_error = NULL;
@@ -260,22 +254,22 @@ ss_solver_choice_solve (SsSolveOnceFunc solve, gpointer backend, const SsProblem
         gboolean ok = solve (backend, &split.problem, &p, relay_report, &relay, cancellable, &run,
                              &local);
         counted += run.iterations;
-        if (!ok && candidate_unusable (local, &run, cancellable) && usable_left (tried, info))
+        if (!ok && candidate_unusable (local, &run, cancellable))
           {
             /* RL refuses an operator that is no blur (random sensing): the
-             * other candidate is the choice, and the description says why. */
+             * others are the choice, and the description says why. */
             unusable[tried] = g_strdup (local->message);
-            g_clear_error (&local);
+            g_clear_error (&refusal);
+            refusal = local;
             ss_solve_result_clear (&run);
             errors[tried] = INFINITY;
-            if (chosen == tried)
-              chosen = tried + 1;
             continue;
           }
         if (!ok)
           {
             /* Cancelled or failed: the candidate's partial result. */
             g_propagate_error (error, local);
+            g_clear_error (&refusal);
             ss_holdout_split_clear (&split);
             choice_crop_clear (&crop);
             free_reasons (unusable);
@@ -287,10 +281,20 @@ ss_solver_choice_solve (SsSolveOnceFunc solve, gpointer backend, const SsProblem
         /* A candidate without a reading (no report) is never chosen over
          * one with. */
         errors[tried] = isfinite (relay.held_out) ? relay.held_out : INFINITY;
-        if (errors[tried] < errors[chosen] || unusable[chosen] != NULL)
+        if (chosen < 0 || errors[tried] < errors[chosen])
           chosen = tried;
       }
   ss_holdout_split_clear (&split);
+  if (chosen < 0 && tried > 0)
+    {
+      /* Every candidate refused the problem: the last refusal says why. */
+      g_propagate_error (error, refusal);
+      choice_crop_clear (&crop);
+      free_reasons (unusable);
+      return FALSE;
+    }
+  g_clear_error (&refusal);
+  chosen = MAX (chosen, 0);   /* nothing to hold out: the first candidate */
 
   SsSolveParams p = ss_solver_choice_candidate (params, info->candidates[chosen]);
   relay.offset = counted;
