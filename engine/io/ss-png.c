@@ -318,19 +318,39 @@ convert_rows (PngReader *reader, int width, int height, int channels, int depth)
     }
 }
 
+/* libpng says "Read Error" when the file ends early, which does not tell a
+ * user that the file was cut short. */
+static char *
+describe_damage (const PngReader *reader)
+{
+  if (feof (reader->file))
+    return g_strdup_printf ("the file ends before its image data do (truncated; libpng: %s)",
+                            reader->context.message);
+  return g_strdup (reader->context.message);
+}
+
+/* The header, up to the image data: what reading and verifying share (after
+ * their setjmp, to which libpng's errors jump back). */
+static void
+begin_read (PngReader *r)
+{
+  png_init_io (r->png, r->file);
+  png_set_sig_bytes (r->png, PNG_SIGNATURE_SIZE);
+  png_read_info (r->png, r->info);
+}
+
 static SsImage *
 read_png_with (PngReader *reader, const char *name, goffset file_size, GError **error)
 {
   PngReader *volatile r = reader; /* survives the longjmp */
   if (setjmp (r->context.jump))
     {
+      g_autofree char *damage = describe_damage (r);
       g_set_error (error, SS_ERROR, SS_ERROR_FORMAT, "%s: damaged or truncated PNG: %s",
-                   name, r->context.message);
+                   name, damage);
       return NULL;
     }
-  png_init_io (r->png, r->file);
-  png_set_sig_bytes (r->png, PNG_SIGNATURE_SIZE);
-  png_read_info (r->png, r->info);
+  begin_read (r);
   int stored_bits = png_get_channels (r->png, r->info) * png_get_bit_depth (r->png, r->info);
   set_read_transforms (r->png, r->info);
 
@@ -385,17 +405,6 @@ ss_png_read (const char *path, GError **error)
 /* ------------------------------------------------------------------------ */
 /* Verifying                                                                 */
 
-/* libpng says "Read Error" when the file ends early, which does not tell a
- * user that the file was cut short. */
-static char *
-describe_damage (const PngReader *reader)
-{
-  if (feof (reader->file))
-    return g_strdup_printf ("the file ends before its image data do (truncated; libpng: %s)",
-                            reader->context.message);
-  return g_strdup (reader->context.message);
-}
-
 static gboolean
 verify_png_with (PngReader *reader, const char *name, GError **error)
 {
@@ -406,9 +415,7 @@ verify_png_with (PngReader *reader, const char *name, GError **error)
       g_set_error (error, SS_ERROR, SS_ERROR_FORMAT, "%s: damaged PNG: %s", name, damage);
       return FALSE;
     }
-  png_init_io (r->png, r->file);
-  png_set_sig_bytes (r->png, PNG_SIGNATURE_SIZE);
-  png_read_info (r->png, r->info);
+  begin_read (r);
   /* The stored samples, untransformed: only whether they decode matters.
    * An interlaced image is decoded pass by pass, each pass every row. */
   int passes = png_set_interlace_handling (r->png);
