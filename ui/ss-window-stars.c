@@ -105,13 +105,20 @@ fit_star_at (SsWindow *self, int col, int row)
                           self->fit_cancellable, star_fit_done, g_object_ref (self));
 }
 
+/* The search over the whole image, with the model the panel shows. */
+static void
+start_search (SsWindow *self)
+{
+  ss_star_fit_search_async (self->input, self->header,
+                            ss_params_panel_get_star_model (self->panel), self->fit_cancellable,
+                            star_fit_done, g_object_ref (self));
+}
+
 void
 ss_window_find_stars (SsWindow *self)
 {
   if (begin_star_fit (self, "Looking for isolated stars…"))
-    ss_star_fit_search_async (self->input, self->header,
-                              ss_params_panel_get_star_model (self->panel),
-                              self->fit_cancellable, star_fit_done, g_object_ref (self));
+    start_search (self);
 }
 
 /* The search a real image gets when it opens (as --psf auto): its outcome
@@ -128,9 +135,7 @@ ss_window_find_stars_quietly (SsWindow *self)
   self->fit_cancellable = g_cancellable_new ();
   ss_window_set_status (self, "Measuring the PSF on the image's stars…");
   ss_window_update_actions (self);
-  ss_star_fit_search_async (self->input, self->header,
-                            ss_params_panel_get_star_model (self->panel), self->fit_cancellable,
-                            star_fit_done, g_object_ref (self));
+  start_search (self);
 }
 
 void
