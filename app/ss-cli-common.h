@@ -158,9 +158,18 @@ void cli_config_clear (CliConfig *config);
 int cli_config_from_options (const CliOptions *options, CliGroups groups, double default_ratio,
                              const char *default_psf, CliConfig *config);
 
-/* Output checks before any heavy work: exit 2 when OUTPUT's name gives no
- * format (ss_output_format_from_name), exists without --force or is one of
- * INPUTS, 1 when it cannot be written; -1 when fine. */
+/* The path checks every subcommand makes, before any heavy work, on each
+ * file it will write (whatever its kind: image, markdown, CSV): refused
+ * when OUTPUT is one of INPUTS (may be NULL), exists without --force, is a
+ * folder or not a regular file, or its folder is missing or cannot be
+ * written (ss_output_check). Prints the message; returns 2 for what is
+ * fixed on the command line (an input, something in the way), 1 for a
+ * folder that cannot be written, -1 when fine. */
+int cli_check_output_path (const char *output, gboolean force, const char *const *inputs);
+
+/* An image output's checks: exit 2 when OUTPUT is missing or its name
+ * gives no format (ss_output_format_from_name), then
+ * cli_check_output_path's. */
 int cli_check_output (const char *output, gboolean force, const char *const *inputs);
 
 /* The backend CONFIG asks for (--backend, --devices); prints and returns

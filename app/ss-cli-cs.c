@@ -578,17 +578,18 @@ run_solve (const CsOptions *o, const CsConfig *c)
 
 /* ---- phase transition ----------------------------------------------------- */
 
+/* Both files checked before the sweep, with deblur's path checks
+ * (cli_check_output_path): what would stop the write at the end (a file
+ * kept without --force, a folder in the way, a missing or read-only
+ * folder) is better said before minutes of solving. */
 static int
 check_outputs (const CsOptions *o, const char *csv, const char *png)
 {
   const char *paths[] = { csv, png };
-  for (int i = 0; i < 2; i++)
-    if (!o->force && g_file_test (paths[i], G_FILE_TEST_EXISTS))
-      {
-        cli_error (paths[i], "exists (use --force to replace it)");
-        return CLI_EXIT_USAGE;
-      }
-  return -1;
+  int status = -1;
+  for (int i = 0; i < 2 && status < 0; i++)
+    status = cli_check_output_path (paths[i], o->force, NULL);
+  return status;
 }
 
 typedef struct {

@@ -481,7 +481,7 @@ static int
 check_png_planes (const CliDeblurInput *in, const CliOptions *o)
 {
   int planes = in->image->planes;
-  if (!cli_has_png_suffix (o->output) || planes == 1 || planes == 3)
+  if (!ss_output_name_is_png (o->output) || planes == 1 || planes == 3)
     return -1;
   cli_error (o->output, "a PNG holds 1 plane (grey) or 3 (RGB); %s has %d: write FITS, "
              "or pick one with --plane", in->in_path, planes);
@@ -556,7 +556,7 @@ cli_deblur (int argc, char **argv)
     "OUT holds x * scale + sky as float32 FITS with IN's header (the primary header's\n"
     "cards too when IN's image is in an extension), IN's axes and HISTORY cards; OUT's\n"
     "name gives its format: .fits, .fit or .fts (FITS), the same + .gz (gzip) or .png\n"
-    "(1 plane grey, 3 RGB); any other name is refused.\n"
+    "(1 plane grey, 3 RGB), any case; any other name (.fz, a bare .gz) is refused.\n"
     "With --output-dir DIR, every input IN is deblurred into DIR/NAME.fits, NAME being\n"
     "IN's name without its directory and .fits/.fit/.fts/.png/.gz/.fz suffixes; each input\n"
     "succeeds or fails on its own. Exit status: 0 when every input was deblurred, 1 when\n"

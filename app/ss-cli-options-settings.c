@@ -373,7 +373,7 @@ read_options_from_options (const CliOptions *o, CliConfig *c, GError **error)
         return option_error (error, "--stretch", o->stretch, local);
       /* A stretch maps values to a PNG's grey levels; a FITS output keeps
        * the values, so the option would be ignored without a word. */
-      if (o->output == NULL || !cli_has_png_suffix (o->output))
+      if (!ss_output_name_is_png (o->output))
         {
           g_set_error (error, SS_ERROR, SS_ERROR_INVALID_ARGUMENT,
                        "--stretch %s: a stretch applies to a PNG output (-o NAME.png) only; "

@@ -130,6 +130,31 @@ same_file (const char *a, const char *b)
   return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
 }
 
+/* The exit status for OUTPUT, which ss_output_check refused. What the
+ * user fixes on the command line is a usage error (2): OUTPUT is one of
+ * INPUTS, or something is in the way (a file kept without --force, a
+ * folder, a device: --force replaces only a regular file). A folder that
+ * is missing or cannot be written is failed I/O (1). */
+static int
+output_refusal_status (const char *output, gboolean force, const char *const *inputs)
+{
+  for (gsize i = 0; inputs != NULL && inputs[i] != NULL; i++)
+    if (same_file (output, inputs[i]) || g_str_equal (output, inputs[i]))
+      return CLI_EXIT_USAGE;
+  gboolean in_the_way = g_file_test (output, G_FILE_TEST_EXISTS)
+                        && !(force && g_file_test (output, G_FILE_TEST_IS_REGULAR));
+  return in_the_way ? CLI_EXIT_USAGE : CLI_EXIT_FAILURE;
+}
+
+int
+cli_check_output_path (const char *output, gboolean force, const char *const *inputs)
+{
+  g_autoptr (GError) error = NULL;
+  if (ss_output_check (output, force, inputs, &error))
+    return -1;
+  return cli_fail (output_refusal_status (output, force, inputs), output, error);
+}
+
 int
 cli_check_output (const char *output, gboolean force, const char *const *inputs)
 {
@@ -143,17 +168,7 @@ cli_check_output (const char *output, gboolean force, const char *const *inputs)
   SsOutputFormat format;
   if (!ss_output_format_from_name (output, &format, &error))
     return cli_fail (CLI_EXIT_USAGE, output, error);
-  if (ss_output_check (output, force, inputs, &error))
-    return -1;
-
-  /* Refusals the user fixes on the command line are usage errors (2);
-   * a directory that cannot be written is a failed I/O (1). */
-  gboolean is_input = FALSE;
-  for (gsize i = 0; inputs != NULL && inputs[i] != NULL; i++)
-    is_input = is_input || same_file (output, inputs[i]) || g_str_equal (output, inputs[i]);
-  gboolean exists = g_file_test (output, G_FILE_TEST_EXISTS);
-  int status = is_input || (exists && !force) ? CLI_EXIT_USAGE : CLI_EXIT_FAILURE;
-  return cli_fail (status, output, error);
+  return cli_check_output_path (output, force, inputs);
 }
 
 SsBackend *

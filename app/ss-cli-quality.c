@@ -457,24 +457,18 @@ set_values_valid (const QualityOptions *q)
 }
 
 /* Refuses, before any work, to replace a file the run would write, unless
- * --force, as deblur and simulate refuse an existing output: exit 2 (1
+ * --force, with deblur's path checks (cli_check_output_path: exit 2, or 1
  * when its folder cannot be written). A path whose folder does not exist
- * yet is free (the run makes it). Not cli_check_output: that one also
- * wants an image's suffix, and these are markdown, CSV and PNG files. */
+ * yet is free: the run makes it (--mosaics, --write-cases DIR/CASE). Not
+ * cli_check_output: that one also wants an image's suffix, and these are
+ * markdown, CSV and PNG files. */
 static int
 check_one_output (const char *path, gboolean force)
 {
   g_autofree char *dir = g_path_get_dirname (path);
   if (!g_file_test (dir, G_FILE_TEST_IS_DIR))
     return -1;
-  g_autoptr (GError) error = NULL;
-  if (ss_output_check (path, force, NULL, &error))
-    return -1;
-  /* What is in the way (a file kept without --force, a folder) is fixed on
-   * the command line; a folder that cannot be written is failed I/O. */
-  gboolean usage = g_file_test (path, G_FILE_TEST_EXISTS)
-                   && !(force && g_file_test (path, G_FILE_TEST_IS_REGULAR));
-  return cli_fail (usage ? CLI_EXIT_USAGE : CLI_EXIT_FAILURE, path, error);
+  return cli_check_output_path (path, force, NULL);
 }
 
 /* Every file the run would write: --markdown, --trace, each selected case's

@@ -79,13 +79,6 @@ cli_interrupt_flag (void)
 
 /* ---- small helpers ----------------------------------------------------- */
 
-gboolean
-cli_has_png_suffix (const char *path)
-{
-  g_autofree char *lower = g_ascii_strdown (path, -1);
-  return g_str_has_suffix (lower, ".png");
-}
-
 static char *
 keyword_of_card (const char *card)
 {
@@ -432,7 +425,9 @@ cli_write_image (const char *path, const CliOptions *options, const CliConfig *c
 {
   g_autoptr (GError) error = NULL;
   gboolean ok;
-  if (cli_has_png_suffix (path))
+  /* The name gives the format (ss_output_format_from_name); ss_fits_write
+   * refuses any name that is not a FITS output's. */
+  if (ss_output_name_is_png (path))
     {
       SsPngWriteOptions png;
       ss_png_write_options_init (&png);

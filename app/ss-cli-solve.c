@@ -205,7 +205,7 @@ simulate_with (CliOptions *o, CliConfig *c)
       return CLI_EXIT_USAGE;
     }
   const char *truth_path = o->positional[0];
-  if (o->output != NULL && cli_has_png_suffix (o->output))
+  if (o->output != NULL && ss_output_name_is_png (o->output))
     {
       cli_error (o->output, "simulate writes FITS only (the acquisition is recorded in the "
                  "FITS header)");

@@ -9,7 +9,6 @@ G_BEGIN_DECLS
 
 /* ---- small helpers ---- */
 
-gboolean cli_has_png_suffix (const char *path);
 /* Removes the SS_* acquisition cards: a recovered image is not a measurement. */
 void cli_header_remove_acquisition (SsHeader *header);
 /* NaN pixels (blank or unobserved) take no part in the model: set to 0. */

@@ -929,6 +929,26 @@ test_output_protection (Fixture *f, gconstpointer data)
   run = RUN_CLI ("deblur", truth_path, "--psf", "box:3");
   assert_refused (&run, 2, "-o");
   cli_run_clear (&run);
+
+  /* A folder in the way is fixed on the command line (2), --force or not:
+   * --force replaces a file, never a folder. A missing folder is failed
+   * I/O (1). The checks are cli_check_output_path's, as quality's and cs's. */
+  g_autofree char *folder = temp_path (f, "folder.fits");
+  g_assert_cmpint (g_mkdir (folder, 0755), ==, 0);
+  const char *force[] = { "--quiet", "--force" };
+  for (gsize i = 0; i < G_N_ELEMENTS (force); i++)
+    {
+      run = RUN_CLI ("deblur", truth_path, "-o", folder, "--psf", "box:3", "--iters", "5",
+                     force[i]);
+      assert_refused (&run, 2, "folder.fits");
+      g_assert_nonnull (strstr (run.err, "directory"));
+      cli_run_clear (&run);
+      g_assert_true (g_file_test (folder, G_FILE_TEST_IS_DIR));
+    }
+  g_autofree char *nowhere = temp_path (f, "no-such-folder/out.fits");
+  run = RUN_CLI ("deblur", truth_path, "-o", nowhere, "--psf", "box:3", "--iters", "5");
+  assert_refused (&run, 1, "out.fits");
+  cli_run_clear (&run);
 }
 
 /* --help everywhere, --version, unknown commands and options. */
@@ -1478,6 +1498,25 @@ test_cs_phase_transition (Fixture *f, gconstpointer data)
   g_assert_cmpint (image->height, ==, 3 * 24 + 1);
   run = RUN_CLI ("cs", "--phase-transition", "--n", "128", "--trials", "2", "-o", prefix);
   assert_refused (&run, 2, "pt.csv");
+  g_assert_nonnull (strstr (run.err, "--force"));
+  cli_run_clear (&run);
+
+  /* deblur's path checks, before the sweep: a folder in the way (2, even
+   * with --force), a missing folder (1), nothing written. */
+  g_autofree char *folder = temp_path (f, "dir.png");
+  g_assert_cmpint (g_mkdir (folder, 0755), ==, 0);
+  g_autofree char *folder_prefix = temp_path (f, "dir");
+  run = RUN_CLI ("cs", "--phase-transition", "--n", "128", "--trials", "2", "-o", folder_prefix,
+                 "--force");
+  assert_refused (&run, 2, "dir.png");
+  g_assert_cmpstr (run.out, ==, "");
+  cli_run_clear (&run);
+  g_autofree char *folder_csv = temp_path (f, "dir.csv");
+  assert_absent (folder_csv);
+  g_autofree char *nowhere = temp_path (f, "no-such-folder/pt");
+  run = RUN_CLI ("cs", "--phase-transition", "--n", "128", "--trials", "2", "-o", nowhere);
+  assert_refused (&run, 1, "pt.csv");
+  g_assert_cmpstr (run.out, ==, "");
   cli_run_clear (&run);
 }
 

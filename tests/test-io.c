@@ -1747,6 +1747,8 @@ starts_like_gzip (const char *path)
   return size >= 2 && start[0] == 0x1f && start[1] == 0x8b;
 }
 
+/* The one rule for output names (ss_output_format_from_name), which the
+ * CLI, the app's export and ss_fits_write all ask: every case it decides. */
 static void
 check_output_names (void)
 {
@@ -1755,9 +1757,14 @@ check_output_names (void)
     SsOutputFormat format;
   } accepted[] = {
     { "a.fits", SS_OUTPUT_FORMAT_FITS }, { "dir/b.FIT", SS_OUTPUT_FORMAT_FITS },
-    { "c.Fts", SS_OUTPUT_FORMAT_FITS }, { "d.fits.gz", SS_OUTPUT_FORMAT_FITS_GZIP },
+    { "c.Fts", SS_OUTPUT_FORMAT_FITS }, { "c2.fit", SS_OUTPUT_FORMAT_FITS },
+    { "c3.fts", SS_OUTPUT_FORMAT_FITS }, { "C4.FITS", SS_OUTPUT_FORMAT_FITS },
+    { "d.fits.gz", SS_OUTPUT_FORMAT_FITS_GZIP }, { "d2.fit.gz", SS_OUTPUT_FORMAT_FITS_GZIP },
+    { "d3.fts.gz", SS_OUTPUT_FORMAT_FITS_GZIP }, { "D4.Fits.GZ", SS_OUTPUT_FORMAT_FITS_GZIP },
     { "E.FTS.GZ", SS_OUTPUT_FORMAT_FITS_GZIP }, { "f.png", SS_OUTPUT_FORMAT_PNG },
-    { "G.PNG", SS_OUTPUT_FORMAT_PNG },
+    { "G.PNG", SS_OUTPUT_FORMAT_PNG }, { "dir.fits/h.png", SS_OUTPUT_FORMAT_PNG },
+    /* the last suffix decides */
+    { "i.png.fits", SS_OUTPUT_FORMAT_FITS }, { "j.fits.png", SS_OUTPUT_FORMAT_PNG },
   };
   for (gsize i = 0; i < G_N_ELEMENTS (accepted); i++)
     {
@@ -1766,21 +1773,74 @@ check_output_names (void)
       g_assert_true (ss_output_format_from_name (accepted[i].name, &format, &error));
       g_assert_no_error (error);
       g_assert_cmpint (format, ==, accepted[i].format);
+      g_assert_true (ss_output_name_is_png (accepted[i].name)
+                     == (accepted[i].format == SS_OUTPUT_FORMAT_PNG));
     }
-  static const char *const refused[] = {
-    "x.jpg", "x.fits.fz", "x.fz", "x.gz", "x.png.gz", "x.fits.bak", "noext", ".fits", "dir/.png",
+  /* Refused, with what to name instead: fpack's tile compression is known
+   * and not written (UNSUPPORTED); the rest give no format (a bare or a
+   * PNG's .gz, another suffix, none, a suffix with no stem, no name). */
+  static const struct {
+    const char *name;
+    int code;
+    const char *why;
+  } refused[] = {
+    { "x.fits.fz", SS_ERROR_UNSUPPORTED, "fpack" }, { "x.fz", SS_ERROR_UNSUPPORTED, "fpack" },
+    { "X.FITS.FZ", SS_ERROR_UNSUPPORTED, "fpack" },
+    { "x.gz", SS_ERROR_INVALID_ARGUMENT, "before .gz" },
+    { "x.fz.gz", SS_ERROR_INVALID_ARGUMENT, "before .gz" },
+    { "x.png.gz", SS_ERROR_INVALID_ARGUMENT, "PNG" },
+    { "x.jpg", SS_ERROR_INVALID_ARGUMENT, "does not say" },
+    { "x.fits.bak", SS_ERROR_INVALID_ARGUMENT, "does not say" },
+    { "x.fits.", SS_ERROR_INVALID_ARGUMENT, "does not say" },
+    { "x.fits/", SS_ERROR_INVALID_ARGUMENT, "does not say" },
+    { "noext", SS_ERROR_INVALID_ARGUMENT, "does not say" },
+    { ".fits", SS_ERROR_INVALID_ARGUMENT, "does not say" },
+    { "dir/.png", SS_ERROR_INVALID_ARGUMENT, "does not say" },
+    { "dir/.fits.gz", SS_ERROR_INVALID_ARGUMENT, "before .gz" },
+    { "", SS_ERROR_INVALID_ARGUMENT, "no output file" },
   };
   for (gsize i = 0; i < G_N_ELEMENTS (refused); i++)
     {
       SsOutputFormat format;
       GError *error = NULL;
-      g_assert_false (ss_output_format_from_name (refused[i], &format, &error));
-      g_assert_error (error, SS_ERROR, SS_ERROR_INVALID_ARGUMENT);
-      assert_error_names_file (error, refused[i]);
+      g_assert_false (ss_output_format_from_name (refused[i].name, &format, &error));
+      g_assert_error (error, SS_ERROR, refused[i].code);
+      assert_error_names_file (error, refused[i].name);
+      if (strstr (error->message, refused[i].why) == NULL)
+        g_error ("%s: no '%s' in: %s", refused[i].name, refused[i].why, error->message);
       g_assert_nonnull (strstr (error->message, ".fits"));   /* the suffixes accepted */
       g_assert_nonnull (strstr (error->message, ".png"));
       g_error_free (error);
+      g_assert_false (ss_output_name_is_png (refused[i].name));
     }
+  g_assert_false (ss_output_name_is_png (NULL));
+}
+
+/* ss_fits_write asks the same rule: FITS bytes go only under a FITS name
+ * (a .png, a bare .gz, no suffix were written as FITS before), nothing is
+ * written otherwise. */
+static void
+check_fits_write_names (const char *dir, const SsImage *image)
+{
+  static const struct {
+    const char *name;
+    int code;
+  } refused[] = {
+    { "fits-as.png", SS_ERROR_INVALID_ARGUMENT }, { "bare.gz", SS_ERROR_INVALID_ARGUMENT },
+    { "no-suffix", SS_ERROR_INVALID_ARGUMENT }, { "out.fits.fz", SS_ERROR_UNSUPPORTED },
+  };
+  int before = count_entries (dir);
+  for (gsize i = 0; i < G_N_ELEMENTS (refused); i++)
+    {
+      g_autofree char *path = g_build_filename (dir, refused[i].name, NULL);
+      GError *error = NULL;
+      g_assert_false (ss_fits_write (image, path, FALSE, NULL, &error));
+      g_assert_error (error, SS_ERROR, refused[i].code);
+      assert_error_names_file (error, path);
+      g_assert_nonnull (strstr (error->message, ".fits"));
+      g_error_free (error);
+    }
+  g_assert_cmpint (count_entries (dir), ==, before);
 }
 
 /* deblur and simulate refuse a name that gives no format before any work
@@ -1788,7 +1848,7 @@ check_output_names (void)
 static void
 check_cli_output_names (const char *dir, const char *in)
 {
-  static const char *const bad[] = { "x.jpg", "x.fits.fz", "x.gz" };
+  static const char *const bad[] = { "x.jpg", "x.fits.fz", "x.gz", "x.png.gz", "noext" };
   for (gsize i = 0; i < G_N_ELEMENTS (bad); i++)
     {
       g_autofree char *out = g_build_filename (dir, bad[i], NULL);
@@ -1837,11 +1897,9 @@ test_output_format_by_name (void)
   g_autofree char *object = ss_header_get_string (back->header, "OBJECT");
   g_assert_cmpstr (object, ==, "M 31");
 
-  /* tile compression is not written: refused, not plain FITS named .fz */
-  g_autofree char *fz = g_build_filename (dir, "out.fits.fz", NULL);
-  g_assert_false (ss_fits_write (image, fz, FALSE, NULL, &error));
-  g_assert_error (error, SS_ERROR, SS_ERROR_UNSUPPORTED);
-  g_clear_error (&error);
+  /* tile compression is not written: refused, not plain FITS named .fz;
+   * nor FITS under a name of another format or of none */
+  check_fits_write_names (dir, image);
   g_assert_cmpint (count_entries (dir), ==, 1);
 
   if (cli_present ())

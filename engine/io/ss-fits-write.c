@@ -1,10 +1,12 @@
 /* ss-fits-write.c: ss_fits_write and ss_fits_write_uint16: an image, with
  * its source's axes, and its header's cards (less the structural ones)
  * written to a temporary file that replaces the target only once complete
- * (ss-output.h); gzip-compressed when the name ends in .gz. */
+ * (ss-output.h); gzip-compressed when the name says so (NAME.fits.gz, by
+ * ss_output_format_from_name's rule). */
 #include "ss-fits.h"
 #include "ss-fits-private.h"
 #include "ss-error.h"
+#include "ss-io.h"
 #include "ss-output.h"
 
 #include <errno.h>
@@ -301,21 +303,25 @@ check_image (const SsImage *image, const char *name, GError **error)
   return TRUE;
 }
 
-/* Whether PATH's name asks for gzip (".gz"), after refusing a name that
- * asks for a compression this writer does not do (".fz", fpack's tile
- * compression): its readers would find plain FITS where they expect tiles. */
+/* Whether PATH's name asks for gzip, by the one rule for output names
+ * (ss_output_format_from_name, so the writer and every front end agree):
+ * a name of another format or of none is refused, since FITS bytes under
+ * ".png", ".fz" (whose readers expect tiles) or no suffix would be read as
+ * something else, or not at all. */
 static gboolean
-check_compression_suffix (const char *path, const char *name, gboolean *gzip, GError **error)
+fits_name_asks_gzip (const char *path, const char *name, gboolean *gzip, GError **error)
 {
-  g_autofree char *lower = g_ascii_strdown (path, -1);
-  if (g_str_has_suffix (lower, ".fz"))
+  SsOutputFormat format;
+  if (!ss_output_format_from_name (path, &format, error))
+    return FALSE;
+  if (format == SS_OUTPUT_FORMAT_PNG)
     {
-      g_set_error (error, SS_ERROR, SS_ERROR_UNSUPPORTED,
-                   "%s: tile-compressed FITS (.fz) is not written; write .fits (or .fits.gz), "
-                   "then fpack it", name);
+      g_set_error (error, SS_ERROR, SS_ERROR_INVALID_ARGUMENT,
+                   "%s: the name says PNG, but this writes FITS; name it .fits, .fit or .fts "
+                   "(.gz after them for gzip)", name);
       return FALSE;
     }
-  *gzip = g_str_has_suffix (lower, ".gz");
+  *gzip = format == SS_OUTPUT_FORMAT_FITS_GZIP;
   return TRUE;
 }
 
@@ -347,7 +353,7 @@ write_fits (const SsImage *image, const char *path, gboolean force, const char *
   g_autofree char *name = g_filename_display_name (path ? path : "");
   gboolean gzip = FALSE;
   if (!check_image (image, name, error)
-      || !check_compression_suffix (path ? path : "", name, &gzip, error)
+      || !fits_name_asks_gzip (path ? path : "", name, &gzip, error)
       || !ss_output_check (path, force, inputs, error))
     return FALSE;
   return write_fits_through_temp (image, path, name, bitpix, gzip, error);

@@ -16,7 +16,8 @@
  * image (a 4-D cube stays 4-D), the source header's cards kept except the
  * structural ones, HISTORY cards appended (wrapped between words); through
  * a temporary file renamed into place (ss-output.h), never over the input;
- * gzip-compressed when the name ends in .gz (.fz, tile compression, is
+ * the name must be a FITS output's (ss_output_format_from_name in ss-io.h),
+ * gzip-compressed for NAME.fits.gz and the like (.fz, tile compression, is
  * refused).
  */
 #pragma once
@@ -34,10 +35,13 @@ typedef struct {
 
 SsImage *ss_fits_read (const char *path, const SsFitsReadOptions *options, GError **error);
 
-/* Writes IMAGE as float32 to PATH (gzip-compressed when PATH ends in .gz).
- * Fails (SS_ERROR_IO) if PATH exists and FORCE is FALSE, or if PATH is the
- * same file as any path in INPUTS (NULL-terminated, may be NULL), and
- * (SS_ERROR_UNSUPPORTED) when PATH ends in .fz. */
+/* Writes IMAGE as float32 to PATH: plain for .fits, .fit or .fts, gzip-
+ * compressed for the same followed by .gz (any case). Fails (SS_ERROR_IO)
+ * if PATH exists and FORCE is FALSE, or if PATH is the same file as any
+ * path in INPUTS (NULL-terminated, may be NULL); SS_ERROR_UNSUPPORTED when
+ * PATH ends in .fz, SS_ERROR_INVALID_ARGUMENT for a name that is not a
+ * FITS output's by ss_output_format_from_name (".png", ".gz" alone, no
+ * suffix), before anything is written. */
 gboolean ss_fits_write (const SsImage *image, const char *path, gboolean force,
                         const char *const *inputs, GError **error);
 

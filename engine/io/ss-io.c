@@ -149,11 +149,12 @@ has_fits_suffix (const char *lower)
   return FALSE;
 }
 
-gboolean
-ss_output_format_from_name (const char *path, SsOutputFormat *format, GError **error)
+/* The format LOWER (a lower-case copy of the name, cut here) names, or
+ * FALSE. ".gz" is gzip only after a FITS suffix: a PNG is compressed
+ * already, and a bare "x.gz" says nothing of what is inside. */
+static gboolean
+format_of_lower (char *lower, SsOutputFormat *format)
 {
-  g_return_val_if_fail (path != NULL && format != NULL, FALSE);
-  g_autofree char *lower = g_ascii_strdown (path, -1);
   gboolean gzip = has_suffix (lower, ".gz");
   if (gzip)
     lower[strlen (lower) - 3] = '\0';   /* "frame.fits.gz": the FITS suffix before it */
@@ -167,11 +168,54 @@ ss_output_format_from_name (const char *path, SsOutputFormat *format, GError **e
       *format = SS_OUTPUT_FORMAT_PNG;
       return TRUE;
     }
-  g_autofree char *name = g_filename_display_name (path);
-  const char *why = g_str_has_suffix (lower, ".fz")
-                    ? "tile-compressed FITS (.fz) is not written (fpack a .fits)"
-                    : "the name does not say the output format";
-  g_set_error (error, SS_ERROR, SS_ERROR_INVALID_ARGUMENT,
-               "%s: %s; name the output " SS_OUTPUT_SUFFIXES, name, why);
   return FALSE;
+}
+
+/* Why the name LOWER (lower case, whole) gives no format, for the message. */
+static const char *
+refusal_reason (const char *lower)
+{
+  if (g_str_has_suffix (lower, ".fz"))
+    return "tile-compressed FITS (.fz) is not written (write .fits or .fits.gz, then fpack it)";
+  if (g_str_has_suffix (lower, ".png.gz"))
+    return "a PNG is not gzip-compressed (it is compressed already)";
+  if (g_str_has_suffix (lower, ".gz"))
+    return "gzip needs a FITS suffix before .gz (NAME.fits.gz)";
+  return "the name does not say the output format";
+}
+
+static void
+refuse_name (const char *path, GError **error)
+{
+  if (path[0] == '\0')
+    {
+      g_set_error (error, SS_ERROR, SS_ERROR_INVALID_ARGUMENT,
+                   "no output file given; name the output " SS_OUTPUT_SUFFIXES);
+      return;
+    }
+  g_autofree char *lower = g_ascii_strdown (path, -1);
+  g_autofree char *name = g_filename_display_name (path);
+  /* .fz is a format we know and do not write, not a mistyped name. */
+  int code = g_str_has_suffix (lower, ".fz") ? SS_ERROR_UNSUPPORTED : SS_ERROR_INVALID_ARGUMENT;
+  g_set_error (error, SS_ERROR, code, "%s: %s; name the output " SS_OUTPUT_SUFFIXES, name,
+               refusal_reason (lower));
+}
+
+gboolean
+ss_output_format_from_name (const char *path, SsOutputFormat *format, GError **error)
+{
+  g_return_val_if_fail (path != NULL && format != NULL, FALSE);
+  g_autofree char *lower = g_ascii_strdown (path, -1);
+  if (format_of_lower (lower, format))
+    return TRUE;
+  refuse_name (path, error);
+  return FALSE;
+}
+
+gboolean
+ss_output_name_is_png (const char *path)
+{
+  SsOutputFormat format;
+  return path != NULL && ss_output_format_from_name (path, &format, NULL)
+         && format == SS_OUTPUT_FORMAT_PNG;
 }

@@ -28,10 +28,21 @@ typedef enum {
 /* The suffixes ss_output_format_from_name accepts, for messages and help. */
 #define SS_OUTPUT_SUFFIXES ".fits, .fit, .fts (FITS; .gz after them for gzip) or .png"
 
-/* The format PATH's suffix names (any case). Any other name, among them
- * tile-compressed ".fz" and a bare ".gz", is refused with
- * SS_ERROR_INVALID_ARGUMENT and a message naming the accepted suffixes:
- * writing FITS into "x.jpg" silently would surprise whoever opens it. */
+/* The one rule for output names, which every writer and front end asks
+ * (the CLI, the app's export, ss_fits_write): the format PATH's suffix
+ * names, in any case, after a non-empty stem:
+ *   NAME.fits, NAME.fit, NAME.fts       SS_OUTPUT_FORMAT_FITS
+ *   the same followed by .gz            SS_OUTPUT_FORMAT_FITS_GZIP
+ *   NAME.png                            SS_OUTPUT_FORMAT_PNG
+ * Refused, with a message naming the accepted suffixes: fpack's
+ * tile-compressed ".fz" (SS_ERROR_UNSUPPORTED: known, not written), and
+ * any other name (SS_ERROR_INVALID_ARGUMENT): a bare ".gz", ".png.gz",
+ * ".jpg", no suffix, a suffix with no stem (".fits"), an empty path.
+ * Writing FITS into "x.jpg" silently would surprise whoever opens it. */
 gboolean ss_output_format_from_name (const char *path, SsOutputFormat *format, GError **error);
+
+/* Whether PATH names a PNG output by that rule; FALSE for FITS and for a
+ * refused name (whose refusal comes from ss_output_format_from_name). */
+gboolean ss_output_name_is_png (const char *path);
 
 G_END_DECLS
