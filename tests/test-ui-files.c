@@ -182,6 +182,22 @@ file_contains (const char *path, const char *text)
   return g_strstr_len (contents, length, text) != NULL;
 }
 
+/* The first spin button under ROOT (depth first), or NULL. */
+static GtkSpinButton *
+find_spin_button (GtkWidget *root)
+{
+  if (GTK_IS_SPIN_BUTTON (root))
+    return GTK_SPIN_BUTTON (root);
+  for (GtkWidget *child = gtk_widget_get_first_child (root); child != NULL;
+       child = gtk_widget_get_next_sibling (child))
+    {
+      GtkSpinButton *found = find_spin_button (child);
+      if (found != NULL)
+        return found;
+    }
+  return NULL;
+}
+
 static void
 test_hdu_chooser (Fixture *f, gconstpointer data)
 {
@@ -238,8 +254,26 @@ test_hdu_chooser (Fixture *f, gconstpointer data)
 
   /* An export leaves the file's HDUs offered (it once dropped them). */
   ss_window_choose_hdu (f->window);
-  g_assert_nonnull (ss_window_get_hdu_chooser (f->window));
-  gtk_window_destroy (GTK_WINDOW (ss_window_get_hdu_chooser (f->window)));
+  chooser = ss_window_get_hdu_chooser (f->window);
+  g_assert_nonnull (chooser);
+
+  /* A plane typed and not yet entered (Open clicked straight after typing)
+   * is the one opened. */
+  g_assert_true (ss_hdu_chooser_select (chooser, 3, 0));
+  GtkSpinButton *plane_spin = find_spin_button (GTK_WIDGET (chooser));
+  g_assert_nonnull (plane_spin);
+  int typed_plane = 1 + want_plane % 3;
+  g_autofree char *typed = g_strdup_printf ("%d", typed_plane);
+  gtk_editable_set_text (GTK_EDITABLE (plane_spin), typed);
+  /* Open (the default button) clicked; gtk_widget_activate would click it
+   * only after its pressed look's timeout. */
+  GtkWidget *open = gtk_window_get_default_widget (GTK_WINDOW (chooser));
+  g_assert_true (GTK_IS_BUTTON (open));
+  g_signal_emit_by_name (open, "clicked");
+  g_assert_true (ss_window_wait_idle (f->window, 30));
+  g_assert_null (ss_window_get_hdu_chooser (f->window));
+  assert_frame_is (ss_window_get_frame (f->window, SS_VIEW_ORIGINAL),
+                   m.cube + (gsize) typed_plane * 24 * 20, 24, 20);
   g_free (m.sci);
   g_free (m.err);
   g_free (m.cube);

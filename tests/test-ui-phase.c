@@ -351,6 +351,104 @@ test_phase_stop (Fixture *f, gconstpointer data)
   g_assert_null (ss_window_get_phase_window (f->window));
 }
 
+/* The spin buttons under ROOT, in the order they were added (depth first). */
+static void
+collect_spin_buttons (GtkWidget *root, GPtrArray *found)
+{
+  if (GTK_IS_SPIN_BUTTON (root))
+    {
+      g_ptr_array_add (found, root);
+      return;
+    }
+  for (GtkWidget *child = gtk_widget_get_first_child (root); child != NULL;
+       child = gtk_widget_get_next_sibling (child))
+    collect_spin_buttons (child, found);
+}
+
+/* Runs the window's sweep as Ctrl+R does and waits for its end. */
+static void
+run_phase_sweep (SsPhaseWindow *phase)
+{
+  gtk_widget_activate_action (GTK_WIDGET (phase), "phase.run", NULL);
+  g_assert_true (ss_phase_window_wait_idle (phase, 300));
+  g_test_message ("%s", ss_phase_window_get_status (phase));
+  g_assert_true (g_str_has_prefix (ss_phase_window_get_status (phase), "Done"));
+}
+
+/* Numbers typed into the five spin buttons and not yet entered (no Enter,
+ * no Tab: Ctrl+R straight after typing) are the ones the sweep uses: its
+ * grid, signal length and trials, and its seed (the cells equal those of
+ * a sweep set to the typed values; the old seed gives other errors). */
+static void
+test_phase_typed_values (Fixture *f, gconstpointer data)
+{
+  if (skip_without_display ())
+    return;
+  g_action_group_activate_action (G_ACTION_GROUP (f->window), "phase-transition", NULL);
+  SsPhaseWindow *phase = ss_window_get_phase_window (f->window);
+  g_assert_nonnull (phase);
+  SsPhaseSettings s;
+  ss_phase_settings_init (&s);
+  s.algorithm = SS_CS_NIHT;
+  s.n = 32;
+  s.n_deltas = s.n_rhos = 2;
+  s.trials = 2;
+  s.seed = f->seed;
+  s.backend = SS_BACKEND_CPU;
+  ss_phase_window_set_settings (phase, &s);
+
+  /* n, δ steps, ρ steps, trials, seed: the controls' order. */
+  g_autoptr (GPtrArray) spins = g_ptr_array_new ();
+  collect_spin_buttons (GTK_WIDGET (phase), spins);
+  g_assert_cmpuint (spins->len, ==, 5);
+  SsPhaseSettings typed = s;
+  typed.n = 48;
+  typed.n_deltas = 3;
+  typed.n_rhos = 3;
+  typed.trials = 3;
+  typed.seed = (guint64) f->seed + 7;
+  g_autofree char *seed_text = g_strdup_printf ("%" G_GUINT64_FORMAT, typed.seed);
+  const char *texts[] = { "48", "3", "3", "3", seed_text };
+  for (guint i = 0; i < spins->len; i++)
+    gtk_editable_set_text (GTK_EDITABLE (g_ptr_array_index (spins, i)), texts[i]);
+  run_phase_sweep (phase);
+
+  guint n_cells = 0;
+  const SsCsPhaseCell *cells = ss_phase_window_get_cells (phase, &n_cells);
+  g_assert_cmpuint (n_cells, ==, 9);
+  g_assert_cmpuint (ss_phase_window_get_n_total (phase), ==, 9);
+  g_autofree SsCsPhaseCell *got = g_memdup2 (cells, n_cells * sizeof *cells);
+  for (guint i = 0; i < n_cells; i++)
+    {
+      g_assert_cmpint (got[i].trials, ==, typed.trials);
+      g_assert_cmpuint (got[i].m, ==, (gsize) MAX (1, round (got[i].delta * typed.n)));
+    }
+
+  /* The same sweep, set rather than typed: the same cells, errors and all. */
+  ss_phase_window_set_settings (phase, &typed);
+  run_phase_sweep (phase);
+  cells = ss_phase_window_get_cells (phase, &n_cells);
+  g_assert_cmpuint (n_cells, ==, 9);
+  for (guint i = 0; i < n_cells; i++)
+    {
+      g_assert_cmpuint (cells[i].m, ==, got[i].m);
+      g_assert_cmpuint (cells[i].k, ==, got[i].k);
+      g_assert_cmpint (cells[i].result.recovered, ==, got[i].result.recovered);
+      g_assert_cmpfloat (cells[i].result.median_error, ==, got[i].result.median_error);
+      g_assert_cmpfloat (cells[i].result.max_error, ==, got[i].result.max_error);
+    }
+  /* ... which the old seed does not give: the seed shows in the cells. */
+  typed.seed = s.seed;
+  ss_phase_window_set_settings (phase, &typed);
+  run_phase_sweep (phase);
+  cells = ss_phase_window_get_cells (phase, &n_cells);
+  gboolean differs = FALSE;
+  for (guint i = 0; i < n_cells; i++)
+    differs |= cells[i].result.median_error != got[i].result.median_error
+               || cells[i].result.max_error != got[i].result.max_error;
+  g_assert_true (differs);
+}
+
 /* Called by test-ui.c's main, in the suite's order. */
 void
 test_ui_add_phase_tests (void)
@@ -360,5 +458,7 @@ test_ui_add_phase_tests (void)
   g_test_add ("/ui/phase-matches-cli", Fixture, NULL, fixture_setup, test_phase_matches_cli,
               fixture_teardown);
   g_test_add ("/ui/phase-stop", Fixture, NULL, fixture_setup, test_phase_stop,
+              fixture_teardown);
+  g_test_add ("/ui/phase-typed-values", Fixture, NULL, fixture_setup, test_phase_typed_values,
               fixture_teardown);
 }

@@ -1,6 +1,7 @@
 /* ss-hdu-chooser.c: the HDU and plane chooser (see ss-hdu-chooser.h). */
 #include "ss-hdu-chooser.h"
 #include "ss-fits.h"
+#include "ss-param-controls.h"
 
 struct _SsHduChooser
 {
@@ -124,7 +125,12 @@ ss_hdu_chooser_get_selection (SsHduChooser *self, int *hdu, int *plane)
   else if (selected->planes == 3)
     *plane = (int) gtk_drop_down_get_selected (self->colour_dropdown) - 1;
   else
-    *plane = gtk_spin_button_get_value_as_int (self->plane_spin);
+    {
+      /* A plane typed but not yet entered (Open clicked straight after
+       * typing) is the one the user sees: commit it before reading. */
+      ss_spin_button_commit_typed (self->plane_spin);
+      *plane = gtk_spin_button_get_value_as_int (self->plane_spin);
+    }
 }
 
 void

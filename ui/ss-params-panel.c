@@ -3,6 +3,7 @@
  * controls apply, the solver list and the dense hint are in
  * ss-params-panel-controls.c. */
 #include "ss-params-panel-private.h"
+#include "ss-file-patterns.h"
 
 G_DEFINE_FINAL_TYPE (SsParamsPanel, ss_params_panel, GTK_TYPE_BOX)
 
@@ -65,15 +66,8 @@ on_psf_file_clicked (SsParamsPanel *self)
   GtkFileChooserNative *dialog = gtk_file_chooser_native_new (
       "Choose a PSF (FITS)", GTK_IS_WINDOW (root) ? GTK_WINDOW (root) : NULL,
       GTK_FILE_CHOOSER_ACTION_OPEN, "_Open", "_Cancel");
-  GtkFileFilter *filter = gtk_file_filter_new ();
-  gtk_file_filter_set_name (filter, "FITS images");
-  gtk_file_filter_add_pattern (filter, "*.fits");
-  gtk_file_filter_add_pattern (filter, "*.fit");
-  gtk_file_filter_add_pattern (filter, "*.fts");
-  gtk_file_filter_add_pattern (filter, "*.FITS");
-  gtk_file_filter_add_pattern (filter, "*.FIT");
-  gtk_file_chooser_add_filter (GTK_FILE_CHOOSER (dialog), filter);
-  g_object_unref (filter);
+  /* A PSF file is read as an image is (ss_psf_read_file): the same names. */
+  ss_file_chooser_add_filter (GTK_FILE_CHOOSER (dialog), "FITS images", ss_fits_read_patterns);
   g_signal_connect (dialog, "response", G_CALLBACK (on_psf_chosen), self);
   gtk_native_dialog_show (GTK_NATIVE_DIALOG (dialog));
 }

@@ -3,6 +3,7 @@
  * line, and the building of the window (header bar, controls, diagram,
  * status bar). */
 #include "ss-phase-window-private.h"
+#include "ss-param-controls.h"
 
 /* The controls' labels for the engine's enums, in their order. */
 static const char *const ensemble_labels[SS_N_ENSEMBLES] = {
@@ -35,6 +36,12 @@ ss_phase_window_get_settings (SsPhaseWindow *self, SsPhaseSettings *s)
   s->values = (SsCsValues) dropdown_index (self->values_dropdown, SS_N_CS_VALUES);
   s->backend = (SsBackendKind) dropdown_index (self->backend_dropdown,
                                                G_N_ELEMENTS (backend_labels));
+  /* A number typed but not yet entered (Ctrl+R straight after typing) is
+   * the one the user sees, and the one the sweep and command line use. */
+  GtkSpinButton *spins[] = { self->n_spin, self->deltas_spin, self->rhos_spin, self->trials_spin,
+                             self->seed_spin };
+  for (guint i = 0; i < G_N_ELEMENTS (spins); i++)
+    ss_spin_button_commit_typed (spins[i]);
   s->n = gtk_spin_button_get_value_as_int (self->n_spin);
   s->n_deltas = gtk_spin_button_get_value_as_int (self->deltas_spin);
   s->n_rhos = gtk_spin_button_get_value_as_int (self->rhos_spin);

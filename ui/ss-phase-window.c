@@ -2,6 +2,7 @@
  * keys, its export, and the entry points for tests. ss-phase-window-sweep.c
  * runs its sweep, ss-phase-window-controls.c builds its widgets. */
 #include "ss-phase-window-private.h"
+#include "ss-file-patterns.h"
 
 #include <math.h>
 #include <string.h>
@@ -86,11 +87,8 @@ action_export (GtkWidget *widget, const char *name, GVariant *param)
       png ? "Export the Diagram as PNG" : "Export the Cells as CSV", GTK_WINDOW (self),
       GTK_FILE_CHOOSER_ACTION_SAVE, "_Export", "_Cancel");
   GtkFileChooser *chooser = GTK_FILE_CHOOSER (dialog);
-  GtkFileFilter *filter = gtk_file_filter_new ();
-  gtk_file_filter_set_name (filter, png ? "PNG images" : "CSV tables");
-  gtk_file_filter_add_pattern (filter, png ? "*.png" : "*.csv");
-  gtk_file_chooser_add_filter (chooser, filter);
-  g_object_unref (filter);
+  ss_file_chooser_add_filter (chooser, png ? "PNG images" : "CSV tables",
+                              png ? ss_png_patterns : ss_csv_patterns);
   g_autofree char *name_text = g_strdup_printf (
       "phase-%s-%s.%s", ss_cs_algorithm_to_string (self->run_settings.algorithm),
       ss_ensemble_to_string (self->run_settings.ensemble), png ? "png" : "csv");

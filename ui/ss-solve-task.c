@@ -300,28 +300,44 @@ solver_thread_main (gpointer data)
 
 typedef struct {
   int width, height;
+  gboolean unless_gpu;   /* AUTO in a CUDA build: plan only if no GPU is found */
 } PrepareSize;
+
+/* Whether a CUDA device is present, as AUTO decides (ss_backend_new).
+ * Asked on the planning thread, never the main one: the first query
+ * starts the GPU driver, which takes a while. */
+static gboolean
+gpu_present (void)
+{
+  g_autoptr (GArray) devices = ss_backend_list_devices ();
+  return devices->len > 0;
+}
 
 static gpointer
 prepare_thread_main (gpointer data)
 {
   PrepareSize *size = data;
   ss_thread_lower_priority (SS_NICENESS_SOLVER);
-  /* The batches the solvers use (ss-cpu-*.c): one transform, and pairs. */
-  ss_fft_get (size->width, size->height, 1, NULL);
-  ss_fft_get (size->width, size->height, 2, NULL);
+  if (!size->unless_gpu || !gpu_present ())
+    {
+      /* The batches the solvers use (ss-cpu-*.c): one transform, and pairs. */
+      ss_fft_get (size->width, size->height, 1, NULL);
+      ss_fft_get (size->width, size->height, 2, NULL);
+    }
   g_free (size);
   return NULL;
 }
 
 void
-ss_solve_task_prepare_size (int width, int height)
+ss_solve_task_prepare_size (int width, int height, SsBackendKind backend)
 {
-  if (width <= 0 || height <= 0)
+  /* A GPU solve plans no host transform worth making ahead. */
+  if (width <= 0 || height <= 0 || backend == SS_BACKEND_CUDA)
     return;
   PrepareSize *size = g_new (PrepareSize, 1);
   size->width = width;
   size->height = height;
+  size->unless_gpu = ss_backend_kind_may_use_gpu (backend);
   GThread *thread = g_thread_try_new ("sharpsky-plan", prepare_thread_main, size, NULL);
   if (thread != NULL)
     g_thread_unref (thread);

@@ -66,9 +66,12 @@ int ss_solve_task_choose_report_every (gsize n, SsSolverKind kind, const char *b
                                        int iterations);
 
 /* Makes the CPU transforms' plans for a WIDTH x HEIGHT problem in a
- * low-priority thread of its own. FFTW measures its plans, which takes
- * seconds for an awkward size (872 = 8 x 109); done when an image opens,
- * the first Run starts at once. Plans are cached for the process. */
-void ss_solve_task_prepare_size (int width, int height);
+ * low-priority thread of its own, when a solve on BACKEND would run on the
+ * CPU: never for CUDA; for AUTO in a build with CUDA, only if that thread
+ * finds no GPU (the query starts the driver: never on the main thread).
+ * FFTW measures its plans, which takes seconds for an awkward size
+ * (872 = 8 x 109); done when an image opens, the first Run starts at once.
+ * Plans are cached for the process. */
+void ss_solve_task_prepare_size (int width, int height, SsBackendKind backend);
 
 G_END_DECLS

@@ -1,6 +1,7 @@
 /* ss-window-export.c: exporting FITS, PNG and the curves as CSV. */
 #include "ss-window-private.h"
 #include "ss-export.h"
+#include "ss-file-patterns.h"
 
 #include <string.h>
 
@@ -293,11 +294,11 @@ ss_window_action_export (GSimpleAction *action, GVariant *param, gpointer data)
   GtkFileChooserNative *dialog = gtk_file_chooser_native_new (
       titles[format], GTK_WINDOW (self), GTK_FILE_CHOOSER_ACTION_SAVE, "_Export", "_Cancel");
   GtkFileChooser *chooser = GTK_FILE_CHOOSER (dialog);
-  ss_window_add_filter (chooser, format == SS_EXPORT_PNG ? "PNG images"
-                                 : format == SS_EXPORT_CSV ? "CSV tables" : "FITS images",
-                        format == SS_EXPORT_PNG ? ss_window_png_patterns
-                        : format == SS_EXPORT_CSV ? ss_window_csv_patterns
-                                                  : ss_window_fits_patterns);
+  ss_file_chooser_add_filter (chooser, format == SS_EXPORT_PNG ? "PNG images"
+                                       : format == SS_EXPORT_CSV ? "CSV tables" : "FITS images",
+                              format == SS_EXPORT_PNG ? ss_png_patterns
+                              : format == SS_EXPORT_CSV ? ss_csv_patterns
+                                                        : ss_fits_write_patterns);
   if (format == SS_EXPORT_PNG)
     {
       static const char *depth_ids[] = { "8", "16", NULL };

@@ -2,6 +2,7 @@
  * chooser, recent files, dropped files and the bundled sample. */
 #include "ss-window-private.h"
 #include "ss-config.h"
+#include "ss-file-patterns.h"
 #include "ss-gunzip.h"
 
 #include <math.h>
@@ -269,16 +270,11 @@ plan_ahead (SsWindow *self)
 {
   SsSettings s;
   ss_params_panel_get_settings (self->panel, &s);
-  /* Only a simulation plans ahead; asking for the devices starts the GPU
-   * driver, which a real image's open must not wait for on this thread. */
-  gboolean cpu = s.backend == SS_BACKEND_CPU;
-  if (s.mode == SS_MODE_SIMULATE && s.backend == SS_BACKEND_AUTO)
-    {
-      g_autoptr (GArray) devices = ss_backend_list_devices ();
-      cpu = devices->len == 0;
-    }
-  if (s.mode == SS_MODE_SIMULATE && cpu)
-    ss_solve_task_prepare_size (self->input->width, self->input->height);
+  /* Whether Automatic means the CPU is for the planning thread to find out:
+   * asking for the devices starts the GPU driver, which no open may wait
+   * for on this thread. */
+  if (s.mode == SS_MODE_SIMULATE)
+    ss_solve_task_prepare_size (self->input->width, self->input->height, s.backend);
   ss_settings_clear (&s);
 }
 
@@ -548,31 +544,6 @@ ss_window_open_sample (SsWindow *self)
 
 /* ---- the open dialog and drag and drop ------------------------------------ */
 
-void
-ss_window_add_filter (GtkFileChooser *chooser, const char *name, const char *const *patterns)
-{
-  GtkFileFilter *filter = gtk_file_filter_new ();
-  gtk_file_filter_set_name (filter, name);
-  for (guint i = 0; patterns[i]; i++)
-    gtk_file_filter_add_pattern (filter, patterns[i]);
-  gtk_file_chooser_add_filter (chooser, filter);
-  g_object_unref (filter);
-}
-
-/* What the FITS export writes (gzip too, not fpack's .fz) ... */
-const char *const ss_window_fits_patterns[] = { "*.fits", "*.fit", "*.fts", "*.FITS", "*.FIT",
-                                                "*.FTS", "*.fits.gz", "*.FITS.gz", NULL };
-const char *const ss_window_png_patterns[] = { "*.png", "*.PNG", NULL };
-const char *const ss_window_csv_patterns[] = { "*.csv", "*.CSV", NULL };
-/* ... and what the reader opens (both compressions). */
-static const char *const fits_read_patterns[] = { "*.fits", "*.fit", "*.fts", "*.FITS", "*.FIT",
-                                                  "*.FTS", "*.fits.gz", "*.FITS.gz", "*.fits.fz",
-                                                  "*.FITS.fz", NULL };
-static const char *const image_patterns[] = { "*.fits", "*.fit", "*.fts", "*.FITS", "*.FIT",
-                                              "*.FTS", "*.fits.gz", "*.FITS.gz", "*.fits.fz",
-                                              "*.FITS.fz", "*.png", "*.PNG", NULL };
-static const char *const all_patterns[] = { "*", NULL };
-
 static void
 on_open_response (GtkNativeDialog *dialog, int response, SsWindow *self)
 {
@@ -589,6 +560,18 @@ on_open_response (GtkNativeDialog *dialog, int response, SsWindow *self)
   g_object_unref (self);
 }
 
+/* The open dialog's first filter: every image the window opens. */
+static void
+add_images_filter (GtkFileChooser *chooser)
+{
+  GtkFileFilter *filter = gtk_file_filter_new ();
+  gtk_file_filter_set_name (filter, "Images (FITS, PNG)");
+  ss_file_filter_add_patterns (filter, ss_fits_read_patterns);
+  ss_file_filter_add_patterns (filter, ss_png_patterns);
+  gtk_file_chooser_add_filter (chooser, filter);
+  g_object_unref (filter);
+}
+
 void
 ss_window_action_open (GSimpleAction *action, GVariant *param, gpointer data)
 {
@@ -596,10 +579,10 @@ ss_window_action_open (GSimpleAction *action, GVariant *param, gpointer data)
   GtkFileChooserNative *dialog = gtk_file_chooser_native_new (
       "Open an Image", GTK_WINDOW (self), GTK_FILE_CHOOSER_ACTION_OPEN, "_Open", "_Cancel");
   GtkFileChooser *chooser = GTK_FILE_CHOOSER (dialog);
-  ss_window_add_filter (chooser, "Images (FITS, PNG)", image_patterns);
-  ss_window_add_filter (chooser, "FITS images", fits_read_patterns);
-  ss_window_add_filter (chooser, "PNG images", ss_window_png_patterns);
-  ss_window_add_filter (chooser, "All files", all_patterns);
+  add_images_filter (chooser);
+  ss_file_chooser_add_filter (chooser, "FITS images", ss_fits_read_patterns);
+  ss_file_chooser_add_filter (chooser, "PNG images", ss_png_patterns);
+  ss_file_chooser_add_filter (chooser, "All files", ss_all_patterns);
   if (self->path)
     {
       g_autoptr (GFile) file = g_file_new_for_path (self->path);

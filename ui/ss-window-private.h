@@ -149,12 +149,6 @@ void ss_window_on_fullscreened (SsWindow *self);
 
 /* ---- ss-window-open.c ----------------------------------------------------- */
 
-/* File chooser patterns, NULL-terminated, and a filter made of them. */
-extern const char *const ss_window_fits_patterns[];
-extern const char *const ss_window_png_patterns[];
-extern const char *const ss_window_csv_patterns[];
-void ss_window_add_filter (GtkFileChooser *chooser, const char *name,
-                           const char *const *patterns);
 /* The HDUs of HDUS (SsFitsHdu) that hold an image. */
 guint ss_window_count_images (GPtrArray *hdus);
 /* "win.open", "win.open-recent" and "win.choose-hdu". */
