@@ -178,14 +178,14 @@ ss_solver_choice_candidate (const SsSolveParams *params, SsSolverKind kind)
   return p;
 }
 
-/* A candidate's failure that says it cannot run on this problem (its
- * parameters' or operator's refusal before any iteration), not a failed or
- * cancelled run. */
+/* Whether candidate KIND can solve PROBLEM at all, by its own rule on the
+ * operator (RL refuses random sensing): asked before it runs, so that a
+ * run's failure is always a failure, never taken for a refusal. */
 static gboolean
-candidate_unusable (const GError *error, const SsSolveResult *run, GCancellable *cancellable)
+candidate_accepts (SsSolverKind kind, const SsProblem *problem, GError **error)
 {
-  return g_error_matches (error, SS_ERROR, SS_ERROR_INVALID_ARGUMENT) && run->iterations == 0
-         && !g_cancellable_is_cancelled (cancellable);
+  const SsSolverInfo *info = ss_solver_info (kind);
+  return info->check_operator == NULL || info->check_operator (problem->op, error);
 }
 
 static void
@@ -246,25 +246,24 @@ ss_solver_choice_solve (SsSolveOnceFunc solve, gpointer backend, const SsProblem
   if (ss_holdout_split_build (&split, judged, choice_role, NULL, 0) && split.tested > 0)
     for (; tried < info->n_candidates; tried++)
       {
-        SsSolveParams p = ss_solver_choice_candidate (params, info->candidates[tried]);
-        SsSolveResult run = { 0 };
-        relay.offset = counted;
-        relay.held_out = NAN;
         GError *local = NULL;
-        gboolean ok = solve (backend, &split.problem, &p, relay_report, &relay, cancellable, &run,
-                             &local);
-        counted += run.iterations;
-        if (!ok && candidate_unusable (local, &run, cancellable))
+        if (!candidate_accepts (info->candidates[tried], judged, &local))
           {
             /* RL refuses an operator that is no blur (random sensing): the
              * others are the choice, and the description says why. */
             unusable[tried] = g_strdup (local->message);
             g_clear_error (&refusal);
             refusal = local;
-            ss_solve_result_clear (&run);
             errors[tried] = INFINITY;
             continue;
           }
+        SsSolveParams p = ss_solver_choice_candidate (params, info->candidates[tried]);
+        SsSolveResult run = { 0 };
+        relay.offset = counted;
+        relay.held_out = NAN;
+        gboolean ok = solve (backend, &split.problem, &p, relay_report, &relay, cancellable, &run,
+                             &local);
+        counted += run.iterations;
         if (!ok)
           {
             /* Cancelled or failed: the candidate's partial result. */

@@ -9,8 +9,8 @@
 /* The kernel is C applied to a unit impulse at pixel 0. An operator built
  * from a kernel was checked then (kernel_nonnegative); one built from its
  * spectrum alone is checked here, at the cost of a transform pair. */
-static gboolean
-check_blur_is_positive (const SsOperator *op, GError **error)
+gboolean
+ss_rl_check_operator (const SsOperator *op, GError **error)
 {
   if (op->kernel_nonnegative)
     return TRUE;
@@ -149,7 +149,7 @@ ss_rl_setup_data (const SsProblem *problem, const SsSolveParams *params, SsRlSet
                   GError **error)
 {
   const SsOperator *op = problem->op;
-  if (!check_blur_is_positive (op, error))
+  if (!ss_rl_check_operator (op, error))
     return FALSE;
   if (!ss_rl_offset (problem, "Richardson–Lucy", &setup->offset, &setup->mean, &setup->top,
                      error))

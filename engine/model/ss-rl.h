@@ -67,9 +67,13 @@ typedef struct SsRlSetup {
 gboolean ss_rl_offset (const SsProblem *problem, const char *who, double *offset, double *mean,
                        double *top, GError **error);
 
-/* Checks that C is a blur (its kernel non-negative, up to float rounding:
- * RL's multiplicative step needs it; a random sensing matrix is not one),
- * then fills SETUP from the observations, on the host (FFTW). */
+/* Fails (SS_ERROR_INVALID_ARGUMENT, naming the solvers that can) unless C
+ * is a blur: its kernel non-negative, up to float rounding. RL's
+ * multiplicative step needs it; a random sensing matrix is not one. */
+gboolean ss_rl_check_operator (const SsOperator *op, GError **error);
+
+/* Checks the operator (ss_rl_check_operator), then fills SETUP from the
+ * observations, on the host (FFTW). */
 gboolean ss_rl_setup (const SsProblem *problem, const SsSolveParams *params, SsRlSetup *setup,
                       GError **error);
 
