@@ -339,6 +339,18 @@ ss_cuda_alloc (SsCudaContext *ctx, void **ptr, size_t bytes, const char *what, G
   return TRUE;
 }
 
+gboolean
+ss_cuda_upload (SsCudaContext *ctx, void **dev, const void *host, size_t bytes, const char *what,
+                GError **error)
+{
+  /* On the context's non-blocking stream, which the legacy default stream
+   * of a plain cudaMemcpy does not order (its DMA may land after the
+   * kernels that read it). A pageable HOST is staged before the call
+   * returns, so the caller may free it. */
+  return ss_cuda_alloc (ctx, dev, bytes, what, error)
+         && CUDA_OK (cudaMemcpyAsync (*dev, host, bytes, cudaMemcpyHostToDevice, ctx->stream));
+}
+
 void
 ss_cuda_free (SsCudaContext *ctx, void *ptr, size_t bytes)
 {

@@ -114,17 +114,6 @@ dev_linop_free (DevLinop *L)
   memset (L, 0, sizeof *L);
 }
 
-gboolean
-upload (SsCudaContext *ctx, void **dev, const void *host, size_t bytes, const char *what,
-        GError **error)
-{
-  /* On the context's non-blocking stream, which the legacy default stream
-   * of a plain cudaMemcpy does not order (its DMA may land after the
-   * kernels that read it); staged before returning, so HOST may go. */
-  return ss_cuda_alloc (ctx, dev, bytes, what, error)
-         && CUDA_OK (cudaMemcpyAsync (*dev, host, bytes, cudaMemcpyHostToDevice, ctx->stream));
-}
-
 /* ROW_OF from the kept frequencies: -1 everywhere, then i at rows[i]. */
 static gboolean dct_index_rows (DevLinop *L, GError **error);
 
@@ -135,12 +124,12 @@ dev_sparse_init (DevLinop *L, GError **error)
   SsCudaContext *ctx = L->ctx;
   const SsLinop *h = L->host;
   size_t nnz = h->cols * (size_t) h->sparse_p;
-  if (!(upload (ctx, &L->a_ptr, h->csr_ptr, (h->rows + 1) * 4, "CSR rows", error)
-        && upload (ctx, &L->a_col, h->csr_col, nnz * 4, "CSR columns", error)
-        && upload (ctx, &L->a_val, h->csr_val, nnz * 4, "CSR values", error)
-        && upload (ctx, &L->t_ptr, h->csr_t_ptr, (h->cols + 1) * 4, "CSR rows", error)
-        && upload (ctx, &L->t_col, h->csr_t_col, nnz * 4, "CSR columns", error)
-        && upload (ctx, &L->t_val, h->csr_t_val, nnz * 4, "CSR values", error)))
+  if (!(ss_cuda_upload (ctx, &L->a_ptr, h->csr_ptr, (h->rows + 1) * 4, "CSR rows", error)
+        && ss_cuda_upload (ctx, &L->a_col, h->csr_col, nnz * 4, "CSR columns", error)
+        && ss_cuda_upload (ctx, &L->a_val, h->csr_val, nnz * 4, "CSR values", error)
+        && ss_cuda_upload (ctx, &L->t_ptr, h->csr_t_ptr, (h->cols + 1) * 4, "CSR rows", error)
+        && ss_cuda_upload (ctx, &L->t_col, h->csr_t_col, nnz * 4, "CSR columns", error)
+        && ss_cuda_upload (ctx, &L->t_val, h->csr_t_val, nnz * 4, "CSR values", error)))
     return FALSE;
   return CUSPARSE_OK (cusparseCreate (&L->sparse))
          && CUSPARSE_OK (cusparseSetStream (L->sparse, ctx->stream))
@@ -171,7 +160,7 @@ dev_linop_init (DevLinop *L, SsCudaContext *ctx, SsLinop *host, int batch, GErro
       L->kind = SS_ENSEMBLE_GAUSSIAN;
       L->bytes = L->m * L->n * sizeof (float);
       return ss_cuda_check_free (ctx, L->bytes, "the dense matrix", error)
-             && upload (ctx, (void **) &L->dense, host->dense, L->bytes, "the dense matrix", error)
+             && ss_cuda_upload (ctx, (void **) &L->dense, host->dense, L->bytes, "the dense matrix", error)
              && (batch == 1
                  || ss_cuda_alloc (ctx, (void **) &L->dense_t, L->m * batch * 4,
                                    "a product buffer", error));
@@ -186,7 +175,7 @@ dev_linop_init (DevLinop *L, SsCudaContext *ctx, SsLinop *host, int batch, GErro
           return FALSE;
         }
       size_t half = L->n / 2 + 1;
-      return upload (ctx, (void **) &L->rows, host->dct_rows, L->m * 4, "DCT rows", error)
+      return ss_cuda_upload (ctx, (void **) &L->rows, host->dct_rows, L->m * 4, "DCT rows", error)
              && ss_cuda_alloc (ctx, (void **) &L->perm, L->n * batch * 4, "DCT buffer", error)
              && ss_cuda_alloc (ctx, (void **) &L->row_of, L->n * 4, "DCT rows", error)
              && dct_index_rows (L, error)

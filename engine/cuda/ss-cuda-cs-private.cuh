@@ -113,9 +113,6 @@ gboolean dev_circulant_init (DevLinop *L, SsCudaContext *ctx, const SsCudaProble
                              GError **error);
 /* Frees what either init made; L is zeroed. */
 void dev_linop_free (DevLinop *L);
-/* *DEV = a device copy of BYTES at HOST (allocated, counted, named WHAT). */
-gboolean upload (SsCudaContext *ctx, void **dev, const void *host, size_t bytes, const char *what,
-                 GError **error);
 /* out (m x batch) = A in (n x batch). */
 gboolean dev_apply (DevLinop *L, const float *in, float *out, int batch, GError **error);
 /* out (n x batch) = Aᵀ in (m x batch). */

@@ -104,7 +104,7 @@ cs_device_init (CsDevice *s, SsCudaContext *ctx, const SsCsParams *params, SsLin
   if (!dev_linop_init (&s->L, ctx, A, batch, error))
     return FALSE;
   s->L.fft_order = s->L.kind == SS_ENSEMBLE_DCT;
-  return cs_device_alloc (s, error) && upload (ctx, (void **) &s->y, y, mb, "y", error)
+  return cs_device_alloc (s, error) && ss_cuda_upload (ctx, (void **) &s->y, y, mb, "y", error)
          && dev_signal_upload (&s->L, x, s->x, batch, error);
 }
 
@@ -305,8 +305,8 @@ ss_cuda_linop_check (SsCudaContext *ctx, SsLinop *A, const float *x, float *ax, 
   float *dx = NULL, *dax = NULL, *dy = NULL, *daty = NULL;
   size_t nb = A->cols * batch * 4, mb = A->rows * batch * 4;
   gboolean ok = dev_linop_init (&L, ctx, A, batch, error)
-                && upload (ctx, (void **) &dx, x, nb, "x", error)
-                && upload (ctx, (void **) &dy, y, mb, "y", error)
+                && ss_cuda_upload (ctx, (void **) &dx, x, nb, "x", error)
+                && ss_cuda_upload (ctx, (void **) &dy, y, mb, "y", error)
                 && ss_cuda_alloc (ctx, (void **) &dax, mb, "Ax", error)
                 && ss_cuda_alloc (ctx, (void **) &daty, nb, "Aᵀy", error)
                 && dev_apply (&L, dx, dax, batch, error) && dev_adjoint (&L, dy, daty, batch, error)

@@ -273,12 +273,10 @@ observed_index (SsCudaContext *ctx, const SsCudaProblem *p, int **index_d, size_
     if (mask[i])
       index[m++] = (int) i;
   *count = m;
-  if (!ss_cuda_alloc (ctx, (void **) index_d, MAX (m, (size_t) 1) * sizeof (int),
-                      "the observed pixels", error))
-    return FALSE;
-  return CUDA_OK (cudaMemcpyAsync (*index_d, index, m * sizeof (int), cudaMemcpyHostToDevice,
-                                   ctx->stream))
-         && CUDA_OK (cudaStreamSynchronize (ctx->stream));
+  if (m == 0)   /* a buffer all the same: the kernels index none of it */
+    return ss_cuda_alloc (ctx, (void **) index_d, sizeof (int), "the observed pixels", error);
+  return ss_cuda_upload (ctx, (void **) index_d, index, m * sizeof (int), "the observed pixels",
+                         error);
 }
 
 static gboolean

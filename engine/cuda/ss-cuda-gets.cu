@@ -132,12 +132,8 @@ check_info (SsCudaContext *ctx, int *info_d, const char *what, GError **error)
 static gboolean
 info_alloc (SsCudaContext *ctx, int **info_d, GError **error)
 {
-  if (!ss_cuda_alloc (ctx, (void **) info_d, sizeof (int), "a status word", error))
-    return FALSE;
   int none = G_MAXINT;
-  return CUDA_OK (cudaMemcpyAsync (*info_d, &none, sizeof none, cudaMemcpyHostToDevice,
-                                   ctx->stream))
-         && CUDA_OK (cudaStreamSynchronize (ctx->stream));
+  return ss_cuda_upload (ctx, (void **) info_d, &none, sizeof none, "a status word", error);
 }
 
 gboolean

@@ -67,6 +67,11 @@ gboolean ss_cusolver_ok (cusolverStatus_t status, const char *call, GError **err
 gboolean ss_cuda_alloc (SsCudaContext *ctx, void **ptr, size_t bytes, const char *what,
                         GError **error);
 void ss_cuda_free (SsCudaContext *ctx, void *ptr, size_t bytes);
+/* *DEV = a device copy of BYTES at HOST (allocated with ss_cuda_alloc,
+ * named WHAT), copied on the context's stream; HOST may be freed on
+ * return. */
+gboolean ss_cuda_upload (SsCudaContext *ctx, void **dev, const void *host, size_t bytes,
+                         const char *what, GError **error);
 /* Fails with SS_ERROR_OUT_OF_MEMORY when NEED bytes are not free now. */
 gboolean ss_cuda_check_free (SsCudaContext *ctx, size_t need, const char *what, GError **error);
 void ss_cuda_reset_peak (SsCudaContext *ctx);
