@@ -69,39 +69,28 @@ whole_run_clear (WholeRun *run)
   g_clear_pointer (&run->solver, g_free);
 }
 
-static int
-whole_params_from_options (const CliOptions *o, WholeParams *p)
+/* ---- its mode: how it reads bench's options ------------------------------ */
+
+/* Without --solver, what deblur runs on a real frame. */
+static SsSolverKind
+whole_default_solver (void)
 {
-  g_autoptr (GError) error = NULL;
-  gint64 width = DEFAULT_WIDTH, height = DEFAULT_HEIGHT, seed = 1, iters = 0;
-  if (o->size && !cli_parse_int ("--size", o->size, MIN_SIDE, 1 << 16, &width, &error))
-    return cli_fail (CLI_EXIT_USAGE, NULL, error);
-  if (o->size)
-    height = width;
-  if (o->width && !cli_parse_int ("--width", o->width, MIN_SIDE, 1 << 16, &width, &error))
-    return cli_fail (CLI_EXIT_USAGE, NULL, error);
-  if (o->height && !cli_parse_int ("--height", o->height, MIN_SIDE, 1 << 16, &height, &error))
-    return cli_fail (CLI_EXIT_USAGE, NULL, error);
-  if (o->seed && !cli_parse_int ("--seed", o->seed, 0, G_MAXUINT32, &seed, &error))
-    return cli_fail (CLI_EXIT_USAGE, NULL, error);
-  if (o->param[SS_PARAM_ITERATIONS] && !cli_parse_int ("--iters", o->param[SS_PARAM_ITERATIONS], 1, 1000000, &iters, &error))
-    return cli_fail (CLI_EXIT_USAGE, NULL, error);
-  /* The solver and backend are deblur's to run, but a name it would refuse
-   * is bad usage here too, not a failed child run. */
-  SsSolverKind solver = ss_solver_default_for_real_data ();
-  if (o->solver && !ss_solver_kind_from_string (o->solver, &solver, &error))
-    {
-      cli_error (NULL, "--solver '%s': %s", o->solver, error->message);
-      return CLI_EXIT_USAGE;
-    }
-  SsBackendKind backend;
-  if (o->backend && !ss_backend_kind_from_string (o->backend, &backend, &error))
-    {
-      cli_error (NULL, "--backend '%s': %s", o->backend, error->message);
-      return CLI_EXIT_USAGE;
-    }
-  /* What the frame's deblur would not read is refused, every one named, as
-   * the plain bench refuses what its solver would not read. */
+  return ss_solver_default_for_real_data ();
+}
+
+static void
+whole_defaults (SsBenchParams *bp)
+{
+  bp->width = DEFAULT_WIDTH;
+  bp->height = DEFAULT_HEIGHT;
+  bp->iterations = 0;   /* without --iters: no run beyond the 2 and 12 */
+}
+
+/* What the frame's deblur would not read is refused, every one named, as
+ * the plain bench refuses what its solver would not read. */
+static int
+whole_refuse (const CliOptions *o, const CliBenchSettings *s)
+{
   const struct {
     gboolean given;
     const char *option;
@@ -119,28 +108,48 @@ whole_params_from_options (const CliOptions *o, WholeParams *p)
   if (named->len > 0)
     g_string_append_printf (refused, "%s %s no effect (the one frame is deblurred as deblur "
                             "does it)", named->str, strchr (named->str, ',') ? "have" : "has");
-  if (o->param[SS_PARAM_PRIOR] && !ss_solver_uses (ss_solver_info (solver), SS_PARAM_PRIOR))
+  if (o->param[SS_PARAM_PRIOR]
+      && !ss_solver_uses (ss_solver_info (s->params.solver), SS_PARAM_PRIOR))
     g_string_append_printf (refused, "%s--prior has no effect (only --solver admm reads it)",
                             refused->len ? "; " : "");
   g_string_free (named, TRUE);
+  int status = -1;
   if (refused->len > 0)
     {
       cli_error (NULL, "bench --whole: %s", refused->str);
-      g_string_free (refused, TRUE);
-      return CLI_EXIT_USAGE;
+      status = CLI_EXIT_USAGE;
     }
   g_string_free (refused, TRUE);
-  p->width = (int) width;
-  p->height = (int) height;
-  p->seed = (guint32) seed;
+  return status;
+}
+
+/* bench's options read for the whole path: sides from MIN_SIDE, which the
+ * PSF fits in, up to 65536; a real frame's solver by default. */
+const CliBenchMode cli_bench_whole_mode = {
+  .min_side = MIN_SIDE,
+  .max_side = 1 << 16,
+  .max_iterations = 1000000,
+  .default_solver = whole_default_solver,
+  .set_defaults = whole_defaults,
+  .refuse = whole_refuse,
+};
+
+/* The runs' parameters from SETTINGS, already checked. The solver,
+ * backend, prior and devices are handed to deblur as they were given: it
+ * reads them as the checks did. */
+static void
+whole_params_from_settings (const CliOptions *o, const CliBenchSettings *s, WholeParams *p)
+{
+  p->width = s->params.width;
+  p->height = s->params.height;
+  p->seed = s->params.seed;
   p->backend = o->backend;
   p->solver = o->solver;
   p->prior = o->param[SS_PARAM_PRIOR];
   p->devices = o->devices;
-  p->extra_iterations = (int) iters;
-  p->runs = 1 + 2 * REPEATS + (iters > 0);
+  p->extra_iterations = s->params.iterations;
+  p->runs = 1 + 2 * REPEATS + (p->extra_iterations > 0);
   p->options = o;
-  return -1;
 }
 
 /* ---- interruption ------------------------------------------------------- */
@@ -565,12 +574,10 @@ bench_in (const char *dir, const CliOptions *o, const WholeParams *p, GError **e
 }
 
 int
-cli_bench_whole (const CliOptions *o)
+cli_bench_whole (const CliOptions *o, const CliBenchSettings *settings)
 {
   WholeParams p;
-  int status = whole_params_from_options (o, &p);
-  if (status >= 0)
-    return status;
+  whole_params_from_settings (o, settings, &p);
   g_autoptr (GError) error = NULL;
   /* Caught before the directory exists, so that no signal can leave it. */
   cli_install_cleanup_interrupt_handler ();

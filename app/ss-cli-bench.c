@@ -90,6 +90,164 @@ install_bench_signals (void)
   sigaction (SIGTERM, &action, NULL);
 }
 
+/* ---- reading the options: one path for the plain bench and --whole ---- */
+
+static void
+bench_settings_clear (CliBenchSettings *s)
+{
+  g_clear_pointer (&s->devices, g_free);
+  s->n_devices = 0;
+}
+
+/* --solver (MODE's default without it) and --backend: names either bench
+ * would otherwise hand on to something that refuses them later. */
+static int
+read_solver_and_backend (const CliOptions *o, const CliBenchMode *mode, CliBenchSettings *s)
+{
+  g_autoptr (GError) error = NULL;
+  s->params.solver = mode->default_solver ();
+  if (o->solver && !ss_solver_kind_from_string (o->solver, &s->params.solver, &error))
+    {
+      cli_error (NULL, "--solver '%s': %s", o->solver, error->message);
+      return CLI_EXIT_USAGE;
+    }
+  s->backend = SS_BACKEND_AUTO;
+  if (o->backend && !ss_backend_kind_from_string (o->backend, &s->backend, &error))
+    {
+      cli_error (NULL, "--backend '%s': %s", o->backend, error->message);
+      return CLI_EXIT_USAGE;
+    }
+  return -1;
+}
+
+/* --size, --width, --height, --iters, --seed, --margin and --batch, within
+ * MODE's limits; MODE's defaults (which may depend on the solver) for what
+ * is not given. */
+static int
+read_numbers (const CliOptions *o, const CliBenchMode *mode, CliBenchSettings *s)
+{
+  g_autoptr (GError) error = NULL;
+  SsBenchParams *bp = &s->params;
+  mode->set_defaults (bp);
+  gint64 width = bp->width, height = bp->height, size, iters = bp->iterations, seed = 1;
+  gint64 margin = -1, batch = 0;
+  if (o->size && !cli_parse_int ("--size", o->size, mode->min_side, mode->max_side, &size,
+                                 &error))
+    return cli_fail (CLI_EXIT_USAGE, NULL, error);
+  if (o->size)
+    width = height = size;
+  if (o->width && !cli_parse_int ("--width", o->width, mode->min_side, mode->max_side, &width,
+                                  &error))
+    return cli_fail (CLI_EXIT_USAGE, NULL, error);
+  if (o->height && !cli_parse_int ("--height", o->height, mode->min_side, mode->max_side,
+                                   &height, &error))
+    return cli_fail (CLI_EXIT_USAGE, NULL, error);
+  const char *iters_text = o->param[SS_PARAM_ITERATIONS];
+  if (iters_text && !cli_parse_int ("--iters", iters_text, 1, mode->max_iterations, &iters,
+                                    &error))
+    return cli_fail (CLI_EXIT_USAGE, NULL, error);
+  if (o->seed && !cli_parse_int ("--seed", o->seed, 0, G_MAXUINT32, &seed, &error))
+    return cli_fail (CLI_EXIT_USAGE, NULL, error);
+  if (o->margin && !cli_parse_int ("--margin", o->margin, 0, 1 << 20, &margin, &error))
+    return cli_fail (CLI_EXIT_USAGE, NULL, error);
+  if (o->batch && !cli_parse_int ("--batch", o->batch, 1, 100000, &batch, &error))
+    return cli_fail (CLI_EXIT_USAGE, NULL, error);
+  bp->width = (int) width;
+  bp->height = (int) height;
+  bp->iterations = (int) iters;
+  bp->seed = (guint32) seed;
+  bp->margin = (int) margin;
+  s->batch = (int) batch;
+  return -1;
+}
+
+/* --direct-method, --prior and --boundary: a name not in its list is bad
+ * usage whether or not the bench then reads it. */
+static int
+read_choices (const CliOptions *o, CliBenchSettings *s)
+{
+  g_autoptr (GError) error = NULL;
+  SsBenchParams *bp = &s->params;
+  double value;
+  /* The inverse by default: what times GETS. */
+  bp->direct_method = SS_DIRECT_INVERSE;
+  const char *method = o->param[SS_PARAM_DIRECT_METHOD];
+  if (method && !ss_param_parse (ss_param_info (SS_PARAM_DIRECT_METHOD), method, &value, &error))
+    return cli_fail (CLI_EXIT_USAGE, NULL, error);
+  if (method)
+    bp->direct_method = (SsDirectMethod) value;
+  const char *prior = o->param[SS_PARAM_PRIOR];
+  if (prior && !ss_param_parse (ss_param_info (SS_PARAM_PRIOR), prior, &value, &error))
+    return cli_fail (CLI_EXIT_USAGE, NULL, error);
+  if (prior)
+    bp->prior = (SsPrior) value;
+  if (o->boundary && !ss_boundary_from_string (o->boundary, &bp->boundary, &error))
+    {
+      cli_error (NULL, "--boundary '%s': %s", o->boundary, error->message);
+      return CLI_EXIT_USAGE;
+    }
+  return -1;
+}
+
+static int
+read_devices (const CliOptions *o, CliBenchSettings *s)
+{
+  g_autoptr (GError) error = NULL;
+  if (o->devices && !ss_backend_parse_devices (o->devices, &s->devices, &s->n_devices, &error))
+    {
+      cli_error (NULL, "--devices: %s", error->message);
+      return CLI_EXIT_USAGE;
+    }
+  return -1;
+}
+
+/* Every option of either bench, read the same way whichever runs, then
+ * what MODE refuses of them: -1 when the bench may start, else the exit
+ * status (always CLI_EXIT_USAGE) after the message. */
+static int
+bench_settings_from_options (const CliOptions *o, const CliBenchMode *mode, CliBenchSettings *s)
+{
+  ss_bench_params_init (&s->params);
+  int status = read_solver_and_backend (o, mode, s);
+  if (status < 0)
+    status = read_numbers (o, mode, s);
+  if (status < 0)
+    status = read_choices (o, s);
+  if (status < 0)
+    status = read_devices (o, s);
+  if (status < 0)
+    status = mode->refuse (o, s);
+  return status;
+}
+
+/* ---- the plain bench's mode ---------------------------------------------- */
+
+static SsSolverKind
+plain_default_solver (void)
+{
+  return SS_SOLVER_CPADMM;
+}
+
+static void
+plain_defaults (SsBenchParams *bp)
+{
+  /* A dense solver's n x n system: a small default size, one solve. */
+  gboolean dense = (ss_solver_info (bp->solver)->caps & SS_SOLVER_NEEDS_REGION) != 0;
+  bp->width = bp->height = dense ? 64 : 1024;
+  bp->iterations = dense ? 1 : 50;
+}
+
+static int
+refuse_untimed_solver (const CliOptions *o, const SsBenchParams *bp)
+{
+  if (bench_times_solver (bp->solver))
+    return -1;
+  g_autofree char *names = bench_solver_names ();
+  cli_error (NULL, "--solver '%s': bench times %s (bench --whole times any solver of "
+             "deblur)", o->solver, names);
+  return CLI_EXIT_USAGE;
+}
+
 /* Options given that the bench asked for would not read: refused (exit 2)
  * with every one named, rather than timing something else than asked. */
 static int
@@ -124,73 +282,37 @@ refuse_unused_options (const CliOptions *o, const SsBenchParams *bp)
   return status;
 }
 
+/* --batch N times a batch of one operator's periodic frames. */
 static int
-bench_params_from_options (const CliOptions *o, SsBenchParams *bp, SsBackendKind *backend)
+refuse_unbatchable (const CliBenchSettings *s)
 {
-  g_autoptr (GError) error = NULL;
-  ss_bench_params_init (bp);
-  bp->solver = SS_SOLVER_CPADMM;
-  if (o->solver && !ss_solver_kind_from_string (o->solver, &bp->solver, &error))
-    {
-      cli_error (NULL, "--solver '%s': %s", o->solver, error->message);
-      return CLI_EXIT_USAGE;
-    }
-  if (!bench_times_solver (bp->solver))
-    {
-      g_autofree char *names = bench_solver_names ();
-      cli_error (NULL, "--solver '%s': bench times %s (bench --whole times any solver of "
-                 "deblur)", o->solver, names);
-      return CLI_EXIT_USAGE;
-    }
-  *backend = SS_BACKEND_AUTO;
-  if (o->backend && !ss_backend_kind_from_string (o->backend, backend, &error))
-    {
-      cli_error (NULL, "--backend '%s': %s", o->backend, error->message);
-      return CLI_EXIT_USAGE;
-    }
-
-  /* A dense solver's n x n system: a small default size, one solve. */
-  gboolean dense = (ss_solver_info (bp->solver)->caps & SS_SOLVER_NEEDS_REGION) != 0;
-  gint64 size = dense ? 64 : 1024, width, height, iters = dense ? 1 : 50, seed = 1;
-  if (o->size && !cli_parse_int ("--size", o->size, 1, 1 << 20, &size, &error))
-    return cli_fail (CLI_EXIT_USAGE, NULL, error);
-  width = height = size;
-  if (o->width && !cli_parse_int ("--width", o->width, 1, 1 << 20, &width, &error))
-    return cli_fail (CLI_EXIT_USAGE, NULL, error);
-  if (o->height && !cli_parse_int ("--height", o->height, 1, 1 << 20, &height, &error))
-    return cli_fail (CLI_EXIT_USAGE, NULL, error);
-  const char *iters_text = o->param[SS_PARAM_ITERATIONS];
-  if (iters_text && !cli_parse_int ("--iters", iters_text, 1, 1000000000, &iters, &error))
-    return cli_fail (CLI_EXIT_USAGE, NULL, error);
-  if (o->seed && !cli_parse_int ("--seed", o->seed, 0, G_MAXUINT32, &seed, &error))
-    return cli_fail (CLI_EXIT_USAGE, NULL, error);
-  bp->direct_method = SS_DIRECT_INVERSE;
-  const char *method = o->param[SS_PARAM_DIRECT_METHOD];
-  double value;
-  if (method && !ss_param_parse (ss_param_info (SS_PARAM_DIRECT_METHOD), method, &value, &error))
-    return cli_fail (CLI_EXIT_USAGE, NULL, error);
-  if (method)
-    bp->direct_method = (SsDirectMethod) value;
-  const char *prior = o->param[SS_PARAM_PRIOR];
-  if (prior && !ss_param_parse (ss_param_info (SS_PARAM_PRIOR), prior, &value, &error))
-    return cli_fail (CLI_EXIT_USAGE, NULL, error);
-  if (prior)
-    bp->prior = (SsPrior) value;
-  if (o->boundary && !ss_boundary_from_string (o->boundary, &bp->boundary, &error))
-    {
-      cli_error (NULL, "--boundary '%s': %s", o->boundary, error->message);
-      return CLI_EXIT_USAGE;
-    }
-  gint64 margin = -1;
-  if (o->margin && !cli_parse_int ("--margin", o->margin, 0, 1 << 20, &margin, &error))
-    return cli_fail (CLI_EXIT_USAGE, NULL, error);
-  bp->margin = (int) margin;
-  bp->width = (int) width;
-  bp->height = (int) height;
-  bp->iterations = (int) iters;
-  bp->seed = (guint32) seed;
-  return refuse_unused_options (o, bp);
+  if (s->batch == 0
+      || ((ss_solver_info (s->params.solver)->caps & SS_SOLVER_BATCHES)
+          && s->params.boundary == SS_BOUNDARY_PERIODIC))
+    return -1;
+  cli_error (NULL, "--batch times a solver that batches (cpadmm) on periodic frames");
+  return CLI_EXIT_USAGE;
 }
+
+static int
+plain_refuse (const CliOptions *o, const CliBenchSettings *s)
+{
+  int status = refuse_untimed_solver (o, &s->params);
+  if (status < 0)
+    status = refuse_unused_options (o, &s->params);
+  if (status < 0)
+    status = refuse_unbatchable (s);
+  return status;
+}
+
+static const CliBenchMode plain_mode = {
+  .min_side = 1,
+  .max_side = 1 << 20,
+  .max_iterations = 1000000000,
+  .default_solver = plain_default_solver,
+  .set_defaults = plain_defaults,
+  .refuse = plain_refuse,
+};
 
 /* The prior timed, for a solver that reads one (admm); NULL otherwise. g_free. */
 static char *
@@ -387,27 +509,6 @@ print_batch_text (const SsBatchBenchResult *r, const char *backend)
     }
 }
 
-/* --batch N: checked before the backend starts. */
-static int
-batch_count_from_options (const CliOptions *o, const SsBenchParams *bp, int *count)
-{
-  g_autoptr (GError) error = NULL;
-  gint64 value = 0;
-  *count = 0;
-  if (o->batch == NULL)
-    return -1;
-  if (!cli_parse_int ("--batch", o->batch, 1, 100000, &value, &error))
-    return cli_fail (CLI_EXIT_USAGE, NULL, error);
-  if (!(ss_solver_info (bp->solver)->caps & SS_SOLVER_BATCHES)
-      || bp->boundary != SS_BOUNDARY_PERIODIC)
-    {
-      cli_error (NULL, "--batch times a solver that batches (cpadmm) on periodic frames");
-      return CLI_EXIT_USAGE;
-    }
-  *count = (int) value;
-  return -1;
-}
-
 static int
 bench_batch (const CliOptions *o, const SsBenchParams *bp, SsBackend *backend, int count)
 {
@@ -424,6 +525,44 @@ bench_batch (const CliOptions *o, const SsBenchParams *bp, SsBackend *backend, i
     print_batch_text (&result, ss_backend_get_name (backend));
   ss_batch_bench_result_clear (&result);
   return CLI_EXIT_OK;
+}
+
+/* The backend the settings ask for; prints and returns NULL when it cannot
+ * be had. */
+static SsBackend *
+bench_backend_new (const CliOptions *o, const CliBenchSettings *s)
+{
+  /* A view of the settings, which keep the devices: not cleared. */
+  CliConfig config = { 0 };
+  config.backend = s->backend;
+  config.devices = s->devices;
+  config.n_devices = s->n_devices;
+  return cli_backend_new (&config, o);
+}
+
+/* The plain bench, on settings already checked: the engine's timing of a
+ * random problem, or of a batch with --batch. */
+static int
+bench_plain (const CliOptions *o, const CliBenchSettings *s)
+{
+  /* Everything is checked: from here an interruption ends the bench. */
+  install_bench_signals ();
+  g_autoptr (SsBackend) backend = bench_backend_new (o, s);
+  if (backend == NULL)
+    return CLI_EXIT_FAILURE;
+  if (s->batch > 0)
+    return bench_batch (o, &s->params, backend, s->batch);
+  g_autoptr (GError) error = NULL;
+  SsBenchResult result = { 0 };
+  int status = CLI_EXIT_OK;
+  if (!ss_backend_bench (backend, &s->params, &result, &error))
+    status = bench_fail (error);
+  else if (o->json)
+    print_bench_json (&s->params, ss_backend_get_name (backend), &result);
+  else
+    print_bench_text (&s->params, ss_backend_get_name (backend), &result);
+  ss_bench_result_clear (&result);
+  return status;
 }
 
 int
@@ -449,55 +588,15 @@ cli_bench (int argc, char **argv)
     "no iteration count gives none). Options a bench would not read are refused (exit 2);\n"
     "Ctrl-C stops it, child and temporary files included, and exits 1.",
     CLI_GROUP_BENCH | CLI_GROUP_PRINT, argc, argv, &o);
-  SsBenchParams bp;
-  SsBackendKind kind = SS_BACKEND_AUTO;
-  if (status < 0 && o.positional != NULL && o.positional[0] != NULL)
-    {
-      cli_error (NULL, "bench: unexpected argument '%s'", o.positional[0]);
-      status = CLI_EXIT_USAGE;
-    }
-  if (status < 0 && o.whole)
-    {
-      status = cli_bench_whole (&o);
-      cli_options_clear (&o);
-      return status;
-    }
   if (status < 0)
-    status = bench_params_from_options (&o, &bp, &kind);
-  int batch = 0;
+    status = cli_refuse_arguments ("bench", o.positional);
+  const CliBenchMode *mode = o.whole ? &cli_bench_whole_mode : &plain_mode;
+  CliBenchSettings settings = { 0 };
   if (status < 0)
-    status = batch_count_from_options (&o, &bp, &batch);
-
-  g_autoptr (GError) error = NULL;
-  g_autoptr (SsBackend) backend = NULL;
-  SsBenchResult result = { 0 };
-  CliConfig c = { 0 };
-  c.backend = kind;
-  if (status < 0 && o.devices
-      && !ss_backend_parse_devices (o.devices, &c.devices, &c.n_devices, &error))
-    {
-      cli_error (NULL, "--devices: %s", error->message);
-      status = CLI_EXIT_USAGE;
-    }
-  /* Everything is checked: from here an interruption ends the bench. */
+    status = bench_settings_from_options (&o, mode, &settings);
   if (status < 0)
-    install_bench_signals ();
-  if (status < 0 && (backend = cli_backend_new (&c, &o)) == NULL)
-    status = CLI_EXIT_FAILURE;
-  cli_config_clear (&c);
-  if (status < 0 && batch > 0)
-    status = bench_batch (&o, &bp, backend, batch);
-  if (status < 0 && !ss_backend_bench (backend, &bp, &result, &error))
-    status = bench_fail (error);
-  if (status < 0)
-    {
-      if (o.json)
-        print_bench_json (&bp, ss_backend_get_name (backend), &result);
-      else
-        print_bench_text (&bp, ss_backend_get_name (backend), &result);
-      status = CLI_EXIT_OK;
-    }
-  ss_bench_result_clear (&result);
+    status = o.whole ? cli_bench_whole (&o, &settings) : bench_plain (&o, &settings);
+  bench_settings_clear (&settings);
   cli_options_clear (&o);
   return status;
 }

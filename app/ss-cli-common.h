@@ -90,17 +90,40 @@ typedef enum {
   CLI_GROUP_PNG         = 1 << 9,  /* with OUTPUT: -o may name a PNG, --stretch */
 } CliGroups;
 
-/* Parses ARGV (ARGV[0] is the subcommand name) into OPTIONS. Returns -1 on
- * success, or the exit status after printing the message (--help exits 0
- * inside GOption). */
+/* Parses ARGV (ARGV[0] is the subcommand name) into OPTIONS with the
+ * option groups GROUPS (cli_parse_options). Returns -1 on success, or the
+ * exit status after printing the message (--help exits 0 inside GOption). */
 int cli_parse_command_line (const char *command, const char *parameters, const char *summary,
                             const char *description, CliGroups groups,
                             int argc, char **argv, CliOptions *options);
 
-/* Parses ARGV (ARGV[0] is the subcommand name) with CONTEXT, on a copy:
- * GOption edits the vector it is given. */
-gboolean cli_option_context_parse (GOptionContext *context, int argc, char **argv,
-                                   GError **error);
+/* What a subcommand's --help says of it. */
+typedef struct {
+  const char *command;      /* "quality": its usage line and parse errors name it */
+  const char *parameters;   /* after the options on the usage line: "FILE", or "" */
+  const char *summary;
+  const char *description;  /* NULL: none */
+} CliCommandHelp;
+
+/* Adds a subcommand's options to CONTEXT; DATA is the caller's. */
+typedef void (*CliAddOptions) (GOptionContext *context, gpointer data);
+
+/* The one parse of every subcommand's command line: a GOptionContext with
+ * HELP's texts and the options ADD_OPTIONS adds, parsed from ARGV (ARGV[0]
+ * is the subcommand name; ARGV itself is left whole). Returns -1 when
+ * parsed; otherwise prints "COMMAND: why (see '... COMMAND --help')" and
+ * returns CLI_EXIT_USAGE. --help prints and exits 0 inside GOption. */
+int cli_parse_options (const CliCommandHelp *help, CliAddOptions add_options, gpointer data,
+                       int argc, char **argv);
+
+/* The CliAddOptions of a subcommand whose options are one table: ENTRIES is
+ * its GOptionEntry array, ended by an entry with no name. */
+void cli_add_option_table (GOptionContext *context, gpointer entries);
+
+/* A subcommand that takes no positional argument: -1 when REST (the
+ * G_OPTION_REMAINING array, may be NULL) is empty, else prints
+ * "COMMAND: unexpected argument 'ARG'" and returns CLI_EXIT_USAGE. */
+int cli_refuse_arguments (const char *command, char *const *rest);
 
 /* Messages: one line on stderr, "sharpsky-cli: " first. FILE (may be NULL) is
  * put before the message unless the message already names it. */
@@ -199,7 +222,37 @@ typedef int (*CliDeblurOne) (CliOptions *options, CliConfig *config, const char 
 int cli_deblur_many (CliOptions *options, CliConfig *config, CliDeblurOne deblur_one);
 int cli_run (int argc, char **argv);
 int cli_bench (int argc, char **argv);
-int cli_bench_whole (const CliOptions *options);   /* ss-cli-bench-whole.c: bench --whole */
+
+/* bench's options, read and checked once (ss-cli-bench.c) for the plain
+ * bench and --whole alike, so that every bad value is bad usage (exit 2)
+ * before any work, whichever of them runs. */
+typedef struct {
+  SsBenchParams params;       /* solver, size, iterations, seed, prior, boundary, ... */
+  SsBackendKind backend;
+  int *devices;               /* --devices (g_free); NULL: device 0 */
+  int n_devices;
+  int batch;                  /* --batch N; 0 without */
+} CliBenchSettings;
+
+/* How a bench reads the options the two share: their limits, their
+ * defaults and what it refuses of them. */
+typedef struct {
+  const char *name;                        /* "bench" or "bench --whole", for messages */
+  gint64 min_side, max_side;               /* --size, --width, --height */
+  gint64 max_iterations;                   /* --iters */
+  SsSolverKind (*default_solver) (void);   /* without --solver */
+  /* The size and iterations without --size, --width, --height or --iters,
+   * once the solver is known. */
+  void (*set_defaults) (SsBenchParams *params);
+  /* Refuses (prints, returns CLI_EXIT_USAGE) what this bench would not
+   * read or cannot run with; -1 when all is fine. */
+  int (*refuse) (const CliOptions *options, const CliBenchSettings *settings);
+} CliBenchMode;
+
+/* bench --whole (ss-cli-bench-whole.c): its mode, then the bench itself on
+ * settings read with it. */
+extern const CliBenchMode cli_bench_whole_mode;
+int cli_bench_whole (const CliOptions *options, const CliBenchSettings *settings);
 /* bench's --solver help, listing the solvers it times (ss-cli-bench.c). */
 const char *cli_bench_solver_help (void);
 int cli_cs (int argc, char **argv);       /* ss-cli-cs.c */

@@ -100,29 +100,19 @@ cs_parse (int argc, char **argv, CsOptions *o)
     { G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_STRING_ARRAY, &o->rest, NULL, NULL },
     { NULL },
   };
-  g_set_prgname (CLI_PROGRAM " cs");
-  GOptionContext *context = g_option_context_new ("");
-  g_option_context_set_summary (context,
+  const CliCommandHelp help = {
+    "cs", "",
     "Compressed sensing on random k-sparse problems: y = A x (+ noise), A an m x n matrix of an "
     "ensemble, x with k nonzeros. One solve, --batch N problems sharing A solved as one block, "
     "--phase-transition over δ = m/n and ρ = k/m, or --bench. An option the chosen mode or "
     "solver takes no part of gets a warning; --m with --delta, --k with --rho, and -o without "
-    "--phase-transition are refused.");
-  g_option_context_add_main_entries (context, entries, NULL);
-  g_autoptr (GError) error = NULL;
-  gboolean ok = cli_option_context_parse (context, argc, argv, &error);
-  g_option_context_free (context);
-  if (!ok)
-    {
-      cli_error (NULL, "cs: %s (see '" CLI_PROGRAM " cs --help')", error->message);
-      return CLI_EXIT_USAGE;
-    }
-  if (o->rest && o->rest[0])
-    {
-      cli_error (NULL, "cs: unexpected argument '%s'", o->rest[0]);
-      return CLI_EXIT_USAGE;
-    }
-  return -1;
+    "--phase-transition are refused.",
+    NULL,
+  };
+  int status = cli_parse_options (&help, cli_add_option_table, (gpointer) entries, argc, argv);
+  if (status < 0)
+    status = cli_refuse_arguments ("cs", o->rest);
+  return status;
 }
 
 /* ---- settings ------------------------------------------------------------ */

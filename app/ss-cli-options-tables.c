@@ -1,7 +1,7 @@
 /* ss-cli-options-tables.c: the GOption tables of the sharpsky-cli
  * subcommands (a group of options per CliGroups flag, an option per solver
- * parameter with its help from the solver table) and the parsing of a
- * command line with them into CliOptions. */
+ * parameter with its help from the solver table), with which
+ * cli_parse_command_line parses a command line into CliOptions. */
 #include "ss-cli-common.h"
 
 /* ---- option tables ----------------------------------------------------- */
@@ -258,17 +258,17 @@ add_groups (GOptionContext *context, CliGroups groups, CliOptions *o)
   g_option_context_add_main_entries (context, remaining, NULL);
 }
 
-gboolean
-cli_option_context_parse (GOptionContext *context, int argc, char **argv, GError **error)
+/* add_groups as a CliAddOptions. */
+typedef struct {
+  CliGroups groups;
+  CliOptions *options;
+} GroupsToAdd;
+
+static void
+add_groups_to (GOptionContext *context, gpointer data)
 {
-  /* GOption edits the vector it is given; parse a copy so ARGV stays whole. */
-  g_auto (GStrv) args = g_new0 (char *, argc + 1);
-  for (int i = 0; i < argc; i++)
-    args[i] = g_strdup_printf (i == 0 ? CLI_PROGRAM " %s" : "%s", argv[i]);
-  g_autofree char **view = g_memdup2 (args, sizeof (char *) * (argc + 1));
-  int count = argc;
-  char **vector = view;
-  return g_option_context_parse (context, &count, &vector, error);
+  const GroupsToAdd *add = data;
+  add_groups (context, add->groups, add->options);
 }
 
 int
@@ -276,23 +276,7 @@ cli_parse_command_line (const char *command, const char *parameters, const char 
                         const char *description, CliGroups groups,
                         int argc, char **argv, CliOptions *options)
 {
-  /* GOption's usage line starts with the program name: make it name the command. */
-  g_autofree char *program = g_strdup_printf (CLI_PROGRAM " %s", command);
-  g_set_prgname (program);
-  GOptionContext *context = g_option_context_new (parameters);
-  g_option_context_set_summary (context, summary);
-  if (description != NULL)
-    g_option_context_set_description (context, description);
-  add_groups (context, groups, options);
-
-  g_autoptr (GError) error = NULL;
-  gboolean ok = cli_option_context_parse (context, argc, argv, &error);
-  g_option_context_free (context);
-  if (!ok)
-    {
-      cli_error (NULL, "%s: %s (see '" CLI_PROGRAM " %s --help')", command, error->message,
-                 command);
-      return CLI_EXIT_USAGE;
-    }
-  return -1;
+  const CliCommandHelp help = { command, parameters, summary, description };
+  GroupsToAdd add = { groups, options };
+  return cli_parse_options (&help, add_groups_to, &add, argc, argv);
 }

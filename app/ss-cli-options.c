@@ -1,8 +1,10 @@
 /* ss-cli-options.c: option tables, value parsing, validation and messages
  * shared by the sharpsky-cli subcommands. This file holds the messages, the
- * number parsing and the checks of files; ss-cli-options-tables.c the option
- * tables and the parsing of a command line, ss-cli-options-settings.c the
- * validation that turns the options into a CliConfig. */
+ * one parse of a command line every subcommand goes through
+ * (cli_parse_options), the number parsing and the checks of files;
+ * ss-cli-options-tables.c the option tables of the common options,
+ * ss-cli-options-settings.c the validation that turns them into a
+ * CliConfig. */
 #include "ss-cli-common.h"
 
 #include <errno.h>
@@ -74,6 +76,61 @@ cli_note (const CliOptions *options, const char *format, ...)
   g_autofree char *line = one_line (message);
   fprintf (stderr, CLI_PROGRAM ": %s\n", line);
   fflush (stderr);
+}
+
+/* ---- command lines ----------------------------------------------------- */
+
+/* Parses ARGV with CONTEXT on a copy: GOption edits the vector it is given,
+ * and the caller's stays whole. ARGV[0], the subcommand, becomes
+ * "sharpsky-cli COMMAND" as GOption's messages name the program. */
+static gboolean
+parse_copy (GOptionContext *context, int argc, char **argv, GError **error)
+{
+  g_auto (GStrv) args = g_new0 (char *, argc + 1);
+  for (int i = 0; i < argc; i++)
+    args[i] = g_strdup_printf (i == 0 ? CLI_PROGRAM " %s" : "%s", argv[i]);
+  g_autofree char **view = g_memdup2 (args, sizeof (char *) * (argc + 1));
+  int count = argc;
+  char **vector = view;
+  return g_option_context_parse (context, &count, &vector, error);
+}
+
+int
+cli_parse_options (const CliCommandHelp *help, CliAddOptions add_options, gpointer data,
+                   int argc, char **argv)
+{
+  /* GOption's usage line starts with the program name: make it name the command. */
+  g_autofree char *program = g_strdup_printf (CLI_PROGRAM " %s", help->command);
+  g_set_prgname (program);
+  GOptionContext *context = g_option_context_new (help->parameters);
+  g_option_context_set_summary (context, help->summary);
+  if (help->description != NULL)
+    g_option_context_set_description (context, help->description);
+  add_options (context, data);
+
+  g_autoptr (GError) error = NULL;
+  gboolean ok = parse_copy (context, argc, argv, &error);
+  g_option_context_free (context);
+  if (ok)
+    return -1;
+  cli_error (NULL, "%s: %s (see '" CLI_PROGRAM " %s --help')", help->command, error->message,
+             help->command);
+  return CLI_EXIT_USAGE;
+}
+
+void
+cli_add_option_table (GOptionContext *context, gpointer entries)
+{
+  g_option_context_add_main_entries (context, entries, NULL);
+}
+
+int
+cli_refuse_arguments (const char *command, char *const *rest)
+{
+  if (rest == NULL || rest[0] == NULL)
+    return -1;
+  cli_error (NULL, "%s: unexpected argument '%s'", command, rest[0]);
+  return CLI_EXIT_USAGE;
 }
 
 /* ---- number parsing ---------------------------------------------------- */

@@ -533,6 +533,27 @@ quality_options_clear (QualityOptions *q)
   g_free (q->data_dir);
 }
 
+/* The values GOption cannot check: every one is bad usage (exit 2), found
+ * before any case is made. Returns -1 when all are valid. */
+static int
+refuse_bad_values (const QualityOptions *q)
+{
+  if (q->cases && !g_str_equal (q->cases, "small") && !g_str_equal (q->cases, "full")
+      && !g_str_equal (q->cases, "frames"))
+    {
+      cli_error (NULL, "--cases '%s': expected small, full or frames", q->cases);
+      return CLI_EXIT_USAGE;
+    }
+  if (q->draw < 0 || q->draw > 1000000)
+    {
+      cli_error (NULL, "--draw %d: expected 0 (the published cases) to 1000000", q->draw);
+      return CLI_EXIT_USAGE;
+    }
+  if (!only_names_known (q->only) || !method_names_known (q->methods) || !set_values_valid (q))
+    return CLI_EXIT_USAGE;
+  return -1;
+}
+
 int
 cli_quality (int argc, char **argv)
 {
@@ -574,57 +595,32 @@ cli_quality (int argc, char **argv)
     { G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_STRING_ARRAY, &q.rest, NULL, NULL },
     { NULL },
   };
-  /* GOption's usage line starts with the program name: make it name the command. */
-  g_set_prgname (CLI_PROGRAM " quality");
-  GOptionContext *context = g_option_context_new ("");
-  g_option_context_set_summary (context,
+  const CliCommandHelp help = {
+    "quality", "",
     "Scores every solver, as 'deblur --alpha auto' runs it, against Richardson-Lucy and\n"
     "Wiener with parameters chosen with the truth, on simulated noisy exposures of\n"
-    "the bundled images and of synthetic star and galaxy fields.");
-  g_option_context_set_description (context,
+    "the bundled images and of synthetic star and galaxy fields.",
     "PSNR is after the best affine fit to the truth; SSIM uses the 11x11 Gaussian\n"
     "window on data scaled to the truth's range. Plans are FFTW_ESTIMATE unless\n"
-    "SHARPSKY_FFTW says otherwise, so that no method pays for planning.");
-  g_option_context_add_main_entries (context, entries, NULL);
-  g_autoptr (GError) error = NULL;
-  gboolean ok = cli_option_context_parse (context, argc, argv, &error);
-  g_option_context_free (context);
-  int status = CLI_EXIT_OK;
-  if (!ok)
-    {
-      cli_error (NULL, "quality: %s (see '" CLI_PROGRAM " quality --help')", error->message);
-      status = CLI_EXIT_USAGE;
-    }
-  else if (q.rest && q.rest[0])
-    {
-      cli_error (NULL, "quality: unexpected argument '%s'", q.rest[0]);
-      status = CLI_EXIT_USAGE;
-    }
-  else if (q.cases && !g_str_equal (q.cases, "small") && !g_str_equal (q.cases, "full")
-           && !g_str_equal (q.cases, "frames"))
-    {
-      cli_error (NULL, "--cases '%s': expected small, full or frames", q.cases);
-      status = CLI_EXIT_USAGE;
-    }
-  else if (q.draw < 0 || q.draw > 1000000)
-    {
-      cli_error (NULL, "--draw %d: expected 0 (the published cases) to 1000000", q.draw);
-      status = CLI_EXIT_USAGE;
-    }
-  else if (!only_names_known (q.only) || !method_names_known (q.methods)
-           || !set_values_valid (&q))
-    status = CLI_EXIT_USAGE;
-  else
+    "SHARPSKY_FFTW says otherwise, so that no method pays for planning.",
+  };
+  int status = cli_parse_options (&help, cli_add_option_table, entries, argc, argv);
+  if (status < 0)
+    status = cli_refuse_arguments ("quality", q.rest);
+  if (status < 0)
+    status = refuse_bad_values (&q);
+  if (status < 0)
     {
       if (q.cases == NULL)
         q.cases = g_strdup ("full");
-      if ((status = check_outputs (&q)) < 0)
-        {
-          if (q.data_dir == NULL)
-            q.data_dir = default_data_dir ();
-          g_setenv ("SHARPSKY_FFTW", "estimate", FALSE);
-          status = run_quality (&q);
-        }
+      status = check_outputs (&q);
+    }
+  if (status < 0)
+    {
+      if (q.data_dir == NULL)
+        q.data_dir = default_data_dir ();
+      g_setenv ("SHARPSKY_FFTW", "estimate", FALSE);
+      status = run_quality (&q);
     }
   quality_options_clear (&q);
   return status;

@@ -1440,6 +1440,87 @@ test_bench_whole (Fixture *f, gconstpointer data)
   cli_run_clear (&small);
 }
 
+static gboolean
+directory_is_empty (const char *dir)
+{
+  g_autoptr (GDir) d = g_dir_open (dir, 0, NULL);
+  g_assert_nonnull (d);
+  return g_dir_read_name (d) == NULL;
+}
+
+/* bench --whole reads its options as the plain bench does: a bad --prior
+ * or --devices is bad usage (exit 2) named on one line before any work,
+ * not a child deblur that fails (exit 1). Nothing is printed on stdout and
+ * no temporary directory is made (TMPDIR is the scratch directory, the
+ * bench's working directory too). */
+static void
+test_bench_whole_bad_values (Fixture *f, gconstpointer data)
+{
+  if (!cli_available ())
+    return;
+  const struct {
+    const char *args[6];
+    const char *named, *value;
+  } cases[] = {
+    { { "--prior", "nonsense" }, "--prior", "nonsense" },
+    { { "--solver", "admm", "--prior", "nonsense" }, "--prior", "nonsense" },
+    { { "--devices", "zz" }, "--devices", "zz" },
+    { { "--solver", "admm", "--devices", "0,,1" }, "--devices", "0,,1" },
+  };
+  g_auto (GStrv) env = g_get_environ ();
+  env = g_environ_setenv (env, "TMPDIR", f->dir, TRUE);
+  for (gsize i = 0; i < G_N_ELEMENTS (cases); i++)
+    for (int whole = 0; whole <= 1; whole++)
+      {
+        const char *args[16] = { "bench", "--width", "64", "--height", "64", "--backend",
+                                 "cpu" };
+        gsize n = 7;
+        if (whole)
+          args[n++] = "--whole";
+        for (gsize a = 0; cases[i].args[a] != NULL; a++)
+          args[n++] = cases[i].args[a];
+        CliRun run = run_cli_full (f->dir, env, NULL, args);
+        assert_refused (&run, 2, cases[i].named);
+        g_assert_nonnull (strstr (run.err, cases[i].value));
+        g_assert_null (strstr (run.err, "deblur ("));
+        g_assert_cmpstr (run.out, ==, "");
+        g_assert_true (directory_is_empty (f->dir));
+        cli_run_clear (&run);
+      }
+}
+
+/* Every subcommand's command line goes through one parse: an unknown option
+ * and a stray argument are bad usage (exit 2), one line that names the
+ * command and the culprit, the first pointing to the command's --help. */
+static void
+test_usage_errors (void)
+{
+  if (!cli_available ())
+    return;
+  const char *commands[] = { "bench", "cs", "quality", "simulate" };
+  for (gsize i = 0; i < G_N_ELEMENTS (commands); i++)
+    {
+      CliRun run = RUN_CLI (commands[i], "--no-such-option");
+      assert_refused (&run, 2, "--no-such-option");
+      g_autofree char *start = g_strdup_printf ("sharpsky-cli: %s: ", commands[i]);
+      g_autofree char *help = g_strdup_printf ("(see 'sharpsky-cli %s --help')", commands[i]);
+      g_assert_true (g_str_has_prefix (run.err, start));
+      g_assert_nonnull (strstr (run.err, help));
+      g_assert_cmpstr (run.out, ==, "");
+      cli_run_clear (&run);
+    }
+  const char *no_arguments[] = { "bench", "cs", "quality" };
+  for (gsize i = 0; i < G_N_ELEMENTS (no_arguments); i++)
+    {
+      CliRun run = RUN_CLI (no_arguments[i], "stray");
+      g_autofree char *line = g_strdup_printf ("sharpsky-cli: %s: unexpected argument 'stray'\n",
+                                               no_arguments[i]);
+      g_assert_cmpint (run.status, ==, 2);
+      g_assert_cmpstr (run.err, ==, line);
+      cli_run_clear (&run);
+    }
+}
+
 /* cs: one solve and a batch recover their problems (the JSON says how many),
  * and the greedy solvers appear in run like any other solver of the table. */
 static void
@@ -1935,6 +2016,7 @@ main (int argc, char **argv)
   ADD ("fftw-wisdom", test_fftw_wisdom);
   ADD ("deblur-phases", test_deblur_phases);
   ADD ("bench-whole", test_bench_whole);
+  ADD ("bench-whole-bad-values", test_bench_whole_bad_values);
   ADD ("cs-solves", test_cs_solves);
   ADD ("cs-phase-transition", test_cs_phase_transition);
   ADD ("cs-bad-arguments", test_cs_bad_arguments);
@@ -1942,6 +2024,7 @@ main (int argc, char **argv)
   ADD ("quality-outputs", test_quality_outputs);
   ADD ("quality-bad-values", test_quality_bad_values);
   g_test_add_func ("/cli/usage", test_usage);
+  g_test_add_func ("/cli/usage-errors", test_usage_errors);
   ADD ("interrupt", test_interrupt);
   g_test_add_func ("/cli/help-utf8", test_help_utf8);
   g_test_add_func ("/cli/solver-table-options", test_solver_table_options);
