@@ -23,16 +23,17 @@ star_fit_data_free (gpointer p)
   g_free (d);
 }
 
-/* The frame's pixels, with HEADER's cards when given, as the one-plane
- * image the engine's fitters take. */
+/* The frame's pixels as the one-plane image the engine's fitters take,
+ * with the cards *HEADER holds (taken: the task's copy, made on the main
+ * thread, is needed once). */
 static SsImage *
-image_of_frame (const SsFrame *frame, const SsHeader *header, GError **error)
+image_of_frame (const SsFrame *frame, SsHeader **header, GError **error)
 {
   SsImage *image = ss_image_new (frame->width, frame->height, 1, error);
   if (image != NULL)
     {
       memcpy (image->data, frame->data, ss_frame_n_pixels (frame) * sizeof (float));
-      image->header = header != NULL ? ss_header_copy (header) : NULL;
+      image->header = g_steal_pointer (header);
     }
   return image;
 }
@@ -45,7 +46,7 @@ star_fit_thread (GTask *task, gpointer source, gpointer task_data, GCancellable 
   /* A fit replaced before its turn in the pool copies no frame. */
   if (g_task_return_error_if_cancelled (task))
     return;
-  g_autoptr (SsImage) image = image_of_frame (d->frame, d->header, &error);
+  g_autoptr (SsImage) image = image_of_frame (d->frame, &d->header, &error);
   gboolean ok = FALSE;
   if (image != NULL && d->search)
     {
