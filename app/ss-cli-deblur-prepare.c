@@ -25,7 +25,6 @@ cli_deblur_plane_job_release_buffers (CliPlaneJob *job)
   if (job->op != NULL)
     job->observed = job->op->m;
   g_clear_pointer (&job->op, ss_operator_free);
-  job->psf_file = NULL;   /* the input's */
   g_clear_pointer (&job->y, g_free);
   g_clear_pointer (&job->truth, g_free);
   g_clear_pointer (&job->truth_image, g_free);
@@ -123,26 +122,23 @@ cli_deblur_prepare_recorded (const CliDeblurInput *in, const CliOptions *o, cons
 
 /* ---- a real image ---------------------------------------------------------- */
 
-/* Reads the PSF file once for all the planes of IN, at the first one: each
- * plane renders its margin and its blur from that reading, which says what
- * it does quietly (negative wings zeroed, an off-centre centroid) or
- * refuses the file. Reading again would repeat the work, and a file
- * changed meanwhile would give planes, or a note and the blur, that
- * disagree. */
-static int
-read_psf_file (CliDeblurInput *in, const CliOptions *o, const char *label, CliPlaneJob *job)
+/* Reads a PSF file into PSF once (ss_psf_spec_load), printing its notes:
+ * every render of PSF and of its copies (each plane's margin and blur) then
+ * uses that reading, which says what it does quietly (negative wings
+ * zeroed, an off-centre centroid) or refuses the file. Reading again would
+ * repeat the work, and a file changed meanwhile would give planes, or a
+ * note and the blur, that disagree. Nothing to do for a model PSF or a
+ * file already read. */
+int
+cli_deblur_load_psf (const CliOptions *o, const char *label, SsPsfSpec *psf)
 {
-  if (in->psf_file == NULL)
-    {
-      g_autoptr (GError) error = NULL;
-      g_autoptr (GPtrArray) notes = g_ptr_array_new_with_free_func (g_free);
-      in->psf_file = ss_psf_read_file (job->psf.path, notes, &error);
-      if (in->psf_file == NULL)
-        return cli_operator_failure (label, &job->psf, error);
-      for (guint i = 0; i < notes->len; i++)
-        cli_note (o, "%s", (const char *) g_ptr_array_index (notes, i));
-    }
-  job->psf_file = in->psf_file;
+  if (psf->kind != SS_PSF_FILE || ss_psf_spec_is_loaded (psf))
+    return -1;
+  g_autoptr (GError) error = NULL;
+  if (!ss_psf_spec_load (psf, &error))
+    return cli_operator_failure (label, psf, error);
+  for (const char *const *note = ss_psf_spec_get_notes (psf); *note != NULL; note++)
+    cli_note (o, "%s", *note);
   return -1;
 }
 
@@ -156,10 +152,10 @@ measure_psf (CliDeblurInput *in, const CliOptions *o, const CliConfig *c, CliPla
 
   if (c->psf_source == CLI_PSF_SPEC)
     {
+      /* deblur loaded the config's file for every plane (deblur_planes);
+       * another caller's is read here, for this plane. */
       ss_psf_spec_copy (&c->acquisition.psf, &job->psf);
-      if (job->psf.kind == SS_PSF_FILE)
-        return read_psf_file (in, o, label, job);
-      return -1;
+      return cli_deblur_load_psf (o, label, &job->psf);
     }
   if (c->psf_source == CLI_PSF_STAR)
     {
@@ -195,30 +191,14 @@ measure_psf (CliDeblurInput *in, const CliOptions *o, const CliConfig *c, CliPla
   return -1;
 }
 
-/* The plane's PSF rendered at WIDTH x HEIGHT: the fit, the file as read,
- * or the model. */
+/* The plane's PSF rendered at WIDTH x HEIGHT: the fit, or the spec (a
+ * file as loaded). */
 static SsImage *
 render_plane_psf (const CliPlaneJob *job, int width, int height, GError **error)
 {
   if (job->fitted)
     return ss_psf_fit_render (&job->fit, width, height, error);
-  if (job->psf_file != NULL)
-    return ss_psf_render_file_image (job->psf_file, job->psf.path, width, height, error);
   return ss_psf_render (&job->psf, width, height, error);
-}
-
-/* The border --boundary needs for the plane's PSF (ss-boundary.h). A file's
- * is measured on the image read, as ss_boundary_margin_for_psf would
- * measure it after reading the file again. A fit's is its circular
- * approximation's (JOB->psf), a model with a reach. */
-static int
-plane_psf_margin (const CliPlaneJob *job, int width, int height, GError **error)
-{
-  if (job->psf_file == NULL)
-    return ss_boundary_margin_for_psf (&job->psf, width, height, error);
-  g_autoptr (SsImage) kernel = ss_psf_render_file_image (job->psf_file, job->psf.path, width,
-                                                         height, error);
-  return kernel != NULL ? ss_boundary_margin_for_kernel (kernel->data, width, height) : -1;
 }
 
 /* Pads the scaled data (and truth) to an FFT-friendly size per --boundary. */
@@ -230,7 +210,9 @@ pad_plane (const CliDeblurInput *in, const CliConfig *c, CliPlaneJob *job, const
   int w = in->image->width, h = in->image->height;
   g_autofree char *label = cli_deblur_plane_label (in->in_path, job->plane);
 
-  *margin = plane_psf_margin (job, w, h, &error);
+  /* A fit's margin is its circular approximation's (JOB->psf), a model
+   * with a reach; a file's is measured on the reading loaded. */
+  *margin = ss_boundary_margin_for_psf (&job->psf, w, h, &error);
   if (*margin < 0 || error != NULL)
     return cli_operator_failure (label, &job->psf, error);
   if (!ss_boundary_pad (scaled, w, h, c->boundary, *margin, &job->y, &job->pw, &job->ph,

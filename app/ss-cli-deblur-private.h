@@ -19,4 +19,10 @@ char *cli_deblur_plane_label (const char *path, int plane);
 int cli_deblur_prepare_recorded (const CliDeblurInput *in, const CliOptions *o,
                                  const CliConfig *c, CliPlaneJob *job);
 
+/* Reads PSF's file once when PSF is file:PATH not yet loaded
+ * (ss_psf_spec_load), printing its notes; LABEL names the image in a
+ * failure that does not name the file. Returns -1, or the exit status
+ * after printing the message. */
+int cli_deblur_load_psf (const CliOptions *o, const char *label, SsPsfSpec *psf);
+
 G_END_DECLS

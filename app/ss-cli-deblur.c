@@ -437,8 +437,8 @@ write_output (const CliDeblurInput *in, const CliOptions *o, const CliConfig *c,
 }
 
 static int
-deblur_planes (CliDeblurInput *in, const CliOptions *o, const CliConfig *c,
-               const char *const *inputs)
+deblur_planes_with (CliDeblurInput *in, const CliOptions *o, const CliConfig *c,
+                    const char *const *inputs)
 {
   g_autoptr (GError) error = NULL;
   int planes = in->image->planes;
@@ -472,6 +472,27 @@ deblur_planes (CliDeblurInput *in, const CliOptions *o, const CliConfig *c,
   for (int p = 0; p < planes; p++)
     cli_plane_job_clear (&jobs[p]);
   g_free (jobs);
+  return status;
+}
+
+/* Deblurs IN's planes with C, a --psf file:PATH read once for them all
+ * (its notes printed then): the planes' specs are copies of one loaded
+ * spec, so every margin and blur renders that one reading. The reading
+ * lives in a copy of C's spec owned here: C may be a worker's shallow copy
+ * (--output-dir), which nobody clears. A recorded measurement uses its
+ * record's PSF, not --psf. */
+static int
+deblur_planes (CliDeblurInput *in, const CliOptions *o, const CliConfig *c,
+               const char *const *inputs)
+{
+  CliConfig run = *c;
+  ss_psf_spec_copy (&c->acquisition.psf, &run.acquisition.psf);
+  int status = -1;
+  if (!in->recorded && run.psf_source == CLI_PSF_SPEC)
+    status = cli_deblur_load_psf (o, in->in_path, &run.acquisition.psf);
+  if (status < 0)
+    status = deblur_planes_with (in, o, &run, inputs);
+  ss_psf_spec_clear (&run.acquisition.psf);
   return status;
 }
 
@@ -515,7 +536,6 @@ deblur_one (CliOptions *o, CliConfig *c, const char *in_path)
 
   g_clear_pointer (&in.image, ss_image_free);
   g_clear_pointer (&in.truth, ss_image_free);
-  g_clear_pointer (&in.psf_file, ss_image_free);
   ss_acquisition_clear (&in.acq);
   return status;
 }

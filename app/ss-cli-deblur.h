@@ -27,7 +27,6 @@ typedef struct {
   double alpha_noise;       /* the σ the α rule took (ss_noise_for_alpha), scaled units */
   SsDataStats stats;        /* what the solvers may reuse (noise and median) */
   SsPsfSpec psf;            /* the blur (for a fit: its circular approximation) */
-  const SsImage *psf_file;  /* a file PSF: the input's psf_file (not owned), else NULL */
   SsPsfFit fit;
   gboolean fitted;
   char *psf_text;           /* for summaries and HISTORY */
@@ -44,9 +43,6 @@ typedef struct {
   SsImage *truth;           /* NULL, one plane, or as many as IMAGE */
   gboolean recorded;
   SsAcquisition acq;        /* when recorded */
-  SsImage *psf_file;        /* --psf file:PATH as read (ss_psf_read_file) by the first plane
-                               prepared: every plane renders its margin and its blur from
-                               this one reading; NULL until then (g_clear_pointer it) */
   CliPhases phases;         /* where the time went, over every plane */
 } CliDeblurInput;
 
@@ -55,9 +51,9 @@ void cli_plane_job_clear (CliPlaneJob *job);
 
 /* Scales, pads and builds the operator of plane JOB->plane of IN->image (a
  * real image: no acquisition record), with the PSF, sky, boundary, alpha
- * and non-negativity settings of CONFIG; a PSF file is read into IN by
- * the first plane, its notes printed then. Returns -1, or the exit status
- * after printing the message. */
+ * and non-negativity settings of CONFIG; a PSF file is read once into the
+ * spec (ss_psf_spec_load), which every plane's copy shares. Returns -1, or
+ * the exit status after printing the message. */
 int cli_deblur_prepare_real (CliDeblurInput *in, const CliOptions *options,
                              const CliConfig *config, CliPlaneJob *job);
 

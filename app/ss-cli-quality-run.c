@@ -122,7 +122,6 @@ void
 cli_quality_prepared_clear (Prepared *p)
 {
   cli_plane_job_clear (&p->job);
-  g_clear_pointer (&p->in.psf_file, ss_image_free);
   cli_config_clear (&p->c);
   cli_options_clear (&p->o);
 }

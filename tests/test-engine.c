@@ -3,9 +3,12 @@
 #include "ss-config.h"
 #include "test-common.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/inotify.h>
+#include <unistd.h>
 
 static void
 test_psf_parse_round_trip (void)
@@ -376,6 +379,226 @@ test_psf_file_off_centre (void)
       g_assert_no_error (error);
       g_assert_cmpuint (none->len, ==, 0);
     }
+  test_remove_tree (dir);
+}
+
+/* ---- a PSF file loaded once ------------------------------------------------ */
+
+typedef void (*FileAction) (gpointer data);
+
+/* How many times PATH was opened while ACTION ran: the kernel queues the
+ * events as the file is opened (inotify, as test-cli.c counts the CLI's
+ * opens). Closes are watched too, so that two opens in a row are never
+ * merged into one event (inotify merges identical events in a row). */
+static int
+count_opens (const char *path, FileAction action, gpointer data)
+{
+  int fd = inotify_init1 (IN_NONBLOCK | IN_CLOEXEC);
+  g_assert_cmpint (fd, >=, 0);
+  g_assert_cmpint (inotify_add_watch (fd, path, IN_OPEN | IN_CLOSE), >=, 0);
+  action (data);
+  int opens = 0;
+  char buffer[4096] __attribute__ ((aligned (__alignof__ (struct inotify_event))));
+  ssize_t got;
+  while ((got = read (fd, buffer, sizeof buffer)) > 0)
+    for (const char *at = buffer; at < buffer + got;)
+      {
+        const struct inotify_event *event = (const struct inotify_event *) at;
+        opens += (event->mask & IN_OPEN) != 0;
+        at += sizeof *event + event->len;
+      }
+  g_assert_false (got < 0 && errno != EAGAIN);
+  close (fd);
+  return opens;
+}
+
+static void
+read_psf_file_once (gpointer path)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (SsImage) psf = ss_psf_read_file (path, NULL, &error);
+  g_assert_no_error (error);
+}
+
+static void
+load_psf_spec (gpointer spec)
+{
+  g_autoptr (GError) error = NULL;
+  g_assert_true (ss_psf_spec_load (spec, &error));
+  g_assert_no_error (error);
+}
+
+/* What a solve does with a PSF: its margin, its blur at the padded size,
+ * an operator (a copy of the spec in an acquisition), another size. */
+typedef struct {
+  const SsPsfSpec *spec;
+  int w, h;
+  int margin;
+  SsImage *kernel, *other;
+} PsfUses;
+
+static void
+use_psf_spec (gpointer data)
+{
+  PsfUses *u = data;
+  g_autoptr (GError) error = NULL;
+  u->margin = ss_boundary_margin_for_psf (u->spec, u->w, u->h, &error);
+  g_assert_no_error (error);
+  u->kernel = ss_psf_render (u->spec, u->w, u->h, &error);
+  g_assert_no_error (error);
+  SsAcquisition acq;
+  ss_acquisition_init (&acq);
+  ss_psf_spec_copy (u->spec, &acq.psf);
+  g_autoptr (SsOperator) op = ss_operator_new (&acq, u->w, u->h, &error);
+  g_assert_no_error (error);
+  g_assert_nonnull (op);
+  ss_acquisition_clear (&acq);
+  u->other = ss_psf_render (u->spec, u->w + 3, u->h + 5, &error);
+  g_assert_no_error (error);
+}
+
+static void
+psf_uses_clear (PsfUses *u)
+{
+  g_clear_pointer (&u->kernel, ss_image_free);
+  g_clear_pointer (&u->other, ss_image_free);
+}
+
+static void
+assert_same_kernel (const SsImage *a, const SsImage *b)
+{
+  g_assert_nonnull (a);
+  g_assert_nonnull (b);
+  g_assert_cmpint (a->width, ==, b->width);
+  g_assert_cmpint (a->height, ==, b->height);
+  g_assert_cmpmem (a->data, ss_image_plane_size (a) * sizeof (float), b->data,
+                   ss_image_plane_size (b) * sizeof (float));
+}
+
+/* ss_psf_spec_load reads a file PSF once, as one ss_psf_read_file does
+ * (counted as opens of the file), and keeps its notes (the same as
+ * ss_psf_read_file's: a negative corner zeroed, an off-centre centroid).
+ * Then the margin, the blur, an operator and another size open it no more
+ * and render bit for bit what the spec not loaded renders (reading the
+ * file each time, as every render did); a second load is no read. Copies
+ * share the reading: one outlives the original and the file. A missing,
+ * damaged or refused file fails the load with a GError naming it, leaving
+ * the spec not loaded; a spec whose path changed after loading reads its
+ * new file. */
+static void
+test_psf_file_loaded_once (void)
+{
+  g_autoptr (GRand) rng = test_rng ();
+  g_autofree char *dir = test_scratch_dir ("sharpsky-psf-XXXXXX");
+  int size = 2 * g_rand_int_range (rng, 5, 9) + 1, c = size / 2;
+  int w = g_rand_int_range (rng, 40, 70), h = g_rand_int_range (rng, 40, 70);
+  double sigma = g_rand_double_range (rng, 0.8, 1.5);
+  double dx = g_rand_double_range (rng, 1.6, 2.5);
+  g_autofree float *stamp = gaussian_stamp (size, sigma, c + dx, c);
+  stamp[0] = -1e-3f;
+  g_autofree char *path = write_psf_file (dir, stamp, size);
+  g_test_message ("%d×%d stamp, sigma %.2f, %.2f px right; %d×%d image", size, size, sigma, dx,
+                  w, h);
+
+  g_autoptr (GError) error = NULL;
+  g_autofree char *text = g_strdup_printf ("file:%s", path);
+  SsPsfSpec spec;
+  g_assert_true (ss_psf_spec_parse (text, &spec, &error));
+  g_assert_false (ss_psf_spec_is_loaded (&spec));
+  g_assert_null (ss_psf_spec_get_notes (&spec)[0]);
+
+  /* Before: what rendering the file as it is gives. */
+  PsfUses before = { &spec, w, h, 0, NULL, NULL };
+  int opens_before = count_opens (path, use_psf_spec, &before);
+  int one_reading = count_opens (path, read_psf_file_once, path);
+  g_test_message ("one reading: %d opens; the uses before loading: %d", one_reading,
+                  opens_before);
+  g_assert_cmpint (one_reading, >, 0);
+  g_assert_cmpint (opens_before, >, one_reading);
+  g_autoptr (GPtrArray) expected = g_ptr_array_new_with_free_func (g_free);
+  g_autoptr (SsImage) read = ss_psf_read_file (path, expected, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (expected->len, ==, 2);
+
+  g_assert_cmpint (count_opens (path, load_psf_spec, &spec), ==, one_reading);
+  g_assert_true (ss_psf_spec_is_loaded (&spec));
+  const char *const *notes = ss_psf_spec_get_notes (&spec);
+  g_assert_cmpuint (g_strv_length ((char **) notes), ==, expected->len);
+  for (guint i = 0; i < expected->len; i++)
+    g_assert_cmpstr (notes[i], ==, g_ptr_array_index (expected, i));
+  g_assert_cmpint (count_opens (path, load_psf_spec, &spec), ==, 0);
+
+  PsfUses after = { &spec, w, h, 0, NULL, NULL };
+  g_assert_cmpint (count_opens (path, use_psf_spec, &after), ==, 0);
+  g_assert_cmpint (after.margin, ==, before.margin);
+  assert_same_kernel (after.kernel, before.kernel);
+  assert_same_kernel (after.other, before.other);
+  g_autofree char *round = ss_psf_spec_to_string (&spec);
+  g_assert_cmpstr (round, ==, text);
+
+  /* A copy shares the reading; it outlives the original and the file. */
+  SsPsfSpec copy;
+  ss_psf_spec_copy (&spec, &copy);
+  ss_psf_spec_clear (&spec);
+  g_assert_cmpint (g_unlink (path), ==, 0);
+  g_assert_true (ss_psf_spec_is_loaded (&copy));
+  g_assert_cmpstr (ss_psf_spec_get_notes (&copy)[1], ==, g_ptr_array_index (expected, 1));
+  g_autoptr (SsImage) from_copy = ss_psf_render (&copy, w, h, &error);
+  g_assert_no_error (error);
+  assert_same_kernel (from_copy, before.kernel);
+
+  /* The path changed after loading: the reading is stale, the new file is
+   * read (here: missing). */
+  g_free (copy.path);
+  copy.path = g_build_filename (dir, "other.fits", NULL);
+  g_assert_false (ss_psf_spec_is_loaded (&copy));
+  g_assert_null (ss_psf_spec_get_notes (&copy)[0]);
+  g_autoptr (SsImage) stale = ss_psf_render (&copy, w, h, &error);
+  g_assert_null (stale);
+  g_assert_nonnull (error);
+  g_assert_nonnull (strstr (error->message, copy.path));
+  g_clear_error (&error);
+
+  /* Missing, damaged, refused (a NaN): a GError naming the file, the spec
+   * not loaded. */
+  g_autofree char *damaged = g_build_filename (dir, "damaged.fits", NULL);
+  g_assert_true (g_file_set_contents (damaged, "SIMPLE  =                    T / not much more",
+                                      -1, NULL));
+  g_autofree float *holed = gaussian_stamp (size, sigma, c, c);
+  holed[c * size + c + 1] = NAN;
+  g_autofree char *nan_dir = g_build_filename (dir, "nan", NULL);
+  g_assert_cmpint (g_mkdir (nan_dir, 0700), ==, 0);
+  g_autofree char *refused = write_psf_file (nan_dir, holed, size);
+  const char *bad[] = { copy.path, damaged, refused };
+  for (gsize i = 0; i < G_N_ELEMENTS (bad); i++)
+    {
+      g_autofree char *bad_text = g_strdup_printf ("file:%s", bad[i]);
+      SsPsfSpec broken;
+      g_assert_true (ss_psf_spec_parse (bad_text, &broken, NULL));
+      g_assert_false (ss_psf_spec_load (&broken, &error));
+      g_assert_nonnull (error);
+      g_test_message ("%s", error->message);
+      g_assert_nonnull (strstr (error->message, bad[i]));
+      g_clear_error (&error);
+      g_assert_false (ss_psf_spec_is_loaded (&broken));
+      g_assert_null (broken.file);
+      g_assert_null (ss_psf_render (&broken, w, h, &error));
+      g_assert_nonnull (error);
+      g_clear_error (&error);
+      ss_psf_spec_clear (&broken);
+    }
+  /* A model PSF has nothing to load. */
+  SsPsfSpec model;
+  g_assert_true (ss_psf_spec_parse ("gaussian:2", &model, NULL));
+  g_assert_true (ss_psf_spec_load (&model, &error));
+  g_assert_no_error (error);
+  g_assert_false (ss_psf_spec_is_loaded (&model));
+  g_assert_null (model.file);
+  ss_psf_spec_clear (&model);
+
+  ss_psf_spec_clear (&copy);
+  psf_uses_clear (&before);
+  psf_uses_clear (&after);
   test_remove_tree (dir);
 }
 
@@ -811,6 +1034,7 @@ main (int argc, char **argv)
   g_test_add_func ("/engine/psf/file-not-finite", test_psf_file_not_finite);
   g_test_add_func ("/engine/psf/file-negative-wings", test_psf_file_negative_wings);
   g_test_add_func ("/engine/psf/file-off-centre", test_psf_file_off_centre);
+  g_test_add_func ("/engine/psf/file-loaded-once", test_psf_file_loaded_once);
   g_test_add_func ("/engine/operator/direct-convolution", test_operator_matches_direct_convolution);
   g_test_add_func ("/engine/operator/adjoint-and-norm", test_operator_adjoint);
   g_test_add_func ("/engine/operator/deferred", test_operator_deferred);

@@ -3,6 +3,10 @@
  * on the window (suite ui; fixtures in test-ui.h). */
 #include "test-ui.h"
 
+#include <errno.h>
+#include <sys/inotify.h>
+#include <unistd.h>
+
 /* Deblur mode builds its problem as sharpsky-cli does (sky, mirror padding
  * to an FFT-friendly size, crop): on the same input and settings both must
  * give the same image. */
@@ -117,6 +121,152 @@ test_deblur_matches_cli (Fixture *f, gconstpointer data)
   /* The residual is plotted when there is no truth. */
   g_assert_cmpuint (ss_plot_get_n_points (ss_window_get_plot (f->window), 0), >=, 2);
   g_assert_null (ss_window_get_frame (f->window, SS_VIEW_ERROR));
+}
+
+/* ---- a PSF file ------------------------------------------------------------ */
+
+/* How many times PATH was opened while the window ran its settings to the
+ * end (inotify, as test-cli.c counts the CLI's opens; closes are watched so
+ * that two opens in a row are never merged into one event). With
+ * FILE_OPENS_READ, one ss_psf_read_file of PATH instead. */
+#define FILE_OPENS_READ NULL
+static int
+count_psf_opens (Fixture *f, const char *path)
+{
+  int fd = inotify_init1 (IN_NONBLOCK | IN_CLOEXEC);
+  g_assert_cmpint (fd, >=, 0);
+  g_assert_cmpint (inotify_add_watch (fd, path, IN_OPEN | IN_CLOSE), >=, 0);
+  if (f == FILE_OPENS_READ)
+    {
+      g_autoptr (GError) error = NULL;
+      g_autoptr (SsImage) psf = ss_psf_read_file (path, NULL, &error);
+      g_assert_no_error (error);
+    }
+  else
+    {
+      ss_window_run (f->window);
+      g_assert_true (ss_window_wait_idle (f->window, 120));
+    }
+  int opens = 0;
+  char buffer[4096] __attribute__ ((aligned (__alignof__ (struct inotify_event))));
+  ssize_t got;
+  while ((got = read (fd, buffer, sizeof buffer)) > 0)
+    for (const char *at = buffer; at < buffer + got;)
+      {
+        const struct inotify_event *event = (const struct inotify_event *) at;
+        opens += (event->mask & IN_OPEN) != 0;
+        at += sizeof *event + event->len;
+      }
+  g_assert_false (got < 0 && errno != EAGAIN);
+  close (fd);
+  return opens;
+}
+
+/* Whether the banner holds both notes of the PSF write_noted_psf made. */
+static void
+assert_psf_notes_shown (Fixture *f)
+{
+  const char *message = ss_window_get_message (f->window);
+  g_assert_nonnull (message);
+  g_test_message ("banner: %s", message);
+  g_assert_nonnull (strstr (message, "1 negative pixels"));
+  g_assert_nonnull (strstr (message, "its centroid is (+1.88, +0.00) px"));
+}
+
+/* Settings S with the PSF file:PATH. */
+static void
+set_psf_file (SsSettings *s, const char *path)
+{
+  ss_psf_spec_clear (&s->acquisition.psf);
+  s->acquisition.psf.kind = SS_PSF_FILE;
+  s->acquisition.psf.path = g_strdup (path);
+}
+
+/* A deblur with a PSF file (9 x 9 Gaussian peaking 2 px right of its
+ * centre pixel, a corner a little negative) reads the file once in the
+ * solve, as one ss_psf_read_file does (counted as opens of the file; the
+ * margin and the blur each read it before), shows the reading's two notes
+ * (the negative pixel zeroed, the centroid 1.88 px off: the app showed
+ * neither) in the banner, and gives sharpsky-cli's result with --psf
+ * file:PATH. Run again on the same problem, the job is reused: no read,
+ * the notes shown again. A missing PSF file fails the run with a message
+ * naming it. */
+static void
+test_psf_file_read_once (Fixture *f, gconstpointer data)
+{
+  if (skip_without_display ())
+    return;
+  const char *cli = cli_or_skip ();
+  if (cli == NULL)
+    return;
+  g_autoptr (SsImage) image = read_sample ();
+  g_autoptr (GRand) rng = g_rand_new_with_seed (f->seed);
+  int w = g_rand_int_range (rng, 64, 97), h = g_rand_int_range (rng, 64, 97);
+  int x0 = g_rand_int_range (rng, 0, image->width - w);
+  int y0 = g_rand_int_range (rng, 0, image->height - h);
+  g_autoptr (GError) error = NULL;
+  g_autoptr (SsImage) part = ss_image_new (w, h, 1, &error);
+  g_assert_no_error (error);
+  for (int r = 0; r < h; r++)
+    memcpy (part->data + (gsize) r * w, image->data + (gsize) (y0 + r) * image->width + x0,
+            (gsize) w * sizeof (float));
+  g_autofree char *in = g_build_filename (f->dir, "part.fits", NULL);
+  g_autofree char *out = g_build_filename (f->dir, "cli.fits", NULL);
+  g_assert_true (ss_fits_write (part, in, FALSE, NULL, &error));
+  g_assert_no_error (error);
+
+  enum { S = 9 };
+  g_autoptr (SsImage) stamp = ss_image_new (S, S, 1, &error);
+  g_assert_no_error (error);
+  for (int y = 0; y < S; y++)
+    for (int x = 0; x < S; x++)
+      stamp->data[y * S + x]
+        = (float) exp (-(pow (x - (S / 2 + 2), 2) + pow (y - S / 2, 2)) / 4.0);
+  stamp->data[0] = -0.01f;
+  g_autofree char *psf = g_build_filename (f->dir, "psf.fits", NULL);
+  g_assert_true (ss_fits_write (stamp, psf, FALSE, NULL, &error));
+  g_assert_no_error (error);
+  g_test_message ("%d×%d at (%d, %d)", w, h, x0, y0);
+
+  g_autofree char *psf_option = g_strdup_printf ("--psf=file:%s", psf);
+  const char *extra[] = { psf_option, NULL };
+  g_autoptr (SsImage) expected = cli_deblur (cli, in, out, 30, extra);
+  int one_reading = count_psf_opens (FILE_OPENS_READ, psf);
+  g_assert_cmpint (one_reading, >, 0);
+
+  g_assert_true (ss_window_open_path_sync (f->window, in, 30, &error));
+  SsSettings s;
+  ss_settings_init (&s);
+  set_psf_file (&s, psf);
+  set_cli_deblur (&s, 30);
+  apply_settings (f, &s);
+  int opens = count_psf_opens (f, psf);
+  log_solve_status (f);
+  g_test_message ("the solve: %d opens of the PSF file, %d for one reading", opens, one_reading);
+  g_assert_cmpint (opens, ==, one_reading);
+  assert_psf_notes_shown (f);
+  SsFrame *recovered = ss_window_get_frame (f->window, SS_VIEW_RECOVERED);
+  g_assert_nonnull (recovered);
+  double diff = relative_difference (recovered, expected);
+  g_test_message ("app vs sharpsky-cli with a PSF file: relative difference %.3g", diff);
+  g_assert_cmpfloat (diff, <, 1e-5);
+
+  g_assert_cmpint (count_psf_opens (f, psf), ==, 0);
+  assert_psf_notes_shown (f);
+  g_assert_nonnull (ss_window_get_frame (f->window, SS_VIEW_RECOVERED));
+
+  g_autofree char *missing = g_build_filename (f->dir, "missing-psf.fits", NULL);
+  ss_params_panel_get_settings (ss_window_get_params_panel (f->window), &s);
+  set_psf_file (&s, missing);
+  apply_settings (f, &s);
+  ss_window_run (f->window);
+  g_assert_true (ss_window_wait_idle (f->window, 60));
+  const char *message = ss_window_get_message (f->window);
+  g_assert_nonnull (message);
+  g_test_message ("banner: %s", message);
+  g_assert_nonnull (strstr (message, missing));
+  g_assert_true (g_str_has_prefix (ss_window_get_status (f->window), "Failed"));
+  g_assert_false (ss_window_is_running (f->window));
 }
 
 /* ---- real files: the HDU chooser, the PSF from a star --------------------- */
@@ -782,6 +932,8 @@ test_ui_add_file_tests (void)
   g_test_add ("/ui/psf-from-star", Fixture, NULL, fixture_setup, test_psf_from_star,
               fixture_teardown);
   g_test_add ("/ui/deblur-matches-cli", Fixture, NULL, fixture_setup, test_deblur_matches_cli,
+              fixture_teardown);
+  g_test_add ("/ui/psf-file-read-once", Fixture, NULL, fixture_setup, test_psf_file_read_once,
               fixture_teardown);
   g_test_add ("/ui/hdu-colour-matches-cli", Fixture, NULL, fixture_setup,
               test_hdu_colour_matches_cli, fixture_teardown);

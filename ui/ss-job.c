@@ -323,6 +323,12 @@ ss_job_build (SsFrame *input, const SsHeader *header, const char *source_path,
                             settings->sky_value, &job->scaling, error)
       || g_cancellable_set_error_if_cancelled (cancellable, error))
     return NULL;
+  /* A PSF file is read here, off the main thread, and once: the margin and
+   * the blur (or the simulation's operator) render that one reading, and
+   * its notes stay with the job (ss_job_get_psf_notes). */
+  if (!ss_psf_spec_load (&job->settings.acquisition.psf, error)
+      || g_cancellable_set_error_if_cancelled (cancellable, error))
+    return NULL;
 
   gboolean ok = settings->mode == SS_MODE_SIMULATE ? build_simulation (job, error)
                                                    : build_deblur (job, error);
@@ -332,6 +338,13 @@ ss_job_build (SsFrame *input, const SsHeader *header, const char *source_path,
       || !build_measured_frame (job, error))
     return NULL;
   return g_steal_pointer (&job);
+}
+
+char *
+ss_job_get_psf_notes (const SsJob *job)
+{
+  const char *const *notes = ss_psf_spec_get_notes (&job->settings.acquisition.psf);
+  return notes[0] != NULL ? g_strjoinv ("\n", (char **) notes) : NULL;
 }
 
 /* The region's part of a solve-size array, as a new frame (no mapping). */

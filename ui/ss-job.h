@@ -13,7 +13,9 @@
  * Results map back to input units as x * scale + sky.
  *
  * A job is immutable once built and reference counted: a comparison runs
- * several solvers on one job, from worker threads.
+ * several solvers on one job, from worker threads. A PSF file is read when
+ * the job is built, once (ss_psf_spec_load): its settings' PSF holds that
+ * reading and its notes.
  */
 #pragma once
 
@@ -97,6 +99,10 @@ typedef struct {
 SsJob *ss_job_build (SsFrame *input, const SsHeader *header, const char *source_path,
                      const SsSettings *settings, GCancellable *cancellable, GError **error);
 SsJob *ss_job_ref (SsJob *job);
+/* What the user should be told about the PSF file the job read (its
+ * negative wings zeroed, an off-centre centroid: ss_psf_spec_get_notes),
+ * one line each; NULL for a model PSF or a file read without a note. */
+char *ss_job_get_psf_notes (const SsJob *job);
 void ss_job_unref (SsJob *job);
 
 static inline gsize

@@ -88,6 +88,33 @@ update_final_status (SsWindow *self, SsSolveTask *task, gboolean ok, gboolean ca
   ss_window_set_status (self, text);
 }
 
+/* ---- notes ---------------------------------------------------------------- */
+
+/* The banner of a run: the notes of the PSF file JOB read (negative wings
+ * zeroed, an off-centre centroid), then WARNING (the solver's, or NULL);
+ * the banner is left as it is when there is neither. */
+static void
+show_run_notes (SsWindow *self, SsJob *job, const char *warning)
+{
+  g_autofree char *notes = job != NULL ? ss_job_get_psf_notes (job) : NULL;
+  if (notes == NULL && warning == NULL)
+    return;
+  g_autofree char *text = notes != NULL && warning != NULL
+                            ? g_strdup_printf ("%s\n%s", notes, warning)
+                            : g_strdup (notes != NULL ? notes : warning);
+  ss_window_show_message (self, text, FALSE);
+}
+
+/* A run that starts on a job built before (same problem) hears no
+ * job-ready: its PSF file's notes are shown again here, the banner having
+ * been cleared for the run. */
+static void
+show_reused_job_notes (SsWindow *self)
+{
+  if (self->task != NULL)
+    show_run_notes (self, ss_solve_task_get_job (self->task), NULL);
+}
+
 /* ---- solving -------------------------------------------------------------- */
 
 void
@@ -109,6 +136,8 @@ on_task_job_ready (SsSolveTask *task, SsWindow *self)
   self->job_ready_at = g_get_monotonic_time ();
   self->planning_at_job = ss_planning_seconds ();
   ss_window_set_job (self, ss_solve_task_get_job (task));
+  /* What reading the PSF file found, as soon as it was read. */
+  show_run_notes (self, self->job, NULL);
   ss_window_refresh_view (self);
 }
 
@@ -274,7 +303,7 @@ on_solve_done (GObject *source, GAsyncResult *result, gpointer user_data)
   if (!ok && !cancelled)
     ss_window_show_error (self, label, error);
   else if (r->warning)
-    ss_window_show_message (self, r->warning, FALSE);
+    show_run_notes (self, ss_solve_task_get_job (task), r->warning);
 
   if (self->comparing)
     {
@@ -458,6 +487,7 @@ ss_window_run_settings (SsWindow *self, const SsSettings *given)
       self->series = ss_plot_add_series (self->plot, label);
       prepare_views_for_run (self);
       start_solve (self, &settings);
+      show_reused_job_notes (self);
     }
   ss_settings_clear (&settings);
 }
@@ -533,6 +563,7 @@ ss_window_compare (SsWindow *self, const SsSolveParams *choices, guint n)
   gtk_widget_set_visible (GTK_WIDGET (self->table), TRUE);
   prepare_views_for_run (self);
   compare_next (self);
+  show_reused_job_notes (self);
 }
 
 void

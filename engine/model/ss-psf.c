@@ -158,10 +158,92 @@ ss_psf_spec_to_string (const SsPsfSpec *spec)
   return g_strdup ("none");
 }
 
+/* ---- a PSF file read once ---------------------------------------------------- */
+
+struct _SsPsfFileData
+{
+  char *path;      /* the file read: the data serve a spec naming it */
+  SsImage *image;  /* as ss_psf_read_file gave it */
+  GStrv notes;     /* NULL-terminated, never NULL */
+};
+
+static void
+file_data_free (gpointer data)
+{
+  SsPsfFileData *file = data;
+  g_free (file->path);
+  g_clear_pointer (&file->image, ss_image_free);
+  g_strfreev (file->notes);
+}
+
+static SsPsfFileData *
+file_data_ref (SsPsfFileData *file)
+{
+  return file != NULL ? g_atomic_rc_box_acquire (file) : NULL;
+}
+
+static void
+file_data_unref (SsPsfFileData *file)
+{
+  if (file != NULL)
+    g_atomic_rc_box_release_full (file, file_data_free);
+}
+
+/* SPEC's file data when they are a reading of SPEC's file (a path changed
+ * since loading makes them stale), else NULL. */
+static const SsPsfFileData *
+loaded_file (const SsPsfSpec *spec)
+{
+  if (spec->kind != SS_PSF_FILE || spec->file == NULL
+      || g_strcmp0 (spec->file->path, spec->path) != 0)
+    return NULL;
+  return spec->file;
+}
+
+gboolean
+ss_psf_spec_is_loaded (const SsPsfSpec *spec)
+{
+  return loaded_file (spec) != NULL;
+}
+
+gboolean
+ss_psf_spec_load (SsPsfSpec *spec, GError **error)
+{
+  if (spec->kind != SS_PSF_FILE || ss_psf_spec_is_loaded (spec))
+    return TRUE;
+  if (spec->path == NULL || spec->path[0] == '\0')
+    {
+      g_set_error (error, SS_ERROR, SS_ERROR_INVALID_ARGUMENT,
+                   "no PSF file given (file:PATH)");
+      return FALSE;
+    }
+  g_autoptr (GPtrArray) notes = g_ptr_array_new_with_free_func (g_free);
+  g_autoptr (SsImage) image = ss_psf_read_file (spec->path, notes, error);
+  if (image == NULL)
+    return FALSE;
+  g_ptr_array_add (notes, NULL);
+  SsPsfFileData *file = g_atomic_rc_box_new0 (SsPsfFileData);
+  file->path = g_strdup (spec->path);
+  file->image = g_steal_pointer (&image);
+  file->notes = (GStrv) g_ptr_array_steal (notes, NULL);
+  file_data_unref (spec->file);
+  spec->file = file;
+  return TRUE;
+}
+
+const char *const *
+ss_psf_spec_get_notes (const SsPsfSpec *spec)
+{
+  static const char *const none[] = { NULL };
+  const SsPsfFileData *file = loaded_file (spec);
+  return file != NULL ? (const char *const *) file->notes : none;
+}
+
 void
 ss_psf_spec_clear (SsPsfSpec *spec)
 {
   g_clear_pointer (&spec->path, g_free);
+  g_clear_pointer (&spec->file, file_data_unref);
 }
 
 void
@@ -169,6 +251,7 @@ ss_psf_spec_copy (const SsPsfSpec *src, SsPsfSpec *dst)
 {
   *dst = *src;
   dst->path = g_strdup (src->path);
+  dst->file = file_data_ref (src->file);
 }
 
 /* Signed offset of index i from 0 on a ring of length n, in [-n/2, n/2). */
@@ -411,9 +494,10 @@ ss_psf_read_file (const char *path, GPtrArray *notes, GError **error)
   return g_steal_pointer (&psf);
 }
 
-SsImage *
-ss_psf_render_file_image (const SsImage *file_psf, const char *path, int width, int height,
-                          GError **error)
+/* FILE_PSF, what ss_psf_read_file read from PATH, at the problem size. */
+static SsImage *
+render_file_image (const SsImage *file_psf, const char *path, int width, int height,
+                   GError **error)
 {
   SsImage *psf = ss_psf_wrap (file_psf, width, height, error);
   /* Name the file: the caller's message names the image. */
@@ -422,13 +506,17 @@ ss_psf_render_file_image (const SsImage *file_psf, const char *path, int width, 
   return psf;
 }
 
+/* The reading ss_psf_spec_load kept, or the file read now. */
 static SsImage *
 render_file (const SsPsfSpec *spec, int width, int height, GError **error)
 {
+  const SsPsfFileData *file = loaded_file (spec);
+  if (file != NULL)
+    return render_file_image (file->image, spec->path, width, height, error);
   g_autoptr (SsImage) file_psf = ss_psf_read_file (spec->path, NULL, error);
   if (file_psf == NULL)
     return NULL;
-  return ss_psf_render_file_image (file_psf, spec->path, width, height, error);
+  return render_file_image (file_psf, spec->path, width, height, error);
 }
 
 SsImage *

@@ -53,12 +53,22 @@ typedef enum {
   SS_PSF_FILE,
 } SsPsfKind;
 
+/* A PSF file as ss_psf_spec_load read it: its image and its notes.
+ * Read-only once made and reference counted (atomically): copies of a
+ * spec share it, from any thread. */
+typedef struct _SsPsfFileData SsPsfFileData;
+
 typedef struct {
   SsPsfKind kind;
   int size;        /* L for box kinds */
   double fwhm;     /* pixels, Gaussian and Moffat */
   double beta;     /* Moffat */
   char *path;      /* SS_PSF_FILE */
+  /* SS_PSF_FILE: the file as ss_psf_spec_load read it, or NULL (read at
+   * every render). Owned (a reference): ss_psf_spec_copy shares it,
+   * ss_psf_spec_clear releases it; a spec written field by field or
+   * zeroed has none. */
+  SsPsfFileData *file;
 } SsPsfSpec;
 
 gboolean ss_psf_spec_parse (const char *text, SsPsfSpec *spec, GError **error);
@@ -66,24 +76,37 @@ char *ss_psf_spec_to_string (const SsPsfSpec *spec);
 void ss_psf_spec_clear (SsPsfSpec *spec);
 void ss_psf_spec_copy (const SsPsfSpec *src, SsPsfSpec *dst);
 
+/* Reads a file PSF once (ss_psf_read_file: checked, small negative wings
+ * zeroed) and keeps the image and its notes in SPEC, so that every later
+ * ss_psf_render (and ss_boundary_margin_for_psf, ss_operator_new, ...) of
+ * SPEC or of its copies renders that reading, whatever becomes of the file,
+ * and the notes can be shown (ss_psf_spec_get_notes). TRUE at once for a
+ * model PSF or a file already loaded for SPEC->path. Fails
+ * (SS_ERROR_INVALID_ARGUMENT, or the FITS reader's error; the message
+ * names the file) when the file is missing, damaged or refused, SPEC then
+ * unchanged. Slow for a large file: call it off the main thread of a GUI. */
+gboolean ss_psf_spec_load (SsPsfSpec *spec, GError **error);
+/* Whether SPEC is a file PSF whose file ss_psf_spec_load has read. */
+gboolean ss_psf_spec_is_loaded (const SsPsfSpec *spec);
+/* What the user should be told about the file as it was read (negative
+ * wings zeroed, an off-centre centroid: ss_psf_read_file's notes), one
+ * sentence each naming the file; NULL-terminated, empty for a model PSF or
+ * a file not loaded. Owned by SPEC's file data: valid while SPEC (or a
+ * copy) holds it. */
+const char *const *ss_psf_spec_get_notes (const SsPsfSpec *spec);
+
 /* How far from (0,0) (wrapped, in rows or columns) a rendered model PSF can
  * be non-zero; -1 when only the file knows (file:). */
 int ss_psf_reach (const SsPsfSpec *spec);
 
 /* Renders the PSF at the problem size; fails (SS_ERROR_INVALID_ARGUMENT) when
  * the PSF is larger than the image or a file PSF is refused by
- * ss_psf_read_file or sums to <= 0. A file PSF is read with
- * ss_psf_read_file (its small negative wings zeroed) at every call, its
- * notes dropped: a caller that shows them, or renders at several sizes,
- * reads the file once with ss_psf_read_file and renders what it read with
- * ss_psf_render_file_image. */
+ * ss_psf_read_file or sums to <= 0 (the message naming the file). A file
+ * PSF renders the reading ss_psf_spec_load kept in SPEC; one not loaded is
+ * read with ss_psf_read_file at every call, its notes dropped: a caller
+ * that shows them, or renders at several sizes (a margin, then the blur),
+ * loads SPEC first. */
 SsImage *ss_psf_render (const SsPsfSpec *spec, int width, int height, GError **error);
-
-/* FILE_PSF, what ss_psf_read_file read from PATH, rendered at the problem
- * size as ss_psf_render renders file:PATH, errors included (they name
- * PATH). */
-SsImage *ss_psf_render_file_image (const SsImage *file_psf, const char *path, int width,
-                                   int height, GError **error);
 
 /* Normalises an arbitrary PSF image (any size, peak anywhere near its centre)
  * and wraps it so its centre lands on (0,0) of a width x height image. The
