@@ -78,16 +78,6 @@ assert_same_as_single_run (const Fixture *f, const char *input, const char *outp
   g_assert_cmpmem (a, w1 * h1 * sizeof (float), b, w2 * h2 * sizeof (float));
 }
 
-static guint
-count_files (const char *dir)
-{
-  g_autoptr (GDir) d = g_dir_open (dir, 0, NULL);
-  guint count = 0;
-  while (d && g_dir_read_name (d))
-    count++;
-  return count;
-}
-
 /* Lines of TEXT that contain NEEDLE. */
 static int
 count_lines_with (const char *text, const char *needle)
@@ -118,7 +108,7 @@ test_many_with_broken_input (Fixture *f, gconstpointer data)
       g_assert_cmpint (count_lines_with (run.err, inputs[i]), ==, 0);
   cli_run_clear (&run);
   /* The four good outputs and nothing else (no temporary, no partial file). */
-  g_assert_cmpuint (count_files (out), ==, COUNT - 1);
+  g_assert_cmpuint (test_count_entries (out), ==, COUNT - 1);
   for (int i = 0; i < COUNT; i++)
     {
       g_autofree char *output = output_of (out, inputs[i]);
@@ -268,7 +258,7 @@ test_many_on_two_contexts (Fixture *f, gconstpointer data)
   g_assert_cmpint (run.status, ==, 1);
   g_assert_cmpint (count_lines_with (run.err, inputs[BROKEN]), ==, 2);
   cli_run_clear (&run);
-  g_assert_cmpuint (count_files (out), ==, COUNT - 1);
+  g_assert_cmpuint (test_count_entries (out), ==, COUNT - 1);
   for (int i = 0; i < COUNT; i++)
     {
       if (i == BROKEN)
@@ -359,7 +349,7 @@ assert_recipe_outputs (const Fixture *f, char **inputs, int broken, const char *
         }
     }
   g_assert_cmpint (count_lines_with (log, inputs[broken]), >=, 1);
-  g_assert_cmpuint (count_files (out), ==, g_strv_length (inputs) - 1);
+  g_assert_cmpuint (test_count_entries (out), ==, g_strv_length (inputs) - 1);
 }
 
 /* ---- GNU parallel ------------------------------------------------------------- */
@@ -736,7 +726,7 @@ assert_whole_interrupted (Fixture *f, int signal_number, gboolean group)
   g_assert_cmpint (count_lines_with (err->str, "interrupted"), ==, 1);
   g_string_free (err, TRUE);
   /* Nothing kept: no temporary directory, no child still running. */
-  g_assert_cmpuint (count_files (tmp), ==, 0);
+  g_assert_cmpuint (test_count_entries (tmp), ==, 0);
   g_assert_false (process_mentions (tmp));
 }
 

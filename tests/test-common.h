@@ -196,6 +196,20 @@ test_scratch_dir (const char *template)
   return dir;
 }
 
+/* How many entries the directory PATH holds (it must exist): what a run
+ * left there, temporaries included. */
+static inline guint
+test_count_entries (const char *path)
+{
+  GDir *dir = g_dir_open (path, 0, NULL);
+  g_assert_nonnull (dir);
+  guint count = 0;
+  while (g_dir_read_name (dir))
+    count++;
+  g_dir_close (dir);
+  return count;
+}
+
 /* Removes PATH and all below it; links are removed, never followed, and a
  * directory a test made read-only is made writable first. */
 static inline void

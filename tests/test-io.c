@@ -33,18 +33,6 @@ scratch_dir (void)
 }
 
 static int
-count_entries (const char *path)
-{
-  GDir *dir = g_dir_open (path, 0, NULL);
-  g_assert_nonnull (dir);
-  int count = 0;
-  while (g_dir_read_name (dir))
-    count++;
-  g_dir_close (dir);
-  return count;
-}
-
-static int
 random_size (int low, int high)
 {
   return g_test_rand_int_range (low, high + 1);
@@ -1128,7 +1116,7 @@ test_output_rules (void)
   g_assert_false (ss_fits_write (image, nowhere, FALSE, NULL, &error));
   assert_error_names_file (error, nowhere);
   g_clear_error (&error);
-  g_assert_cmpint (count_entries (dir), ==, 4); /* in, out, link, hard: no temporaries */
+  g_assert_cmpuint (test_count_entries (dir), ==, 4); /* in, out, link, hard: no temporaries */
   test_remove_tree (dir);
 }
 
@@ -1157,7 +1145,7 @@ test_output_unwritable_directory (void)
   ss_png_write_options_init (&options);
   g_assert_false (ss_png_write (image, out, &options, FALSE, NULL, &error));
   g_clear_error (&error);
-  g_assert_cmpint (count_entries (locked), ==, 0);
+  g_assert_cmpuint (test_count_entries (locked), ==, 0);
   test_remove_tree (dir);
 }
 
@@ -1202,7 +1190,7 @@ test_output_write_failure_cleans_up (void)
   g_autoptr (GBytes) png_kept = read_bytes (png_out);
   g_assert_cmpmem (g_bytes_get_data (fits_kept, NULL), g_bytes_get_size (fits_kept), "old contents", 12);
   g_assert_cmpmem (g_bytes_get_data (png_kept, NULL), g_bytes_get_size (png_kept), "old contents", 12);
-  g_assert_cmpint (count_entries (dir), ==, 2);
+  g_assert_cmpuint (test_count_entries (dir), ==, 2);
   test_remove_tree (dir);
 }
 
@@ -1829,7 +1817,7 @@ check_fits_write_names (const char *dir, const SsImage *image)
     { "fits-as.png", SS_ERROR_INVALID_ARGUMENT }, { "bare.gz", SS_ERROR_INVALID_ARGUMENT },
     { "no-suffix", SS_ERROR_INVALID_ARGUMENT }, { "out.fits.fz", SS_ERROR_UNSUPPORTED },
   };
-  int before = count_entries (dir);
+  guint before = test_count_entries (dir);
   for (gsize i = 0; i < G_N_ELEMENTS (refused); i++)
     {
       g_autofree char *path = g_build_filename (dir, refused[i].name, NULL);
@@ -1840,7 +1828,7 @@ check_fits_write_names (const char *dir, const SsImage *image)
       g_assert_nonnull (strstr (error->message, ".fits"));
       g_error_free (error);
     }
-  g_assert_cmpint (count_entries (dir), ==, before);
+  g_assert_cmpuint (test_count_entries (dir), ==, before);
 }
 
 /* deblur and simulate refuse a name that gives no format before any work
@@ -1890,7 +1878,7 @@ test_output_format_by_name (void)
   g_assert_true (ss_fits_write (image, gz, FALSE, NULL, &error));
   g_assert_no_error (error);
   g_assert_true (starts_like_gzip (gz));
-  g_assert_cmpint (count_entries (dir), ==, 1);   /* no temporary file left */
+  g_assert_cmpuint (test_count_entries (dir), ==, 1);   /* no temporary file left */
   g_autoptr (SsImage) back = read_fits_sized (gz, width, height);
   gsize bytes = ss_image_plane_size (image) * sizeof (float);
   g_assert_cmpmem (back->data, bytes, image->data, bytes);
@@ -1900,7 +1888,7 @@ test_output_format_by_name (void)
   /* tile compression is not written: refused, not plain FITS named .fz;
    * nor FITS under a name of another format or of none */
   check_fits_write_names (dir, image);
-  g_assert_cmpint (count_entries (dir), ==, 1);
+  g_assert_cmpuint (test_count_entries (dir), ==, 1);
 
   if (cli_present ())
     {
