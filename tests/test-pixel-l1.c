@@ -73,6 +73,21 @@ backend_solve (const SsProblem *problem, const SsSolveParams *params)
   return result;
 }
 
+/* RESULT, `auto`'s under PARAMS, is candidate KIND's own solve of PROBLEM
+ * on all the pixels, bit for bit, after the choice's CHOICE_ITERATIONS. */
+static void
+assert_choice_is_candidate (const SsSolveResult *result, int choice_iterations,
+                            const SsProblem *problem, const SsSolveParams *params,
+                            SsSolverKind kind)
+{
+  gsize n = (gsize) problem->op->width * problem->op->height;
+  SsSolveParams p = ss_solver_choice_candidate (params, kind);
+  SsSolveResult direct = backend_solve (problem, &p);
+  g_assert_cmpint (result->iterations, ==, choice_iterations + direct.iterations);
+  g_assert_cmpmem (result->x, n * sizeof (float), direct.x, n * sizeof (float));
+  ss_solve_result_clear (&direct);
+}
+
 static SsSolveResult
 plain_solve (const SsProblem *problem, const SsSolveParams *params)
 {
@@ -565,11 +580,7 @@ check_choice (int stars, double sigma)
   g_autofree char *described = ss_solve_result_describe_holdout (&result);
   g_assert_nonnull (strstr (described, said));
 
-  SsSolveParams p = ss_solver_choice_candidate (&params, kinds[chosen]);
-  SsSolveResult direct = backend_solve (&problem, &p);
-  g_assert_cmpint (result.iterations, ==, counted + direct.iterations);
-  g_assert_cmpmem (result.x, s.n * sizeof (float), direct.x, s.n * sizeof (float));
-  ss_solve_result_clear (&direct);
+  assert_choice_is_candidate (&result, counted, &problem, &params, kinds[chosen]);
   ss_solve_result_clear (&result);
   fitted_clear (&part);
   scene_clear (&s);
@@ -603,11 +614,8 @@ test_choice_sensing (void)
   g_test_message ("auto said \"%s\"", result.choice);
   g_assert_true (g_str_has_prefix (result.choice, "alm chosen"));
   g_assert_nonnull (strstr (result.choice, "rl cannot run"));
-  SsSolveParams p = ss_solver_choice_candidate (&params, SS_SOLVER_ALM);
-  SsSolveResult direct = backend_solve (&problem, &p);
-  g_assert_cmpint (result.iterations, ==, result.choice_iterations + direct.iterations);
-  g_assert_cmpmem (result.x, t.n * sizeof (float), direct.x, t.n * sizeof (float));
-  ss_solve_result_clear (&direct);
+  assert_choice_is_candidate (&result, result.choice_iterations, &problem, &params,
+                              SS_SOLVER_ALM);
   ss_solve_result_clear (&result);
   test_problem_clear (&t);
 }
@@ -696,11 +704,7 @@ check_choice_crop (gboolean stars, double sigma)
 
   SsSolverKind kind;
   g_assert_true (ss_solver_kind_from_string (name, &kind, NULL));
-  SsSolveParams p = ss_solver_choice_candidate (&params, kind);
-  SsSolveResult direct = backend_solve (&problem, &p);
-  g_assert_cmpint (cropped.iterations, ==, cropped.choice_iterations + direct.iterations);
-  g_assert_cmpmem (cropped.x, s.n * sizeof (float), direct.x, s.n * sizeof (float));
-  ss_solve_result_clear (&direct);
+  assert_choice_is_candidate (&cropped, cropped.choice_iterations, &problem, &params, kind);
   ss_solve_result_clear (&cropped);
   ss_solve_result_clear (&by_hand);
 
