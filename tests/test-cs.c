@@ -685,6 +685,41 @@ test_debias_fista (void)
   g_assert_cmpfloat (r.solver_median_error, ==, r.median_error);
 }
 
+/* The fit asked of the backend (what ss_cs_solve_random uses) is, on the
+ * CPU, the solve and then ss_cs_debias on a copy of its estimate, bit for
+ * bit, with and without x >= 0: the CPU's numbers stay what they were. The
+ * GPU's fit is checked against ss_cs_debias in test-cuda.c. */
+static void
+test_debias_backend_cpu (void)
+{
+  const gsize n = 256, m = 128, k = 13;
+  const int batch = 4;
+  for (int nonneg = 0; nonneg < 2; nonneg++)
+    {
+      g_autoptr (SsLinop) A = ss_linop_new (SS_ENSEMBLE_GAUSSIAN, m, n, 0, 31, 0, NULL);
+      g_autofree float *truth = NULL, *y = NULL;
+      ss_cs_random_problems_full (A, k, SS_CS_VALUES_GAUSSIAN, nonneg, 0, 32, batch, &truth, &y);
+      SsCsParams params;
+      ss_cs_params_defaults (&params, SS_CS_FISTA);
+      params.iterations = 300;
+      params.nonneg = nonneg;
+      g_autofree float *x = g_new0 (float, n * batch), *fitted = g_new (float, n * batch);
+      g_autofree float *solved = g_new0 (float, n * batch);
+      g_autoptr (GError) error = NULL;
+      const char *used = NULL;
+      g_assert_true (ss_cs_solve_backend_debiased (SS_BACKEND_CPU, &params, A, y, batch, x, fitted,
+                                                   200, NULL, &used, &error));
+      g_assert_no_error (error);
+      g_assert_cmpstr (used, ==, "cpu");
+      g_assert_true (ss_cs_solve (&params, A, y, batch, solved, NULL, &error));
+      g_assert_cmpmem (x, n * batch * sizeof (float), solved, n * batch * sizeof (float));
+      int count = 0;
+      g_assert_true (ss_cs_debias (A, y, batch, solved, 200, nonneg, &count, &error));
+      g_assert_cmpint (count, ==, batch);
+      g_assert_cmpmem (fitted, n * batch * sizeof (float), solved, n * batch * sizeof (float));
+    }
+}
+
 /* ---- FISTA stops at a report point (Ctrl-C in cs) ---------------------------- */
 
 static gboolean
@@ -1156,6 +1191,7 @@ main (int argc, char **argv)
   g_test_add_func ("/cs/nonneg/recovery", test_nonneg_recovery);
   g_test_add_func ("/cs/debias/oracle", test_debias_oracle);
   g_test_add_func ("/cs/debias/fista", test_debias_fista);
+  g_test_add_func ("/cs/debias/backend-cpu", test_debias_backend_cpu);
   g_test_add_func ("/cs/fista/interruptible", test_fista_interruptible);
   g_test_add_func ("/cs/bench/niht-row", test_bench_niht_row);
   g_test_add_func ("/cs/bench/stop", test_bench_stop);

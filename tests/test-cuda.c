@@ -1741,6 +1741,142 @@ test_cs_niht_graph_matches_launches (CudaFixture *f, gconstpointer data)
   cs_batch_clear (&cb);
 }
 
+/* ---- the fit after a LASSO solve, on the device (ss_cs_debias's) ---------- */
+
+/* The CGLS steps ss_cs_solve_random's fit takes (DEBIAS_ITERATIONS). */
+#define FIT_ITERATIONS 200
+/* Per problem, ||device fit − host fit|| / ||host fit||: both are float
+ * CGLS from the same estimate to the same stopping test, differing only in
+ * the order of float sums (cuBLAS against OpenBLAS); on the well-posed
+ * supports below they reach the least-squares fit to about 1e-6. */
+#define FIT_TOLERANCE 1e-4
+/* ss_cs_solve_random's success test. */
+#define FIT_SUCCESS 1e-4
+
+/* Whether ss_cs_debias fits problem X (n entries) of an m-row A: a support
+ * of 1..m entries. */
+static gboolean
+fit_wanted (const float *x, gsize n, gsize m)
+{
+  gsize size = 0;
+  for (gsize i = 0; i < n; i++)
+    size += x[i] != 0.0f;
+  return size >= 1 && size <= m;
+}
+
+/* Solves with PARAMS and fits on the device (ss_cuda_cs_solve_debiased),
+ * then fits the device's own estimate with ss_cs_debias on the host: the
+ * two fits agree per problem within FIT_TOLERANCE, a problem left unfitted
+ * keeps its estimate bit for bit on the device as on the host, a fit under
+ * nonneg has no negative entry, and both recover the same problems (at
+ * FIT_SUCCESS against TRUTH). Returns how many problems the host fitted. */
+static int
+check_fit_matches_host (CudaFixture *f, const SsCsParams *params, SsLinop *A, const float *truth,
+                        const float *y, int batch, const char *what)
+{
+  gsize n = A->cols, m = A->rows, nb = n * batch;
+  g_autoptr (GError) error = NULL;
+  g_autofree float *x = g_new0 (float, nb), *device = g_new (float, nb);
+  g_assert_true (ss_cuda_cs_solve_debiased (f->ctx, params, A, y, batch, x, device,
+                                            FIT_ITERATIONS, NULL, &error));
+  g_assert_no_error (error);
+  g_autofree float *host = g_memdup2 (x, nb * sizeof (float));
+  int fitted = -1;
+  g_assert_true (ss_cs_debias (A, y, batch, host, FIT_ITERATIONS, params->nonneg, &fitted,
+                               &error));
+  g_assert_no_error (error);
+  int recovered_device = 0, recovered_host = 0;
+  double worst = 0;
+  for (int b = 0; b < batch; b++)
+    {
+      const float *xb = x + b * n, *db = device + b * n, *hb = host + b * n;
+      if (!fit_wanted (xb, n, m))
+        g_assert_cmpmem (db, n * sizeof (float), xb, n * sizeof (float));
+      for (gsize i = 0; params->nonneg && i < n; i++)
+        g_assert_cmpfloat (db[i], >=, 0.0f);
+      worst = MAX (worst, test_rel_diff (db, hb, n));
+      recovered_device += ss_cs_relative_error (db, truth + b * n, n) <= FIT_SUCCESS;
+      recovered_host += ss_cs_relative_error (hb, truth + b * n, n) <= FIT_SUCCESS;
+    }
+  g_test_message ("%s: %d of %d fitted, |device fit − host fit| / |host fit| worst %.2e; "
+                  "recovered %d on the device, %d on the host", what, fitted, batch, worst,
+                  recovered_device, recovered_host);
+  g_assert_cmpfloat (worst, <=, FIT_TOLERANCE);
+  g_assert_cmpint (recovered_device, ==, recovered_host);
+  return fitted;
+}
+
+/* FISTA and ALM (α 1e-3, the defaults of `cs` otherwise), x >= 0 or not, on
+ * fresh problems well inside the LASSO's region of success (δ 0.5, ρ 0.1):
+ * the device's fit is ss_cs_debias's. The last problem of each block has
+ * y = 0, so its estimate is 0 and it has no support: one problem a block
+ * is left unfitted beside the fitted ones. */
+static void
+test_cs_fit_matches_host (CudaFixture *f, gconstpointer data)
+{
+  if (f->ctx == NULL)
+    return;
+  const gsize n = 512, m = 256, k = 26;
+  const int batch = 8, seeds = 3;
+  const SsCsAlgorithm algorithms[] = { SS_CS_FISTA, SS_CS_ALM };
+  for (gsize a = 0; a < G_N_ELEMENTS (algorithms); a++)
+    for (int nonneg = 0; nonneg < 2; nonneg++)
+      for (int s = 0; s < seeds; s++)
+        {
+          guint64 seed = g_rand_int (f->rng);
+          g_autoptr (GError) error = NULL;
+          g_autoptr (SsLinop) A = ss_linop_new (SS_ENSEMBLE_GAUSSIAN, m, n, 8, seed, 0, &error);
+          g_assert_no_error (error);
+          g_autofree float *truth = NULL, *y = NULL;
+          ss_cs_random_problems_full (A, k, SS_CS_VALUES_GAUSSIAN, nonneg, 0, seed + 1, batch,
+                                      &truth, &y);
+          memset (y + (batch - 1) * m, 0, m * sizeof (float));
+          SsCsParams params;
+          ss_cs_params_defaults (&params, algorithms[a]);
+          params.alpha = 1e-3;
+          params.nonneg = nonneg;
+          params.k = k;
+          g_assert_true (ss_cs_params_debiased (&params));
+          g_autofree char *what = g_strdup_printf (
+            "%s%s seed %" G_GUINT64_FORMAT, ss_cs_algorithm_to_string (algorithms[a]),
+            nonneg ? " nonneg" : "", seed);
+          int fitted = check_fit_matches_host (f, &params, A, truth, y, batch, what);
+          g_assert_cmpint (fitted, ==, batch - 1);
+        }
+}
+
+/* The problems the fit leaves alone: an empty support (y = 0) and supports
+ * of more than m entries (two FISTA steps at a tiny α keep about every
+ * entry, half of them under x >= 0, of n = 4m). Both stay the solver's
+ * estimate, on the device as on the host. */
+static void
+test_cs_fit_skips (CudaFixture *f, gconstpointer data)
+{
+  if (f->ctx == NULL)
+    return;
+  const gsize n = 512, m = 128, k = 10;
+  const int batch = 3;
+  for (int nonneg = 0; nonneg < 2; nonneg++)
+    {
+      guint64 seed = g_rand_int (f->rng);
+      g_autoptr (GError) error = NULL;
+      g_autoptr (SsLinop) A = ss_linop_new (SS_ENSEMBLE_GAUSSIAN, m, n, 8, seed, 0, &error);
+      g_assert_no_error (error);
+      g_autofree float *truth = NULL, *y = NULL;
+      ss_cs_random_problems_full (A, k, SS_CS_VALUES_GAUSSIAN, nonneg, 0, seed + 1, batch,
+                                  &truth, &y);
+      memset (y, 0, m * sizeof (float));
+      SsCsParams params;
+      ss_cs_params_defaults (&params, SS_CS_FISTA);
+      params.alpha = 1e-7;
+      params.iterations = 2;
+      params.nonneg = nonneg;
+      g_autofree char *what = g_strdup_printf ("skips%s seed %" G_GUINT64_FORMAT,
+                                               nonneg ? " nonneg" : "", seed);
+      g_assert_cmpint (check_fit_matches_host (f, &params, A, truth, y, batch, what), ==, 0);
+    }
+}
+
 /* The table's iht, niht, htp, cosamp and alm on an image (a star field through a blur and
  * circulant sensing at half the pixels), on the GPU through ss_cuda_solve:
  * all but IHT recover it as the CPU does (test-cs.c has the CPU side). */
@@ -1896,6 +2032,8 @@ main (int argc, char **argv)
   ADD ("/cuda/cs/operators-match-cpu", test_cs_operators_match_cpu);
   ADD ("/cuda/cs/solvers-match-cpu", test_cs_solvers_match_cpu);
   ADD ("/cuda/cs/niht-graph-matches-launches", test_cs_niht_graph_matches_launches);
+  ADD ("/cuda/cs/fit-matches-host", test_cs_fit_matches_host);
+  ADD ("/cuda/cs/fit-skips", test_cs_fit_skips);
   ADD ("/cuda/cs/image-solvers", test_cs_image_solvers);
   ADD ("/cuda/cs/bench-runs", test_cs_bench_runs);
 #if SHARPSKY_HAVE_CUDA

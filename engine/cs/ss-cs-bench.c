@@ -511,9 +511,12 @@ ss_cs_bench (SsBackendKind backend, const SsCsBenchParams *params, SsCsBenchResu
   return ss_cs_bench_cpu (params, result, error);
 }
 
-gboolean
-ss_cs_solve_backend (SsBackendKind backend, const SsCsParams *params, SsLinop *A, const float *y,
-                     int batch, float *x, SsCsStats *stats, const char **used, GError **error)
+/* The solve on BACKEND; with FITTED, then the fit into it on the backend
+ * that solved. */
+static gboolean
+solve_on_backend (SsBackendKind backend, const SsCsParams *params, SsLinop *A, const float *y,
+                  int batch, float *x, float *fitted, int iterations, SsCsStats *stats,
+                  const char **used, GError **error)
 {
   *used = "cpu";
 #if SHARPSKY_HAVE_CUDA
@@ -529,7 +532,8 @@ ss_cs_solve_backend (SsBackendKind backend, const SsCsParams *params, SsLinop *A
       if (ctx == NULL)
         return FALSE;
       *used = "cuda";
-      gboolean ok = ss_cuda_cs_solve (ctx, params, A, y, batch, x, stats, error);
+      gboolean ok = ss_cuda_cs_solve_debiased (ctx, params, A, y, batch, x, fitted, iterations,
+                                               stats, error);
       ss_cuda_context_free (ctx);
       return ok;
     }
@@ -541,5 +545,28 @@ ss_cs_solve_backend (SsBackendKind backend, const SsCsParams *params, SsLinop *A
       return FALSE;
     }
 #endif
-  return ss_cs_solve (params, A, y, batch, x, stats, error);
+  if (!ss_cs_solve (params, A, y, batch, x, stats, error))
+    return FALSE;
+  if (fitted == NULL)
+    return TRUE;
+  memcpy (fitted, x, A->cols * batch * sizeof (float));
+  return ss_cs_debias (A, y, batch, fitted, iterations, params->nonneg, NULL, error);
+}
+
+gboolean
+ss_cs_solve_backend (SsBackendKind backend, const SsCsParams *params, SsLinop *A, const float *y,
+                     int batch, float *x, SsCsStats *stats, const char **used, GError **error)
+{
+  return solve_on_backend (backend, params, A, y, batch, x, NULL, 0, stats, used, error);
+}
+
+gboolean
+ss_cs_solve_backend_debiased (SsBackendKind backend, const SsCsParams *params, SsLinop *A,
+                              const float *y, int batch, float *x, float *fitted,
+                              int iterations, SsCsStats *stats, const char **used,
+                              GError **error)
+{
+  g_return_val_if_fail (fitted != NULL, FALSE);
+  return solve_on_backend (backend, params, A, y, batch, x, fitted, iterations, stats, used,
+                           error);
 }

@@ -105,6 +105,15 @@ gboolean ss_cs_bench_cpu (const SsCsBenchParams *params, SsCsBenchResult *result
 gboolean ss_cs_solve_backend (SsBackendKind backend, const SsCsParams *params, SsLinop *A,
                               const float *y, int batch, float *x, SsCsStats *stats,
                               const char **used, GError **error);
+/* The same, then the least-squares fit of ss_cs_debias (A, y, batch, ·,
+ * ITERATIONS, params->nonneg) on each problem's support into FITTED
+ * (n x batch), X keeping the solver's own estimate: on the GPU where the
+ * solve ran there (the block stays on the device between the two), else
+ * ss_cs_debias on a copy of X. STATS times the solve alone. */
+gboolean ss_cs_solve_backend_debiased (SsBackendKind backend, const SsCsParams *params,
+                                       SsLinop *A, const float *y, int batch, float *x,
+                                       float *fitted, int iterations, SsCsStats *stats,
+                                       const char **used, GError **error);
 
 /* Helpers both backends use: a row from its measured times (floors with
  * their byte counts, the seed's figure, ratio and speed-up), and the seed's

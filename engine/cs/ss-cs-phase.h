@@ -60,8 +60,8 @@ gboolean ss_cs_params_debiased (const SsCsParams *params);
  * non-negative (ss_cs_random_problems_full): x >= 0 on signed values
  * would recover nothing. A problem is recovered when its relative error is
  * at most SPEC's success_tol, for a LASSO solve (ss_cs_params_debiased)
- * after the least-squares fit on the support it found (on the CPU, after
- * the solve on either backend). */
+ * after the least-squares fit on the support it found, made on the backend
+ * that solved (ss_cs_solve_backend_debiased). */
 gboolean ss_cs_solve_random (const SsCsProblemSpec *spec, const SsCsParams *solve,
                              SsBackendKind backend, SsCsTrialsResult *result, GError **error);
 

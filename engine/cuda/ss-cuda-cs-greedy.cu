@@ -1,7 +1,8 @@
 /* ss-cuda-cs-greedy.cu: the greedy solvers on a block of problems: NIHT and
  * IHT (an iteration of two products and no host wait, replayed as a CUDA
  * graph with the selection in a conditional node), and HTP and CoSaMP with
- * their least squares on a support (CGLS, device scalars). */
+ * their least squares on a support (CGLS, device scalars), whose start and
+ * step the fit after FISTA and ALM shares (ss-cuda-cs-debias.cu). */
 #include "ss-cuda-cs-private.cuh"
 
 /* ---- NIHT's step: its small kernels --------------------------------------- */
@@ -387,10 +388,33 @@ cg_direction_kernel (float *__restrict__ w, const float *__restrict__ g, size_t 
       w[off + i] = g[off + i] + c->cg_beta * w[off + i];
 }
 
-/* x = argmin ||y − A z|| over z on MASKS, by CGLS from x for h->inner
- * steps; leaves r = y − A x and g free. The direction lives in d, A d in ad. */
-static gboolean
-project_on_supports (Niht *h, const unsigned char *masks, GError **error)
+/* CGLS's start on MASKS from x (a warm start): r = y − A x, s = Aᵀr on the
+ * masks, into g and the direction d; γ0 = ||s||², and a problem whose s is
+ * 0 (an empty mask, or already the fit) is inactive from the start. */
+gboolean
+cg_begin (Niht *h, const unsigned char *masks, GError **error)
+{
+  SsCudaContext *ctx = h->L->ctx;
+  size_t n = h->L->n;
+  int batch = h->sel.batch;
+  Column *col = h->sel.col;
+  unsigned small = small_blocks (batch);
+  if (!niht_fresh_gradient (h, error))
+    return FALSE;
+  cg_reset_kernel<<<small, SS_CUDA_THREADS, 0, ctx->stream>>> (col, batch, true);
+  cg_restrict_kernel<<<column_grid (ctx, n, batch), SS_CUDA_THREADS, 0, ctx->stream>>> (
+    h->g, masks, n, col, true);
+  cg_start_kernel<<<small, SS_CUDA_THREADS, 0, ctx->stream>>> (col, batch);
+  return LAUNCH_OK ("cg start kernels")
+         && CUDA_OK (cudaMemcpyAsync (h->d, h->g, n * batch * 4, cudaMemcpyDeviceToDevice,
+                                      ctx->stream));
+}
+
+/* One CGLS step on MASKS; the step sizes and the stopping test are device
+ * scalars, so an inactive problem's step is 0 and it does not move (no host
+ * wait). The direction lives in d, A d in ad. */
+gboolean
+cg_step (Niht *h, const unsigned char *masks, GError **error)
 {
   SsCudaContext *ctx = h->L->ctx;
   size_t n = h->L->n, m = h->L->m;
@@ -398,32 +422,31 @@ project_on_supports (Niht *h, const unsigned char *masks, GError **error)
   Column *col = h->sel.col;
   dim3 gn = column_grid (ctx, n, batch), gm = column_grid (ctx, m, batch);
   unsigned small = small_blocks (batch);
-  if (!niht_fresh_gradient (h, error))
+  if (!dev_apply (h->L, h->d, h->ad, batch, error))
     return FALSE;
-  cg_reset_kernel<<<small, SS_CUDA_THREADS, 0, ctx->stream>>> (col, batch, true);
-  cg_restrict_kernel<<<gn, SS_CUDA_THREADS, 0, ctx->stream>>> (h->g, masks, n, col, true);
-  cg_start_kernel<<<small, SS_CUDA_THREADS, 0, ctx->stream>>> (col, batch);
-  if (!LAUNCH_OK ("cg start kernels")
-      || !CUDA_OK (cudaMemcpyAsync (h->d, h->g, n * batch * 4, cudaMemcpyDeviceToDevice,
-                                    ctx->stream)))
+  cg_reset_kernel<<<small, SS_CUDA_THREADS, 0, ctx->stream>>> (col, batch, false);
+  sum_squares_kernel<<<gm, SS_CUDA_THREADS, 0, ctx->stream>>> (h->ad, m, col);
+  cg_step_size_kernel<<<small, SS_CUDA_THREADS, 0, ctx->stream>>> (col, batch);
+  cg_axpy_kernel<<<gn, SS_CUDA_THREADS, 0, ctx->stream>>> (h->x, h->d, n, col, false);
+  cg_axpy_kernel<<<gm, SS_CUDA_THREADS, 0, ctx->stream>>> (h->r, h->ad, m, col, true);
+  if (!LAUNCH_OK ("cg step kernels") || !dev_adjoint (h->L, h->r, h->g, batch, error))
+    return FALSE;
+  cg_restrict_kernel<<<gn, SS_CUDA_THREADS, 0, ctx->stream>>> (h->g, masks, n, col, false);
+  cg_beta_kernel<<<small, SS_CUDA_THREADS, 0, ctx->stream>>> (col, batch);
+  cg_direction_kernel<<<gn, SS_CUDA_THREADS, 0, ctx->stream>>> (h->d, h->g, n, col);
+  return LAUNCH_OK ("cg direction kernels");
+}
+
+/* x = argmin ||y − A z|| over z on MASKS, by CGLS from x for h->inner
+ * steps; leaves r = y − A x and g = Aᵀ r. */
+static gboolean
+project_on_supports (Niht *h, const unsigned char *masks, GError **error)
+{
+  if (!cg_begin (h, masks, error))
     return FALSE;
   for (int it = 0; it < h->inner; it++)
-    {
-      if (!dev_apply (h->L, h->d, h->ad, batch, error))
-        return FALSE;
-      cg_reset_kernel<<<small, SS_CUDA_THREADS, 0, ctx->stream>>> (col, batch, false);
-      sum_squares_kernel<<<gm, SS_CUDA_THREADS, 0, ctx->stream>>> (h->ad, m, col);
-      cg_step_size_kernel<<<small, SS_CUDA_THREADS, 0, ctx->stream>>> (col, batch);
-      cg_axpy_kernel<<<gn, SS_CUDA_THREADS, 0, ctx->stream>>> (h->x, h->d, n, col, false);
-      cg_axpy_kernel<<<gm, SS_CUDA_THREADS, 0, ctx->stream>>> (h->r, h->ad, m, col, true);
-      if (!LAUNCH_OK ("cg step kernels") || !dev_adjoint (h->L, h->r, h->g, batch, error))
-        return FALSE;
-      cg_restrict_kernel<<<gn, SS_CUDA_THREADS, 0, ctx->stream>>> (h->g, masks, n, col, false);
-      cg_beta_kernel<<<small, SS_CUDA_THREADS, 0, ctx->stream>>> (col, batch);
-      cg_direction_kernel<<<gn, SS_CUDA_THREADS, 0, ctx->stream>>> (h->d, h->g, n, col);
-      if (!LAUNCH_OK ("cg direction kernels"))
-        return FALSE;
-    }
+    if (!cg_step (h, masks, error))
+      return FALSE;
   /* The fresh residual (and gradient) the next iteration starts from. */
   return niht_fresh_gradient (h, error);
 }

@@ -42,6 +42,8 @@ typedef struct {
   float cg_alpha, cg_beta;
   int cg_active;
   float threshold;           /* FISTA/ALM: this problem's threshold / L */
+  double fit_size;           /* the fit (debias): the estimate's nonzeros, a count summed
+                                as a double by the block sums (exact below 2^53) */
 } Column;
 
 /* How the step is decided: K the support's size; ADVANCE (NIHT's loop): a
@@ -224,6 +226,13 @@ gboolean niht_run (Niht *h, int iterations, GError **error);
 /* One HTP or CoSaMP iteration. */
 gboolean htp_iteration (Niht *h, GError **error);
 gboolean cosamp_iteration (Niht *h, GError **error);
+/* CGLS on the supports MASKS (n x batch) from x, as HTP's and CoSaMP's least
+ * squares run it: the start (r = y − A x, the restricted gradient, the
+ * direction; a problem with nothing to fit is inactive), and one step, which
+ * moves only the problems still active (their stopping test is on the
+ * device: no host wait). */
+gboolean cg_begin (Niht *h, const unsigned char *masks, GError **error);
+gboolean cg_step (Niht *h, const unsigned char *masks, GError **error);
 
 /* ---- FISTA and ALM (ss-cuda-cs-fista.cu) ---------------------------------- */
 
@@ -264,6 +273,13 @@ void cs_device_free (CsDevice *s);
 /* The NIHT (IHT, HTP, CoSaMP) and FISTA views of a block solve's buffers. */
 Niht niht_of (CsDevice *s);
 Fista fista_of (CsDevice *s);
+
+/* ss_cs_debias on the device after a block solve (ss-cuda-cs-debias.cu):
+ * into s->trial, the least-squares fit of each problem on the support of
+ * its estimate s->x (left as it is), by CGLS from it for at most
+ * ITERATIONS steps, then max (·, 0) under nonneg; a problem whose support
+ * is empty or has more than m entries keeps its estimate. */
+gboolean cs_device_fit (CsDevice *s, int iterations, GError **error);
 
 /* ALM on a block solve (ss-cuda-cs-fista.cu): its start (λ = e = 0, ρ from
  * max |Aᵀy|), one outer step, and the whole run of params->iterations. */

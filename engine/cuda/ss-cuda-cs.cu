@@ -25,11 +25,13 @@
  * shared memory): O(n) and no sort, seed 003's binning made exact.
  *
  * This file holds the block solve and the entry points (ss_cuda_cs_solve,
- * the image solvers of the solver table, the operator check); the operator
- * is in ss-cuda-cs-operator.cu, the radix select in ss-cuda-cs-select.cu,
+ * with or without the least-squares fit after it, the image solvers of the
+ * solver table, the operator check); the operator is in
+ * ss-cuda-cs-operator.cu, the radix select in ss-cuda-cs-select.cu,
  * NIHT/IHT/HTP/CoSaMP in ss-cuda-cs-greedy.cu, FISTA and ALM in
- * ss-cuda-cs-fista.cu and the benchmarks in ss-cuda-cs-bench.cu, with what
- * they share in ss-cuda-cs-private.cuh.
+ * ss-cuda-cs-fista.cu, the fit (ss_cs_debias's) in ss-cuda-cs-debias.cu
+ * and the benchmarks in ss-cuda-cs-bench.cu, with what they share in
+ * ss-cuda-cs-private.cuh.
  */
 #include "ss-cuda-cs-private.cuh"
 #include "ss-report.h"
@@ -164,8 +166,9 @@ cs_device_run (CsDevice *s, int iterations, GError **error)
 }
 
 gboolean
-ss_cuda_cs_solve (SsCudaContext *ctx, const SsCsParams *params, SsLinop *A, const float *y,
-                  int batch, float *x, SsCsStats *stats, GError **error)
+ss_cuda_cs_solve_debiased (SsCudaContext *ctx, const SsCsParams *params, SsLinop *A,
+                           const float *y, int batch, float *x, float *fitted, int iterations,
+                           SsCsStats *stats, GError **error)
 {
   double start = ss_now ();
   CsDevice s;
@@ -174,14 +177,28 @@ ss_cuda_cs_solve (SsCudaContext *ctx, const SsCsParams *params, SsLinop *A, cons
   gboolean ok = cs_device_init (&s, ctx, params, A, y, x, batch, error)
                 && cs_device_run (&s, params->iterations, error)
                 && dev_signal_download (&s.L, s.x, x, batch, error);
+  /* The solve's time, as the CPU's (the fit not included): the download
+   * has waited for it. */
+  double seconds = ss_now () - start;
+  ok = ok
+       && (fitted == NULL
+           || (cs_device_fit (&s, iterations, error)
+               && dev_signal_download (&s.L, s.trial, fitted, batch, error)));
   cs_device_free (&s);
   if (ok && stats)
     {
       memset (stats, 0, sizeof *stats);
       stats->iterations = params->iterations;
-      stats->seconds = ss_now () - start;
+      stats->seconds = seconds;
     }
   return ok;
+}
+
+gboolean
+ss_cuda_cs_solve (SsCudaContext *ctx, const SsCsParams *params, SsLinop *A, const float *y,
+                  int batch, float *x, SsCsStats *stats, GError **error)
+{
+  return ss_cuda_cs_solve_debiased (ctx, params, A, y, batch, x, NULL, 0, stats, error);
 }
 
 /* ---- the image solvers of the solver table ------------------------------------ */

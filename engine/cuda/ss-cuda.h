@@ -78,6 +78,16 @@ extern const SsCudaSolverEntry ss_cuda_cs_entry;   /* iht, niht, htp, cosamp, al
 gboolean ss_cuda_cs_solve (SsCudaContext *ctx, const SsCsParams *params, SsLinop *A,
                            const float *y, int batch, float *x, SsCsStats *stats,
                            GError **error);
+/* The same, then the least-squares fit of ss_cs_debias (A, y, batch, ·,
+ * ITERATIONS, params->nonneg) on each problem's support (where its
+ * estimate is nonzero), on the device, into FITTED (n x batch; NULL: no
+ * fit); X gets the solver's own estimate. The fit is the host's CGLS
+ * (float rounding aside) on the estimate where the solve left it: no trip
+ * to the host and back between the two, X and FITTED come back once each.
+ * STATS times the solve alone, as on the CPU. */
+gboolean ss_cuda_cs_solve_debiased (SsCudaContext *ctx, const SsCsParams *params, SsLinop *A,
+                                    const float *y, int batch, float *x, float *fitted,
+                                    int iterations, SsCsStats *stats, GError **error);
 /* The cs benchmarks (ss-cs-bench.h) on the GPU. */
 gboolean ss_cuda_cs_bench (SsCudaContext *ctx, const SsCsBenchParams *params,
                            SsCsBenchResult *result, GError **error);
