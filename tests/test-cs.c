@@ -908,17 +908,6 @@ test_bench_stop (void)
 #define RUN_CS(dir, ...) \
   run_cli_full (dir, NULL, "cs", (const char *const[]) { __VA_ARGS__, NULL })
 
-static guint
-count_entries (const char *dir)
-{
-  GDir *d = g_dir_open (dir, 0, NULL);
-  guint count = 0;
-  while (g_dir_read_name (d))
-    count++;
-  g_dir_close (d);
-  return count;
-}
-
 /* What the user sees: --nonneg problems recovered, FISTA judged after the
  * fit and saying so. */
 static void
@@ -972,7 +961,7 @@ test_cli_refusals (void)
       g_assert_cmpint (run.status, ==, 2);
       if (strstr (run.err, cases[i].named) == NULL)
         g_error ("no '%s' in: %s", cases[i].named, run.err);
-      g_assert_cmpuint (count_entries (dir), ==, 0);
+      g_assert_cmpuint (test_count_entries (dir), ==, 0);
       cli_run_clear (&run);
     }
   test_remove_tree (dir);
@@ -1115,7 +1104,7 @@ test_cli_interrupt (void)
   g_assert_nonnull (message);
   g_assert_nonnull (strstr (message, "interrupted after "));
   g_assert_nonnull (strstr (message, "of 90 cells; nothing written"));
-  g_assert_cmpuint (count_entries (dir), ==, 0);
+  g_assert_cmpuint (test_count_entries (dir), ==, 0);
   test_remove_tree (dir);
 }
 
