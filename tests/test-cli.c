@@ -8,12 +8,12 @@
  * reproduces a failure (--seed).
  */
 #include "test-cli-run.h"
+#include "test-opens.h"
 #include "ss-noise.h"
 
 #include <locale.h>
 #include <signal.h>
 #include <stdlib.h>
-#include <sys/inotify.h>
 #include <unistd.h>
 
 #define SIDE 64
@@ -1025,42 +1025,6 @@ test_info (Fixture *f, gconstpointer data)
 
 /* ---- a PSF file is read once ------------------------------------------- */
 
-typedef void (*FileAction) (gpointer data);
-
-/* How many times PATH was opened while ACTION ran, in this process or a
- * child it waited for: the kernel queues the events as the files are
- * opened. Closes are watched too, so that two opens in a row are never
- * merged into one event (inotify merges identical events in a row). */
-static int
-count_opens (const char *path, FileAction action, gpointer data)
-{
-  int fd = inotify_init1 (IN_NONBLOCK | IN_CLOEXEC);
-  g_assert_cmpint (fd, >=, 0);
-  g_assert_cmpint (inotify_add_watch (fd, path, IN_OPEN | IN_CLOSE), >=, 0);
-  action (data);
-  int opens = 0;
-  char buffer[4096] __attribute__ ((aligned (__alignof__ (struct inotify_event))));
-  ssize_t got;
-  while ((got = read (fd, buffer, sizeof buffer)) > 0)
-    for (const char *at = buffer; at < buffer + got;)
-      {
-        const struct inotify_event *event = (const struct inotify_event *) at;
-        opens += (event->mask & IN_OPEN) != 0;
-        at += sizeof *event + event->len;
-      }
-  g_assert_false (got < 0 && errno != EAGAIN);
-  close (fd);
-  return opens;
-}
-
-static void
-read_psf_here (gpointer path)
-{
-  g_autoptr (GError) error = NULL;
-  g_autoptr (SsImage) psf = ss_psf_read_file (path, NULL, &error);
-  g_assert_no_error (error);
-}
-
 typedef struct {
   const char *input, *output, *psf_option;
   CliRun run;
@@ -1104,7 +1068,7 @@ test_psf_file_read_once (Fixture *f, gconstpointer data)
     return;
   g_autofree char *psf = write_noted_psf (f);
   g_autofree char *psf_option = g_strdup_printf ("file:%s", psf);
-  int one_reading = count_opens (psf, read_psf_here, psf);
+  int one_reading = test_count_opens (psf, test_read_psf_file, psf);
   g_assert_cmpint (one_reading, >, 0);
   for (int planes = 1; planes <= 3; planes += 2)
     {
@@ -1118,7 +1082,7 @@ test_psf_file_read_once (Fixture *f, gconstpointer data)
       g_autofree char *output = temp_path (f, "sharp.fits");
       test_write_fits_float (input, pixels, SIDE, SIDE, planes, "test stars");
       DeblurCall call = { input, output, psf_option, { 0 } };
-      int opens = count_opens (psf, run_deblur, &call);
+      int opens = test_count_opens (psf, run_deblur, &call);
       g_test_message ("%d plane(s): %d opens, %d for one reading", planes, opens, one_reading);
       g_assert_cmpint (call.run.status, ==, 0);
       g_assert_cmpint (opens, ==, one_reading);

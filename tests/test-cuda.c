@@ -1806,6 +1806,19 @@ check_fit_matches_host (CudaFixture *f, const SsCsParams *params, SsLinop *A, co
   return fitted;
 }
 
+/* BATCH random k-sparse problems of a Gaussian m × n matrix from SEED (the
+ * fit tests' problems): the matrix, with *TRUTH and *Y (g_free). */
+static SsLinop *
+fit_problems (gsize m, gsize n, gsize k, gboolean nonneg, guint64 seed, int batch, float **truth,
+              float **y)
+{
+  g_autoptr (GError) error = NULL;
+  SsLinop *A = ss_linop_new (SS_ENSEMBLE_GAUSSIAN, m, n, 8, seed, 0, &error);
+  g_assert_no_error (error);
+  ss_cs_random_problems_full (A, k, SS_CS_VALUES_GAUSSIAN, nonneg, 0, seed + 1, batch, truth, y);
+  return A;
+}
+
 /* FISTA and ALM (α 1e-3, the defaults of `cs` otherwise), x >= 0 or not, on
  * fresh problems well inside the LASSO's region of success (δ 0.5, ρ 0.1):
  * the device's fit is ss_cs_debias's. The last problem of each block has
@@ -1824,12 +1837,8 @@ test_cs_fit_matches_host (CudaFixture *f, gconstpointer data)
       for (int s = 0; s < seeds; s++)
         {
           guint64 seed = g_rand_int (f->rng);
-          g_autoptr (GError) error = NULL;
-          g_autoptr (SsLinop) A = ss_linop_new (SS_ENSEMBLE_GAUSSIAN, m, n, 8, seed, 0, &error);
-          g_assert_no_error (error);
           g_autofree float *truth = NULL, *y = NULL;
-          ss_cs_random_problems_full (A, k, SS_CS_VALUES_GAUSSIAN, nonneg, 0, seed + 1, batch,
-                                      &truth, &y);
+          g_autoptr (SsLinop) A = fit_problems (m, n, k, nonneg, seed, batch, &truth, &y);
           memset (y + (batch - 1) * m, 0, m * sizeof (float));
           SsCsParams params;
           ss_cs_params_defaults (&params, algorithms[a]);
@@ -1859,12 +1868,8 @@ test_cs_fit_skips (CudaFixture *f, gconstpointer data)
   for (int nonneg = 0; nonneg < 2; nonneg++)
     {
       guint64 seed = g_rand_int (f->rng);
-      g_autoptr (GError) error = NULL;
-      g_autoptr (SsLinop) A = ss_linop_new (SS_ENSEMBLE_GAUSSIAN, m, n, 8, seed, 0, &error);
-      g_assert_no_error (error);
       g_autofree float *truth = NULL, *y = NULL;
-      ss_cs_random_problems_full (A, k, SS_CS_VALUES_GAUSSIAN, nonneg, 0, seed + 1, batch,
-                                  &truth, &y);
+      g_autoptr (SsLinop) A = fit_problems (m, n, k, nonneg, seed, batch, &truth, &y);
       memset (y, 0, m * sizeof (float));
       SsCsParams params;
       ss_cs_params_defaults (&params, SS_CS_FISTA);

@@ -2,13 +2,11 @@
  * each against an independent oracle (direct convolution, sorting, sums). */
 #include "ss-config.h"
 #include "test-common.h"
+#include "test-opens.h"
 
-#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/inotify.h>
-#include <unistd.h>
 
 static void
 test_psf_parse_round_trip (void)
@@ -384,42 +382,6 @@ test_psf_file_off_centre (void)
 
 /* ---- a PSF file loaded once ------------------------------------------------ */
 
-typedef void (*FileAction) (gpointer data);
-
-/* How many times PATH was opened while ACTION ran: the kernel queues the
- * events as the file is opened (inotify, as test-cli.c counts the CLI's
- * opens). Closes are watched too, so that two opens in a row are never
- * merged into one event (inotify merges identical events in a row). */
-static int
-count_opens (const char *path, FileAction action, gpointer data)
-{
-  int fd = inotify_init1 (IN_NONBLOCK | IN_CLOEXEC);
-  g_assert_cmpint (fd, >=, 0);
-  g_assert_cmpint (inotify_add_watch (fd, path, IN_OPEN | IN_CLOSE), >=, 0);
-  action (data);
-  int opens = 0;
-  char buffer[4096] __attribute__ ((aligned (__alignof__ (struct inotify_event))));
-  ssize_t got;
-  while ((got = read (fd, buffer, sizeof buffer)) > 0)
-    for (const char *at = buffer; at < buffer + got;)
-      {
-        const struct inotify_event *event = (const struct inotify_event *) at;
-        opens += (event->mask & IN_OPEN) != 0;
-        at += sizeof *event + event->len;
-      }
-  g_assert_false (got < 0 && errno != EAGAIN);
-  close (fd);
-  return opens;
-}
-
-static void
-read_psf_file_once (gpointer path)
-{
-  g_autoptr (GError) error = NULL;
-  g_autoptr (SsImage) psf = ss_psf_read_file (path, NULL, &error);
-  g_assert_no_error (error);
-}
-
 static void
 load_psf_spec (gpointer spec)
 {
@@ -509,8 +471,8 @@ test_psf_file_loaded_once (void)
 
   /* Before: what rendering the file as it is gives. */
   PsfUses before = { &spec, w, h, 0, NULL, NULL };
-  int opens_before = count_opens (path, use_psf_spec, &before);
-  int one_reading = count_opens (path, read_psf_file_once, path);
+  int opens_before = test_count_opens (path, use_psf_spec, &before);
+  int one_reading = test_count_opens (path, test_read_psf_file, path);
   g_test_message ("one reading: %d opens; the uses before loading: %d", one_reading,
                   opens_before);
   g_assert_cmpint (one_reading, >, 0);
@@ -520,16 +482,16 @@ test_psf_file_loaded_once (void)
   g_assert_no_error (error);
   g_assert_cmpuint (expected->len, ==, 2);
 
-  g_assert_cmpint (count_opens (path, load_psf_spec, &spec), ==, one_reading);
+  g_assert_cmpint (test_count_opens (path, load_psf_spec, &spec), ==, one_reading);
   g_assert_true (ss_psf_spec_is_loaded (&spec));
   const char *const *notes = ss_psf_spec_get_notes (&spec);
   g_assert_cmpuint (g_strv_length ((char **) notes), ==, expected->len);
   for (guint i = 0; i < expected->len; i++)
     g_assert_cmpstr (notes[i], ==, g_ptr_array_index (expected, i));
-  g_assert_cmpint (count_opens (path, load_psf_spec, &spec), ==, 0);
+  g_assert_cmpint (test_count_opens (path, load_psf_spec, &spec), ==, 0);
 
   PsfUses after = { &spec, w, h, 0, NULL, NULL };
-  g_assert_cmpint (count_opens (path, use_psf_spec, &after), ==, 0);
+  g_assert_cmpint (test_count_opens (path, use_psf_spec, &after), ==, 0);
   g_assert_cmpint (after.margin, ==, before.margin);
   assert_same_kernel (after.kernel, before.kernel);
   assert_same_kernel (after.other, before.other);

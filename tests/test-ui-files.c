@@ -2,10 +2,7 @@
  * from a star, the deblur of real images against sharpsky-cli, files dropped
  * on the window (suite ui; fixtures in test-ui.h). */
 #include "test-ui.h"
-
-#include <errno.h>
-#include <sys/inotify.h>
-#include <unistd.h>
+#include "test-opens.h"
 
 /* Deblur mode builds its problem as sharpsky-cli does (sky, mirror padding
  * to an FFT-friendly size, crop): on the same input and settings both must
@@ -81,6 +78,28 @@ assert_app_matches_cli (Fixture *f, SsSettings *s, int iterations, const SsImage
   g_assert_cmpfloat (diff, <, 1e-5);
 }
 
+/* A random part of the sample, W × H (each 64 to MAX_SIDE) at (X0, Y0),
+ * written as F's part.fits: a "real" blurred image. Returns its path. */
+static char *
+write_sample_part (Fixture *f, GRand *rng, int max_side, int *w, int *h, int *x0, int *y0)
+{
+  g_autoptr (SsImage) image = read_sample ();
+  *w = g_rand_int_range (rng, 64, max_side + 1);
+  *h = g_rand_int_range (rng, 64, max_side + 1);
+  *x0 = g_rand_int_range (rng, 0, image->width - *w);
+  *y0 = g_rand_int_range (rng, 0, image->height - *h);
+  g_autoptr (GError) error = NULL;
+  g_autoptr (SsImage) part = ss_image_new (*w, *h, 1, &error);
+  g_assert_no_error (error);
+  for (int r = 0; r < *h; r++)
+    memcpy (part->data + (gsize) r * *w, image->data + (gsize) (*y0 + r) * image->width + *x0,
+            (gsize) *w * sizeof (float));
+  char *in = g_build_filename (f->dir, "part.fits", NULL);
+  g_assert_true (ss_fits_write (part, in, FALSE, NULL, &error));
+  g_assert_no_error (error);
+  return in;
+}
+
 static void
 test_deblur_matches_cli (Fixture *f, gconstpointer data)
 {
@@ -90,21 +109,11 @@ test_deblur_matches_cli (Fixture *f, gconstpointer data)
   if (cli == NULL)
     return;
   /* A random part of the sample as the "real" blurred image. */
-  g_autoptr (SsImage) image = read_sample ();
   g_autoptr (GRand) rng = g_rand_new_with_seed (f->seed);
-  int w = g_rand_int_range (rng, 64, 129), h = g_rand_int_range (rng, 64, 129);
-  int x0 = g_rand_int_range (rng, 0, image->width - w);
-  int y0 = g_rand_int_range (rng, 0, image->height - h);
-  g_autoptr (GError) error = NULL;
-  g_autoptr (SsImage) part = ss_image_new (w, h, 1, &error);
-  g_assert_no_error (error);
-  for (int r = 0; r < h; r++)
-    memcpy (part->data + (gsize) r * w, image->data + (gsize) (y0 + r) * image->width + x0,
-            (gsize) w * sizeof (float));
-  g_autofree char *in = g_build_filename (f->dir, "part.fits", NULL);
+  int w, h, x0, y0;
+  g_autofree char *in = write_sample_part (f, rng, 128, &w, &h, &x0, &y0);
   g_autofree char *out = g_build_filename (f->dir, "cli.fits", NULL);
-  g_assert_true (ss_fits_write (part, in, FALSE, NULL, &error));
-  g_assert_no_error (error);
+  g_autoptr (GError) error = NULL;
   double fwhm = g_rand_double_range (rng, 1.5, 4.0);
   g_test_message ("%d×%d at (%d, %d), gaussian FWHM %.3f", w, h, x0, y0, fwhm);
 
@@ -125,41 +134,25 @@ test_deblur_matches_cli (Fixture *f, gconstpointer data)
 
 /* ---- a PSF file ------------------------------------------------------------ */
 
+/* A TestFileAction: the window runs its settings to the end. */
+static void
+run_window_to_end (gpointer fixture)
+{
+  Fixture *f = fixture;
+  ss_window_run (f->window);
+  g_assert_true (ss_window_wait_idle (f->window, 120));
+}
+
 /* How many times PATH was opened while the window ran its settings to the
- * end (inotify, as test-cli.c counts the CLI's opens; closes are watched so
- * that two opens in a row are never merged into one event). With
+ * end (test-opens.h, as test-cli.c counts the CLI's opens). With
  * FILE_OPENS_READ, one ss_psf_read_file of PATH instead. */
 #define FILE_OPENS_READ NULL
 static int
 count_psf_opens (Fixture *f, const char *path)
 {
-  int fd = inotify_init1 (IN_NONBLOCK | IN_CLOEXEC);
-  g_assert_cmpint (fd, >=, 0);
-  g_assert_cmpint (inotify_add_watch (fd, path, IN_OPEN | IN_CLOSE), >=, 0);
   if (f == FILE_OPENS_READ)
-    {
-      g_autoptr (GError) error = NULL;
-      g_autoptr (SsImage) psf = ss_psf_read_file (path, NULL, &error);
-      g_assert_no_error (error);
-    }
-  else
-    {
-      ss_window_run (f->window);
-      g_assert_true (ss_window_wait_idle (f->window, 120));
-    }
-  int opens = 0;
-  char buffer[4096] __attribute__ ((aligned (__alignof__ (struct inotify_event))));
-  ssize_t got;
-  while ((got = read (fd, buffer, sizeof buffer)) > 0)
-    for (const char *at = buffer; at < buffer + got;)
-      {
-        const struct inotify_event *event = (const struct inotify_event *) at;
-        opens += (event->mask & IN_OPEN) != 0;
-        at += sizeof *event + event->len;
-      }
-  g_assert_false (got < 0 && errno != EAGAIN);
-  close (fd);
-  return opens;
+    return test_count_opens (path, test_read_psf_file, (gpointer) path);
+  return test_count_opens (path, run_window_to_end, f);
 }
 
 /* Whether the banner holds both notes of the PSF write_noted_psf made. */
@@ -199,21 +192,11 @@ test_psf_file_read_once (Fixture *f, gconstpointer data)
   const char *cli = cli_or_skip ();
   if (cli == NULL)
     return;
-  g_autoptr (SsImage) image = read_sample ();
   g_autoptr (GRand) rng = g_rand_new_with_seed (f->seed);
-  int w = g_rand_int_range (rng, 64, 97), h = g_rand_int_range (rng, 64, 97);
-  int x0 = g_rand_int_range (rng, 0, image->width - w);
-  int y0 = g_rand_int_range (rng, 0, image->height - h);
-  g_autoptr (GError) error = NULL;
-  g_autoptr (SsImage) part = ss_image_new (w, h, 1, &error);
-  g_assert_no_error (error);
-  for (int r = 0; r < h; r++)
-    memcpy (part->data + (gsize) r * w, image->data + (gsize) (y0 + r) * image->width + x0,
-            (gsize) w * sizeof (float));
-  g_autofree char *in = g_build_filename (f->dir, "part.fits", NULL);
+  int w, h, x0, y0;
+  g_autofree char *in = write_sample_part (f, rng, 96, &w, &h, &x0, &y0);
   g_autofree char *out = g_build_filename (f->dir, "cli.fits", NULL);
-  g_assert_true (ss_fits_write (part, in, FALSE, NULL, &error));
-  g_assert_no_error (error);
+  g_autoptr (GError) error = NULL;
 
   enum { S = 9 };
   g_autoptr (SsImage) stamp = ss_image_new (S, S, 1, &error);

@@ -5,6 +5,16 @@
 
 /* ---- compressed sensing: the solver list, Compare, the phase transition --- */
 
+/* The Phase transition window, opened as Ctrl+T opens it. */
+static SsPhaseWindow *
+open_phase_window (Fixture *f)
+{
+  g_action_group_activate_action (G_ACTION_GROUP (f->window), "phase-transition", NULL);
+  SsPhaseWindow *phase = ss_window_get_phase_window (f->window);
+  g_assert_nonnull (phase);
+  return phase;
+}
+
 /* Issue 12: every solver of the table that solves compressed-sensing
  * problems is in the panel's solver list, in Compare, and in the Phase
  * transition window's list. */
@@ -14,9 +24,7 @@ test_cs_solvers_listed (Fixture *f, gconstpointer data)
   if (skip_without_display ())
     return;
   g_autoptr (GPtrArray) choices = ss_window_get_compare_choices (f->window);
-  g_action_group_activate_action (G_ACTION_GROUP (f->window), "phase-transition", NULL);
-  SsPhaseWindow *phase = ss_window_get_phase_window (f->window);
-  g_assert_nonnull (phase);
+  SsPhaseWindow *phase = open_phase_window (f);
   guint listed = 0;
   for (guint i = 0; i < ss_solver_count (); i++)
     {
@@ -108,9 +116,7 @@ test_phase_matches_cli (Fixture *f, gconstpointer data)
   const char *cli = cli_or_skip ();
   if (cli == NULL)
     return;
-  g_action_group_activate_action (G_ACTION_GROUP (f->window), "phase-transition", NULL);
-  SsPhaseWindow *phase = ss_window_get_phase_window (f->window);
-  g_assert_nonnull (phase);
+  SsPhaseWindow *phase = open_phase_window (f);
   g_assert_true (gtk_widget_get_visible (GTK_WIDGET (phase)));
   /* Opening it again raises the same window. */
   g_action_group_activate_action (G_ACTION_GROUP (f->window), "phase-transition", NULL);
@@ -284,9 +290,7 @@ test_phase_stop (Fixture *f, gconstpointer data)
 {
   if (skip_without_display ())
     return;
-  g_action_group_activate_action (G_ACTION_GROUP (f->window), "phase-transition", NULL);
-  SsPhaseWindow *phase = ss_window_get_phase_window (f->window);
-  g_assert_nonnull (phase);
+  SsPhaseWindow *phase = open_phase_window (f);
   /* 900 cells of 20 problems of length 1024: many minutes of work. */
   SsPhaseSettings s;
   ss_phase_settings_init (&s);
@@ -384,9 +388,7 @@ test_phase_typed_values (Fixture *f, gconstpointer data)
 {
   if (skip_without_display ())
     return;
-  g_action_group_activate_action (G_ACTION_GROUP (f->window), "phase-transition", NULL);
-  SsPhaseWindow *phase = ss_window_get_phase_window (f->window);
-  g_assert_nonnull (phase);
+  SsPhaseWindow *phase = open_phase_window (f);
   SsPhaseSettings s;
   ss_phase_settings_init (&s);
   s.algorithm = SS_CS_NIHT;
