@@ -620,6 +620,32 @@ test_choice_sensing (void)
   test_problem_clear (&t);
 }
 
+/* Data with nothing above zero: RL refuses them before it starts (its
+ * setup's own check, asked by the choice), and `auto` gives ALM's solve,
+ * saying why; a refusal RL makes of the data, not only of the operator,
+ * leaves the choice to the other candidate. */
+static void
+test_choice_nothing_positive (void)
+{
+  g_autoptr (GRand) rng = test_rng ();
+  TestProblem t;
+  test_problem_init (&t, rng, 40 + g_rand_int_range (rng, 0, 9), 36 + g_rand_int_range (rng, 0, 9),
+                     "gaussian:2", 1.0, 0.01);
+  for (gsize i = 0; i < t.n; i++)
+    t.y[i] = -fabsf (t.y[i]) - 0.01f;
+  SsProblem problem = { .op = t.op, .y = t.y };
+  SsSolveParams params = test_choice_params (5);
+  SsSolveResult result = backend_solve (&problem, &params);
+  g_test_message ("auto said \"%s\"", result.choice);
+  g_assert_true (g_str_has_prefix (result.choice, "alm chosen"));
+  g_assert_nonnull (strstr (result.choice, "rl cannot run"));
+  g_assert_nonnull (strstr (result.choice, "positive observed data"));
+  assert_choice_is_candidate (&result, result.choice_iterations, &problem, &params,
+                              SS_SOLVER_ALM);
+  ss_solve_result_clear (&result);
+  test_problem_clear (&t);
+}
+
 /* `auto` solved on a backend with a crop side of CROP_SIDE. */
 static SsSolveResult
 choice_solve (const SsProblem *problem, const SsSolveParams *params, int crop_side)
@@ -766,6 +792,7 @@ main (int argc, char **argv)
   g_test_add_func ("/choice/extended", test_choice_extended);
   g_test_add_func ("/choice/stars", test_choice_stars);
   g_test_add_func ("/choice/sensing", test_choice_sensing);
+  g_test_add_func ("/choice/nothing-positive", test_choice_nothing_positive);
   g_test_add_func ("/choice/crop/extended", test_choice_crop_extended);
   g_test_add_func ("/choice/crop/stars", test_choice_crop_stars);
   return g_test_run ();

@@ -178,14 +178,15 @@ ss_solver_choice_candidate (const SsSolveParams *params, SsSolverKind kind)
   return p;
 }
 
-/* Whether candidate KIND can solve PROBLEM at all, by its own rule on the
- * operator (RL refuses random sensing): asked before it runs, so that a
- * run's failure is always a failure, never taken for a refusal. */
+/* Whether candidate KIND can solve PROBLEM at all, by its own rule (RL
+ * refuses random sensing, and data with nothing positive): asked before it
+ * runs, so that a run's failure is always a failure, never taken for a
+ * refusal. */
 static gboolean
 candidate_accepts (SsSolverKind kind, const SsProblem *problem, GError **error)
 {
   const SsSolverInfo *info = ss_solver_info (kind);
-  return info->check_operator == NULL || info->check_operator (problem->op, error);
+  return info->check_problem == NULL || info->check_problem (problem, error);
 }
 
 static void

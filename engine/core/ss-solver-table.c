@@ -297,7 +297,7 @@ static const SsSolverInfo solvers[SS_N_SOLVERS] = {
      * missed by up to 1.8 dB; the faint ones' best comes at 264-398 and lose
      * 0.1-0.2 dB more at 2000 (QUALITY.md, "RL's cap"). */
     .defaults = { { SS_PARAM_ITERATIONS, 2000 } }, .n_defaults = 1,
-    .check_operator = ss_rl_check_operator,
+    .check_problem = ss_rl_check_problem,
     .cpu = ss_cpu_rl, .cuda = CUDA_ENTRY (ss_cuda_rl_entry) },
   [SS_SOLVER_ADMM_PRIOR] = {
     .kind = SS_SOLVER_ADMM_PRIOR, .name = "admm", .label = "ADMM (TV / starlet)",

@@ -319,11 +319,11 @@ typedef struct {
   const SsCudaSolverEntry *cuda;   /* NULL: CPU only, or a build without CUDA */
   /* Rules beyond the parameter ranges, or NULL. */
   gboolean (*check) (const SsSolveParams *params, GError **error);
-  /* What the solver needs of the operator (RL: a blur, not random
-   * sensing), or NULL: asked by a choice before it runs the solver as a
-   * candidate, so that a refusal is told from a failed run; the solver
-   * checks again itself. */
-  gboolean (*check_operator) (const SsOperator *op, GError **error);
+  /* What the solver needs of the problem before it can start (RL: a blur,
+   * not random sensing, and some positive data), or NULL: asked by a
+   * choice before it runs the solver as a candidate, so that a refusal is
+   * told from a failed run; the solver checks again itself. */
+  gboolean (*check_problem) (const SsProblem *problem, GError **error);
   /* SS_SOLVER_NEEDS_REGION: the most unknowns that fit in BYTES, and the
    * check made before allocating (SS_ERROR_TOO_LARGE naming what would fit). */
   gsize (*max_unknowns) (gsize bytes, double observed_fraction, const SsSolveParams *params);

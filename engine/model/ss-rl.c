@@ -145,6 +145,14 @@ ss_rl_offset (const SsProblem *problem, const char *who, double *offset, double 
 }
 
 gboolean
+ss_rl_check_problem (const SsProblem *problem, GError **error)
+{
+  double offset;
+  return ss_rl_check_operator (problem->op, error)
+         && ss_rl_offset (problem, "Richardson–Lucy", &offset, NULL, NULL, error);
+}
+
+gboolean
 ss_rl_setup_data (const SsProblem *problem, const SsSolveParams *params, SsRlSetup *setup,
                   GError **error)
 {

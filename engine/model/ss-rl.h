@@ -71,6 +71,10 @@ gboolean ss_rl_offset (const SsProblem *problem, const char *who, double *offset
  * is a blur: its kernel non-negative, up to float rounding. RL's
  * multiplicative step needs it; a random sensing matrix is not one. */
 gboolean ss_rl_check_operator (const SsOperator *op, GError **error);
+/* What RL needs of PROBLEM before it can start, the refusals its setup
+ * would make (SS_ERROR_INVALID_ARGUMENT): a blur (ss_rl_check_operator) and
+ * some positive observed data (ss_rl_offset). */
+gboolean ss_rl_check_problem (const SsProblem *problem, GError **error);
 
 /* Checks the operator (ss_rl_check_operator), then fills SETUP from the
  * observations, on the host (FFTW). */
