@@ -178,15 +178,6 @@ cli_parse_int (const char *option, const char *text, gint64 min, gint64 max,
 
 /* ---- files ------------------------------------------------------------- */
 
-static gboolean
-same_file (const char *a, const char *b)
-{
-  struct stat sa, sb;
-  if (stat (a, &sa) != 0 || stat (b, &sb) != 0)
-    return FALSE;
-  return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
-}
-
 /* The exit status for OUTPUT, which ss_output_check refused. What the
  * user fixes on the command line is a usage error (2): OUTPUT is one of
  * INPUTS, or something is in the way (a file kept without --force, a
@@ -195,9 +186,8 @@ same_file (const char *a, const char *b)
 static int
 output_refusal_status (const char *output, gboolean force, const char *const *inputs)
 {
-  for (gsize i = 0; inputs != NULL && inputs[i] != NULL; i++)
-    if (same_file (output, inputs[i]) || g_str_equal (output, inputs[i]))
-      return CLI_EXIT_USAGE;
+  if (ss_output_is_input (output, inputs))
+    return CLI_EXIT_USAGE;
   gboolean in_the_way = g_file_test (output, G_FILE_TEST_EXISTS)
                         && !(force && g_file_test (output, G_FILE_TEST_IS_REGULAR));
   return in_the_way ? CLI_EXIT_USAGE : CLI_EXIT_FAILURE;

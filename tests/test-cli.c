@@ -908,6 +908,16 @@ test_output_protection (Fixture *f, gconstpointer data)
   cli_run_clear (&run);
   g_assert_true (g_file_get_contents (truth_path, &after, &after_length, NULL));
   g_assert_cmpmem (before, before_length, after, after_length);
+  /* The same for an input that does not exist, named two ways (the output
+   * check comes first, and tells it by its canonical path): it exited 1
+   * when the name differed. */
+  g_autofree char *missing = temp_path (f, "missing.fits");
+  g_autofree char *dir = g_path_get_dirname (missing);
+  g_autofree char *missing_again = g_build_filename (dir, ".", "missing.fits", NULL);
+  run = RUN_CLI ("deblur", missing, "-o", missing_again, "--psf", "box:3");
+  assert_refused (&run, 2, "missing.fits");
+  g_assert_nonnull (strstr (run.err, "input"));
+  cli_run_clear (&run);
 
   g_autofree char *existing = temp_path (f, "existing.fits");
   g_assert_true (g_file_set_contents (existing, "keep me", -1, NULL));

@@ -73,6 +73,25 @@ check_directory_writable (const char *path, GError **error)
   return TRUE;
 }
 
+/* Whether PATH (whose stat is OUTPUT_STAT, NULL when it does not exist) is
+ * one of INPUTS. */
+static gboolean
+is_one_of (const char *path, const GStatBuf *output_stat, const char *const *inputs)
+{
+  for (gsize i = 0; inputs && inputs[i]; i++)
+    if (is_same_file (path, output_stat, inputs[i]))
+      return TRUE;
+  return FALSE;
+}
+
+gboolean
+ss_output_is_input (const char *path, const char *const *inputs)
+{
+  GStatBuf output_stat;
+  gboolean exists = g_stat (path, &output_stat) == 0;
+  return is_one_of (path, exists ? &output_stat : NULL, inputs);
+}
+
 gboolean
 ss_output_check (const char *path, gboolean force, const char *const *inputs, GError **error)
 {
@@ -85,13 +104,12 @@ ss_output_check (const char *path, gboolean force, const char *const *inputs, GE
   GStatBuf output_stat;
   gboolean exists = g_stat (path, &output_stat) == 0;
 
-  for (gsize i = 0; inputs && inputs[i]; i++)
-    if (is_same_file (path, exists ? &output_stat : NULL, inputs[i]))
-      {
-        g_set_error (error, SS_ERROR, SS_ERROR_IO,
-                     "%s: is an input file; the output must be a different file", name);
-        return FALSE;
-      }
+  if (is_one_of (path, exists ? &output_stat : NULL, inputs))
+    {
+      g_set_error (error, SS_ERROR, SS_ERROR_IO,
+                   "%s: is an input file; the output must be a different file", name);
+      return FALSE;
+    }
 
   if (exists)
     {

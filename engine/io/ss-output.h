@@ -15,6 +15,10 @@ G_BEGIN_DECLS
  * exists and is writable. */
 gboolean ss_output_check (const char *path, gboolean force, const char *const *inputs, GError **error);
 
+/* Whether PATH is one of INPUTS (NULL-terminated, may be NULL) by
+ * ss_output_check's test: the same file, or the same canonical path. */
+gboolean ss_output_is_input (const char *path, const char *const *inputs);
+
 /* A new temporary path beside PATH (the caller writes it, then commits or aborts). */
 char *ss_output_temp_path (const char *path);
 /* Renames TEMP onto PATH (atomic). */
