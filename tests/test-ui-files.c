@@ -182,8 +182,8 @@ set_psf_file (SsSettings *s, const char *path)
  * (the negative pixel zeroed, the centroid 1.88 px off: the app showed
  * neither) in the banner, and gives sharpsky-cli's result with --psf
  * file:PATH. Run again on the same problem, the job is reused: no read,
- * the notes shown again. A missing PSF file fails the run with a message
- * naming it. */
+ * the notes shown again; rewritten, the file is read again. A missing PSF
+ * file fails the run with a message naming it. */
 static void
 test_psf_file_read_once (Fixture *f, gconstpointer data)
 {
@@ -237,6 +237,18 @@ test_psf_file_read_once (Fixture *f, gconstpointer data)
   g_assert_cmpint (count_psf_opens (f, psf), ==, 0);
   assert_psf_notes_shown (f);
   g_assert_nonnull (ss_window_get_frame (f->window, SS_VIEW_RECOVERED));
+
+  /* The file rewritten under the same name (centred, nothing negative):
+   * the next run reads it again, and its old notes are gone. */
+  for (int y = 0; y < S; y++)
+    for (int x = 0; x < S; x++)
+      stamp->data[y * S + x] = (float) exp (-(pow (x - S / 2, 2) + pow (y - S / 2, 2)) / 4.0);
+  g_assert_true (ss_fits_write (stamp, psf, TRUE, NULL, &error));
+  g_assert_no_error (error);
+  g_assert_cmpint (count_psf_opens (f, psf), ==, one_reading);
+  const char *after_edit = ss_window_get_message (f->window);
+  g_test_message ("banner after the edit: %s", after_edit ? after_edit : "(none)");
+  g_assert_true (after_edit == NULL || strstr (after_edit, "negative") == NULL);
 
   g_autofree char *missing = g_build_filename (f->dir, "missing-psf.fits", NULL);
   ss_params_panel_get_settings (ss_window_get_params_panel (f->window), &s);

@@ -105,14 +105,14 @@ show_run_notes (SsWindow *self, SsJob *job, const char *warning)
   ss_window_show_message (self, text, FALSE);
 }
 
-/* A run that starts on a job built before (same problem) hears no
- * job-ready: its PSF file's notes are shown again here, the banner having
- * been cleared for the run. */
-static void
-show_reused_job_notes (SsWindow *self)
+/* Whether the window's job can serve SETTINGS: the same problem, and its
+ * PSF file (if any) unchanged on disk since it was read, so that a file
+ * the user has rewritten is read again, never solved with as it was. */
+static gboolean
+job_serves (SsWindow *self, const SsSettings *settings)
 {
-  if (self->task != NULL)
-    show_run_notes (self, ss_solve_task_get_job (self->task), NULL);
+  return self->job != NULL && ss_settings_same_problem (&self->job->settings, settings)
+         && ss_psf_spec_file_unchanged (&self->job->settings.acquisition.psf);
 }
 
 /* ---- solving -------------------------------------------------------------- */
@@ -300,8 +300,11 @@ on_solve_done (GObject *source, GAsyncResult *result, gpointer user_data)
   const SsSolveResult *r = ss_solve_task_get_result (task);
   const SsSolveParams *params = &ss_solve_task_get_settings (task)->params;
   g_autofree char *label = ss_solve_params_label (params);
+  /* No job: the problem itself could not be built (an image, a PSF file),
+   * which no solver's name explains. */
   if (!ok && !cancelled)
-    ss_window_show_error (self, label, error);
+    ss_window_show_error (self, ss_solve_task_get_job (task) ? label : "Cannot build the problem",
+                          error);
   else if (r->warning)
     show_run_notes (self, ss_solve_task_get_job (task), r->warning);
 
@@ -407,12 +410,14 @@ validate_settings (SsWindow *self, const SsSettings *settings)
 static void
 start_solve (SsWindow *self, const SsSettings *settings)
 {
-  SsJob *reuse = self->job && ss_settings_same_problem (&self->job->settings, settings)
-                     ? self->job
-                     : NULL;
+  SsJob *reuse = job_serves (self, settings) ? self->job : NULL;
   if (reuse == NULL)
     ss_window_set_job (self, NULL);
   self->task = ss_solve_task_new (self->input, self->header, self->path, reuse, settings);
+  /* A run on a job built before hears no job-ready: its PSF file's notes
+   * are shown here, the banner having been cleared for the run. */
+  if (reuse != NULL)
+    show_run_notes (self, reuse, NULL);
   self->cancellable = g_cancellable_new ();
   self->running = TRUE;
   self->started_at = 0;
@@ -487,7 +492,6 @@ ss_window_run_settings (SsWindow *self, const SsSettings *given)
       self->series = ss_plot_add_series (self->plot, label);
       prepare_views_for_run (self);
       start_solve (self, &settings);
-      show_reused_job_notes (self);
     }
   ss_settings_clear (&settings);
 }
@@ -563,7 +567,6 @@ ss_window_compare (SsWindow *self, const SsSolveParams *choices, guint n)
   gtk_widget_set_visible (GTK_WIDGET (self->table), TRUE);
   prepare_views_for_run (self);
   compare_next (self);
-  show_reused_job_notes (self);
 }
 
 void

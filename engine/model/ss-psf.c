@@ -3,6 +3,7 @@
 #include "ss-error.h"
 #include "ss-fits.h"
 
+#include <glib/gstdio.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -160,12 +161,34 @@ ss_psf_spec_to_string (const SsPsfSpec *spec)
 
 /* ---- a PSF file read once ---------------------------------------------------- */
 
+/* What tells one version of a file from another without reading it. */
+typedef struct {
+  guint64 device, inode;
+  gint64 size, mtime_ns;
+} FileStamp;
+
 struct _SsPsfFileData
 {
   char *path;      /* the file read: the data serve a spec naming it */
   SsImage *image;  /* as ss_psf_read_file gave it */
   GStrv notes;     /* NULL-terminated, never NULL */
+  FileStamp stamp; /* the file's, taken before the read */
+  gboolean stamped;
 };
+
+/* PATH's stamp now, or FALSE when it cannot be told (no such file). */
+static gboolean
+file_stamp (const char *path, FileStamp *stamp)
+{
+  GStatBuf st;
+  if (g_stat (path, &st) != 0)
+    return FALSE;
+  *stamp = (FileStamp) { .device = (guint64) st.st_dev, .inode = (guint64) st.st_ino,
+                         .size = (gint64) st.st_size,
+                         .mtime_ns = (gint64) st.st_mtim.tv_sec * G_GINT64_CONSTANT (1000000000)
+                                     + st.st_mtim.tv_nsec };
+  return TRUE;
+}
 
 static void
 file_data_free (gpointer data)
@@ -206,6 +229,16 @@ ss_psf_spec_is_loaded (const SsPsfSpec *spec)
   return loaded_file (spec) != NULL;
 }
 
+/* The reader's errors start with the file's name, which says nothing of
+ * its role: "PSF file " before it tells the user which of their files
+ * failed (the image, the truth or the PSF). */
+static void
+say_it_is_the_psf (GError **error, const char *path)
+{
+  if (error != NULL && *error != NULL && g_str_has_prefix ((*error)->message, path))
+    g_prefix_error (error, "PSF file ");
+}
+
 gboolean
 ss_psf_spec_load (SsPsfSpec *spec, GError **error)
 {
@@ -217,18 +250,38 @@ ss_psf_spec_load (SsPsfSpec *spec, GError **error)
                    "no PSF file given (file:PATH)");
       return FALSE;
     }
+  /* Stamped before the read: a file rewritten during it then reads as
+   * changed, never as the version read. */
+  FileStamp stamp;
+  gboolean stamped = file_stamp (spec->path, &stamp);
   g_autoptr (GPtrArray) notes = g_ptr_array_new_with_free_func (g_free);
   g_autoptr (SsImage) image = ss_psf_read_file (spec->path, notes, error);
   if (image == NULL)
-    return FALSE;
+    {
+      say_it_is_the_psf (error, spec->path);
+      return FALSE;
+    }
   g_ptr_array_add (notes, NULL);
   SsPsfFileData *file = g_atomic_rc_box_new0 (SsPsfFileData);
   file->path = g_strdup (spec->path);
   file->image = g_steal_pointer (&image);
   file->notes = (GStrv) g_ptr_array_steal (notes, NULL);
+  file->stamp = stamp;
+  file->stamped = stamped;
   file_data_unref (spec->file);
   spec->file = file;
   return TRUE;
+}
+
+gboolean
+ss_psf_spec_file_unchanged (const SsPsfSpec *spec)
+{
+  const SsPsfFileData *file = loaded_file (spec);
+  if (file == NULL)
+    return TRUE;
+  FileStamp now;
+  return file->stamped && file_stamp (file->path, &now)
+         && memcmp (&now, &file->stamp, sizeof now) == 0;
 }
 
 const char *const *
@@ -377,7 +430,15 @@ ss_psf_reach (const SsPsfSpec *spec)
     case SS_PSF_MOFFAT:
       return (int) ceil (radial_radius (spec));
     case SS_PSF_FILE:
-      break;
+      {
+        /* A loaded file is wrapped with its centre pixel (size/2) on (0,0):
+         * it reaches size/2 on the far side of an even size, as on both of
+         * an odd one. Not loaded, only a read would tell. */
+        const SsPsfFileData *file = loaded_file (spec);
+        if (file != NULL)
+          return MAX (file->image->width, file->image->height) / 2;
+        break;
+      }
     }
   return -1;
 }
@@ -515,7 +576,10 @@ render_file (const SsPsfSpec *spec, int width, int height, GError **error)
     return render_file_image (file->image, spec->path, width, height, error);
   g_autoptr (SsImage) file_psf = ss_psf_read_file (spec->path, NULL, error);
   if (file_psf == NULL)
-    return NULL;
+    {
+      say_it_is_the_psf (error, spec->path);
+      return NULL;
+    }
   return render_file_image (file_psf, spec->path, width, height, error);
 }
 

@@ -88,6 +88,12 @@ void ss_psf_spec_copy (const SsPsfSpec *src, SsPsfSpec *dst);
 gboolean ss_psf_spec_load (SsPsfSpec *spec, GError **error);
 /* Whether SPEC is a file PSF whose file ss_psf_spec_load has read. */
 gboolean ss_psf_spec_is_loaded (const SsPsfSpec *spec);
+/* FALSE when SPEC holds a reading of a file that has changed since (or
+ * gone): its device, inode, size or modification time differ from what
+ * they were when it was read. TRUE otherwise, a model PSF or a spec not
+ * loaded included. A stat, no read: for a front end that keeps a loaded
+ * spec between runs and must not solve with an edited file's old PSF. */
+gboolean ss_psf_spec_file_unchanged (const SsPsfSpec *spec);
 /* What the user should be told about the file as it was read (negative
  * wings zeroed, an off-centre centroid: ss_psf_read_file's notes), one
  * sentence each naming the file; NULL-terminated, empty for a model PSF or
@@ -95,8 +101,9 @@ gboolean ss_psf_spec_is_loaded (const SsPsfSpec *spec);
  * copy) holds it. */
 const char *const *ss_psf_spec_get_notes (const SsPsfSpec *spec);
 
-/* How far from (0,0) (wrapped, in rows or columns) a rendered model PSF can
- * be non-zero; -1 when only the file knows (file:). */
+/* How far from (0,0) (wrapped, in rows or columns) a rendered PSF can be
+ * non-zero; for a file PSF that ss_psf_spec_load has read, from its size,
+ * else -1 (only the file knows). */
 int ss_psf_reach (const SsPsfSpec *spec);
 
 /* Renders the PSF at the problem size; fails (SS_ERROR_INVALID_ARGUMENT) when
