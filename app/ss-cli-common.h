@@ -237,7 +237,6 @@ typedef struct {
 /* How a bench reads the options the two share: their limits, their
  * defaults and what it refuses of them. */
 typedef struct {
-  const char *name;                        /* "bench" or "bench --whole", for messages */
   gint64 min_side, max_side;               /* --size, --width, --height */
   gint64 max_iterations;                   /* --iters */
   SsSolverKind (*default_solver) (void);   /* without --solver */

@@ -412,7 +412,13 @@ cli_config_from_options (const CliOptions *options, CliGroups groups, double def
       /* The same options on deblur's default solver for real images; the
        * copy keeps config's own flags as the first pass set them. */
       CliConfig real = *config;
-      if (!params_from_options (options, &real, TRUE, &error))
+      /* The pass parses --devices again: into a list of its own, freed
+       * here, not over config's. */
+      real.devices = NULL;
+      real.n_devices = 0;
+      gboolean ok = params_from_options (options, &real, TRUE, &error);
+      g_free (real.devices);
+      if (!ok)
         return cli_fail (CLI_EXIT_USAGE, NULL, error);
       config->real_params = real.params;
     }

@@ -685,9 +685,11 @@ test_debias_fista (void)
   g_assert_cmpfloat (r.solver_median_error, ==, r.median_error);
 }
 
-/* The fit asked of the backend (what ss_cs_solve_random uses) is, on the
- * CPU, the solve and then ss_cs_debias on a copy of its estimate, bit for
- * bit, with and without x >= 0: the CPU's numbers stay what they were. The
+/* Plumbing only: the fit asked of the backend (what ss_cs_solve_random
+ * uses) is, on the CPU, the solve and then ss_cs_debias on a copy of its
+ * estimate, bit for bit, with and without x >= 0, compared with those same
+ * two calls made here. It says the backend path adds nothing and drops
+ * nothing, not that the fit is right: /cs/debias/oracle checks that. The
  * GPU's fit is checked against ss_cs_debias in test-cuda.c. */
 static void
 test_debias_backend_cpu (void)

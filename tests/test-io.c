@@ -1793,7 +1793,11 @@ check_output_names (void)
       GError *error = NULL;
       g_assert_false (ss_output_format_from_name (refused[i].name, &format, &error));
       g_assert_error (error, SS_ERROR, refused[i].code);
-      assert_error_names_file (error, refused[i].name);
+      /* No name to look for in the message when there is none (the
+       * basename of "" is ".", which every message holds): its "why"
+       * checks that it says no output file was given. */
+      if (refused[i].name[0] != '\0')
+        assert_error_names_file (error, refused[i].name);
       if (strstr (error->message, refused[i].why) == NULL)
         g_error ("%s: no '%s' in: %s", refused[i].name, refused[i].why, error->message);
       g_assert_nonnull (strstr (error->message, ".fits"));   /* the suffixes accepted */

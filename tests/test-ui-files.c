@@ -3,6 +3,7 @@
  * on the window (suite ui; fixtures in test-ui.h). */
 #include "test-ui.h"
 #include "test-opens.h"
+#include "ss-file-patterns.h"
 
 /* Deblur mode builds its problem as sharpsky-cli does (sky, mirror padding
  * to an FFT-friendly size, crop): on the same input and settings both must
@@ -918,10 +919,46 @@ test_drop_several_files (Fixture *f, gconstpointer data)
   g_assert_null (ss_window_get_message (f->window));
 }
 
+/* Whether a filter of SUFFIXES shows a file called NAME. */
+static gboolean
+suffixes_match (const char *const *suffixes, const char *name)
+{
+  g_autoptr (GtkFileFilter) filter = gtk_file_filter_new ();
+  ss_file_filter_add_suffixes (filter, suffixes);
+  g_autoptr (GFileInfo) info = g_file_info_new ();
+  g_file_info_set_display_name (info, name);
+  return gtk_filter_match (GTK_FILTER (filter), info);
+}
+
+/* The choosers show every name the engine takes, in any case: the export's
+ * FITS filter exactly the names ss_output_format_from_name calls FITS, the
+ * open dialog's those and fpack's .fz, which the reader opens too. */
+static void
+test_file_suffixes (void)
+{
+  const char *names[] = { "OUT.Fits", "a.fit", "a.FTS", "a.fits.gz", "a.fit.gz", "a.Fts.GZ",
+                          "a.fits.fz", "a.FIT.fz", "a.fts.fz", "a.png", "a.gz", "a.png.gz",
+                          "a.jpg", "fits" };
+  for (guint i = 0; i < G_N_ELEMENTS (names); i++)
+    {
+      SsOutputFormat format = SS_OUTPUT_FORMAT_PNG;
+      gboolean written = ss_output_format_from_name (names[i], &format, NULL)
+                         && format != SS_OUTPUT_FORMAT_PNG;
+      g_autofree char *lower = g_ascii_strdown (names[i], -1);
+      gboolean fpack = g_str_has_suffix (lower, ".fz");
+      g_test_message ("%s: written %d, fpack %d", names[i], written, fpack);
+      g_assert_cmpint (suffixes_match (ss_fits_write_suffixes, names[i]), ==, written);
+      g_assert_cmpint (suffixes_match (ss_fits_read_suffixes, names[i]), ==, written || fpack);
+    }
+  g_assert_true (suffixes_match (ss_png_suffixes, "A.PNG"));
+  g_assert_true (suffixes_match (ss_csv_suffixes, "cells.Csv"));
+}
+
 /* Called by test-ui.c's main, in the suite's order. */
 void
 test_ui_add_file_tests (void)
 {
+  g_test_add_func ("/ui/file-suffixes", test_file_suffixes);
   g_test_add ("/ui/hdu-chooser", Fixture, NULL, fixture_setup, test_hdu_chooser,
               fixture_teardown);
   g_test_add ("/ui/psf-from-star", Fixture, NULL, fixture_setup, test_psf_from_star,

@@ -451,6 +451,27 @@ test_phase_typed_values (Fixture *f, gconstpointer data)
   g_assert_true (differs);
 }
 
+/* A number half typed into one spin stays as typed while another control
+ * changes (the command line's refresh reads without entering it); Run's
+ * reading enters it, clamped to the spin's range. */
+static void
+test_phase_typing_kept (Fixture *f, gconstpointer data)
+{
+  if (skip_without_display ())
+    return;
+  SsPhaseWindow *phase = open_phase_window (f);
+  g_autoptr (GPtrArray) spins = g_ptr_array_new ();
+  collect_spin_buttons (GTK_WIDGET (phase), spins);
+  g_assert_cmpuint (spins->len, ==, 5);
+  GtkSpinButton *n_spin = g_ptr_array_index (spins, 0), *deltas_spin = g_ptr_array_index (spins, 1);
+  gtk_editable_set_text (GTK_EDITABLE (n_spin), "4");   /* on the way to 4096; the least is 16 */
+  gtk_spin_button_set_value (deltas_spin, gtk_spin_button_get_value (deltas_spin) + 1);
+  g_assert_cmpstr (gtk_editable_get_text (GTK_EDITABLE (n_spin)), ==, "4");
+  SsPhaseSettings s;
+  ss_phase_window_get_settings (phase, &s);
+  g_assert_cmpint (s.n, ==, 16);
+}
+
 /* Called by test-ui.c's main, in the suite's order. */
 void
 test_ui_add_phase_tests (void)
@@ -462,5 +483,7 @@ test_ui_add_phase_tests (void)
   g_test_add ("/ui/phase-stop", Fixture, NULL, fixture_setup, test_phase_stop,
               fixture_teardown);
   g_test_add ("/ui/phase-typed-values", Fixture, NULL, fixture_setup, test_phase_typed_values,
+              fixture_teardown);
+  g_test_add ("/ui/phase-typing-kept", Fixture, NULL, fixture_setup, test_phase_typing_kept,
               fixture_teardown);
 }

@@ -67,7 +67,7 @@ on_psf_file_clicked (SsParamsPanel *self)
       "Choose a PSF (FITS)", GTK_IS_WINDOW (root) ? GTK_WINDOW (root) : NULL,
       GTK_FILE_CHOOSER_ACTION_OPEN, "_Open", "_Cancel");
   /* A PSF file is read as an image is (ss_psf_read_file): the same names. */
-  ss_file_chooser_add_filter (GTK_FILE_CHOOSER (dialog), "FITS images", ss_fits_read_patterns);
+  ss_file_chooser_add_filter (GTK_FILE_CHOOSER (dialog), "FITS images", ss_fits_read_suffixes);
   g_signal_connect (dialog, "response", G_CALLBACK (on_psf_chosen), self);
   gtk_native_dialog_show (GTK_NATIVE_DIALOG (dialog));
 }

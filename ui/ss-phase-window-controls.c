@@ -24,10 +24,14 @@ dropdown_index (GtkDropDown *dropdown, guint count)
   return i < count ? i : 0;
 }
 
-void
-ss_phase_window_get_settings (SsPhaseWindow *self, SsPhaseSettings *s)
+/* The controls as settings. With COMMIT, a number typed but not yet
+ * entered (Ctrl+R straight after typing) is entered first: it is the one
+ * the user sees, and the one the sweep and command line use. Without, the
+ * spins' text is left alone: the label refresh runs on every change of
+ * any control, and must not clamp a half-typed number under the cursor. */
+static void
+read_settings (SsPhaseWindow *self, SsPhaseSettings *s, gboolean commit)
 {
-  g_return_if_fail (SS_IS_PHASE_WINDOW (self));
   ss_phase_settings_init (s);
   if (self->algorithms->len > 0)
     s->algorithm = g_array_index (self->algorithms, SsCsAlgorithm,
@@ -36,17 +40,23 @@ ss_phase_window_get_settings (SsPhaseWindow *self, SsPhaseSettings *s)
   s->values = (SsCsValues) dropdown_index (self->values_dropdown, SS_N_CS_VALUES);
   s->backend = (SsBackendKind) dropdown_index (self->backend_dropdown,
                                                G_N_ELEMENTS (backend_labels));
-  /* A number typed but not yet entered (Ctrl+R straight after typing) is
-   * the one the user sees, and the one the sweep and command line use. */
   GtkSpinButton *spins[] = { self->n_spin, self->deltas_spin, self->rhos_spin, self->trials_spin,
                              self->seed_spin };
-  for (guint i = 0; i < G_N_ELEMENTS (spins); i++)
+  for (guint i = 0; commit && i < G_N_ELEMENTS (spins); i++)
     ss_spin_button_commit_typed (spins[i]);
   s->n = gtk_spin_button_get_value_as_int (self->n_spin);
   s->n_deltas = gtk_spin_button_get_value_as_int (self->deltas_spin);
   s->n_rhos = gtk_spin_button_get_value_as_int (self->rhos_spin);
   s->trials = gtk_spin_button_get_value_as_int (self->trials_spin);
   s->seed = (guint64) gtk_spin_button_get_value (self->seed_spin);
+}
+
+/* Run, export and tests: what the user typed counts. */
+void
+ss_phase_window_get_settings (SsPhaseWindow *self, SsPhaseSettings *s)
+{
+  g_return_if_fail (SS_IS_PHASE_WINDOW (self));
+  read_settings (self, s, TRUE);
 }
 
 void
@@ -115,10 +125,14 @@ ss_phase_window_get_command_line (SsPhaseWindow *self)
   return command_line_for (&s);
 }
 
+/* Reads without committing (see read_settings): a spin's typed number
+ * shows here once entered, when its value-changed brings us back. */
 void
 ss_phase_window_on_control_changed (SsPhaseWindow *self)
 {
-  g_autofree char *command = ss_phase_window_get_command_line (self);
+  SsPhaseSettings s;
+  read_settings (self, &s, FALSE);
+  g_autofree char *command = command_line_for (&s);
   gtk_label_set_text (self->command_label, command);
 }
 

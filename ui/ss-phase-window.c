@@ -88,7 +88,7 @@ action_export (GtkWidget *widget, const char *name, GVariant *param)
       GTK_FILE_CHOOSER_ACTION_SAVE, "_Export", "_Cancel");
   GtkFileChooser *chooser = GTK_FILE_CHOOSER (dialog);
   ss_file_chooser_add_filter (chooser, png ? "PNG images" : "CSV tables",
-                              png ? ss_png_patterns : ss_csv_patterns);
+                              png ? ss_png_suffixes : ss_csv_suffixes);
   g_autofree char *name_text = g_strdup_printf (
       "phase-%s-%s.%s", ss_cs_algorithm_to_string (self->run_settings.algorithm),
       ss_ensemble_to_string (self->run_settings.ensemble), png ? "png" : "csv");

@@ -305,12 +305,12 @@ typedef struct {
 
 /* Whether a CUDA device is present, as AUTO decides (ss_backend_new).
  * Asked on the planning thread, never the main one: the first query
- * starts the GPU driver, which takes a while. */
+ * starts the GPU driver, which takes a while. A count, not a listing,
+ * which would make a context on every device to read its memory. */
 static gboolean
 gpu_present (void)
 {
-  g_autoptr (GArray) devices = ss_backend_list_devices ();
-  return devices->len > 0;
+  return ss_backend_count_devices () > 0;
 }
 
 static gpointer

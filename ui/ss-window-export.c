@@ -296,9 +296,9 @@ ss_window_action_export (GSimpleAction *action, GVariant *param, gpointer data)
   GtkFileChooser *chooser = GTK_FILE_CHOOSER (dialog);
   ss_file_chooser_add_filter (chooser, format == SS_EXPORT_PNG ? "PNG images"
                                        : format == SS_EXPORT_CSV ? "CSV tables" : "FITS images",
-                              format == SS_EXPORT_PNG ? ss_png_patterns
-                              : format == SS_EXPORT_CSV ? ss_csv_patterns
-                                                        : ss_fits_write_patterns);
+                              format == SS_EXPORT_PNG ? ss_png_suffixes
+                              : format == SS_EXPORT_CSV ? ss_csv_suffixes
+                                                        : ss_fits_write_suffixes);
   if (format == SS_EXPORT_PNG)
     {
       static const char *depth_ids[] = { "8", "16", NULL };

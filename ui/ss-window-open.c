@@ -315,7 +315,11 @@ apply_defaults_for_file (SsWindow *self, const char *base)
   s.params.holdout = TRUE;
   s.psf_from_fit = !simulated;
   if (simulated)
-    ss_psf_spec_copy (&recorded.psf, &s.acquisition.psf);
+    {
+      /* The copy writes over the panel's spec: release its path first. */
+      ss_psf_spec_clear (&s.acquisition.psf);
+      ss_psf_spec_copy (&recorded.psf, &s.acquisition.psf);
+    }
   ss_params_panel_set_settings (self->panel, &s);
   ss_settings_clear (&s);
   ss_acquisition_clear (&recorded);
@@ -566,8 +570,8 @@ add_images_filter (GtkFileChooser *chooser)
 {
   GtkFileFilter *filter = gtk_file_filter_new ();
   gtk_file_filter_set_name (filter, "Images (FITS, PNG)");
-  ss_file_filter_add_patterns (filter, ss_fits_read_patterns);
-  ss_file_filter_add_patterns (filter, ss_png_patterns);
+  ss_file_filter_add_suffixes (filter, ss_fits_read_suffixes);
+  ss_file_filter_add_suffixes (filter, ss_png_suffixes);
   gtk_file_chooser_add_filter (chooser, filter);
   g_object_unref (filter);
 }
@@ -580,9 +584,9 @@ ss_window_action_open (GSimpleAction *action, GVariant *param, gpointer data)
       "Open an Image", GTK_WINDOW (self), GTK_FILE_CHOOSER_ACTION_OPEN, "_Open", "_Cancel");
   GtkFileChooser *chooser = GTK_FILE_CHOOSER (dialog);
   add_images_filter (chooser);
-  ss_file_chooser_add_filter (chooser, "FITS images", ss_fits_read_patterns);
-  ss_file_chooser_add_filter (chooser, "PNG images", ss_png_patterns);
-  ss_file_chooser_add_filter (chooser, "All files", ss_all_patterns);
+  ss_file_chooser_add_filter (chooser, "FITS images", ss_fits_read_suffixes);
+  ss_file_chooser_add_filter (chooser, "PNG images", ss_png_suffixes);
+  ss_file_chooser_add_all_filter (chooser);
   if (self->path)
     {
       g_autoptr (GFile) file = g_file_new_for_path (self->path);

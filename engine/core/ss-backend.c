@@ -481,6 +481,16 @@ ss_backend_list_devices (void)
   return list;
 }
 
+int
+ss_backend_count_devices (void)
+{
+#if SHARPSKY_HAVE_CUDA
+  return ss_cuda_device_count ();
+#else
+  return 0;
+#endif
+}
+
 char *
 ss_backend_describe_devices (void)
 {

@@ -126,6 +126,10 @@ typedef struct {
  * build has no CUDA or no device is present. Cheaper than a backend: no
  * stream, plan or library handle is made. */
 GArray *ss_backend_list_devices (void);
+/* How many CUDA devices there are: 0 when the build has no CUDA, or no
+ * driver or device is present. Cheap next to ss_backend_list_devices: no
+ * device is queried, so no context is made on each (for "is there a GPU"). */
+int ss_backend_count_devices (void);
 /* Lists the compute devices found, one line each (for `info` and the app):
  * the CPU's, then ss_backend_list_devices's as "cuda N: NAME, X free of Y". */
 char *ss_backend_describe_devices (void);
