@@ -511,16 +511,55 @@ ss_cs_bench (SsBackendKind backend, const SsCsBenchParams *params, SsCsBenchResu
   return ss_cs_bench_cpu (params, result, error);
 }
 
-/* The solve on BACKEND; with FITTED, then the fit into it on the backend
- * that solved. */
+struct _SsCsSession
+{
+  SsBackendKind backend;
+#if SHARPSKY_HAVE_CUDA
+  SsCudaContext *ctx;   /* made at the session's first GPU solve */
+#endif
+};
+
+SsCsSession *
+ss_cs_session_new (SsBackendKind backend)
+{
+  SsCsSession *session = g_new0 (SsCsSession, 1);
+  session->backend = backend;
+  return session;
+}
+
+void
+ss_cs_session_free (SsCsSession *session)
+{
+  if (session == NULL)
+    return;
+#if SHARPSKY_HAVE_CUDA
+  ss_cuda_context_free (session->ctx);
+#endif
+  g_free (session);
+}
+
+/* The session's solve on the CPU; with FITTED, then the fit into it. */
 static gboolean
-solve_on_backend (SsBackendKind backend, const SsCsParams *params, SsLinop *A, const float *y,
-                  int batch, float *x, float *fitted, int iterations, SsCsStats *stats,
-                  const char **used, GError **error)
+solve_on_cpu (const SsCsParams *params, SsLinop *A, const float *y, int batch, float *x,
+              float *fitted, int iterations, SsCsStats *stats, GError **error)
+{
+  if (!ss_cs_solve (params, A, y, batch, x, stats, error))
+    return FALSE;
+  if (fitted == NULL)
+    return TRUE;
+  memcpy (fitted, x, A->cols * batch * sizeof (float));
+  return ss_cs_debias (A, y, batch, fitted, iterations, params->nonneg, NULL, error);
+}
+
+gboolean
+ss_cs_session_solve (SsCsSession *session, const SsCsParams *params, SsLinop *A, const float *y,
+                     int batch, float *x, float *fitted, int iterations, SsCsStats *stats,
+                     const char **used, GError **error)
 {
   *used = "cpu";
+  SsBackendKind backend = session->backend;
 #if SHARPSKY_HAVE_CUDA
-  gboolean device = ss_cuda_device_count () > 0;
+  gboolean device = session->ctx != NULL || ss_cuda_device_count () > 0;
   if (backend == SS_BACKEND_CUDA || (backend == SS_BACKEND_AUTO && device))
     {
       if (!device)
@@ -528,14 +567,11 @@ solve_on_backend (SsBackendKind backend, const SsCsParams *params, SsLinop *A, c
           g_set_error (error, SS_ERROR, SS_ERROR_NO_DEVICE, "no CUDA device is present");
           return FALSE;
         }
-      SsCudaContext *ctx = ss_cuda_context_new (0, error);
-      if (ctx == NULL)
+      if (session->ctx == NULL && (session->ctx = ss_cuda_context_new (0, error)) == NULL)
         return FALSE;
       *used = "cuda";
-      gboolean ok = ss_cuda_cs_solve_debiased (ctx, params, A, y, batch, x, fitted, iterations,
-                                               stats, error);
-      ss_cuda_context_free (ctx);
-      return ok;
+      return ss_cuda_cs_solve_debiased (session->ctx, params, A, y, batch, x, fitted,
+                                        iterations, stats, error);
     }
 #else
   if (backend == SS_BACKEND_CUDA)
@@ -545,12 +581,18 @@ solve_on_backend (SsBackendKind backend, const SsCsParams *params, SsLinop *A, c
       return FALSE;
     }
 #endif
-  if (!ss_cs_solve (params, A, y, batch, x, stats, error))
-    return FALSE;
-  if (fitted == NULL)
-    return TRUE;
-  memcpy (fitted, x, A->cols * batch * sizeof (float));
-  return ss_cs_debias (A, y, batch, fitted, iterations, params->nonneg, NULL, error);
+  return solve_on_cpu (params, A, y, batch, x, fitted, iterations, stats, error);
+}
+
+/* The solve on BACKEND, in a session of its own. */
+static gboolean
+solve_on_backend (SsBackendKind backend, const SsCsParams *params, SsLinop *A, const float *y,
+                  int batch, float *x, float *fitted, int iterations, SsCsStats *stats,
+                  const char **used, GError **error)
+{
+  g_autoptr (SsCsSession) session = ss_cs_session_new (backend);
+  return ss_cs_session_solve (session, params, A, y, batch, x, fitted, iterations, stats, used,
+                              error);
 }
 
 gboolean

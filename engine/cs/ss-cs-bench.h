@@ -100,6 +100,20 @@ gboolean ss_cs_bench (SsBackendKind backend, const SsCsBenchParams *params,
 gboolean ss_cs_bench_cpu (const SsCsBenchParams *params, SsCsBenchResult *result,
                           GError **error);
 
+/* Where a run of solves goes (a sweep's cells): its backend and, on the
+ * GPU, one context made at the first solve and kept for the others, with
+ * its stream, library handles and plans, instead of one a solve. Used from
+ * one thread at a time. */
+typedef struct _SsCsSession SsCsSession;
+SsCsSession *ss_cs_session_new (SsBackendKind backend);
+void ss_cs_session_free (SsCsSession *session);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (SsCsSession, ss_cs_session_free)
+
+/* ss_cs_solve_backend_debiased (below) in SESSION. */
+gboolean ss_cs_session_solve (SsCsSession *session, const SsCsParams *params, SsLinop *A,
+                              const float *y, int batch, float *x, float *fitted, int iterations,
+                              SsCsStats *stats, const char **used, GError **error);
+
 /* ss_cs_solve on BACKEND: AUTO takes the GPU when there is one, else the CPU. *USED: "cpu" or
  * "cuda". The GPU runs every iteration asked for (no stopping test). */
 gboolean ss_cs_solve_backend (SsBackendKind backend, const SsCsParams *params, SsLinop *A,

@@ -70,9 +70,11 @@ block_errors (const float *x, const float *truth, gsize n, int batch, double tol
   return recovered;
 }
 
-gboolean
-ss_cs_solve_random (const SsCsProblemSpec *spec, const SsCsParams *solve, SsBackendKind backend,
-                    SsCsTrialsResult *out, GError **error)
+/* ss_cs_solve_random in SESSION (a sweep's: its GPU context serves every
+ * cell). */
+static gboolean
+solve_random_in (SsCsSession *session, const SsCsProblemSpec *spec, const SsCsParams *solve,
+                 SsCsTrialsResult *out, GError **error)
 {
   gsize n = spec->n;
   int batch = spec->batch;
@@ -91,11 +93,8 @@ ss_cs_solve_random (const SsCsProblemSpec *spec, const SsCsParams *solve, SsBack
   /* The backend fits where it solved: on the GPU the block never comes back
    * to the host for a CGLS over it there. */
   g_autofree float *fitted = out->debiased ? g_new (float, n * batch) : NULL;
-  gboolean ok = out->debiased
-                ? ss_cs_solve_backend_debiased (backend, &p, A, y, batch, x, fitted,
-                                                DEBIAS_ITERATIONS, &stats, &out->backend, error)
-                : ss_cs_solve_backend (backend, &p, A, y, batch, x, &stats, &out->backend, error);
-  if (!ok)
+  if (!ss_cs_session_solve (session, &p, A, y, batch, x, fitted, DEBIAS_ITERATIONS, &stats,
+                            &out->backend, error))
     return FALSE;
   out->recovered = block_errors (x, truth, n, batch, spec->success_tol, &out->median_error,
                                  &out->max_error);
@@ -106,6 +105,14 @@ ss_cs_solve_random (const SsCsProblemSpec *spec, const SsCsParams *solve, SsBack
   out->seconds = stats.seconds;
   out->iterations = stats.iterations;
   return TRUE;
+}
+
+gboolean
+ss_cs_solve_random (const SsCsProblemSpec *spec, const SsCsParams *solve, SsBackendKind backend,
+                    SsCsTrialsResult *out, GError **error)
+{
+  g_autoptr (SsCsSession) session = ss_cs_session_new (backend);
+  return solve_random_in (session, spec, solve, out, error);
 }
 
 /* ---- the sweep ----------------------------------------------------------------- */
@@ -214,6 +221,8 @@ ss_cs_phase_transition (const SsCsPhaseParams *params, SsCsPhaseCellFunc func,
     }
   SsCsParams solve = params->solve;
   CancelCheck check = { cancellable, solve.progress, solve.user_data };
+  /* One GPU context for the whole sweep: made once, not once a cell. */
+  g_autoptr (SsCsSession) session = ss_cs_session_new (params->backend);
   if (cancellable != NULL)
     {
       /* Reporting only reads x: the solve computes what it would without it. */
@@ -245,7 +254,7 @@ ss_cs_phase_transition (const SsCsPhaseParams *params, SsCsPhaseCellFunc func,
         /* From the cell's values, never its index: the same cell gives the
          * same counts in any grid (a coarse sweep and a fine one agree). */
         spec.seed = ss_cs_phase_cell_seed (params->problem.seed, cell.delta, cell.rho);
-        if (!ss_cs_solve_random (&spec, &solve, params->backend, &cell.result, error))
+        if (!solve_random_in (session, &spec, &solve, &cell.result, error))
           return FALSE;
         cell.fraction = (double) cell.result.recovered / params->trials;
         if (func && !func (&cell, user_data, error))
