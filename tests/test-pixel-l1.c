@@ -598,51 +598,56 @@ test_choice_stars (void)
   check_choice (12, 0.02);
 }
 
-/* With random sensing C is no blur and RL refuses it: `auto` is ALM, says
- * why, and gives ALM's estimate on all the pixels bit for bit (it failed
- * with RL's refusal before). */
+/* `auto` on T's problem, where RL refuses to start: ALM is chosen, the
+ * choice says why (WHY, RL's words), and the result is ALM's own solve on
+ * all the pixels, bit for bit. */
+static void
+assert_alm_chosen_over_refusing_rl (const TestProblem *t, const char *why)
+{
+  SsProblem problem = { .op = t->op, .y = t->y };
+  SsSolveParams params = test_choice_params (5);
+  SsSolveResult result = backend_solve (&problem, &params);
+  g_test_message ("auto said \"%s\"", result.choice);
+  g_assert_true (g_str_has_prefix (result.choice, "alm chosen"));
+  g_assert_nonnull (strstr (result.choice, "rl cannot run"));
+  g_assert_nonnull (strstr (result.choice, why));
+  assert_choice_is_candidate (&result, result.choice_iterations, &problem, &params,
+                              SS_SOLVER_ALM);
+  ss_solve_result_clear (&result);
+}
+
+/* A fresh problem of 40-48 x 36-44 pixels, Gaussian blur, sampling RATIO. */
+static void
+choice_problem (TestProblem *t, GRand *rng, double ratio)
+{
+  test_problem_init (t, rng, 40 + g_rand_int_range (rng, 0, 9), 36 + g_rand_int_range (rng, 0, 9),
+                     "gaussian:2", ratio, 0.01);
+}
+
+/* With random sensing C is no blur and RL refuses it (it failed with RL's
+ * refusal before `auto` skipped it). */
 static void
 test_choice_sensing (void)
 {
   g_autoptr (GRand) rng = test_rng ();
   TestProblem t;
-  test_problem_init (&t, rng, 40 + g_rand_int_range (rng, 0, 9), 36 + g_rand_int_range (rng, 0, 9),
-                     "gaussian:2", 0.5, 0.01);
-  SsProblem problem = { .op = t.op, .y = t.y };
-  SsSolveParams params = test_choice_params (5);
-  SsSolveResult result = backend_solve (&problem, &params);
-  g_test_message ("auto said \"%s\"", result.choice);
-  g_assert_true (g_str_has_prefix (result.choice, "alm chosen"));
-  g_assert_nonnull (strstr (result.choice, "rl cannot run"));
-  assert_choice_is_candidate (&result, result.choice_iterations, &problem, &params,
-                              SS_SOLVER_ALM);
-  ss_solve_result_clear (&result);
+  choice_problem (&t, rng, 0.5);
+  assert_alm_chosen_over_refusing_rl (&t, "non-negative blur");
   test_problem_clear (&t);
 }
 
 /* Data with nothing above zero: RL refuses them before it starts (its
- * setup's own check, asked by the choice), and `auto` gives ALM's solve,
- * saying why; a refusal RL makes of the data, not only of the operator,
- * leaves the choice to the other candidate. */
+ * setup's own check, asked by the choice); a refusal of the data, not only
+ * of the operator, leaves the choice to the other candidate. */
 static void
 test_choice_nothing_positive (void)
 {
   g_autoptr (GRand) rng = test_rng ();
   TestProblem t;
-  test_problem_init (&t, rng, 40 + g_rand_int_range (rng, 0, 9), 36 + g_rand_int_range (rng, 0, 9),
-                     "gaussian:2", 1.0, 0.01);
+  choice_problem (&t, rng, 1.0);
   for (gsize i = 0; i < t.n; i++)
     t.y[i] = -fabsf (t.y[i]) - 0.01f;
-  SsProblem problem = { .op = t.op, .y = t.y };
-  SsSolveParams params = test_choice_params (5);
-  SsSolveResult result = backend_solve (&problem, &params);
-  g_test_message ("auto said \"%s\"", result.choice);
-  g_assert_true (g_str_has_prefix (result.choice, "alm chosen"));
-  g_assert_nonnull (strstr (result.choice, "rl cannot run"));
-  g_assert_nonnull (strstr (result.choice, "positive observed data"));
-  assert_choice_is_candidate (&result, result.choice_iterations, &problem, &params,
-                              SS_SOLVER_ALM);
-  ss_solve_result_clear (&result);
+  assert_alm_chosen_over_refusing_rl (&t, "positive observed data");
   test_problem_clear (&t);
 }
 
