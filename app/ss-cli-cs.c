@@ -166,13 +166,6 @@ parse_fraction (const char *option, const char *text, double *value, GError **er
   return TRUE;
 }
 
-static int
-compare_doubles (const void *a, const void *b)
-{
-  double x = *(const double *) a, y = *(const double *) b;
-  return (x > y) - (x < y);
-}
-
 /* The values of a comma-separated list, sorted and each once: the heat map
  * draws δ left to right and ρ bottom to top, which an unsorted list would
  * scramble, and a repeated value would be the same cell twice (each cell's
@@ -193,7 +186,7 @@ parse_list (const char *option, const char *text, GArray *list, GError **error)
       g_set_error (error, SS_ERROR, SS_ERROR_INVALID_ARGUMENT, "%s: empty list", option);
       return FALSE;
     }
-  g_array_sort (list, compare_doubles);
+  g_array_sort (list, ss_compare_doubles);
   guint kept = 1;
   for (guint i = 1; i < list->len; i++)
     if (g_array_index (list, double, i) != g_array_index (list, double, kept - 1))

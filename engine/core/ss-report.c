@@ -9,6 +9,20 @@ ss_now (void)
   return (double) g_get_monotonic_time () * 1e-6;
 }
 
+int
+ss_compare_doubles (const void *a, const void *b)
+{
+  double x = *(const double *) a, y = *(const double *) b;
+  return (x > y) - (x < y);
+}
+
+double
+ss_median_of_doubles (double *values, int count)
+{
+  qsort (values, count, sizeof (double), ss_compare_doubles);
+  return values[count / 2];
+}
+
 static GMutex planning_lock;
 static double planning_total;
 

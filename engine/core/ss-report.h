@@ -8,6 +8,13 @@ G_BEGIN_DECLS
 /* Monotonic seconds. */
 double ss_now (void);
 
+/* qsort's (and g_array_sort's) order of doubles, ascending. */
+int ss_compare_doubles (const void *a, const void *b);
+/* The middle of COUNT values (the upper one of the two middles for an even
+ * count), sorting VALUES in place: what a benchmark reports of its repeats,
+ * one outlier at either end left out. */
+double ss_median_of_doubles (double *values, int count);
+
 /* Wall seconds this process has spent planning transforms (FFTW on the
  * CPU, cuFFT on the GPU) so far, for the "plan" phase the CLI reports; the
  * planners add to it. Thread-safe. */

@@ -15,20 +15,6 @@
 
 #define REPEATS 7
 
-static int
-compare_doubles (const void *a, const void *b)
-{
-  double x = *(const double *) a, y = *(const double *) b;
-  return (x > y) - (x < y);
-}
-
-static double
-median_of (double *values, int count)
-{
-  qsort (values, count, sizeof (double), compare_doubles);
-  return values[count / 2];
-}
-
 /* Copy bandwidth, bytes read + written per second, over a buffer well past the caches. */
 double
 ss_cpu_copy_bandwidth (void)
@@ -55,7 +41,7 @@ ss_cpu_copy_bandwidth (void)
     }
   ss_mem_free (NULL, a, 0);
   ss_mem_free (NULL, b, 0);
-  return 2.0 * count * sizeof (float) / median_of (times, REPEATS);
+  return 2.0 * count * sizeof (float) / ss_median_of_doubles (times, REPEATS);
 }
 
 /* Median time of one forward + inverse through the cached plan of BATCH. */
@@ -89,7 +75,7 @@ measure_fft_pair (int width, int height, int batch, GError **error)
     }
   ss_mem_free (NULL, real, 0);
   ss_mem_free (NULL, spectrum, 0);
-  return median_of (times, REPEATS);
+  return ss_median_of_doubles (times, REPEATS);
 }
 
 /* Elementwise bytes of one iteration, as the fused passes must move them. */

@@ -195,13 +195,6 @@ ss_cs_bench_add_row (const SsCsBenchParams *bp, SsCsBenchResult *result)
   ss_cs_bench_device_measured (bp, result);
 }
 
-static int
-compare_doubles (const void *a, const void *b)
-{
-  double x = *(const double *) a, y = *(const double *) b;
-  return (x > y) - (x < y);
-}
-
 /* The median of REPEATS timings of FUNC (after one untimed call); NAN as
  * soon as BP->stop is set (the caller's ss_cs_bench_stopped says so). */
 typedef void (*TimedFunc) (gpointer data);
@@ -220,8 +213,7 @@ median_time (const SsCsBenchParams *bp, TimedFunc func, gpointer data, int repea
       func (data);
       times[r] = ss_now () - t0;
     }
-  qsort (times, repeats, sizeof (double), compare_doubles);
-  return times[repeats / 2];
+  return ss_median_of_doubles (times, repeats);
 }
 
 /* ---- NIHT on the DCT ------------------------------------------------------ */

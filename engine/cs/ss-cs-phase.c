@@ -2,6 +2,7 @@
  * shared by `sharpsky-cli cs --phase-transition` and the app's window. */
 #include "ss-cs-phase.h"
 #include "ss-cs-bench.h"
+#include "ss-report.h"
 #include "ss-error.h"
 #include "ss-output.h"
 #include "ss-png.h"
@@ -32,13 +33,6 @@ ss_cs_params_defaults (SsCsParams *p, SsCsAlgorithm algorithm)
 
 /* ---- one block of random problems ------------------------------------------ */
 
-static int
-compare_doubles (const void *a, const void *b)
-{
-  double x = *(const double *) a, y = *(const double *) b;
-  return (x > y) - (x < y);
-}
-
 gboolean
 ss_cs_params_debiased (const SsCsParams *params)
 {
@@ -63,8 +57,7 @@ block_errors (const float *x, const float *truth, gsize n, int batch, double tol
       errors[b] = ss_cs_relative_error (x + b * n, truth + b * n, n);
       recovered += errors[b] <= tol;
     }
-  qsort (errors, batch, sizeof (double), compare_doubles);
-  *median = errors[batch / 2];
+  *median = ss_median_of_doubles (errors, batch);
   if (max)
     *max = errors[batch - 1];
   return recovered;

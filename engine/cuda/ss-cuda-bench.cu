@@ -16,6 +16,7 @@
  * BENCH_REPEATS times timed with CUDA events; the median is reported.
  */
 #include "ss-cuda-internal.h"
+#include "ss-report.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -23,20 +24,6 @@
 
 #define BENCH_REPEATS 3
 #define FLOOR_BATCHES 7
-
-static int
-compare_doubles (const void *a, const void *b)
-{
-  double x = *(const double *) a, y = *(const double *) b;
-  return (x > y) - (x < y);
-}
-
-static double
-median (double *values, int count)
-{
-  qsort (values, count, sizeof (double), compare_doubles);
-  return values[count / 2];
-}
 
 typedef struct {
   cudaEvent_t start, stop;
@@ -89,7 +76,7 @@ measure_bandwidth (SsCudaContext *ctx, double *bandwidth, GError **error)
          && CUDA_OK (cudaMemcpyAsync (b, a, bytes, cudaMemcpyDeviceToDevice, ctx->stream))
          && events_seconds (ctx, &e, &times[r], error);
   if (ok)
-    *bandwidth = 2.0 * (double) bytes / median (times, FLOOR_BATCHES);
+    *bandwidth = 2.0 * (double) bytes / ss_median_of_doubles (times, FLOOR_BATCHES);
   ss_cuda_free (ctx, a, bytes);
   ss_cuda_free (ctx, b, bytes);
   events_free (&e);
@@ -135,7 +122,7 @@ measure_fft_floor (SsCudaContext *ctx, const SsCudaProblem *p, SsSolverKind kind
       ok = ok && ss_cuda_fill_random (ctx, real, batch * p->n, 100 + r, 0.0f, 1.0f, error);
     }
   if (ok)
-    *seconds = median (times, FLOOR_BATCHES);
+    *seconds = ss_median_of_doubles (times, FLOOR_BATCHES);
   ss_cuda_free (ctx, real, real_bytes);
   ss_cuda_free (ctx, spec, spec_bytes);
   events_free (&e);
@@ -211,7 +198,7 @@ bench_iterative (SsCudaContext *ctx, const SsBenchParams *params, SsCudaProblem 
          && events_seconds (ctx, &e, &times[r], error);
   if (ok)
     {
-      double total = median (times, BENCH_REPEATS);
+      double total = ss_median_of_doubles (times, BENCH_REPEATS);
       result->total_seconds = total;
       result->seconds_per_iteration = total / params->iterations;
       result->iterations_per_second = params->iterations / total;
