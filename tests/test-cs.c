@@ -709,8 +709,9 @@ test_debias_backend_cpu (void)
       g_autofree float *solved = g_new0 (float, n * batch);
       g_autoptr (GError) error = NULL;
       const char *used = NULL;
-      g_assert_true (ss_cs_solve_backend_debiased (SS_BACKEND_CPU, &params, A, y, batch, x, fitted,
-                                                   200, NULL, &used, &error));
+      g_autoptr (SsCsSession) session = ss_cs_session_new (SS_BACKEND_CPU);
+      g_assert_true (ss_cs_session_solve (session, &params, A, y, batch, x, fitted, 200, NULL,
+                                          &used, &error));
       g_assert_no_error (error);
       g_assert_cmpstr (used, ==, "cpu");
       g_assert_true (ss_cs_solve (&params, A, y, batch, solved, NULL, &error));

@@ -575,32 +575,3 @@ ss_cs_session_solve (SsCsSession *session, const SsCsParams *params, SsLinop *A,
 #endif
   return solve_on_cpu (params, A, y, batch, x, fitted, iterations, stats, error);
 }
-
-/* The solve on BACKEND, in a session of its own. */
-static gboolean
-solve_on_backend (SsBackendKind backend, const SsCsParams *params, SsLinop *A, const float *y,
-                  int batch, float *x, float *fitted, int iterations, SsCsStats *stats,
-                  const char **used, GError **error)
-{
-  g_autoptr (SsCsSession) session = ss_cs_session_new (backend);
-  return ss_cs_session_solve (session, params, A, y, batch, x, fitted, iterations, stats, used,
-                              error);
-}
-
-gboolean
-ss_cs_solve_backend (SsBackendKind backend, const SsCsParams *params, SsLinop *A, const float *y,
-                     int batch, float *x, SsCsStats *stats, const char **used, GError **error)
-{
-  return solve_on_backend (backend, params, A, y, batch, x, NULL, 0, stats, used, error);
-}
-
-gboolean
-ss_cs_solve_backend_debiased (SsBackendKind backend, const SsCsParams *params, SsLinop *A,
-                              const float *y, int batch, float *x, float *fitted,
-                              int iterations, SsCsStats *stats, const char **used,
-                              GError **error)
-{
-  g_return_val_if_fail (fitted != NULL, FALSE);
-  return solve_on_backend (backend, params, A, y, batch, x, fitted, iterations, stats, used,
-                           error);
-}

@@ -109,25 +109,17 @@ SsCsSession *ss_cs_session_new (SsBackendKind backend);
 void ss_cs_session_free (SsCsSession *session);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (SsCsSession, ss_cs_session_free)
 
-/* ss_cs_solve_backend_debiased (below) in SESSION. */
+/* ss_cs_solve on SESSION's backend (AUTO takes the GPU when there is one,
+ * else the CPU; *USED: "cpu" or "cuda"; the GPU runs every iteration asked
+ * for, no stopping test); with FITTED (n x batch, or NULL), then the
+ * least-squares fit of ss_cs_debias (A, y, batch, ·, ITERATIONS,
+ * params->nonneg) on each problem's support into it, X keeping the
+ * solver's own estimate: on the GPU where the solve ran there (the block
+ * stays on the device between the two), else ss_cs_debias on a copy of X.
+ * STATS times the solve alone. */
 gboolean ss_cs_session_solve (SsCsSession *session, const SsCsParams *params, SsLinop *A,
                               const float *y, int batch, float *x, float *fitted, int iterations,
                               SsCsStats *stats, const char **used, GError **error);
-
-/* ss_cs_solve on BACKEND: AUTO takes the GPU when there is one, else the CPU. *USED: "cpu" or
- * "cuda". The GPU runs every iteration asked for (no stopping test). */
-gboolean ss_cs_solve_backend (SsBackendKind backend, const SsCsParams *params, SsLinop *A,
-                              const float *y, int batch, float *x, SsCsStats *stats,
-                              const char **used, GError **error);
-/* The same, then the least-squares fit of ss_cs_debias (A, y, batch, ·,
- * ITERATIONS, params->nonneg) on each problem's support into FITTED
- * (n x batch), X keeping the solver's own estimate: on the GPU where the
- * solve ran there (the block stays on the device between the two), else
- * ss_cs_debias on a copy of X. STATS times the solve alone. */
-gboolean ss_cs_solve_backend_debiased (SsBackendKind backend, const SsCsParams *params,
-                                       SsLinop *A, const float *y, int batch, float *x,
-                                       float *fitted, int iterations, SsCsStats *stats,
-                                       const char **used, GError **error);
 
 /* Helpers both backends use: a row from its measured times (floors with
  * their byte counts, the seed's figure, ratio and speed-up), and the seed's

@@ -61,7 +61,7 @@ gboolean ss_cs_params_debiased (const SsCsParams *params);
  * would recover nothing. A problem is recovered when its relative error is
  * at most SPEC's success_tol, for a LASSO solve (ss_cs_params_debiased)
  * after the least-squares fit on the support it found, made on the backend
- * that solved (ss_cs_solve_backend_debiased). */
+ * that solved (ss_cs_session_solve). */
 gboolean ss_cs_solve_random (const SsCsProblemSpec *spec, const SsCsParams *solve,
                              SsBackendKind backend, SsCsTrialsResult *result, GError **error);
 
