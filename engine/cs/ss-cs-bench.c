@@ -477,31 +477,7 @@ ss_cs_bench_cpu (const SsCsBenchParams *bp, SsCsBenchResult *result, GError **er
   return TRUE;
 }
 
-gboolean
-ss_cs_bench (SsBackendKind backend, const SsCsBenchParams *params, SsCsBenchResult *result,
-             GError **error)
-{
-#if SHARPSKY_HAVE_CUDA
-  if (backend != SS_BACKEND_CPU && ss_cuda_device_count () > 0)
-    {
-      SsCudaContext *ctx = ss_cuda_context_new (0, error);
-      if (ctx == NULL)
-        return FALSE;
-      gboolean ok = ss_cuda_cs_bench (ctx, params, result, error);
-      ss_cuda_context_free (ctx);
-      return ok;
-    }
-#endif
-  if (backend == SS_BACKEND_CUDA)
-    {
-      g_set_error (error, SS_ERROR, SS_ERROR_NO_DEVICE,
-                   SHARPSKY_HAVE_CUDA ? "no CUDA device is present"
-                                      : "this build of Sharpsky has no CUDA backend "
-                                        "(configure with -Dcuda=enabled)");
-      return FALSE;
-    }
-  return ss_cs_bench_cpu (params, result, error);
-}
+/* ---- where a run of solves goes --------------------------------------------- */
 
 struct _SsCsSession
 {
@@ -530,6 +506,47 @@ ss_cs_session_free (SsCsSession *session)
   g_free (session);
 }
 
+/* Where SESSION runs: TRUE with *GPU set when on the GPU (its context then
+ * made), unset for the CPU (AUTO without a device); FALSE (NO_DEVICE) when
+ * CUDA was asked for and there is none, or none in this build. */
+static gboolean
+session_choose (SsCsSession *session, gboolean *gpu, GError **error)
+{
+  *gpu = FALSE;
+#if SHARPSKY_HAVE_CUDA
+  gboolean present = session->ctx != NULL || ss_cuda_device_count () > 0;
+  if (present && session->backend != SS_BACKEND_CPU)
+    {
+      if (session->ctx == NULL && (session->ctx = ss_cuda_context_new (0, error)) == NULL)
+        return FALSE;
+      *gpu = TRUE;
+      return TRUE;
+    }
+#endif
+  if (session->backend != SS_BACKEND_CUDA)
+    return TRUE;
+  g_set_error (error, SS_ERROR, SS_ERROR_NO_DEVICE,
+               SHARPSKY_HAVE_CUDA ? "no CUDA device is present"
+                                  : "this build of Sharpsky has no CUDA backend "
+                                    "(configure with -Dcuda=enabled)");
+  return FALSE;
+}
+
+gboolean
+ss_cs_bench (SsBackendKind backend, const SsCsBenchParams *params, SsCsBenchResult *result,
+             GError **error)
+{
+  g_autoptr (SsCsSession) session = ss_cs_session_new (backend);
+  gboolean gpu;
+  if (!session_choose (session, &gpu, error))
+    return FALSE;
+#if SHARPSKY_HAVE_CUDA
+  if (gpu)
+    return ss_cuda_cs_bench (session->ctx, params, result, error);
+#endif
+  return ss_cs_bench_cpu (params, result, error);
+}
+
 /* The session's solve on the CPU; with FITTED, then the fit into it. */
 static gboolean
 solve_on_cpu (const SsCsParams *params, SsLinop *A, const float *y, int batch, float *x,
@@ -548,30 +565,14 @@ ss_cs_session_solve (SsCsSession *session, const SsCsParams *params, SsLinop *A,
                      int batch, float *x, float *fitted, int iterations, SsCsStats *stats,
                      const char **used, GError **error)
 {
-  *used = "cpu";
-  SsBackendKind backend = session->backend;
+  gboolean gpu;
+  if (!session_choose (session, &gpu, error))
+    return FALSE;
+  *used = gpu ? "cuda" : "cpu";
 #if SHARPSKY_HAVE_CUDA
-  gboolean device = session->ctx != NULL || ss_cuda_device_count () > 0;
-  if (backend == SS_BACKEND_CUDA || (backend == SS_BACKEND_AUTO && device))
-    {
-      if (!device)
-        {
-          g_set_error (error, SS_ERROR, SS_ERROR_NO_DEVICE, "no CUDA device is present");
-          return FALSE;
-        }
-      if (session->ctx == NULL && (session->ctx = ss_cuda_context_new (0, error)) == NULL)
-        return FALSE;
-      *used = "cuda";
-      return ss_cuda_cs_solve_debiased (session->ctx, params, A, y, batch, x, fitted,
-                                        iterations, stats, error);
-    }
-#else
-  if (backend == SS_BACKEND_CUDA)
-    {
-      g_set_error (error, SS_ERROR, SS_ERROR_NO_DEVICE,
-                   "this build of Sharpsky has no CUDA backend (configure with -Dcuda=enabled)");
-      return FALSE;
-    }
+  if (gpu)
+    return ss_cuda_cs_solve_debiased (session->ctx, params, A, y, batch, x, fitted, iterations,
+                                      stats, error);
 #endif
   return solve_on_cpu (params, A, y, batch, x, fitted, iterations, stats, error);
 }
