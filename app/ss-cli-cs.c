@@ -839,12 +839,10 @@ run_bench (const CsOptions *o, const CsConfig *c)
   bp.user_data = &output;
   g_autoptr (GError) error = NULL;
   SsCsBenchResult result = { 0 };
-  gboolean ok = ss_cs_bench (c->backend, &bp, &result, &error);
-  if (ok)
-    {
-      print_bench_progress (&result, &output);
-      status = CLI_EXIT_OK;
-    }
+  /* Every row comes through ss_cs_bench_add_row, which reports it: the
+   * progress has printed all of them by the time the bench returns. */
+  if (ss_cs_bench (c->backend, &bp, &result, &error))
+    status = CLI_EXIT_OK;
   else if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
     {
       cli_error (NULL, "cs: interrupted after %d of %d benchmarks; %s", result.n_rows,

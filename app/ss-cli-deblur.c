@@ -74,16 +74,16 @@ check_auto_alpha (const CliDeblurInput *in, const CliOptions *o, const CliConfig
   /* RL (the default) and the greedy solvers take no α: printing the rule's
    * value would suggest it shaped their result. */
   const SsSolverInfo *info = ss_solver_info (job->params.kind);
-  if (ss_solver_uses (info, SS_PARAM_ALPHA) && job->alpha_noise > job->noise)
+  if (!ss_solver_uses (info, SS_PARAM_ALPHA))
+    cli_note (o, "%s: noise %g (scaled units); %s takes no alpha", label, job->noise,
+              info->name);
+  else if (job->alpha_noise > job->noise)
     cli_note (o, "%s: alpha %g from noise %g (scaled units): the typical pixel's is %g, but "
               "the light's photon noise dominates", label, job->params.alpha, job->alpha_noise,
               job->noise);
-  else if (ss_solver_uses (info, SS_PARAM_ALPHA))
+  else
     cli_note (o, "%s: alpha %g from noise %g (scaled units)", label, job->params.alpha,
               job->noise);
-  else
-    cli_note (o, "%s: noise %g (scaled units); %s takes no alpha", label, job->noise,
-              info->name);
   return -1;
 }
 

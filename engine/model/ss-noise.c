@@ -15,9 +15,6 @@
 /* The same for the 1-D kernel (1 -2 1): sqrt(6). */
 #define KERNEL_1D_NORM 2.449489742783178
 
-/* Fills OUT, (w-2) x (h-2), with the 3x3 high-pass of every interior window;
- * a window with a NaN or Inf anywhere gives NaN, which the statistics skip.
- * Rows are independent: every core takes some. */
 /* The 3x3 high-pass of the window of DATA (W wide) centred on (X, Y). */
 static inline float
 window_high_pass (const float *data, int w, int x, int y)
@@ -32,6 +29,9 @@ window_high_pass (const float *data, int w, int x, int y)
   return acc;
 }
 
+/* Fills OUT, (w-2) x (h-2), with the 3x3 high-pass of every interior window;
+ * a window with a NaN or Inf anywhere gives NaN, which the statistics skip.
+ * Rows are independent: every core takes some. */
 static gsize
 high_pass_2d (const float *data, int w, int h, float *out)
 {
