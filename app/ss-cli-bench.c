@@ -605,12 +605,6 @@ cli_bench (int argc, char **argv)
 
 static const guint8 png_signature[8] = { 0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n' };
 
-static guint32
-read_be32 (const guint8 *p)
-{
-  return ((guint32) p[0] << 24) | ((guint32) p[1] << 16) | ((guint32) p[2] << 8) | p[3];
-}
-
 static const char *
 png_colour_name (int colour_type)
 {
@@ -626,30 +620,25 @@ png_colour_name (int colour_type)
 }
 
 /* Returns TRUE and fills TEXT when PATH starts with the PNG signature. The
- * size and depth come from the IHDR chunk that must follow it. The file is
- * looked at as every reader does (ss_io_peek_file): a named pipe or a
- * device is refused before it is opened, where opening would wait for a
- * writer for ever. Its rows are then decoded (ss_png_verify), since a
- * header whole in a file cut short or corrupted after it would describe a
- * file deblur cannot read. */
+ * file is looked at as every reader does (ss_io_peek_file): a named pipe or
+ * a device is refused before it is opened, where opening would wait for a
+ * writer for ever. Its rows are then decoded (ss_png_verify, which gives
+ * the header it read), since a header whole in a file cut short or
+ * corrupted after it would describe a file deblur cannot read. */
 static gboolean
 describe_png (const char *path, char **text, GError **error)
 {
-  guint8 head[33] = { 0 };
+  guint8 head[8] = { 0 };
   gsize got = 0;
   if (!ss_io_peek_file (path, head, sizeof head, &got, NULL, error))
     return FALSE;
   if (got < 8 || memcmp (head, png_signature, 8) != 0)
     return FALSE;
-  if (got < sizeof head || memcmp (head + 12, "IHDR", 4) != 0)
-    {
-      g_set_error (error, SS_ERROR, SS_ERROR_FORMAT, "%s: truncated PNG (no IHDR chunk)", path);
-      return FALSE;
-    }
-  if (!ss_png_verify (path, error))
+  SsPngHeader header;
+  if (!ss_png_verify (path, &header, error))
     return FALSE;
-  *text = g_strdup_printf ("%s: PNG image, %u x %u, %d-bit %s\n", path, read_be32 (head + 16),
-                           read_be32 (head + 20), head[24], png_colour_name (head[25]));
+  *text = g_strdup_printf ("%s: PNG image, %u x %u, %d-bit %s\n", path, header.width,
+                           header.height, header.bit_depth, png_colour_name (header.colour_type));
   return TRUE;
 }
 

@@ -406,7 +406,7 @@ ss_png_read (const char *path, GError **error)
 /* Verifying                                                                 */
 
 static gboolean
-verify_png_with (PngReader *reader, const char *name, GError **error)
+verify_png_with (PngReader *reader, const char *name, SsPngHeader *header, GError **error)
 {
   PngReader *volatile r = reader; /* survives the longjmp */
   if (setjmp (r->context.jump))
@@ -416,6 +416,11 @@ verify_png_with (PngReader *reader, const char *name, GError **error)
       return FALSE;
     }
   begin_read (r);
+  if (header != NULL)
+    *header = (SsPngHeader) { png_get_image_width (r->png, r->info),
+                              png_get_image_height (r->png, r->info),
+                              png_get_bit_depth (r->png, r->info),
+                              png_get_color_type (r->png, r->info) };
   /* The stored samples, untransformed: only whether they decode matters.
    * An interlaced image is decoded pass by pass, each pass every row. */
   int passes = png_set_interlace_handling (r->png);
@@ -437,14 +442,14 @@ verify_png_with (PngReader *reader, const char *name, GError **error)
 }
 
 gboolean
-ss_png_verify (const char *path, GError **error)
+ss_png_verify (const char *path, SsPngHeader *header, GError **error)
 {
   g_return_val_if_fail (path != NULL, FALSE);
   g_autofree char *name = g_filename_display_name (path);
   PngReader reader = { 0 };
   goffset file_size = 0;
   gboolean ok = png_reader_open (&reader, path, name, &file_size, error)
-                && verify_png_with (&reader, name, error);
+                && verify_png_with (&reader, name, header, error);
   png_reader_clear (&reader);
   return ok;
 }

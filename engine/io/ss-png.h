@@ -28,12 +28,20 @@ gboolean ss_stretch_from_string (const char *text, SsStretch *stretch, GError **
  * top row becomes the image's last row (so that display matches the PNG). */
 SsImage *ss_png_read (const char *path, GError **error);
 
+/* A PNG's header, as stored (before any transform). */
+typedef struct {
+  guint32 width, height;
+  int bit_depth;
+  int colour_type;   /* PNG_COLOR_TYPE_*: 0 grey, 2 RGB, 3 palette, 4 and 6 with alpha */
+} SsPngHeader;
+
 /* Decodes every row of the PNG at PATH and its end (the chunks' CRCs and
  * IEND), one row at a time and keeping none, as `info` needs: the header
- * alone says nothing of a file cut short or corrupted after it. Fails
- * (SS_ERROR_FORMAT, "NAME: damaged PNG: ...") on the first damage found,
- * and as ss_png_read does on a file that is no PNG or cannot be opened. */
-gboolean ss_png_verify (const char *path, GError **error);
+ * alone says nothing of a file cut short or corrupted after it. Fills
+ * HEADER (may be NULL) from what it read. Fails (SS_ERROR_FORMAT, "NAME:
+ * damaged PNG: ...") on the first damage found, and as ss_png_read does on
+ * a file that is no PNG or cannot be opened. */
+gboolean ss_png_verify (const char *path, SsPngHeader *header, GError **error);
 
 /* Writes IMAGE, of 1 plane (grey) or 3 (RGB; any other count is refused,
  * SS_ERROR_INVALID_ARGUMENT); same overwrite rules as FITS. */
