@@ -188,6 +188,20 @@ ss_cs_bench_device_measured (const SsCsBenchParams *bp, const SsCsBenchResult *r
     bp->progress (result, bp->user_data);
 }
 
+SsLinop *
+ss_cs_bench_seed_matrix (const SsCsBenchParams *bp, GError **error)
+{
+  const SsCsSeedMatrix *mat = ss_cs_seed004_matrix (bp->matrix);
+  if (mat == NULL)
+    {
+      g_set_error (error, SS_ERROR, SS_ERROR_INVALID_ARGUMENT,
+                   "matrix %d: seed 004's matrices are 1 to 12", bp->matrix);
+      return NULL;
+    }
+  return ss_linop_new (SS_ENSEMBLE_GAUSSIAN, mat->m, mat->n, 0, bp->seed, bp->memory_limit,
+                       error);
+}
+
 void
 ss_cs_bench_add_row (const SsCsBenchParams *bp, SsCsBenchResult *result)
 {
@@ -430,15 +444,7 @@ bench_alm (const SsCsBenchParams *bp, SsLinop *A, double bandwidth, SsCsBenchRow
 static gboolean
 bench_dense (const SsCsBenchParams *bp, SsCsBenchResult *result, GError **error)
 {
-  const SsCsSeedMatrix *mat = ss_cs_seed004_matrix (bp->matrix);
-  if (mat == NULL)
-    {
-      g_set_error (error, SS_ERROR, SS_ERROR_INVALID_ARGUMENT,
-                   "matrix %d: seed 004's matrices are 1 to 12", bp->matrix);
-      return FALSE;
-    }
-  g_autoptr (SsLinop) A = ss_linop_new (SS_ENSEMBLE_GAUSSIAN, mat->m, mat->n, 0, bp->seed,
-                                        bp->memory_limit, error);
+  g_autoptr (SsLinop) A = ss_cs_bench_seed_matrix (bp, error);
   if (A == NULL || ss_cs_bench_stopped (bp, error))
     return FALSE;
   if (bp->which & SS_CS_BENCH_FISTA)

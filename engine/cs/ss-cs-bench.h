@@ -131,6 +131,10 @@ void ss_cs_bench_row_fista (SsCsBenchRow *row, const SsCsBenchParams *bp, double
 void ss_cs_bench_row_alm (SsCsBenchRow *row, const SsCsBenchParams *bp, double total_seconds,
                           double products_seconds, double bandwidth);
 void ss_cs_bench_row_finish (SsCsBenchRow *row);
+/* Seed 004's dense Gaussian matrix number BP->matrix (1 to 12), from
+ * BP->seed, within BP->memory_limit: what both backends' FISTA and ALM
+ * benches run on. */
+SsLinop *ss_cs_bench_seed_matrix (const SsCsBenchParams *bp, GError **error);
 /* TRUE, with G_IO_ERROR_CANCELLED, once BP->stop is set. */
 gboolean ss_cs_bench_stopped (const SsCsBenchParams *bp, GError **error);
 /* Counts RESULT->rows[RESULT->n_rows], just filled, among the rows

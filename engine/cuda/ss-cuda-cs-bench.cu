@@ -184,14 +184,7 @@ static gboolean
 bench_fista_alm (SsCudaContext *ctx, const SsCsBenchParams *bp, double bandwidth,
                  SsCsBenchResult *result, GError **error)
 {
-  const SsCsSeedMatrix *mat = ss_cs_seed004_matrix (bp->matrix);
-  if (mat == NULL)
-    {
-      g_set_error (error, SS_ERROR, SS_ERROR_INVALID_ARGUMENT, "matrix %d: 1 to 12", bp->matrix);
-      return FALSE;
-    }
-  g_autoptr (SsLinop) A = ss_linop_new (SS_ENSEMBLE_GAUSSIAN, mat->m, mat->n, 0, bp->seed,
-                                        bp->memory_limit, error);
+  g_autoptr (SsLinop) A = ss_cs_bench_seed_matrix (bp, error);
   if (A == NULL)
     return FALSE;
   gboolean ok = TRUE;
