@@ -50,6 +50,22 @@
        i += (size_t) gridDim.x * blockDim.x)
 
 #define BLOCK_THREADS 256
+/* How many blocks of a merged split's pair and phased tiles an SM must
+ * hold, which caps their registers at 65536 / (256 · blocks): forward 6 (40
+ * registers), adjoint 8 (32). Left to the compiler they took 43–54
+ * registers, so an SM held 4–5 blocks, half its warps, and the tiles waited
+ * on their loads with nothing else to run. At 4096² on the H200 an admm
+ * iteration with the starlet prior went from 1.631 to 1.455 ms (CPADMM
+ * 0.729 ms in the same call); forward, 5 blocks gave 1.463 ms, 4 gave 1.501,
+ * and 8 spill. The rest (0: the compiler's choice) spill at these counts or
+ * are not the default's: unphased tiles (a row image, or a split too short
+ * for the pair) and the unmerged split (reweighting, τ ≠ 1). */
+template <bool FORWARD, bool MERGED, bool PHASED>
+constexpr int
+min_blocks ()
+{
+  return !MERGED || !PHASED ? 0 : FORWARD ? 6 : 8;
+}
 
 __device__ __forceinline__ int
 wrap (int v, int size)
@@ -92,7 +108,7 @@ typedef struct {
  * 2·STEP each side; along y 2 rows when PHASED), with BLOCK_THREADS
  * threads: TW across, the rest down. */
 template <bool FORWARD, bool MERGED, int TW, int TH, int STEP, bool PHASED>
-__global__ void __launch_bounds__ (BLOCK_THREADS)
+__global__ void __launch_bounds__ (BLOCK_THREADS, (min_blocks<FORWARD, MERGED, PHASED && (STEP > 1)> ()))
 starlet_tile_kernel (StarletPass pass)
 {
   /* PHASED: the tile's rows are STEP apart (one phase of the rows), so its
@@ -141,7 +157,8 @@ starlet_tile_kernel (StarletPass pass)
         continue;
       size_t g = (size_t) gy * w + gx;
       own[k] = FORWARD ? pass.nu[g] : MERGED ? merged_u (pass.nu[g], pass.threshold) : pass.u[g];
-      if (FORWARD)
+      /* A merged split is never reweighted (ss-cuda-admm-prior.cu). */
+      if (FORWARD && !MERGED)
         other[k] = pass.reweight ? pass.reweight[g] : 1.0f;
       else
         other[k] = pass.sum ? pass.sum[g] : 0.0f;
@@ -184,7 +201,8 @@ starlet_tile_kernel (StarletPass pass)
         {
           if (pass.c_next)
             pass.c_next[g] = smooth;
-          float wj = tile[cy][tx + HALO] - smooth, t = pass.threshold * other[k];
+          float wj = tile[cy][tx + HALO] - smooth;
+          float t = MERGED ? pass.threshold : pass.threshold * other[k];
           if (MERGED)
             {
               /* own is the previous b: ν = b − S(b). */
@@ -281,7 +299,7 @@ typedef struct {
 } StarletPair;
 
 template <bool FORWARD, int S, int TW, int TH>
-__global__ void __launch_bounds__ (BLOCK_THREADS)
+__global__ void __launch_bounds__ (BLOCK_THREADS, (min_blocks<FORWARD, true, true> ()))
 starlet_pair_kernel (StarletPair pair)
 {
   constexpr int BY = BLOCK_THREADS / TW;
@@ -312,8 +330,9 @@ starlet_pair_kernel (StarletPair pair)
       size_t g = inside ? (size_t) gy * w + gx : (size_t) wrap (gy, h) * w + wrap (gx, w);
       v[r] = FORWARD ? pair.in[g] : (pair.a ? pair.a[g] : 0.0f) - merged_u (pair.b1[g], pair.t1);
     }
-  /* Adjoint: u_{j+1} and u_j where the middle image lies. */
-  float mid_u1[MIDS], mid_u0[MIDS];
+  /* Adjoint: u_{j+1} − u_j where the middle image lies (one register an
+   * element instead of two: the kernel runs 8 blocks an SM, 32 registers). */
+  float mid_du[MIDS];
   if (!FORWARD)
 #pragma unroll
     for (int r = 0; r < MIDS; r++)
@@ -323,8 +342,7 @@ starlet_pair_kernel (StarletPair pair)
           continue;
         int gy = y0 - HB + i / MW, gx = x0 - HB + i % MW;
         size_t g = inside ? (size_t) gy * w + gx : (size_t) wrap (gy, h) * w + wrap (gx, w);
-        mid_u1[r] = merged_u (pair.b1[g], pair.t1);
-        mid_u0[r] = merged_u (pair.b0[g], pair.t0);
+        mid_du[r] = merged_u (pair.b1[g], pair.t1) - merged_u (pair.b0[g], pair.t0);
       }
   const int gx = x0 + threadIdx.x;
   float own0[OUT_ROWS], own1[OUT_ROWS];   /* forward: b_j, b_{j+1}; adjoint: b_j, sum */
@@ -371,7 +389,7 @@ starlet_pair_kernel (StarletPair pair)
       if (FORWARD)
         big[i] = smooth;
       else
-        big[i] = mid_u1[r] + smooth - mid_u0[r];
+        big[i] = mid_du[r] + smooth;
     }
   __syncthreads ();
   /* The second smoothing along x; forward, c_{j+1} at the own pixels. */
@@ -410,30 +428,23 @@ starlet_pair_kernel (StarletPair pair)
     }
 }
 
-template <bool FORWARD, int S, int TW, int TH>
-static void
-launch_pair_tile (const StarletPair &pair, cudaStream_t stream)
-{
-  dim3 grid ((unsigned) ((pair.width + TW - 1) / TW), (unsigned) ((pair.height + TH - 1) / TH));
-  starlet_pair_kernel<FORWARD, S, TW, TH>
-    <<<grid, dim3 (TW, BLOCK_THREADS / TW), 0, stream>>> (pair);
-}
-/* Scales 0 and 1 as a pair: 32 × 32 tiles forward, 32 × 16 adjoint (which
- * holds more in registers: its middle image's u). H100, 4096², admm with the
- * starlet prior, the pair forward: 1.921 ms/it at 32 × 32 (1.922–1.939 at
- * 64 × 16, 64 × 32, 32 × 16, 32 × 64; 1.982 without the pair); the pair
- * adjoint: 1.939 ms/it at 32 × 16 (1.969–2.130 at the others). Scales 2
- * and 3 are not paired: their pair, whose middle image is 64 × 64 for a
- * 32 × 32 tile, smooths twice the pixels the two kernels do and was slower
- * each way (2.111 and 2.451 ms/it). */
+/* Scales 0 and 1 as a pair, 32 × 32 tiles each way. H100, 4096², admm with
+ * the starlet prior, the pair forward: 1.921 ms/it at 32 × 32 (1.922–1.939
+ * at 64 × 16, 64 × 32, 32 × 16, 32 × 64; 1.982 without the pair). The
+ * adjoint was best at 32 × 16 (1.939 ms/it) while the compiler chose its
+ * registers; at 8 blocks an SM (min_blocks) 32 × 32 is: H200, 1.455 ms/it
+ * against 1.486 at 32 × 16 (and 64 × 16 forward, 1.466). Scales 2 and 3 are
+ * not paired: their pair, whose middle image is 64 × 64 for a 32 × 32 tile,
+ * smooths twice the pixels the two kernels do and was slower each way
+ * (2.111 and 2.451 ms/it). */
 template <bool FORWARD>
 static void
 launch_pair (const StarletPair &pair, cudaStream_t stream)
 {
-  if (FORWARD)
-    launch_pair_tile<FORWARD, 1, 32, 32> (pair, stream);
-  else
-    launch_pair_tile<FORWARD, 1, 32, 16> (pair, stream);
+  constexpr int TW = 32, TH = 32;
+  dim3 grid ((unsigned) ((pair.width + TW - 1) / TW), (unsigned) ((pair.height + TH - 1) / TH));
+  starlet_pair_kernel<FORWARD, 1, TW, TH>
+    <<<grid, dim3 (TW, BLOCK_THREADS / TW), 0, stream>>> (pair);
 }
 
 /* The smoothing buffer a pass writes: the one it does not read (the image
