@@ -29,21 +29,47 @@ window_high_pass (const float *data, int w, int x, int y)
   return acc;
 }
 
-/* Fills OUT, (w-2) x (h-2), with the 3x3 high-pass of every interior window;
- * a window with a NaN or Inf anywhere gives NaN, which the statistics skip.
- * Rows are independent: every core takes some. */
+/* At most about this many 3x3 windows enter the 2-D estimate: past it, every
+ * stride-th row of windows (all of a row's, so the reads stay contiguous).
+ * The MAD of 2^22 values is within a few 1e-4 of the whole frame's (its
+ * relative standard error is about 1/sqrt(count)), while the selection over
+ * a 26-megapixel frame's 26 million took 0.34 s of a deblur on two cores. */
+#define NOISE_SAMPLES 4194304
+
+/* Every how many rows of windows the 2-D high-pass takes one: 1 up to
+ * NOISE_SAMPLES windows (every frame of 2048 x 2048 or less). */
+static int
+high_pass_row_stride (int w, int h)
+{
+  gsize windows = (gsize) (w - 2) * (gsize) (h - 2);
+  return windows > NOISE_SAMPLES ? (int) ((windows + NOISE_SAMPLES - 1) / NOISE_SAMPLES) : 1;
+}
+
+/* How many values high_pass_2d writes. */
+static gsize
+high_pass_2d_count (int w, int h)
+{
+  int stride = high_pass_row_stride (w, h);
+  return (gsize) (w - 2) * (gsize) ((h - 2 + stride - 1) / stride);
+}
+
+/* Fills OUT (high_pass_2d_count values) with the 3x3 high-pass of every
+ * interior window of the rows high_pass_row_stride takes; a window with a
+ * NaN or Inf anywhere gives NaN, which the statistics skip. Rows are
+ * independent: every core takes some. */
 static gsize
 high_pass_2d (const float *data, int w, int h, float *out)
 {
-  const int ow = w - 2;
-#pragma omp parallel for schedule(static) if ((gsize) w * h > 65536)
-  for (int y = 1; y < h - 1; y++)
+  const int ow = w - 2, stride = high_pass_row_stride (w, h);
+  const int rows = (h - 2 + stride - 1) / stride;
+#pragma omp parallel for schedule(static) if ((gsize) ow * rows > 65536)
+  for (int r = 0; r < rows; r++)
     for (int x = 1; x + 1 < w; x++)
       {
-        float acc = window_high_pass (data, w, x, y);
-        out[(gsize) (y - 1) * ow + (x - 1)] = isfinite (acc) ? acc : NAN;
+        float acc = window_high_pass (data, w, x, 1 + r * stride);
+        out[(gsize) r * ow + (x - 1)] = isfinite (acc) ? acc : NAN;
       }
-  return (gsize) ow * (gsize) (h - 2);
+  return (gsize) ow * (gsize) rows;
 }
 
 /* The same along rows only, for images less than 3 rows high. */
@@ -95,7 +121,8 @@ ss_noise_estimate (const float *data, int width, int height)
   if (data == NULL || width <= 0 || height <= 0)
     return NAN;
   gsize n = (gsize) width * (gsize) height;
-  float *filtered = g_try_new (float, n);
+  float *filtered = g_try_new (float, height >= 3 && width >= 3
+                                         ? high_pass_2d_count (width, height) : n);
   if (filtered == NULL)
     return NAN;
 
