@@ -10,10 +10,15 @@
  *
  *   x^ = (ρ conj(c^) F(v + μ) + σ Σ_k conj(w^_k) F(z_k − ν_k)) / (ρ|c^|² + σ Σ_k |w^_k|²)
  *
- * One batched forward FFT of [v + μ | z_k − ν_k ...], one spectral pass, one
- * batched inverse FFT giving [Cx | W_k x ...], one fused pixel pass for the
- * proxes (weighted least squares, soft thresholds, grouped shrinkage,
- * projection) and the duals.
+ * TV's differences and positivity's identity are stencils: their W_kᵀ(z_k − ν_k)
+ * are summed in pixel space into one image s, whose transform stands for all
+ * of theirs (σ F(s) = σ Σ conj(w^_k) F(z_k − ν_k)), and their W_k x are taken
+ * from x. The starlet scales keep their Fourier filters. So one batched
+ * forward FFT of [v + μ | s | z_j − ν_j (starlet) ...], one spectral pass, one
+ * batched inverse FFT giving [Cx | x | W_j x ...], then the pixel passes for
+ * the proxes (weighted least squares, soft thresholds, grouped shrinkage,
+ * projection), the duals and s: TV + positivity transform 2 images a step
+ * instead of 4, TV + starlet + positivity 6 instead of 8.
  *
  * ω are the data term's weights (ss-data-weights.h). With --prior tv the GPU
  * runs the same iteration with pixel stencils (ss-cuda-admm-prior.cu).
@@ -50,7 +55,14 @@ typedef struct {
   float *filters;         /* splits half-spectra (complex) */
   float *denominator;     /* ρ|c^|² + σ Σ |w^_k|², count floats */
   float *weight;          /* ω, n floats */
-  float *in, *spectrum, *out;   /* (splits + 1) images / half-spectra */
+  /* Which splits are stencils (TV, positivity: W_k x from x, W_kᵀ into s)
+   * and which are filtered in Fourier space (the starlet scales), and each
+   * filtered split's image in the batch. */
+  gboolean stencil[MAX_SPLITS];
+  int image[MAX_SPLITS];
+  int images;             /* the batch: [v + μ | s (when any stencil) | filtered ...] */
+  gboolean any_stencil;
+  float *in, *spectrum, *out;   /* IMAGES images / half-spectra */
   float *z, *nu, *mu;
   float *x, *x_previous;  /* the estimate at report points */
   float *cx_projected;    /* C x of the estimate handed out, when positivity projects it */
@@ -67,6 +79,8 @@ add_split (PriorState *s, SplitKind kind, float threshold, float noise, const fl
 {
   int k = s->splits++;
   s->kind[k] = kind;
+  /* Differences and the identity are stencils; the starlet scales filters. */
+  s->stencil[k] = kind != SPLIT_SOFT;
   s->threshold[k] = threshold;
   s->scale[k] = noise;
   float *f = s->filters + (gsize) k * 2 * s->count;
@@ -110,6 +124,19 @@ build_splits (PriorState *s, const SsOperator *op, const SsSolveParams *p, doubl
     }
   if (p->nonneg)
     add_split (s, SPLIT_POSITIVE, 0, 0, NULL, NULL);
+}
+
+/* The batch's layout: v + μ first, then s when a split is a stencil, then
+ * one image for each filtered split. */
+static void
+assign_images (PriorState *s)
+{
+  s->any_stencil = FALSE;
+  for (int k = 0; k < s->splits; k++)
+    s->any_stencil |= s->stencil[k];
+  s->images = s->any_stencil ? 2 : 1;
+  for (int k = 0; k < s->splits; k++)
+    s->image[k] = s->stencil[k] ? -1 : s->images++;
 }
 
 static void
@@ -168,13 +195,14 @@ state_alloc (PriorState *s, const SsProblem *problem, const SsSolveParams *p, Ss
   if (p->reweight > 0)
     ss_problem_noise_and_median (problem, &noise, NULL);
   build_splits (s, op, p, noise);
+  assign_images (s);
   fill_denominator (s, op->chat, (float) p->rho, (float) p->sigma);
   ss_data_weights_fill (problem, p, s->weight);
   s->poisson = p->data_term == SS_DATA_POISSON;
   if (s->poisson && !ss_poisson_term_init (problem, &s->term, error))
     return FALSE;
   /* Every split and dual starts at zero, and so does every FFT input. */
-  memset (s->in, 0, (gsize) (s->splits + 1) * real);
+  memset (s->in, 0, (gsize) s->images * real);
   memset (s->z, 0, (gsize) s->splits * real);
   memset (s->nu, 0, (gsize) s->splits * real);
   memset (s->mu, 0, real);
@@ -192,14 +220,16 @@ state_free (PriorState *s, SsMemCounter *mem)
     ss_mem_free (mem, buffers[i], 0);
 }
 
-/* x^ from the batch's spectra, then [c^ x^ | w^_k x^ ...] in place (scaled by
- * 1/n for FFTW's unnormalised inverse). When KEEP is not NULL, x^/n goes there. */
+/* x^ from the batch's spectra, then [c^ x^ | x^ | w^_j x^ (filtered) ...] in
+ * place (scaled by 1/n for FFTW's unnormalised inverse). When KEEP is not
+ * NULL, x^/n goes there. */
 static void
 spectral_pass (PriorState *s, const float *chat, float rho, float sigma, float *keep)
 {
   const float inv_n = 1.0f / (float) s->n;
   const int splits = s->splits;
   const gsize count = s->count;
+  float *stencils = s->any_stencil ? s->spectrum + 2 * count : NULL;
 #pragma omp parallel for schedule(static) if (count > SS_PARALLEL_MIN)
   for (gsize i = 0; i < count; i++)
     {
@@ -207,10 +237,18 @@ spectral_pass (PriorState *s, const float *chat, float rho, float sigma, float *
       float *b = s->spectrum + 2 * i;
       /* conj(c) b = (cr br + ci bi) + i (cr bi − ci br) */
       float nr = rho * (cr * b[0] + ci * b[1]), ni = rho * (cr * b[1] - ci * b[0]);
+      if (stencils)
+        {
+          /* s already holds Σ W_kᵀ (z_k − ν_k) of the stencils. */
+          nr += sigma * stencils[2 * i];
+          ni += sigma * stencils[2 * i + 1];
+        }
       for (int k = 0; k < splits; k++)
         {
+          if (s->stencil[k])
+            continue;
           const float *f = s->filters + (gsize) k * 2 * count + 2 * i;
-          const float *a = s->spectrum + (gsize) (k + 1) * 2 * count + 2 * i;
+          const float *a = s->spectrum + (gsize) s->image[k] * 2 * count + 2 * i;
           nr += sigma * (f[0] * a[0] + f[1] * a[1]);
           ni += sigma * (f[0] * a[1] - f[1] * a[0]);
         }
@@ -223,10 +261,17 @@ spectral_pass (PriorState *s, const float *chat, float rho, float sigma, float *
         }
       b[0] = cr * xr - ci * xi;
       b[1] = cr * xi + ci * xr;
+      if (stencils)
+        {
+          stencils[2 * i] = xr;
+          stencils[2 * i + 1] = xi;
+        }
       for (int k = 0; k < splits; k++)
         {
+          if (s->stencil[k])
+            continue;
           const float *f = s->filters + (gsize) k * 2 * count + 2 * i;
-          float *a = s->spectrum + (gsize) (k + 1) * 2 * count + 2 * i;
+          float *a = s->spectrum + (gsize) s->image[k] * 2 * count + 2 * i;
           a[0] = f[0] * xr - f[1] * xi;
           a[1] = f[0] * xi + f[1] * xr;
         }
@@ -254,52 +299,111 @@ data_pass (PriorState *s, const float *y, float rho, float tau)
     }
 }
 
-/* The prior splits: z_k = prox(W_k x + ν_k), ν_k += τ(W_k x − z_k), and the
- * next FFT input z_k − ν_k. */
+/* A filtered split (a starlet scale): z = S(W x + ν), ν += τ(W x − z), and
+ * the next FFT input z − ν. */
 static void
-prior_pass (PriorState *s, float tau)
+filtered_split_pass (PriorState *s, int k, float tau)
 {
   const gsize n = s->n;
-  for (int k = 0; k < s->splits; k++)
+  const float *a = s->out + (gsize) s->image[k] * n;
+  float *z = s->z + (gsize) k * n, *nu = s->nu + (gsize) k * n;
+  float *next = s->in + (gsize) s->image[k] * n;
+  const float *r = s->reweight + (gsize) k * n;
+  const float t = s->threshold[k];
+#pragma omp parallel for simd schedule(static) if (n > SS_PARALLEL_MIN)
+  for (gsize i = 0; i < n; i++)
     {
-      const float *a = s->out + (gsize) (k + 1) * n;
-      float *z = s->z + (gsize) k * n, *nu = s->nu + (gsize) k * n;
-      float *next = s->in + (gsize) (k + 1) * n;
-      const float *r = s->reweight + (gsize) k * n;
-      const float t = s->threshold[k];
-      const SplitKind kind = s->kind[k];
-      if (kind == SPLIT_TV_Y)
-        continue;   /* done with its TV_X partner */
-      if (kind == SPLIT_TV_X)
+      float b = a[i] + nu[i];
+      float zi = ss_soft_threshold (b, t * r[i], FALSE);
+      nu[i] += tau * (a[i] - zi);
+      z[i] = zi;
+      next[i] = zi - nu[i];
+    }
+}
+
+/* TV's pair (split K and K + 1): the periodic forward differences of X
+ * (ss_tv_spectra's), their grouped shrinkage into z and the duals. */
+static void
+tv_split_pass (PriorState *s, int k, const float *x, int w, int h, float tau)
+{
+  const gsize n = s->n;
+  float *zx = s->z + (gsize) k * n, *zy = zx + n, *nux = s->nu + (gsize) k * n, *nuy = nux + n;
+  const float *r = s->reweight + (gsize) k * n;
+  const float t = s->threshold[k];
+#pragma omp parallel for schedule(static) if (n > SS_PARALLEL_MIN)
+  for (int py = 0; py < h; py++)
+    {
+      const float *row = x + (gsize) py * w, *below = x + (gsize) (py + 1 == h ? 0 : py + 1) * w;
+      for (int px = 0; px < w; px++)
         {
-          const float *ay = a + n;
-          float *zy = z + n, *nuy = nu + n, *nexty = next + n;
-#pragma omp parallel for simd schedule(static) if (n > SS_PARALLEL_MIN)
-          for (gsize i = 0; i < n; i++)
-            {
-              float gx = a[i] + nu[i], gy = ay[i] + nuy[i];
-              ss_tv_shrink_pair (&gx, &gy, t * r[i]);
-              nu[i] += tau * (a[i] - gx);
-              nuy[i] += tau * (ay[i] - gy);
-              z[i] = gx;
-              zy[i] = gy;
-              next[i] = gx - nu[i];
-              nexty[i] = gy - nuy[i];
-            }
-          continue;
-        }
-      const gboolean positive = kind == SPLIT_POSITIVE;
-      const float floor = s->floor;
-#pragma omp parallel for simd schedule(static) if (n > SS_PARALLEL_MIN)
-      for (gsize i = 0; i < n; i++)
-        {
-          float b = a[i] + nu[i];
-          float zi = positive ? fmaxf (b, floor) : ss_soft_threshold (b, t * r[i], FALSE);
-          nu[i] += tau * (a[i] - zi);
-          z[i] = zi;
-          next[i] = zi - nu[i];
+          gsize i = (gsize) py * w + px;
+          float ax = row[px + 1 == w ? 0 : px + 1] - row[px], ay = below[px] - row[px];
+          float gx = ax + nux[i], gy = ay + nuy[i];
+          ss_tv_shrink_pair (&gx, &gy, t * r[i]);
+          nux[i] += tau * (ax - gx);
+          nuy[i] += tau * (ay - gy);
+          zx[i] = gx;
+          zy[i] = gy;
         }
     }
+}
+
+/* s = Σ W_kᵀ (z_k − ν_k) of the stencils, the next FFT input beside v + μ:
+ * TV's backward differences (the forward ones' adjoint), and positivity's
+ * split (z = max(x + ν, floor), ν += τ(x − z)) updated on the way. */
+static void
+stencil_sum_pass (PriorState *s, int tv, int positive, const float *x, int w, int h, float tau)
+{
+  const gsize n = s->n;
+  float *sum = s->in + n;
+  const float *zx = tv >= 0 ? s->z + (gsize) tv * n : NULL;
+  const float *nux = tv >= 0 ? s->nu + (gsize) tv * n : NULL;
+  float *zp = positive >= 0 ? s->z + (gsize) positive * n : NULL;
+  float *nup = positive >= 0 ? s->nu + (gsize) positive * n : NULL;
+  const float floor = s->floor;
+#pragma omp parallel for schedule(static) if (n > SS_PARALLEL_MIN)
+  for (int py = 0; py < h; py++)
+    for (int px = 0; px < w; px++)
+      {
+        gsize i = (gsize) py * w + px;
+        float b = 0.0f;
+        if (zx)
+          {
+            gsize left = (gsize) py * w + (px == 0 ? w - 1 : px - 1);
+            gsize up = (gsize) (py == 0 ? h - 1 : py - 1) * w + px;
+            b = (zx[left] - nux[left]) - (zx[i] - nux[i]) + (zx[n + up] - nux[n + up])
+                - (zx[n + i] - nux[n + i]);
+          }
+        if (zp)
+          {
+            float zi = fmaxf (x[i] + nup[i], floor);
+            nup[i] += tau * (x[i] - zi);
+            zp[i] = zi;
+            b += zi - nup[i];
+          }
+        sum[i] = b;
+      }
+}
+
+/* The prior splits from this step's x (the batch's second output) and W_j x
+ * (its filtered outputs), and the next FFT inputs. */
+static void
+prior_pass (PriorState *s, int w, int h, float tau)
+{
+  int tv = -1, positive = -1;
+  for (int k = 0; k < s->splits; k++)
+    if (s->kind[k] == SPLIT_TV_X)
+      tv = k;
+    else if (s->kind[k] == SPLIT_POSITIVE)
+      positive = k;
+    else if (!s->stencil[k])
+      filtered_split_pass (s, k, tau);
+  if (!s->any_stencil)
+    return;
+  const float *x = s->out + s->n;
+  if (tv >= 0)
+    tv_split_pass (s, tv, x, w, h, tau);
+  stencil_sum_pass (s, tv, positive, x, w, h, tau);
 }
 
 /* Reweighted ℓ1 (Candès, Wakin & Boyd): each coefficient's threshold is
@@ -373,7 +477,7 @@ ss_cpu_admm_prior (const SsProblem *problem, const SsSolveParams *params, SsRepo
   SsCpuReporter reporter;
   ss_cpu_reporter_init (&reporter, problem, params, report, user_data, cancellable);
   gboolean ok = state_alloc (&s, problem, params, &mem, error);
-  SsFft *batch = ok ? ss_fft_get (op->width, op->height, s.splits + 1, error) : NULL;
+  SsFft *batch = ok ? ss_fft_get (op->width, op->height, s.images, error) : NULL;
   SsFft *fft1 = batch ? ss_fft_get (op->width, op->height, 1, error) : NULL;
   float *kept = fft1 ? ss_mem_alloc (&mem, 2 * s.count * sizeof (float), error) : NULL;
   ok = kept != NULL;
@@ -394,7 +498,7 @@ ss_cpu_admm_prior (const SsProblem *problem, const SsSolveParams *params, SsRepo
             break;
         }
       data_pass (&s, problem->y, rho, tau);
-      prior_pass (&s, tau);
+      prior_pass (&s, op->width, op->height, tau);
       /* The reweighting stages split the run evenly. */
       int stage_length = params->iterations / (params->reweight + 1);
       if (params->reweight > 0 && stage_length > 0 && iteration % stage_length == 0

@@ -108,7 +108,8 @@ typedef struct {
  * 2·STEP each side; along y 2 rows when PHASED), with BLOCK_THREADS
  * threads: TW across, the rest down. */
 template <bool FORWARD, bool MERGED, int TW, int TH, int STEP, bool PHASED>
-__global__ void __launch_bounds__ (BLOCK_THREADS, (min_blocks<FORWARD, MERGED, PHASED && (STEP > 1)> ()))
+__global__ void
+__launch_bounds__ (BLOCK_THREADS, (min_blocks<FORWARD, MERGED, PHASED && (STEP > 1)> ()))
 starlet_tile_kernel (StarletPass pass)
 {
   /* PHASED: the tile's rows are STEP apart (one phase of the rows), so its
