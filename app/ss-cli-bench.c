@@ -13,9 +13,9 @@
 
 /* What `bench` times (ss_backend_bench), in the order listed: the one list
  * that both the --solver help and the refusal of any other solver are made
- * from, so neither can name a solver the bench cannot time. rl is timed on
- * a GPU only (the CPU bench's random sensing is one that RL refuses);
- * --whole times whatever deblur runs. */
+ * from, so neither can name a solver the bench cannot time (rl on a blur of
+ * its own, ss_bench_rl_problem, on either backend); --whole times whatever
+ * deblur runs. */
 static const SsSolverKind bench_solvers[] = {
   SS_SOLVER_CPADMM, SS_SOLVER_FISTA, SS_SOLVER_ISTA, SS_SOLVER_ADMM_PRIOR, SS_SOLVER_RL,
   SS_SOLVER_DIRECT,
@@ -38,7 +38,7 @@ cli_bench_solver_help (void)
 {
   /* GOption keeps the pointer: interned, it lives as long as the process. */
   g_autofree char *names = bench_solver_names ();
-  g_autofree char *text = g_strdup_printf ("%s (rl on the GPU only; default cpadmm); with "
+  g_autofree char *text = g_strdup_printf ("%s (default cpadmm); with "
                                            "--whole any solver deblur takes", names);
   return g_intern_string (text);
 }

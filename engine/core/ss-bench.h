@@ -49,4 +49,14 @@ typedef struct {
 void ss_bench_params_init (SsBenchParams *params);
 void ss_bench_result_clear (SsBenchResult *result);
 
+/* RL's benchmark problem, the same on every backend: a Gaussian blur (FWHM
+ * 2.5; RL refuses the other benches' random sensing) of WIDTH x HEIGHT and
+ * data in [0.5, 1.5) drawn from SEED (its values do not change an
+ * iteration's work). *OP (ss_operator_free) and *Y (g_free) on success. */
+gboolean ss_bench_rl_problem (int width, int height, guint32 seed, SsOperator **op, float **y,
+                              GError **error);
+
+/* The elementwise bytes an RL iteration (no TV) must move, for its floor. */
+double ss_bench_rl_iteration_bytes (int width, int height, gboolean masked);
+
 G_END_DECLS

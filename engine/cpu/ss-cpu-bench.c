@@ -1,7 +1,8 @@
 /* ss-cpu-bench.c: CPU time per iteration against the floor of the same run.
  *
  * Floor = the transforms an iteration cannot avoid (CPADMM: one batch-of-2
- * R2C plus one batch-of-2 C2R; FISTA/ISTA: two dependent R2C+C2R pairs), timed
+ * R2C plus one batch-of-2 C2R; FISTA/ISTA, admm and RL: two dependent R2C+C2R
+ * pairs), timed
  * with the very FFTW plans the solvers use, plus the elementwise bytes of an
  * iteration at the copy bandwidth measured here with the same threads.
  */
@@ -192,6 +193,13 @@ bench_iterative (const SsBenchParams *params, const SsProblem *problem, SsBenchR
       sp.prior = params->prior;
       sp.data_term = SS_DATA_LS;
     }
+  if (params->solver == SS_SOLVER_RL)
+    {
+      /* Plain RL, every iteration, as on the GPU: the rules' runs are timed by --whole. */
+      ss_solve_params_set_defaults (&sp, params->solver);
+      sp.rl_stop = SS_RL_STOP_NONE;
+      sp.tv = 0;
+    }
   sp.nonneg = TRUE;
   sp.iterations = 2 * params->iterations;
   sp.report_every = params->iterations;
@@ -214,7 +222,9 @@ bench_iterative (const SsBenchParams *params, const SsProblem *problem, SsBenchR
     return FALSE;
   result->floor_fft_seconds = pair;
   result->bandwidth = ss_cpu_copy_bandwidth ();
-  result->floor_bytes = elementwise_bytes (params->solver, width, height);
+  result->floor_bytes = params->solver == SS_SOLVER_RL
+                          ? ss_bench_rl_iteration_bytes (width, height, FALSE)
+                          : elementwise_bytes (params->solver, width, height);
   result->floor_seconds = pair + result->floor_bytes / result->bandwidth;
   result->ratio = result->seconds_per_iteration / result->floor_seconds;
   return TRUE;
@@ -234,6 +244,20 @@ ss_cpu_bench (const SsBenchParams *params, SsBenchResult *result, GError **error
   result->width = params->width;
   result->height = params->height;
   result->device = ss_cpu_device_name ();
+  if (params->solver == SS_SOLVER_RL)
+    {
+      /* RL refuses the others' random sensing (below): its own problem. */
+      SsOperator *rl_op = NULL;
+      float *rl_y = NULL;
+      if (!ss_bench_rl_problem (params->width, params->height, params->seed, &rl_op, &rl_y,
+                                error))
+        return FALSE;
+      SsProblem rl = { .op = rl_op, .y = rl_y };
+      gboolean ok = bench_iterative (params, &rl, result, error);
+      ss_operator_free (rl_op);
+      g_free (rl_y);
+      return ok;
+    }
   g_autoptr (SsOperator) op = bench_operator (params, error);
   if (op == NULL)
     return FALSE;
@@ -247,17 +271,10 @@ ss_cpu_bench (const SsBenchParams *params, SsBenchResult *result, GError **error
   SsProblem problem = { .op = op, .y = y, .truth = truth };
   if (params->solver == SS_SOLVER_DIRECT)
     return bench_direct (params, &problem, result, error);
-  if (params->solver == SS_SOLVER_RL)
-    {
-      /* The bench's operator includes a random sensing matrix, which RL refuses. */
-      g_set_error (error, SS_ERROR, SS_ERROR_UNSUPPORTED,
-                   "the CPU benchmark does not time rl: use --backend cuda, or --whole");
-      return FALSE;
-    }
   if (!ss_solver_is_iterative (params->solver))
     {
       g_set_error (error, SS_ERROR, SS_ERROR_INVALID_ARGUMENT,
-                   "bench measures cpadmm, fista, ista or direct");
+                   "bench measures cpadmm, fista, ista, admm, rl or direct");
       return FALSE;
     }
   return bench_iterative (params, &problem, result, error);

@@ -258,9 +258,8 @@ bench_dense (SsCudaContext *ctx, const SsBenchParams *params, SsCudaProblem *p,
   return ok;
 }
 
-/* RL's problem: a blur (RL refuses the random circulant's sensing) of a
- * positive scene, made on the host since RL's setup reads the host problem.
- * Its values do not change the work an iteration does. */
+/* RL's problem (ss_bench_rl_problem), made on the host since RL's setup
+ * reads the host problem. */
 typedef struct {
   SsOperator *op;
   float *y;
@@ -278,27 +277,9 @@ static gboolean
 rl_bench_problem (SsCudaContext *ctx, const SsBenchParams *params, RlBenchProblem *rl,
                   SsCudaProblem *p, GError **error)
 {
-  SsPsfSpec psf;
-  memset (&psf, 0, sizeof psf);
-  if (!ss_psf_spec_parse ("gaussian:2.5", &psf, error))
+  if (!ss_bench_rl_problem (params->width, params->height, params->seed, &rl->op, &rl->y,
+                            error))
     return FALSE;
-  rl->op = ss_operator_new_blur (&psf, NULL, params->width, params->height, error);
-  ss_psf_spec_clear (&psf);
-  if (rl->op == NULL)
-    return FALSE;
-  gsize n = (gsize) params->width * params->height;
-  rl->y = (float *) g_try_malloc (n * sizeof (float));
-  if (rl->y == NULL)
-    {
-      g_set_error (error, SS_ERROR, SS_ERROR_OUT_OF_MEMORY, "no host memory for RL's data");
-      return FALSE;
-    }
-  guint32 state = params->seed * 2654435761u + 1;
-  for (gsize i = 0; i < n; i++)
-    {
-      state = state * 1664525u + 1013904223u;
-      rl->y[i] = 0.5f + (float) (state >> 8) * (1.0f / 16777216.0f);
-    }
   memset (&rl->problem, 0, sizeof rl->problem);
   rl->problem.op = rl->op;
   rl->problem.y = rl->y;

@@ -387,9 +387,5 @@ ss_cuda_rl_new (SsCudaContext *ctx, const SsCudaProblem *p, const SsSolveParams 
 double
 ss_cuda_rl_iteration_bytes (const SsCudaProblem *p)
 {
-  double spec = (double) p->spec, n = (double) p->n;
-  /* two spectrum multiplies: read the spectrum and c^, write the spectrum;
-   * the ratio: read r, y (and the mask), write r; the update (no TV): read
-   * z, back and the normaliser, write z. */
-  return 2 * 24.0 * spec + (p->mask ? 13.0 : 12.0) * n + 16.0 * n;
+  return ss_bench_rl_iteration_bytes (p->width, p->height, p->mask != NULL);
 }

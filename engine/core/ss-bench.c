@@ -1,0 +1,51 @@
+/* ss-bench.c: what the CPU and CUDA benchmarks share (ss-bench.h). */
+#include "ss-bench.h"
+#include "ss-error.h"
+#include "ss-model.h"
+#include "ss-psf.h"
+
+#include <string.h>
+
+gboolean
+ss_bench_rl_problem (int width, int height, guint32 seed, SsOperator **op, float **y,
+                     GError **error)
+{
+  *op = NULL;
+  *y = NULL;
+  SsPsfSpec psf;
+  memset (&psf, 0, sizeof psf);
+  if (!ss_psf_spec_parse ("gaussian:2.5", &psf, error))
+    return FALSE;
+  SsOperator *blur = ss_operator_new_blur (&psf, NULL, width, height, error);
+  ss_psf_spec_clear (&psf);
+  if (blur == NULL)
+    return FALSE;
+  gsize n = (gsize) width * height;
+  float *data = g_try_malloc (n * sizeof (float));
+  if (data == NULL)
+    {
+      ss_operator_free (blur);
+      g_set_error (error, SS_ERROR, SS_ERROR_OUT_OF_MEMORY, "no host memory for RL's data");
+      return FALSE;
+    }
+  /* An LCG, not GRand: the same data on every backend and a fast fill at 61 Mpx. */
+  guint32 state = seed * 2654435761u + 1;
+  for (gsize i = 0; i < n; i++)
+    {
+      state = state * 1664525u + 1013904223u;
+      data[i] = 0.5f + (float) (state >> 8) * (1.0f / 16777216.0f);
+    }
+  *op = blur;
+  *y = data;
+  return TRUE;
+}
+
+double
+ss_bench_rl_iteration_bytes (int width, int height, gboolean masked)
+{
+  double spec = (double) height * (width / 2 + 1), n = (double) width * height;
+  /* Two spectrum multiplies: read the spectrum and c^, write the spectrum
+   * (24 bytes a complex value each); the ratio: read r, y (and the mask),
+   * write r; the update (no TV): read z, back and the normaliser, write z. */
+  return 2 * 24.0 * spec + (masked ? 13.0 : 12.0) * n + 16.0 * n;
+}
