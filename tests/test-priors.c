@@ -492,13 +492,7 @@ test_admm_estimate_is_positive (void)
   SsSolveParams params = test_solve_params (SS_SOLVER_ADMM_PRIOR, 1e-3, 20);
   params.nonneg = TRUE;
   SsSolveResult result = test_cpu_solve (&p, &params);
-  SsProblem problem = { .op = p.op, .y = p.y };
-  SsSolveParams quick = params;
-  quick.rl_stop = SS_RL_STOP_NONE;
-  SsRlSetup rl;
-  g_autoptr (GError) error = NULL;
-  g_assert_true (ss_rl_setup (&problem, &quick, &rl, &error));
-  float floor = (float) (rl.darkest - rl.offset), lowest = INFINITY;
+  float floor = admm_floor (&p, &params), lowest = INFINITY;
   gsize on_floor = 0;
   for (gsize i = 0; i < p.n; i++)
     {

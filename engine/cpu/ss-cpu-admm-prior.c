@@ -20,8 +20,9 @@
  * projection), the duals and s: TV + positivity transform 2 images a step
  * instead of 4, TV + starlet + positivity 6 instead of 8.
  *
- * ω are the data term's weights (ss-data-weights.h). With --prior tv the GPU
- * runs the same iteration with pixel stencils (ss-cuda-admm-prior.cu).
+ * ω are the data term's weights (ss-data-weights.h). The GPU runs every
+ * prior in two transform pairs, the starlet scales too as à trous stencils
+ * (ss-cuda-admm-prior.cu); on the CPU their Fourier filters cost less.
  */
 #include "ss-cpu-private.h"
 #include "ss-data-weights.h"
@@ -163,23 +164,14 @@ state_alloc (PriorState *s, const SsProblem *problem, const SsSolveParams *p, Ss
   s->n = (gsize) op->width * op->height;
   s->count = (gsize) op->height * op->spec_width;
   gsize real = s->n * sizeof (float), spec = 2 * s->count * sizeof (float);
-  gsize batch = MAX_SPLITS + 1;
   if (!((s->filters = ss_mem_alloc (mem, MAX_SPLITS * spec, error))
         && (s->denominator = ss_mem_alloc (mem, spec / 2, error))
         && (s->weight = ss_mem_alloc (mem, real, error))
-        && (s->in = ss_mem_alloc (mem, batch * real, error))
-        && (s->spectrum = ss_mem_alloc (mem, batch * spec, error))
-        && (s->out = ss_mem_alloc (mem, batch * real, error))
-        && (s->z = ss_mem_alloc (mem, MAX_SPLITS * real, error))
-        && (s->nu = ss_mem_alloc (mem, MAX_SPLITS * real, error))
         && (s->mu = ss_mem_alloc (mem, real, error))
         && (s->x = ss_mem_alloc (mem, real, error))
         && (s->x_previous = ss_mem_alloc (mem, real, error))
-        && (!p->nonneg || (s->cx_projected = ss_mem_alloc (mem, real, error)))
-        && (s->reweight = ss_mem_alloc (mem, MAX_SPLITS * real, error))))
+        && (!p->nonneg || (s->cx_projected = ss_mem_alloc (mem, real, error)))))
     return FALSE;
-  for (gsize i = 0; i < MAX_SPLITS * s->n; i++)
-    s->reweight[i] = 1.0f;
   /* The engine's x has the sky subtracted: a frame the Sun fills has a median
    * far above its dark parts, so x >= 0 would clip them. */
   s->floor = (float) -MAX (problem->background, 0.0);
@@ -196,6 +188,18 @@ state_alloc (PriorState *s, const SsProblem *problem, const SsSolveParams *p, Ss
     ss_problem_noise_and_median (problem, &noise, NULL);
   build_splits (s, op, p, noise);
   assign_images (s);
+  /* The splits and the batch as this prior has them (TV with positivity:
+   * 3 splits and 2 images, not 7 and 8). */
+  gsize splits = (gsize) s->splits, images = (gsize) s->images;
+  if (!((s->in = ss_mem_alloc (mem, images * real, error))
+        && (s->spectrum = ss_mem_alloc (mem, images * spec, error))
+        && (s->out = ss_mem_alloc (mem, images * real, error))
+        && (s->z = ss_mem_alloc (mem, splits * real, error))
+        && (s->nu = ss_mem_alloc (mem, splits * real, error))
+        && (s->reweight = ss_mem_alloc (mem, splits * real, error))))
+    return FALSE;
+  for (gsize i = 0; i < splits * s->n; i++)
+    s->reweight[i] = 1.0f;
   fill_denominator (s, op->chat, (float) p->rho, (float) p->sigma);
   ss_data_weights_fill (problem, p, s->weight);
   s->poisson = p->data_term == SS_DATA_POISSON;

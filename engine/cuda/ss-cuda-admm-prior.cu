@@ -1,9 +1,9 @@
 /* ss-cuda-admm-prior.cu: circulant ADMM with the TV and starlet priors and
  * positivity on the GPU: ss-cpu-admm-prior.c's iteration.
  *
- * The CPU transforms every split: [v + μ | z_k − ν_k ...] forward, x^, then
- * [Cx | W_k x ...] back, splits + 1 transform pairs (eight with TV, starlet
- * and positivity). The x-update's numerator is linear in the splits, so
+ * Transforming every split ([v + μ | z_k − ν_k ...] forward, x^, then
+ * [Cx | W_k x ...] back) would take splits + 1 transform pairs (eight with TV,
+ * starlet and positivity). The x-update's numerator is linear in the splits, so
  *
  *   Σ_k conj(w^_k) F(z_k − ν_k) = F(Σ_k W_kᵀ (z_k − ν_k)),
  *

@@ -159,10 +159,10 @@ starlet_tile_kernel (StarletPass pass)
       size_t g = (size_t) gy * w + gx;
       own[k] = FORWARD ? pass.nu[g] : MERGED ? merged_u (pass.nu[g], pass.threshold) : pass.u[g];
       /* A merged split is never reweighted (ss-cuda-admm-prior.cu). */
-      if (FORWARD && !MERGED)
-        other[k] = pass.reweight ? pass.reweight[g] : 1.0f;
-      else
+      if (!FORWARD)
         other[k] = pass.sum ? pass.sum[g] : 0.0f;
+      else if (!MERGED)
+        other[k] = pass.reweight ? pass.reweight[g] : 1.0f;
     }
 #pragma unroll
   for (int r = 0; r < LOAD_ROWS; r++)

@@ -29,15 +29,16 @@ window_high_pass (const float *data, int w, int x, int y)
   return acc;
 }
 
-/* At most about this many 3x3 windows enter the 2-D estimate: past it, every
- * stride-th row of windows (all of a row's, so the reads stay contiguous).
+/* At most this many 3x3 windows enter the 2-D estimate: past it, every
+ * stride-th row of windows (all of a row's, so the reads stay contiguous),
+ * the smallest stride that keeps the count under it (so half of it or more).
  * The MAD of 2^22 values is within a few 1e-4 of the whole frame's (its
  * relative standard error is about 1/sqrt(count)), while the selection over
  * a 26-megapixel frame's 26 million took 0.34 s of a deblur on two cores. */
 #define NOISE_SAMPLES 4194304
 
 /* Every how many rows of windows the 2-D high-pass takes one: 1 up to
- * NOISE_SAMPLES windows (every frame of 2048 x 2048 or less). */
+ * NOISE_SAMPLES interior windows (every frame of 2050 x 2050 or less). */
 static int
 high_pass_row_stride (int w, int h)
 {

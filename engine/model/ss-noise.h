@@ -17,9 +17,10 @@
  *   uses [1 -2 1] along the rows: s = MAD / (sqrt(6) * 0.6744898). When the
  *   MAD is 0 (integer data with noise under one count) the mean absolute
  *   deviation is used instead (s = mean|h - median| * sqrt(pi/2) / norm).
- *   Past 2^22 windows (frames over 2048 x 2048) every k-th row of windows is
- *   taken, the fewest rows that keep about 2^22: the estimate moves by a few
- *   1e-4 and costs a seventh of the time on a 26 Mpx frame.
+ *   Past 2^22 interior windows every k-th row of windows is taken, k the
+ *   smallest stride that keeps at most 2^22 (so 2^21 to 2^22 of them): the
+ *   estimate moves by a few 1e-4 and costs a seventh of the time on a 26 Mpx
+ *   frame.
  *
  * Automatic alpha: the rule behind `--alpha auto`
  *   For the LASSO  min_x 1/2 ||P C x - y||^2 + alpha ||x||_1  on data in the
