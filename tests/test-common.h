@@ -172,6 +172,39 @@ test_choice_params (int report_every)
 
 /* The CPU solve of P with PARAMS (the truth given, so the MSE is measured);
  * a failure fails the test. */
+/* RL's benchmark on the BACKEND kind at WIDTH x HEIGHT: a time, a floor
+ * from its two transform pairs and its elementwise bytes (the closed form
+ * 2·24·h(w/2 + 1) + 28·w·h: two spectrum multiplies, the ratio and the
+ * update), and their ratio. */
+static inline void
+test_assert_rl_bench (SsBackendKind kind, int width, int height, int iterations)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (SsBackend) backend = ss_backend_new (kind, &error);
+  g_assert_no_error (error);
+  SsBenchParams params;
+  ss_bench_params_init (&params);
+  params.solver = SS_SOLVER_RL;
+  params.width = width;
+  params.height = height;
+  params.iterations = iterations;
+  SsBenchResult result = { 0 };
+  g_assert_true (ss_backend_bench (backend, &params, &result, &error));
+  g_assert_no_error (error);
+  g_test_message ("rl %d×%d: %.4f ms an iteration, floor %.4f ms (%.0f bytes), ratio %.3f",
+                  width, height, 1e3 * result.seconds_per_iteration,
+                  1e3 * result.floor_seconds, result.floor_bytes, result.ratio);
+  g_assert_cmpint (result.width, ==, width);
+  g_assert_cmpint (result.height, ==, height);
+  g_assert_cmpint (result.iterations, ==, iterations);
+  g_assert_cmpfloat (result.seconds_per_iteration, >, 0);
+  g_assert_cmpfloat (result.floor_fft_seconds, >, 0);
+  double n = (double) width * height, spec = (double) height * (width / 2 + 1);
+  g_assert_cmpfloat (result.floor_bytes, ==, 48 * spec + 28 * n);
+  g_assert_cmpfloat (result.ratio, ==, result.seconds_per_iteration / result.floor_seconds);
+  ss_bench_result_clear (&result);
+}
+
 static inline SsSolveResult
 test_cpu_solve (const TestProblem *p, const SsSolveParams *params)
 {

@@ -1395,8 +1395,6 @@ test_batch_cancellation (CudaFixture *f, gconstpointer data)
   test_problem_clear (&p);
 }
 
-/* The batch bench runs and reports its three times (the speed-up is the
- * lead's measurement, not a test: no wall-clock bounds here). */
 /* RL in the benchmark (its own blur problem, every iteration): a time, a
  * floor from its two transform pairs and its bytes, and their ratio. */
 static void
@@ -1404,30 +1402,11 @@ test_rl_bench_runs (CudaFixture *f, gconstpointer data)
 {
   if (f->ctx == NULL)
     return;
-  g_autoptr (GError) error = NULL;
-  g_autoptr (SsBackend) backend = ss_backend_new (SS_BACKEND_CUDA, &error);
-  g_assert_no_error (error);
-  SsBenchParams params;
-  ss_bench_params_init (&params);
-  params.solver = SS_SOLVER_RL;
-  params.width = 256;
-  params.height = 192;
-  params.iterations = 20;
-  SsBenchResult result;
-  g_assert_true (ss_backend_bench (backend, &params, &result, &error));
-  g_assert_no_error (error);
-  g_test_message ("rl %d×%d: %.4f ms an iteration, floor %.4f ms, ratio %.2f", params.width,
-                  params.height, 1e3 * result.seconds_per_iteration, 1e3 * result.floor_seconds,
-                  result.ratio);
-  g_assert_cmpfloat (result.seconds_per_iteration, >, 0);
-  g_assert_cmpfloat (result.floor_fft_seconds, >, 0);
-  /* two spectrum multiplies, the ratio and the update */
-  double n = 256.0 * 192, spec = 192.0 * 129;
-  g_assert_cmpfloat (result.floor_bytes, ==, 48 * spec + 28 * n);
-  g_assert_cmpfloat (result.ratio, ==, result.seconds_per_iteration / result.floor_seconds);
-  ss_bench_result_clear (&result);
+  test_assert_rl_bench (SS_BACKEND_CUDA, 256, 192, 20);
 }
 
+/* The batch bench runs and reports its three times (the speed-up is the
+ * lead's measurement, not a test: no wall-clock bounds here). */
 static void
 test_batch_bench_runs (CudaFixture *f, gconstpointer data)
 {

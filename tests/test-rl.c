@@ -833,36 +833,13 @@ test_rl_weight_without_mask (void)
 }
 
 /* The CPU benchmark times RL on its own blur problem (ss_bench_rl_problem;
- * the other benches' random sensing is refused by RL), against a floor whose
- * bytes are the closed form 2·24·h(w/2 + 1) + 28·w·h, as the GPU's. */
+ * the other benches' random sensing is refused by RL), against the GPU's
+ * floor (test_assert_rl_bench). */
 static void
 test_rl_cpu_bench (void)
 {
-  g_autoptr (GError) error = NULL;
-  g_autoptr (SsBackend) backend = ss_backend_new (SS_BACKEND_CPU, &error);
-  g_assert_no_error (error);
-  SsBenchParams bp;
-  ss_bench_params_init (&bp);
-  bp.solver = SS_SOLVER_RL;
-  bp.width = g_test_rand_int_range (40, 140);
-  bp.height = g_test_rand_int_range (40, 140);
-  bp.iterations = 3;
-  SsBenchResult r = { 0 };
-  g_assert_true (ss_backend_bench (backend, &bp, &r, &error));
-  g_assert_no_error (error);
-  double bytes = 2 * 24.0 * bp.height * (bp.width / 2 + 1) + 28.0 * bp.width * bp.height;
-  g_test_message ("%d×%d: %.4g ms/it, floor %.4g ms (%.0f bytes), ratio %.3f", bp.width,
-                  bp.height, 1e3 * r.seconds_per_iteration, 1e3 * r.floor_seconds,
-                  r.floor_bytes, r.ratio);
-  g_assert_cmpint (r.width, ==, bp.width);
-  g_assert_cmpint (r.height, ==, bp.height);
-  g_assert_cmpint (r.iterations, ==, bp.iterations);
-  g_assert_cmpfloat (r.floor_bytes, ==, bytes);
-  g_assert_cmpfloat (r.seconds_per_iteration, >, 0.0);
-  g_assert_cmpfloat (r.floor_fft_seconds, >, 0.0);
-  g_assert_cmpfloat (fabs (r.ratio - r.seconds_per_iteration / r.floor_seconds), <=,
-                     1e-12 * r.ratio);
-  ss_bench_result_clear (&r);
+  test_assert_rl_bench (SS_BACKEND_CPU, g_test_rand_int_range (40, 140),
+                        g_test_rand_int_range (40, 140), 3);
 }
 
 int

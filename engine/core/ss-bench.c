@@ -1,10 +1,31 @@
-/* ss-bench.c: what the CPU and CUDA benchmarks share (ss-bench.h). */
+/* ss-bench.c: the benchmarks' parameters and results, and what the CPU and
+ * CUDA benchmarks share (ss-bench.h). */
 #include "ss-bench.h"
 #include "ss-error.h"
 #include "ss-model.h"
 #include "ss-psf.h"
 
 #include <string.h>
+
+void
+ss_bench_params_init (SsBenchParams *params)
+{
+  memset (params, 0, sizeof *params);
+  params->solver = SS_SOLVER_CPADMM;
+  params->width = params->height = 1024;
+  params->iterations = 50;
+  params->seed = 1;
+  params->direct_method = SS_DIRECT_SOLVE;
+  params->prior = SS_PRIOR_TV;
+  params->boundary = SS_BOUNDARY_PERIODIC;
+  params->margin = -1;
+}
+
+void
+ss_bench_result_clear (SsBenchResult *result)
+{
+  g_clear_pointer (&result->device, g_free);
+}
 
 gboolean
 ss_bench_rl_problem (int width, int height, guint32 seed, SsOperator **op, float **y,

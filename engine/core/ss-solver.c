@@ -1,6 +1,5 @@
 /* ss-solver.c: solver parameters and results (backend-independent). */
 #include "ss-solver.h"
-#include "ss-bench.h"
 #include "ss-error.h"
 #include "ss-rl-holdout.h"
 
@@ -129,24 +128,4 @@ ss_solve_result_describe_holdout (const SsSolveResult *r)
   if (r->sparsity > 0)
     g_string_append_printf (s, "; sparsity %g chosen", r->sparsity);
   return g_string_free (s, FALSE);
-}
-
-void
-ss_bench_params_init (SsBenchParams *params)
-{
-  memset (params, 0, sizeof *params);
-  params->solver = SS_SOLVER_CPADMM;
-  params->width = params->height = 1024;
-  params->iterations = 50;
-  params->seed = 1;
-  params->direct_method = SS_DIRECT_SOLVE;
-  params->prior = SS_PRIOR_TV;
-  params->boundary = SS_BOUNDARY_PERIODIC;
-  params->margin = -1;
-}
-
-void
-ss_bench_result_clear (SsBenchResult *result)
-{
-  g_clear_pointer (&result->device, g_free);
 }
