@@ -797,6 +797,17 @@ test_bad_values (Fixture *f, gconstpointer data)
       assert_absent (out_path);
       cli_run_clear (&run);
     }
+  /* Both direct solvers refuse an inverse filter (alpha 0), which amplifies
+   * the noise without bound. */
+  const char *direct[] = { "direct-fft", "direct" };
+  for (gsize i = 0; i < G_N_ELEMENTS (direct); i++)
+    {
+      CliRun run = RUN_CLI ("deblur", truth_path, "-o", out_path, "--psf", "box:3", "--solver",
+                            direct[i], "--alpha", "0");
+      assert_refused (&run, 2, "Tikhonov weight > 0");
+      assert_absent (out_path);
+      cli_run_clear (&run);
+    }
 }
 
 /* Outputs that cannot be written, a PSF larger than the image and a 1 x 1

@@ -165,13 +165,19 @@ static const SsParamInfo params[SS_N_PARAMS] = {
     SS_PARAM_BOOL, 0, 0, 1, .offset = FIELD (holdout) },
 };
 
+/* Without a Tikhonov weight the direct solvers divide by the blur's
+ * transfer itself, which a Gaussian's tails bring within rounding of 0:
+ * every frequency's noise is amplified without bound and the image is lost
+ * (a tiny weight, 1e-9, still shows what an inverse filter does). */
 static gboolean
 direct_needs_positive_alpha (const SsSolveParams *p, GError **error)
 {
   if (p->alpha > 0)
     return TRUE;
   g_set_error (error, SS_ERROR, SS_ERROR_INVALID_ARGUMENT,
-               "alpha = %g: the dense direct solver needs a Tikhonov weight > 0", p->alpha);
+               "alpha = %g: the %s solver needs a Tikhonov weight > 0 (without one it divides "
+               "by the blur's transfer, near 0 at high frequencies)", p->alpha,
+               ss_solver_info (p->kind)->name);
   return FALSE;
 }
 
@@ -245,7 +251,8 @@ static const SsSolverInfo solvers[SS_N_SOLVERS] = {
             "any size (the Wiener filter with a flat spectrum)",
     .caps = 0, .params = USES (SS_PARAM_ALPHA), .compare_by_default = TRUE,
     .alpha_auto_scale = TIKHONOV_AUTO_SCALE,
-    .cpu = ss_cpu_direct_fft, .cuda = CUDA_ENTRY (ss_cuda_direct_fft_entry) },
+    .cpu = ss_cpu_direct_fft, .cuda = CUDA_ENTRY (ss_cuda_direct_fft_entry),
+    .check = direct_needs_positive_alpha },
   [SS_SOLVER_IHT] = {
     .kind = SS_SOLVER_IHT, .name = "iht", .label = "IHT",
     .help = "Keeps the k brightest pixels after each gradient step of fixed size 1/max|c|² "
