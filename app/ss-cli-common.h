@@ -61,6 +61,7 @@ typedef struct {
   gboolean exclude_border;
   char *psf_from_star;
   char *psf_model;
+  char *saturation;
   /* many inputs (deblur) */
   char *output_dir;
   /* bench */
@@ -157,6 +158,8 @@ typedef struct {
   SsBoundary boundary;         /* default mirror (real data) */
   gboolean boundary_given;
   gboolean exclude_border;
+  SsSaturationMode saturation_mode;   /* --saturation: default auto */
+  double saturation_value;
   gboolean alpha_auto;         /* --alpha auto */
   gboolean nonneg_given;       /* --nonneg or --allow-negative */
   SsSkyMode sky_mode;

@@ -247,6 +247,29 @@ plane_operator (const CliConfig *c, const CliPlaneJob *job, GError **error)
                                        job->pw, job->ph, error);
 }
 
+/* Leaves the clipped pixels of DATA (ss-saturation.h) out of SCALED, the
+ * data term's, after the blank count and the input's own score: both are
+ * the data as read. Returns -1, or the exit status when a level given
+ * leaves nothing to fit. */
+static int
+blank_saturated (const SsImage *image, const float *data, const CliConfig *c,
+                 const CliOptions *o, const char *label, CliPlaneJob *job, float *scaled)
+{
+  SsSaturation *s = &job->saturation;
+  gsize n = ss_image_plane_size (image);
+  *s = ss_saturation_resolve (c->saturation_mode, c->saturation_value, image->header, data,
+                              image->width, image->height);
+  if (s->ignored != SS_SATURATION_FROM_NONE)
+    cli_note (o, "%s: saturation: %s would clip more than half the image: ignored "
+              "(--saturation LEVEL insists)", label, ss_saturation_source_describe (s->ignored));
+  s->clipped = ss_saturation_blank (data, scaled, n, s->level);
+  if (s->clipped < n - job->blanks)
+    return -1;
+  cli_error (label, "--saturation %g clips every pixel (the data reach %g at most)", s->level,
+             job->scaling.sky + job->scaling.scale);
+  return CLI_EXIT_USAGE;
+}
+
 int
 cli_deblur_prepare_real (CliDeblurInput *in, const CliOptions *o, const CliConfig *c,
                          CliPlaneJob *job)
@@ -290,9 +313,9 @@ cli_deblur_prepare_real (CliDeblurInput *in, const CliOptions *o, const CliConfi
       cli_replace_nan_with_zero (observed, n);
       job->baseline = ss_mse (observed, job->truth_image, n);
     }
-
   int status, margin = 0;
-  if ((status = measure_psf (in, o, c, job)) >= 0)
+  if ((status = blank_saturated (image, data, c, o, label, job, scaled)) >= 0
+      || (status = measure_psf (in, o, c, job)) >= 0)
     return status;
   if ((status = pad_plane (in, c, job, scaled, &margin)) >= 0)
     return status;

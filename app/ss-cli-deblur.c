@@ -166,6 +166,7 @@ fill_summary (CliSummary *s, const CliDeblurInput *in, const CliOptions *o, cons
   s->sky_mode = job->sky_mode;
   s->scaling = job->scaling;
   s->blank_pixels = job->blanks;
+  s->saturation = job->saturation;
   s->baseline_mse = job->baseline;
   s->alpha = job->params.alpha;
   s->params = &job->params;
@@ -223,6 +224,11 @@ add_plane_history (CliHistory *history, const CliDeblurInput *in, const CliConfi
     cli_history_add (history, "%s%sboundary=%s%s padded=%dx%d", prefix, plane,
                      ss_boundary_to_string (c->boundary),
                      c->exclude_border ? " (border excluded)" : "", job->pw, job->ph);
+  if (job->saturation.clipped > 0)
+    cli_history_add (history, "%s%ssaturation=%.9g (%s) clipped=%" G_GSIZE_FORMAT
+                     " (left out of the data term)", prefix, plane, job->saturation.level,
+                     ss_saturation_source_describe (job->saturation.source),
+                     job->saturation.clipped);
 }
 
 /* With --plane P the input is the file's plane P: a truth of several
@@ -329,6 +335,7 @@ print_total_summary (const CliDeblurInput *in, const CliOptions *o, const CliCon
   s.psf = c->psf_source == CLI_PSF_SPEC ? jobs[0].psf_text : "measured per plane";
   s.mse = s.alpha = s.noise = s.alpha_noise = 0;
   s.blank_pixels = s.observed = 0;
+  s.saturation.clipped = 0;
   /* Each plane has its own sky and scale (its summary gives them); the
    * last plane's would pass for all of them. */
   s.scaling.sky = s.scaling.scale = NAN;
@@ -342,6 +349,10 @@ print_total_summary (const CliDeblurInput *in, const CliOptions *o, const CliCon
       s.noise += jobs[p].noise / planes;
       s.alpha_noise += jobs[p].alpha_noise / planes;   /* as noise: one mean, not one plane's */
       s.blank_pixels += jobs[p].blanks;
+      gsize clipped = s.saturation.clipped + jobs[p].saturation.clipped;
+      if (s.saturation.clipped == 0)
+        s.saturation = jobs[p].saturation;   /* the first plane's level stands for all */
+      s.saturation.clipped = clipped;
       s.observed += jobs[p].observed;
     }
   s.psnr = ss_psnr_from_mse (s.mse);

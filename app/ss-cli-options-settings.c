@@ -119,7 +119,7 @@ parse_star_position (const char *text, CliConfig *c, GError **error)
   return TRUE;
 }
 
-/* Boundary handling of real images. */
+/* Boundary handling and saturation of real images. */
 static gboolean
 boundary_from_options (const CliOptions *o, CliConfig *c, GError **error)
 {
@@ -131,6 +131,19 @@ boundary_from_options (const CliOptions *o, CliConfig *c, GError **error)
       GError *local = NULL;
       if (!ss_boundary_from_string (o->boundary, &c->boundary, &local))
         return option_error (error, "--boundary", o->boundary, local);
+    }
+  c->saturation_mode = SS_SATURATION_AUTO;
+  if (o->saturation == NULL || g_str_equal (o->saturation, "auto"))
+    ;
+  else if (g_str_equal (o->saturation, "none"))
+    c->saturation_mode = SS_SATURATION_NONE;
+  else if (cli_parse_double ("--saturation", o->saturation, &c->saturation_value, NULL))
+    c->saturation_mode = SS_SATURATION_VALUE;
+  else
+    {
+      g_set_error (error, SS_ERROR, SS_ERROR_INVALID_ARGUMENT,
+                   "--saturation '%s': expected auto, none or a finite number", o->saturation);
+      return FALSE;
     }
   if (c->exclude_border && c->boundary == SS_BOUNDARY_PERIODIC)
     {

@@ -14,6 +14,7 @@ cli_options_clear (CliOptions *o)
     &o->noise, &o->seed, &o->sky, &o->solver, &o->report_every, &o->backend, &o->devices,
     &o->output_dir, &o->batch, &o->size,
     &o->width, &o->height, &o->boundary, &o->margin, &o->psf_from_star, &o->psf_model,
+    &o->saturation,
   };
   for (gsize i = 0; i < G_N_ELEMENTS (strings); i++)
     g_clear_pointer (strings[i], g_free);
@@ -162,6 +163,11 @@ add_groups (GOptionContext *context, CliGroups groups, CliOptions *o)
                      "out of the data term (linear instead of reflexive boundary)"),
         FLAG_OPTION ("allow-negative", allow_negative, "Real images: no x >= 0 constraint "
                      "(non-negativity is the default there)"),
+        STRING_OPTION ("saturation", 0, saturation, "Real images: pixels at or above this "
+                       "level (input units) are clipped, left out of the data term and filled "
+                       "in the result; auto takes the header's SATURATE or SATLEVEL, else a flat "
+                       "top at the image's maximum; none keeps every pixel (default auto)",
+                       "LEVEL"),
         END_OPTIONS,
       };
       g_option_context_add_main_entries (context, entries, NULL);

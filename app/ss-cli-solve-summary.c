@@ -218,6 +218,13 @@ print_summary_json (const CliSummary *s, const CliConfig *config, const SsSolveR
   ss_json_add_number (&o, "sky", s->scaling.sky);
   ss_json_add_number (&o, "scale", s->scaling.scale);
   ss_json_add_int (&o, "blank_pixels", (gint64) s->blank_pixels);
+  ss_json_add_int (&o, "saturated_pixels", (gint64) s->saturation.clipped);
+  if (s->saturation.clipped > 0)
+    {
+      ss_json_add_number (&o, "saturation", s->saturation.level);
+      ss_json_add_string (&o, "saturation_source",
+                          ss_saturation_source_describe (s->saturation.source));
+    }
   if (s->phases != NULL)
     add_phases_json (&o, s->phases);
   g_autofree char *text = ss_json_end (&o);
@@ -296,6 +303,11 @@ print_summary_text (const CliSummary *s, const CliConfig *config, const SsSolveR
   if (s->blank_pixels > 0)
     g_string_append_printf (t, "blank pixels %" G_GSIZE_FORMAT " (left out of the data term, "
                             "filled in the result)\n", s->blank_pixels);
+  if (s->saturation.clipped > 0)
+    g_string_append_printf (t, "saturated    %" G_GSIZE_FORMAT " pixels at or above %.6g (%s; "
+                            "left out of the data term, filled in the result)\n",
+                            s->saturation.clipped, s->saturation.level,
+                            ss_saturation_source_describe (s->saturation.source));
   if (result->warning)
     g_string_append_printf (t, "warning      %s\n", result->warning);
   if (s->output)

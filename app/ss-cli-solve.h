@@ -110,6 +110,7 @@ typedef struct {
   SsSkyMode sky_mode;
   SsScaling scaling;
   gsize blank_pixels;           /* NaN pixels left out of the data term */
+  SsSaturation saturation;      /* a real image's clipped pixels (the total over planes) */
   double baseline_mse;          /* the measured data taken as the image; NAN when none */
   double alpha;                 /* the alpha used */
   gboolean alpha_auto;

@@ -7,6 +7,7 @@
 #include "ss-psf.h"
 #include "ss-model.h"
 #include "ss-scaling.h"
+#include "ss-saturation.h"
 #include "ss-solver.h"
 #include "ss-backend.h"
 #include "ss-bench.h"

@@ -370,6 +370,146 @@ test_blank_pixels (Fixture *f, gconstpointer data)
   cli_run_clear (&run);
 }
 
+/* A field of faint stars and one bright star, blurred by a Gaussian of
+ * FWHM 3 (sampled at the pixels), on a sky of 100 with noise of 2, the
+ * bright star clipped at CLIP: *FLUX is its light, *CX and *CY its place. */
+static float *
+clipped_star_field (int side, double clip, double *flux, double *cx, double *cy)
+{
+  gsize n = (gsize) side * side;
+  float *data = g_new (float, n);
+  for (gsize i = 0; i < n; i++)
+    {
+      double u = 1.0 - g_test_rand_double (), v = g_test_rand_double ();
+      data[i] = (float) (100.0 + 2.0 * sqrt (-2.0 * log (u)) * cos (2.0 * G_PI * v));
+    }
+  double s2 = pow (3.0 / 2.3548, 2);
+  for (int k = 0; k < 10; k++)
+    {
+      gboolean bright = k == 0;
+      double x0 = bright ? side / 2 + g_test_rand_double_range (-4, 4) : g_test_rand_double_range (4, side - 4);
+      double y0 = bright ? side / 2 + g_test_rand_double_range (-4, 4) : g_test_rand_double_range (4, side - 4);
+      double light = bright ? g_test_rand_double_range (2e5, 4e5) : g_test_rand_double_range (200, 2000);
+      if (bright)
+        {
+          *flux = light;
+          *cx = x0;
+          *cy = y0;
+        }
+      for (int y = 0; y < side; y++)
+        for (int x = 0; x < side; x++)
+          data[(gsize) y * side + x] += (float) (light / (2 * G_PI * s2)
+                                                 * exp (-0.5 * ((x - x0) * (x - x0)
+                                                                + (y - y0) * (y - y0)) / s2));
+    }
+  for (gsize i = 0; i < n; i++)
+    data[i] = (float) MIN (data[i], clip);
+  return data;
+}
+
+/* The light of DATA above a sky of 100 within 6 px of (CX, CY). */
+static double
+light_near (const float *data, int side, double cx, double cy)
+{
+  double sum = 0;
+  for (int y = 0; y < side; y++)
+    for (int x = 0; x < side; x++)
+      if ((x - cx) * (x - cx) + (y - cy) * (y - cy) <= 36.0)
+        sum += data[(gsize) y * side + x] - 100.0;
+  return sum;
+}
+
+/* A star the detector clipped: its flat core, at the header's SATURATE or,
+ * without the card, found as a flat top at the maximum, is left out of the
+ * data term, and Richardson–Lucy then gives back more of the star's light
+ * (the oracle: the light put in) than with the core in the fit, which
+ * cannot explain a flat top; --saturation none keeps it, a level given is
+ * taken, and the output's HISTORY says what was left out. */
+static void
+test_saturated_star (Fixture *f, gconstpointer data)
+{
+  if (!cli_available ())
+    return;
+  const int side = 64;
+  const double clip = 8000.0;
+  double flux, cx, cy;
+  g_autofree float *pixels = clipped_star_field (side, clip, &flux, &cx, &cy);
+  gsize clipped = 0;
+  for (gsize i = 0; i < (gsize) side * side; i++)
+    clipped += pixels[i] >= clip ? 1 : 0;
+  g_assert_cmpuint (clipped, >=, 9);   /* light 2e5 over 2π s² peaks at 1.2e4 or more */
+  g_autofree char *in_path = temp_path (f, "clipped.fits");
+  g_autofree char *bare_path = temp_path (f, "clipped-bare.fits");
+  write_fits_float (bare_path, pixels, side, side);
+  write_fits_float (in_path, pixels, side, side);
+  fitsfile *fits = NULL;
+  int status = 0;
+  fits_open_file (&fits, in_path, READWRITE, &status);
+  fits_update_key_dbl (fits, "SATURATE", clip, -9, "ADU", &status);
+  fits_close_file (fits, &status);
+  test_check_cfitsio (status);
+
+  struct {
+    const char *input, *saturation, *source;
+    gsize expected;
+    double light;
+  } runs[] = {
+    { in_path, NULL, "the header's SATURATE", clipped, 0 },
+    { bare_path, NULL, "a flat top at the maximum", clipped, 0 },
+    { in_path, "none", NULL, 0, 0 },
+  };
+  for (gsize r = 0; r < G_N_ELEMENTS (runs); r++)
+    {
+      g_autofree char *out_path = temp_path (f, "star-out.fits");
+      const char *args[] = { "deblur", runs[r].input, "-o", out_path, "--force", "--psf",
+                             "gaussian:3", "--solver", "rl", "--iters", "600", "--json",
+                             runs[r].saturation ? "--saturation" : NULL, runs[r].saturation,
+                             NULL };
+      CliRun run = run_cli_argv (args);
+      g_assert_cmpint (run.status, ==, 0);
+      g_autofree char *summary = json_line (run.out, "summary");
+      g_assert_cmpfloat (json_number (summary, "saturated_pixels"), ==, runs[r].expected);
+      if (runs[r].source != NULL)
+        {
+          g_assert_cmpfloat (json_number (summary, "saturation"), ==, clip);
+          assert_json_string (summary, "saturation_source", runs[r].source);
+        }
+      cli_run_clear (&run);
+      long w, h;
+      g_autofree float *out = read_fits_float (out_path, &w, &h, NULL);
+      runs[r].light = light_near (out, side, cx, cy);
+      g_autofree char *header = read_fits_header (out_path);
+      g_assert_true ((strstr (header, "saturation=") != NULL) == (runs[r].expected > 0));
+    }
+  double input = light_near (pixels, side, cx, cy);
+  g_test_message ("star's light %.4g: input %.4g, core left out %.4g (flat top %.4g), "
+                  "core fitted %.4g", flux, input, runs[0].light, runs[1].light, runs[2].light);
+  g_assert_cmpfloat (fabs (runs[0].light - flux), <, 0.5 * fabs (runs[2].light - flux));
+  g_assert_cmpfloat (fabs (runs[0].light - runs[1].light), <=, 1e-3 * flux);
+
+  /* A level given: every pixel at or above it, whatever the header says. */
+  g_autofree char *out_path = temp_path (f, "star-level.fits");
+  CliRun run = RUN_CLI ("deblur", in_path, "-o", out_path, "--psf", "gaussian:3", "--solver",
+                        "rl", "--iters", "20", "--json", "--saturation", "4000");
+  g_assert_cmpint (run.status, ==, 0);
+  g_autofree char *summary = json_line (run.out, "summary");
+  gsize above = 0;
+  for (gsize i = 0; i < (gsize) side * side; i++)
+    above += pixels[i] >= 4000.0 ? 1 : 0;
+  g_assert_cmpfloat (json_number (summary, "saturated_pixels"), ==, above);
+  assert_json_string (summary, "saturation_source", "the level given");
+  cli_run_clear (&run);
+  run = RUN_CLI ("deblur", in_path, "-o", out_path, "--psf", "gaussian:3", "--saturation",
+                 "high", "--force");
+  assert_refused (&run, 2, "--saturation");
+  cli_run_clear (&run);
+  /* A level under every pixel would leave nothing to fit: said, not solved. */
+  run = RUN_CLI ("deblur", in_path, "-o", out_path, "--psf", "gaussian:3", "--saturation",
+                 "-5", "--force");
+  assert_refused (&run, 2, "clips every pixel");
+  cli_run_clear (&run);
+}
+
 /* A real image without --solver runs the real-image default (`auto`, its
  * choice in the summary); an option that the default takes no part of
  * runs the first of its candidates that takes every option given
@@ -1983,6 +2123,7 @@ main (int argc, char **argv)
   ADD ("round-trip", test_round_trip);
   ADD ("psf-conflict", test_psf_conflict);
   ADD ("blank-pixels", test_blank_pixels);
+  ADD ("saturated-star", test_saturated_star);
   ADD ("real-default-solver", test_real_default_solver);
   ADD ("cube-planes", test_cube_planes);
   ADD ("psf-from-stars", test_psf_from_stars);

@@ -264,8 +264,8 @@ find_stars_in_field (SsPsfModel model)
   g_array_free (fits, TRUE);
   g_array_free (planted, TRUE);
 
-  /* With saturation left to the default (0.95 of the maximum) the flat tops
-   * are still refused. */
+  /* With saturation left to the default (the flat top at the maximum, the
+   * clip level) the flat tops are still refused. */
   search.saturation = NAN;
   g_assert_true (ss_psf_find_stars (image, &search, &combined, NULL, NULL, &error));
   check_fit_against_profile (&combined, &truth);
@@ -286,12 +286,11 @@ test_find_moffat_stars (void)
 /* The header's saturation level. A 128² field of counts: sky 1000, three
  * isolated stars peaking at 20000 on pixel centres, Poisson noise (drawn as
  * Gaussian with variance = mean: at 1000 counts and more the difference is
- * negligible), SATURATE = 60000. The default rule (0.95 of the way to the
- * brightest pixel) takes all three for saturated, being equally bright; the
- * card says they are not: all three are used and the PSF is right (the
- * tolerances of check_fit_against_profile). A SATLEVEL card below their
- * peaks refuses them all, its level and name in the message; the search's
- * own level overrides a card. */
+ * negligible). Without a card nothing is saturated (no flat top): all three
+ * are used and the PSF is right (the tolerances of
+ * check_fit_against_profile), and so with SATURATE = 60000. A SATLEVEL card
+ * below their peaks refuses them all, its level and name in the message;
+ * the search's own level overrides a card. */
 static void
 test_find_stars_header_saturation (void)
 {
@@ -314,13 +313,15 @@ test_find_stars_header_saturation (void)
       double mean = sky + image->data[i];
       image->data[i] = (float) (mean + sqrt (mean) * rand_normal ());
     }
-  image->header = ss_header_new ();
-  ss_header_set_double (image->header, "SATURATE", 60000, "detector saturation, counts");
-
   SsStarSearch search;
   ss_star_search_init (&search);
   search.model = SS_PSF_MODEL_GAUSSIAN;
   SsPsfFit combined;
+  g_assert_true (ss_psf_find_stars (image, &search, &combined, NULL, NULL, &error));
+  g_assert_cmpint (combined.iterations, ==, 3);
+
+  image->header = ss_header_new ();
+  ss_header_set_double (image->header, "SATURATE", 60000, "detector saturation, counts");
   GArray *fits = NULL;
   gboolean found = ss_psf_find_stars (image, &search, &combined, &fits, NULL, &error);
   if (!found)
@@ -392,7 +393,7 @@ test_find_stars_cancelled (void)
   SsStarSearch search;
   ss_star_search_init (&search);
   search.model = SS_PSF_MODEL_GAUSSIAN;
-  search.saturation = 10.0;   /* nothing is clipped: the default rule would refuse the brightest */
+  search.saturation = 10.0;   /* nothing is clipped: no level is needed */
 
   SsPsfFit expected;
   g_autoptr (GArray) expected_fits = NULL;

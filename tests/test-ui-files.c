@@ -133,6 +133,91 @@ test_deblur_matches_cli (Fixture *f, gconstpointer data)
   g_assert_null (ss_window_get_frame (f->window, SS_VIEW_ERROR));
 }
 
+/* A part of the sample clipped around its brightest pixel (a flat top, no
+ * card): the app, as it opens a real image, leaves those pixels out as
+ * the CLI's --saturation auto does, gives the CLI's image and says so in
+ * its banner; with the box unticked it gives --saturation none's, with no
+ * note. */
+static void
+test_saturated_matches_cli (Fixture *f, gconstpointer data)
+{
+  if (skip_without_display ())
+    return;
+  const char *cli = cli_or_skip ();
+  if (cli == NULL)
+    return;
+  g_autoptr (GRand) rng = g_rand_new_with_seed (f->seed);
+  int w, h, x0, y0;
+  g_autofree char *in = write_sample_part (f, rng, 128, &w, &h, &x0, &y0);
+  g_autoptr (GError) error = NULL;
+  g_autoptr (SsImage) part = ss_fits_read (in, NULL, &error);
+  g_assert_no_error (error);
+  /* Clipped at the lowest of the brightest pixel's 3 × 3 (moved off the
+   * edges): a flat top of nine pixels at least. */
+  gsize n = (gsize) w * h, top = 0;
+  for (gsize i = 0; i < n; i++)
+    top = part->data[i] > part->data[top] ? i : top;
+  int tx = CLAMP ((int) (top % w), 1, w - 2), ty = CLAMP ((int) (top / w), 1, h - 2);
+  float clip = INFINITY;
+  for (int dy = -1; dy <= 1; dy++)
+    for (int dx = -1; dx <= 1; dx++)
+      clip = MIN (clip, part->data[(gsize) (ty + dy) * w + tx + dx]);
+  gsize clipped = 0;
+  for (gsize i = 0; i < n; i++)
+    {
+      part->data[i] = MIN (part->data[i], clip);
+      clipped += part->data[i] == clip ? 1 : 0;
+    }
+  g_assert_true (ss_fits_write (part, in, TRUE, NULL, &error));
+  g_assert_no_error (error);
+  g_test_message ("%d×%d at (%d, %d), %" G_GSIZE_FORMAT " pixels clipped at %g", w, h, x0, y0,
+                  clipped, clip);
+
+  g_autofree char *out = g_build_filename (f->dir, "cli.fits", NULL);
+  g_autofree char *out_none = g_build_filename (f->dir, "cli-none.fits", NULL);
+  const char *extra[] = { "--psf=gaussian:2.5", NULL };
+  const char *extra_none[] = { "--psf=gaussian:2.5", "--saturation=none", NULL };
+  g_autoptr (SsImage) expected = cli_deblur (cli, in, out, 40, extra);
+  g_autoptr (SsImage) expected_none = cli_deblur (cli, in, out_none, 40, extra_none);
+
+  g_assert_true (ss_window_open_path_sync (f->window, in, 30, &error));
+  SsSettings s;
+  ss_params_panel_get_settings (ss_window_get_params_panel (f->window), &s);
+  g_assert_cmpint (s.saturation_mode, ==, SS_SATURATION_AUTO);
+  ss_settings_clear (&s);
+  for (int pass = 0; pass < 2; pass++)
+    {
+      ss_settings_init (&s);
+      s.acquisition.psf.kind = SS_PSF_GAUSSIAN;
+      s.acquisition.psf.fwhm = 2.5;
+      s.saturation_mode = pass == 0 ? SS_SATURATION_AUTO : SS_SATURATION_NONE;
+      set_cli_deblur (&s, 40);
+      apply_settings (f, &s);
+      ss_settings_clear (&s);
+      g_action_group_activate_action (G_ACTION_GROUP (f->window), "dismiss-message", NULL);
+      ss_window_run (f->window);
+      g_assert_true (ss_window_wait_idle (f->window, 120));
+      const char *message = ss_window_get_message (f->window);
+      g_test_message ("banner: %s", message ? message : "(none)");
+      if (pass == 0)
+        {
+          g_autofree char *note = g_strdup_printf ("%" G_GSIZE_FORMAT " saturated pixels", clipped);
+          g_assert_nonnull (message);
+          g_assert_nonnull (strstr (message, note));
+        }
+      else
+        g_assert_null (message);
+      SsFrame *recovered = ss_window_get_frame (f->window, SS_VIEW_RECOVERED);
+      g_assert_nonnull (recovered);
+      double diff = relative_difference (recovered, pass == 0 ? expected : expected_none);
+      double other = relative_difference (recovered, pass == 0 ? expected_none : expected);
+      g_test_message ("app vs sharpsky-cli, saturation %s: relative difference %.3g (%.3g "
+                      "against the other)", pass == 0 ? "auto" : "none", diff, other);
+      g_assert_cmpfloat (diff, <, 1e-5);
+      g_assert_cmpfloat (other, >, 1e-3);
+    }
+}
+
 /* ---- a PSF file ------------------------------------------------------------ */
 
 /* A TestFileAction: the window runs its settings to the end. */
@@ -965,6 +1050,8 @@ test_ui_add_file_tests (void)
               fixture_teardown);
   g_test_add ("/ui/deblur-matches-cli", Fixture, NULL, fixture_setup, test_deblur_matches_cli,
               fixture_teardown);
+  g_test_add ("/ui/saturated-matches-cli", Fixture, NULL, fixture_setup,
+              test_saturated_matches_cli, fixture_teardown);
   g_test_add ("/ui/psf-file-read-once", Fixture, NULL, fixture_setup, test_psf_file_read_once,
               fixture_teardown);
   g_test_add ("/ui/hdu-colour-matches-cli", Fixture, NULL, fixture_setup,

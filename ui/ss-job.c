@@ -22,6 +22,8 @@ ss_settings_init (SsSettings *settings)
   settings->acquisition.ratio = 0.5;
   settings->sky_mode = SS_SKY_MEDIAN;  /* as sharpsky-cli: the same defaults give the same MSE */
   settings->boundary = SS_BOUNDARY_MIRROR;
+  settings->saturation_mode = SS_SATURATION_AUTO;
+  settings->saturation.level = NAN;
   ss_solve_params_init (&settings->params);
   settings->params.alpha = 1e-3;
   settings->params.iterations = 300;
@@ -53,6 +55,7 @@ ss_settings_take_resolved (SsSettings *settings, const SsSettings *resolved)
       settings->params.alpha = resolved->params.alpha;
       settings->noise_estimate = resolved->noise_estimate;
     }
+  settings->saturation = resolved->saturation;
 }
 
 /* Whether two fits describe the same profile (what the operator uses). */
@@ -75,7 +78,8 @@ ss_settings_same_problem (const SsSettings *a, const SsSettings *b)
   if (a->mode != b->mode || g_strcmp0 (psf_a, psf_b) != 0 || a->sky_mode != b->sky_mode
       || (a->sky_mode == SS_SKY_VALUE && a->sky_value != b->sky_value)
       || a->use_roi != b->use_roi || a->auto_params != b->auto_params
-      || (a->mode == SS_MODE_DEBLUR && a->boundary != b->boundary))
+      || (a->mode == SS_MODE_DEBLUR
+          && (a->boundary != b->boundary || a->saturation_mode != b->saturation_mode)))
     return FALSE;
   if (a->use_roi && (a->roi_x != b->roi_x || a->roi_y != b->roi_y
                      || a->roi_width != b->roi_width || a->roi_height != b->roi_height))
@@ -137,7 +141,18 @@ ss_settings_add_history (const SsSettings *s, SsHeader *header)
       ss_header_add_history (header, "noise = %.17g (scaled units)", acq->noise);
     }
   if (s->mode == SS_MODE_DEBLUR)
-    ss_header_add_history (header, "boundary = %s", ss_boundary_to_string (s->boundary));
+    {
+      ss_header_add_history (header, "boundary = %s", ss_boundary_to_string (s->boundary));
+      if (s->saturation.clipped > 0)
+        ss_header_add_history (header, "saturation = %.9g (%s): %" G_GSIZE_FORMAT " pixels left "
+                               "out of the data term", s->saturation.level,
+                               ss_saturation_source_describe (s->saturation.source),
+                               s->saturation.clipped);
+      else
+        ss_header_add_history (header, "saturation = %s",
+                               s->saturation_mode == SS_SATURATION_NONE ? "none (kept in the fit)"
+                                                                        : "none found");
+    }
   ss_header_add_history (header, "sky = %s", ss_sky_mode_to_string (s->sky_mode));
   if (s->sky_mode == SS_SKY_VALUE)
     ss_header_add_history (header, "sky value = %.17g", s->sky_value);
@@ -225,6 +240,10 @@ build_deblur (SsJob *job, GError **error)
       return FALSE;
     }
   ss_scaling_apply (&job->scaling, job->original->data, scaled, n, FALSE);
+  SsSaturation *saturation = &job->settings.saturation;
+  *saturation = ss_saturation_resolve (job->settings.saturation_mode, NAN, job->header,
+                                       job->original->data, job->width, job->height);
+  saturation->clipped = ss_saturation_blank (job->original->data, scaled, n, saturation->level);
   /* Pad as the CLI does (its default: mirror), wide enough for the PSF. */
   const SsPsfSpec *psf = &job->settings.acquisition.psf;
   int margin = ss_boundary_margin_for_psf (psf, job->width, job->height, error);
@@ -325,7 +344,7 @@ ss_job_build (SsFrame *input, const SsHeader *header, const char *source_path,
     return NULL;
   /* A PSF file is read here, off the main thread, and once: the margin and
    * the blur (or the simulation's operator) render that one reading, and
-   * its notes stay with the job (ss_job_get_psf_notes). */
+   * its notes stay with the job (ss_job_get_notes). */
   if (!ss_psf_spec_load (&job->settings.acquisition.psf, error)
       || g_cancellable_set_error_if_cancelled (cancellable, error))
     return NULL;
@@ -341,10 +360,22 @@ ss_job_build (SsFrame *input, const SsHeader *header, const char *source_path,
 }
 
 char *
-ss_job_get_psf_notes (const SsJob *job)
+ss_job_get_notes (const SsJob *job)
 {
-  const char *const *notes = ss_psf_spec_get_notes (&job->settings.acquisition.psf);
-  return notes[0] != NULL ? g_strjoinv ("\n", (char **) notes) : NULL;
+  g_autoptr (GString) text = g_string_new (NULL);
+  for (const char *const *note = ss_psf_spec_get_notes (&job->settings.acquisition.psf);
+       *note != NULL; note++)
+    g_string_append_printf (text, "%s%s", text->len ? "\n" : "", *note);
+  const SsSaturation *s = &job->settings.saturation;
+  if (s->ignored != SS_SATURATION_FROM_NONE)
+    g_string_append_printf (text, "%sSaturation: %s would clip more than half the image; "
+                            "ignored", text->len ? "\n" : "",
+                            ss_saturation_source_describe (s->ignored));
+  if (s->clipped > 0)
+    g_string_append_printf (text, "%s%" G_GSIZE_FORMAT " saturated pixels (at or above %.6g, "
+                            "%s) left out of the fit and filled in", text->len ? "\n" : "",
+                            s->clipped, s->level, ss_saturation_source_describe (s->source));
+  return text->len ? g_string_free (g_steal_pointer (&text), FALSE) : NULL;
 }
 
 /* The region's part of a solve-size array, as a new frame (no mapping). */

@@ -6,7 +6,8 @@
  *    op = ss_operator_new (acquisition); y = ss_simulate; the solve gets the
  *    truth, so it reports MSE/PSNR.
  *  - deblur: y = (image - sky) / scale; op = ss_operator_new_blur (psf, y):
- *    blank (NaN) pixels are left out of the data term.
+ *    blank (NaN) pixels are left out of the data term, and so are the
+ *    clipped ones (ss-saturation.h) unless settings.saturation_mode is NONE.
  *    The image is first padded as the CLI does (ss-boundary.h: mirror by
  *    default), so that the circulant model sees no step at the edges; the
  *    solve runs at the padded size and the result is cropped back.
@@ -44,6 +45,11 @@ typedef struct {
   SsSkyMode sky_mode;
   double sky_value;
   SsBoundary boundary;        /* deblur mode: padding of the edges (CLI default mirror) */
+  /* Deblur mode: AUTO leaves the clipped pixels out of the data term, as
+   * sharpsky-cli's default --saturation auto (ss-saturation.h), NONE keeps
+   * them; SATURATION is what the job found (set when it is built). */
+  SsSaturationMode saturation_mode;
+  SsSaturation saturation;
   SsSolveParams params;
   /* Parameters chosen from the data when the job is built (bit 1 << SsParamId;
    * only alpha so far: from the estimated noise, or the simulation's), as
@@ -64,7 +70,8 @@ void ss_settings_init (SsSettings *settings);
 void ss_settings_clear (SsSettings *settings);
 void ss_settings_copy (const SsSettings *src, SsSettings *dst);
 /* Takes into SETTINGS the values a built job chose from the data (its
- * settings RESOLVED): alpha and the noise estimate when alpha is auto. */
+ * settings RESOLVED): alpha and the noise estimate when alpha is auto, the
+ * saturation level found. */
 void ss_settings_take_resolved (SsSettings *settings, const SsSettings *resolved);
 /* TRUE when A and B build the same problem (a job can be reused). */
 gboolean ss_settings_same_problem (const SsSettings *a, const SsSettings *b);
@@ -99,10 +106,11 @@ typedef struct {
 SsJob *ss_job_build (SsFrame *input, const SsHeader *header, const char *source_path,
                      const SsSettings *settings, GCancellable *cancellable, GError **error);
 SsJob *ss_job_ref (SsJob *job);
-/* What the user should be told about the PSF file the job read (its
- * negative wings zeroed, an off-centre centroid: ss_psf_spec_get_notes),
- * one line each; NULL for a model PSF or a file read without a note. */
-char *ss_job_get_psf_notes (const SsJob *job);
+/* What the user should be told about the job's data: the PSF file it read
+ * (its negative wings zeroed, an off-centre centroid:
+ * ss_psf_spec_get_notes) and the saturated pixels left out, one line each;
+ * NULL when there is nothing to tell. */
+char *ss_job_get_notes (const SsJob *job);
 void ss_job_unref (SsJob *job);
 
 static inline gsize

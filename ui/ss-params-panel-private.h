@@ -50,6 +50,7 @@ struct _SsParamsPanel
   GtkSpinButton *sky_value_spin;
   GtkWidget *boundary_label;
   GtkDropDown *boundary_dropdown;
+  GtkCheckButton *saturation_check;
   GtkDropDown *solver_dropdown;      /* the solver table, in its order */
   SsParamControls *param_controls;
   SsDevicePicker *device_picker;    /* Automatic, CPU or one GPU */

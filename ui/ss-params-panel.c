@@ -180,6 +180,8 @@ ss_params_panel_get_settings (SsParamsPanel *self, SsSettings *s)
   /* The drop-down lists the modes in SsBoundary's order. */
   s->boundary = (SsBoundary) MIN (gtk_drop_down_get_selected (self->boundary_dropdown),
                                   (guint) SS_BOUNDARY_TAPER);
+  s->saturation_mode = gtk_check_button_get_active (self->saturation_check)
+                         ? SS_SATURATION_AUTO : SS_SATURATION_NONE;
 
   SsSolveParams *p = &s->params;
   p->kind = ss_params_panel_selected_solver (self)->kind;
@@ -243,6 +245,8 @@ ss_params_panel_set_settings (SsParamsPanel *self, const SsSettings *s)
   gtk_drop_down_set_selected (self->sky_dropdown, sky_rows[MIN ((guint) s->sky_mode, 3u)]);
   gtk_spin_button_set_value (self->sky_value_spin, s->sky_value);
   gtk_drop_down_set_selected (self->boundary_dropdown, (guint) s->boundary);
+  gtk_check_button_set_active (self->saturation_check,
+                               s->saturation_mode != SS_SATURATION_NONE);
 
   const SsSolveParams *p = &s->params;
   for (guint i = 0; i < ss_solver_count (); i++)
@@ -451,6 +455,7 @@ ss_params_panel_class_init (SsParamsPanelClass *klass)
   CHILD (sky_value_spin);
   CHILD (boundary_label);
   CHILD (boundary_dropdown);
+  CHILD (saturation_check);
   CHILD (solver_dropdown);
   CHILD (param_controls);
   CHILD (device_picker);
@@ -493,7 +498,7 @@ ss_params_panel_init (SsParamsPanel *self)
                        G_OBJECT (self->sky_value_spin) };
   for (guint i = 0; i < G_N_ELEMENTS (spins); i++)
     g_signal_connect_swapped (spins[i], "value-changed", G_CALLBACK (on_control_changed), self);
-  GObject *checks[] = { G_OBJECT (self->roi_check) };
+  GObject *checks[] = { G_OBJECT (self->roi_check), G_OBJECT (self->saturation_check) };
   for (guint i = 0; i < G_N_ELEMENTS (checks); i++)
     g_signal_connect_swapped (checks[i], "toggled", G_CALLBACK (on_control_changed), self);
   g_signal_connect_swapped (self->roi_draw_button, "toggled", G_CALLBACK (on_roi_draw_toggled),

@@ -90,13 +90,13 @@ update_final_status (SsWindow *self, SsSolveTask *task, gboolean ok, gboolean ca
 
 /* ---- notes ---------------------------------------------------------------- */
 
-/* The banner of a run: the notes of the PSF file JOB read (negative wings
- * zeroed, an off-centre centroid), then WARNING (the solver's, or NULL);
+/* The banner of a run: JOB's notes (the PSF file's negative wings zeroed,
+ * an off-centre centroid; saturated pixels left out), then WARNING (the solver's, or NULL);
  * the banner is left as it is when there is neither. */
 static void
 show_run_notes (SsWindow *self, SsJob *job, const char *warning)
 {
-  g_autofree char *notes = job != NULL ? ss_job_get_psf_notes (job) : NULL;
+  g_autofree char *notes = job != NULL ? ss_job_get_notes (job) : NULL;
   if (notes == NULL && warning == NULL)
     return;
   g_autofree char *text = notes != NULL && warning != NULL

@@ -6,6 +6,7 @@
 #include "ss-psf-fit-private.h"
 #include "ss-error.h"
 #include "ss-noise.h"
+#include "ss-saturation.h"
 #include "ss-scaling.h"
 
 #include <math.h>
@@ -242,42 +243,35 @@ has_close_neighbour (const GArray *peaks, guint index, double radius)
   return FALSE;
 }
 
-/* The header cards that give the level where the detector saturates:
- * SATURATE (the FITS community's convention), SATLEVEL (some pipelines'),
- * with the words messages give for them. */
-static const struct {
-  const char *card, *words;
-} saturation_cards[] = {
-  { "SATURATE", " (the header's SATURATE)" },
-  { "SATLEVEL", " (the header's SATLEVEL)" },
-};
-
-/* The data level treated as saturated: SEARCH's, else the header's card,
- * else 0.95 of the way from the sky to the brightest pixel (a star that
- * bright is likely clipped, and without a card nothing better is known).
- * The search works on the plane as read (BZERO and BSCALE applied, the sky
- * not subtracted: core_saturated compares raw pixels), the units the card
- * states the level in, so it is taken as it is. A card at or below the sky
- * would refuse every star and cannot be right: the default rule then holds.
- * *FROM: words for messages on where the level came from. */
+/* The data level treated as saturated: SEARCH's, else the header's card
+ * (ss_saturation_from_header), else a flat top at the maximum
+ * (ss_saturation_find_plateau), else none (INFINITY): an unclipped star is
+ * the best to fit, the brightest above all. The search works on the plane
+ * as read (BZERO and BSCALE applied, the sky not subtracted: core_saturated
+ * compares raw pixels), the units the card states the level in, so it is
+ * taken as it is. A card at or below the sky would refuse every star and
+ * cannot be right: the flat top then decides. *FROM: words for messages on
+ * where the level came from. */
 static double
-saturation_level (const SsImage *image, const SsStarSearch *search, double sky, double top,
-                  const char **from)
+saturation_level (const SsImage *image, const SsStarSearch *search, const float *data,
+                  double sky, const char **from)
 {
   *from = "";
   if (isfinite (search->saturation))
     return search->saturation;
-  for (guint i = 0; image->header != NULL && i < G_N_ELEMENTS (saturation_cards); i++)
+  SsSaturation found;
+  if (ss_saturation_from_header (image->header, &found) && found.level > sky)
     {
-      double level;
-      if (ss_header_get_double (image->header, saturation_cards[i].card, &level)
-          && isfinite (level) && level > sky)
-        {
-          *from = saturation_cards[i].words;
-          return level;
-        }
+      *from = found.source == SS_SATURATION_FROM_SATURATE ? " (the header's SATURATE)"
+                                                          : " (the header's SATLEVEL)";
+      return found.level;
     }
-  return sky + 0.95 * (top - sky);
+  if (ss_saturation_find_plateau (data, image->width, image->height, &found))
+    {
+      *from = " (a flat top at the maximum)";
+      return found.level;
+    }
+  return INFINITY;
 }
 
 /* Tries the candidate peaks[INDEX]; a usable star lands in FITS. */
@@ -367,10 +361,9 @@ measure_levels (const SsImage *image, const SsStarSearch *search, const float *d
     return FALSE;
   levels->sky = scaling.sky;
   levels->noise = ss_noise_estimate (data, image->width, image->height);
-  double top = scaling.sky + scaling.scale;   /* the data's top: no second pass over them */
   if (!(levels->noise > 0.0))
-    levels->noise = 1e-6 * (top - levels->sky);   /* noiseless (synthetic) data */
-  levels->saturation = saturation_level (image, search, levels->sky, top,
+    levels->noise = 1e-6 * scaling.scale;   /* noiseless (synthetic) data */
+  levels->saturation = saturation_level (image, search, data, levels->sky,
                                          &levels->saturation_from);
   return TRUE;
 }
@@ -438,11 +431,16 @@ ss_psf_find_stars (const SsImage *image, const SsStarSearch *search, SsPsfFit *c
   if (fits->len == 0)
     {
       g_array_free (fits, TRUE);
+      g_autofree char *below = isfinite (levels.saturation)
+                                 ? g_strdup_printf (", below saturation %.3g%s",
+                                                    levels.saturation, levels.saturation_from)
+                                 : g_strdup ("; nothing saturated: no SATURATE or SATLEVEL "
+                                             "card, no flat top");
       g_set_error (error, SS_ERROR, SS_ERROR_INVALID_ARGUMENT,
                    "no isolated unsaturated star found (peaks above %.3g = sky %.3g + %g × "
-                   "noise %.3g, below saturation %.3g%s)",
+                   "noise %.3g%s)",
                    levels.sky + search->threshold * levels.noise, levels.sky, search->threshold,
-                   levels.noise, levels.saturation, levels.saturation_from);
+                   levels.noise, below);
       return FALSE;
     }
   drop_outlying_fits (fits);

@@ -15,8 +15,8 @@
  * Automatic search (ss_psf_find_stars): local maxima higher than
  * sky + threshold * noise (sky: 3-sigma clipped median; noise: ss_noise_estimate),
  * with no pixel of the 3x3 core at or above the saturation level (the
- * search's, else the image header's SATURATE or SATLEVEL card, else 0.95 of
- * the way from the sky to the brightest pixel) and no flat
+ * search's, else the image header's SATURATE or SATLEVEL card, else a flat
+ * top at the image's maximum (ss-saturation.h), else none) and no flat
  * top (a neighbour equal to the peak), no other maximum 5 noise sigmas above
  * the sky within the isolation radius that is more than a tenth of the star's
  * height, and a full
@@ -75,7 +75,8 @@ typedef struct {
   double threshold;       /* peaks above sky + threshold * noise; default 20 */
   double saturation;      /* data level treated as saturated, in the image's units (as
                              read, sky included); NAN (default): the header's SATURATE or
-                             SATLEVEL card when above the sky, else sky + 0.95 (max - sky) */
+                             SATLEVEL card when above the sky, else a flat top at the
+                             maximum, else none */
   double isolation;       /* pixels; 0 (default): about 4 FWHM of each candidate, at least 8 */
   int max_stars;          /* brightest good fits combined; default 25 */
 } SsStarSearch;

@@ -1,0 +1,223 @@
+/* test-saturation.c: the clipped pixels of a real image (ss-saturation.h).
+ *
+ * - The header's cards: SATURATE before SATLEVEL, a card without a number
+ *   skipped.
+ * - A flat top is found where a noisy star field's brightest star is
+ *   clipped (at the clip level, clipping every pixel a brute-force count
+ *   finds at or above it),
+ *   and not on the unclipped field, nor on two or on a touching pair of
+ *   pixels that tie with the maximum; three touching are a flat top.
+ * - ss_saturation_resolve: a card that would clip most of the image is
+ *   ignored for the flat top, a level given is taken as it is.
+ * - ss_saturation_blank blanks exactly the pixels at or above the level.
+ * Inputs are fresh draws from g_test_rand_* (--seed replays them).
+ */
+#include "sharpsky.h"
+
+#include <math.h>
+
+static double
+rand_normal (void)
+{
+  double u = 1.0 - g_test_rand_double (), v = g_test_rand_double ();
+  return sqrt (-2.0 * log (u)) * cos (2.0 * G_PI * v);
+}
+
+/* A sky of 100 with Gaussian noise of 3 and NSTARS Gaussian stars (FWHM
+ * 3) of 50 to 5000 at their peak: float data, no two pixels alike. */
+static float *
+noisy_star_field (int w, int h, int nstars)
+{
+  float *img = g_new (float, (gsize) w * h);
+  for (gsize i = 0; i < (gsize) w * h; i++)
+    img[i] = (float) (100.0 + 3.0 * rand_normal ());
+  double s2 = pow (3.0 / 2.3548, 2);
+  for (int k = 0; k < nstars; k++)
+    {
+      double cx = g_test_rand_double_range (0, w), cy = g_test_rand_double_range (0, h);
+      double amp = pow (10.0, g_test_rand_double_range (log10 (50.0), log10 (5000.0)));
+      for (int y = MAX (0, (int) cy - 8); y < MIN (h, (int) cy + 9); y++)
+        for (int x = MAX (0, (int) cx - 8); x < MIN (w, (int) cx + 9); x++)
+          img[(gsize) y * w + x] +=
+            (float) (amp * exp (-0.5 * ((x - cx) * (x - cx) + (y - cy) * (y - cy)) / s2));
+    }
+  return img;
+}
+
+static gsize
+count_at_or_above (const float *data, gsize n, double level)
+{
+  gsize count = 0;
+  for (gsize i = 0; i < n; i++)
+    count += isfinite (data[i]) && data[i] >= level ? 1 : 0;
+  return count;
+}
+
+static float
+maximum_of (const float *data, gsize n)
+{
+  float top = -INFINITY;
+  for (gsize i = 0; i < n; i++)
+    top = MAX (top, data[i]);
+  return top;
+}
+
+static void
+test_header_cards (void)
+{
+  double a = g_test_rand_double_range (1e3, 1e5), b = g_test_rand_double_range (1e3, 1e5);
+  g_autoptr (SsHeader) header = ss_header_new ();
+  SsSaturation s = { 0 };
+  g_assert_false (ss_saturation_from_header (header, &s));
+  g_assert_false (ss_saturation_from_header (NULL, &s));
+
+  ss_header_set_double (header, "SATLEVEL", b, NULL);
+  g_assert_true (ss_saturation_from_header (header, &s));
+  g_assert_cmpfloat (s.level, ==, b);
+  g_assert_cmpint (s.source, ==, SS_SATURATION_FROM_SATLEVEL);
+
+  /* A SATURATE without a number is skipped; with one it comes first. */
+  ss_header_set_string (header, "SATURATE", "unknown", NULL);
+  g_assert_true (ss_saturation_from_header (header, &s));
+  g_assert_cmpint (s.source, ==, SS_SATURATION_FROM_SATLEVEL);
+  ss_header_set_double (header, "SATURATE", a, NULL);
+  g_assert_true (ss_saturation_from_header (header, &s));
+  g_assert_cmpfloat (s.level, ==, a);
+  g_assert_cmpint (s.source, ==, SS_SATURATION_FROM_SATURATE);
+}
+
+static void
+test_plateau_where_clipped (void)
+{
+  for (int trial = 0; trial < 5; trial++)
+    {
+      int w = g_test_rand_int_range (64, 200), h = g_test_rand_int_range (64, 200);
+      gsize n = (gsize) w * h;
+      g_autofree float *img = noisy_star_field (w, h, 8 + g_test_rand_int_range (0, 20));
+      SsSaturation s = { 0 };
+      g_assert_false (ss_saturation_find_plateau (img, w, h, &s));
+
+      /* The brightest star, inside the frame, clipped at half its peak: a
+       * flat top of about nine pixels. */
+      double cx = g_test_rand_double_range (10, w - 10), cy = g_test_rand_double_range (10, h - 10);
+      double s2 = pow (3.0 / 2.3548, 2);
+      for (int y = (int) cy - 8; y < (int) cy + 9; y++)
+        for (int x = (int) cx - 8; x < (int) cx + 9; x++)
+          img[(gsize) y * w + x] +=
+            (float) (2e4 * exp (-0.5 * ((x - cx) * (x - cx) + (y - cy) * (y - cy)) / s2));
+      float clip = (float) (100.0 + 1e4);
+      for (gsize i = 0; i < n; i++)
+        img[i] = MIN (img[i], clip);
+      g_assert_cmpuint (count_at_or_above (img, n, clip), >=, 4);
+      g_assert_true (ss_saturation_find_plateau (img, w, h, &s));
+      g_assert_cmpfloat (s.level, ==, clip);
+      g_assert_cmpint (s.source, ==, SS_SATURATION_FROM_PLATEAU);
+      SsSaturation resolved = ss_saturation_resolve (SS_SATURATION_AUTO, NAN, NULL, img, w, h);
+      g_assert_cmpfloat (resolved.level, ==, clip);
+      g_assert_cmpuint (resolved.clipped, ==, count_at_or_above (img, n, clip));
+    }
+}
+
+/* Ties with the maximum are a flat top only when three of them touch. */
+static void
+test_plateau_needs_three_touching (void)
+{
+  int w = 48, h = 40;
+  gsize n = (gsize) w * h;
+  g_autofree float *img = noisy_star_field (w, h, 0);
+  float top = maximum_of (img, n) + 50.0f;
+  int x = g_test_rand_int_range (5, w - 5), y = g_test_rand_int_range (5, h - 5);
+  SsSaturation s = { 0 };
+
+  img[y * w + x] = top;
+  img[(y + 3) * w + x - 2] = top;   /* apart: two ties */
+  g_assert_false (ss_saturation_find_plateau (img, w, h, &s));
+  img[y * w + x + 1] = top;         /* a touching pair */
+  g_assert_false (ss_saturation_find_plateau (img, w, h, &s));
+  img[(y + 1) * w + x] = top;       /* an L of three */
+  g_assert_true (ss_saturation_find_plateau (img, w, h, &s));
+  g_assert_cmpfloat (s.level, ==, top);
+  g_assert_cmpuint (count_at_or_above (img, n, top), ==, 4);
+}
+
+static void
+test_resolve_rules (void)
+{
+  int w = 96, h = 80;
+  gsize n = (gsize) w * h;
+  g_autofree float *img = noisy_star_field (w, h, 6);
+  g_autoptr (SsHeader) header = ss_header_new ();
+
+  /* A card under the sky would clip most of the image: ignored. */
+  ss_header_set_double (header, "SATURATE", 50.0, NULL);
+  SsSaturation s = ss_saturation_resolve (SS_SATURATION_AUTO, NAN, header, img, w, h);
+  g_assert_cmpint (s.ignored, ==, SS_SATURATION_FROM_SATURATE);
+  g_assert_cmpint (s.source, ==, SS_SATURATION_FROM_NONE);
+  g_assert_true (isnan (s.level));
+
+  /* ... and the data's own flat top is found instead. */
+  float top = maximum_of (img, n) + 1.0f;
+  int x = g_test_rand_int_range (2, w - 4), y = g_test_rand_int_range (2, h - 4);
+  for (int dy = 0; dy < 2; dy++)
+    for (int dx = 0; dx < 3; dx++)
+      img[(y + dy) * w + x + dx] = top;
+  s = ss_saturation_resolve (SS_SATURATION_AUTO, NAN, header, img, w, h);
+  g_assert_cmpint (s.ignored, ==, SS_SATURATION_FROM_SATURATE);
+  g_assert_cmpint (s.source, ==, SS_SATURATION_FROM_PLATEAU);
+  g_assert_cmpfloat (s.level, ==, top);
+  g_assert_cmpuint (s.clipped, ==, 6);
+
+  /* A card above the sky is taken, whatever the data show. */
+  double card = g_test_rand_double_range (150.0, 1000.0);
+  ss_header_set_double (header, "SATURATE", card, NULL);
+  s = ss_saturation_resolve (SS_SATURATION_AUTO, NAN, header, img, w, h);
+  g_assert_cmpint (s.ignored, ==, SS_SATURATION_FROM_NONE);
+  g_assert_cmpfloat (s.level, ==, card);
+  g_assert_cmpuint (s.clipped, ==, count_at_or_above (img, n, card));
+
+  /* A level given is taken as it is, even under the sky; none is none. */
+  s = ss_saturation_resolve (SS_SATURATION_VALUE, 50.0, header, img, w, h);
+  g_assert_cmpint (s.source, ==, SS_SATURATION_FROM_USER);
+  g_assert_cmpuint (s.clipped, ==, n);
+  s = ss_saturation_resolve (SS_SATURATION_NONE, NAN, header, img, w, h);
+  g_assert_cmpint (s.source, ==, SS_SATURATION_FROM_NONE);
+  g_assert_cmpuint (s.clipped, ==, 0);
+}
+
+static void
+test_blank_exactly_the_clipped (void)
+{
+  int w = g_test_rand_int_range (50, 120), h = g_test_rand_int_range (50, 120);
+  gsize n = (gsize) w * h;
+  g_autofree float *img = noisy_star_field (w, h, 10);
+  g_autofree float *scaled = g_new (float, n);
+  for (gsize i = 0; i < n; i++)
+    scaled[i] = g_test_rand_double () < 0.01 ? NAN : (img[i] - 100.0f) / 1000.0f;
+  g_autofree float *before = g_memdup2 (scaled, n * sizeof (float));
+  double level = g_test_rand_double_range (110.0, maximum_of (img, n));
+  gsize expected = 0;
+  for (gsize i = 0; i < n; i++)
+    expected += img[i] >= level && isfinite (before[i]) ? 1 : 0;
+
+  g_assert_cmpuint (ss_saturation_blank (img, scaled, n, level), ==, expected);
+  for (gsize i = 0; i < n; i++)
+    if (img[i] >= level)
+      g_assert_true (isnan (scaled[i]));
+    else if (isfinite (before[i]))
+      g_assert_cmpfloat (scaled[i], ==, before[i]);
+    else
+      g_assert_true (isnan (scaled[i]));
+  g_assert_cmpuint (ss_saturation_blank (img, scaled, n, NAN), ==, 0);
+}
+
+int
+main (int argc, char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+  g_test_add_func ("/saturation/header-cards", test_header_cards);
+  g_test_add_func ("/saturation/plateau-where-clipped", test_plateau_where_clipped);
+  g_test_add_func ("/saturation/plateau-needs-three-touching", test_plateau_needs_three_touching);
+  g_test_add_func ("/saturation/resolve-rules", test_resolve_rules);
+  g_test_add_func ("/saturation/blank-exactly-the-clipped", test_blank_exactly_the_clipped);
+  return g_test_run ();
+}
