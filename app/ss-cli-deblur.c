@@ -423,10 +423,30 @@ deblur_plane_group (CliDeblurInput *in, const CliOptions *o, const CliConfig *c,
   return status;
 }
 
+/* A result with a pixel that is not a number is no image (a solve that
+ * diverged, on data no blur explains): said, and nothing written, rather
+ * than a file of NaN or infinities with exit status 0. */
+static int
+refuse_non_finite (const CliDeblurInput *in, const SsImage *out)
+{
+  gsize n = ss_image_plane_size (out) * out->planes, bad = 0;
+  for (gsize i = 0; i < n; i++)
+    bad += isfinite (out->data[i]) ? 0 : 1;
+  if (bad == 0)
+    return -1;
+  cli_error (in->in_path, "the solve diverged: %" G_GSIZE_FORMAT " of the result's %"
+             G_GSIZE_FORMAT " pixels are not finite; nothing written (another solver, a larger "
+             "--alpha or fewer --iters may converge)", bad, n);
+  return CLI_EXIT_FAILURE;
+}
+
 static int
 write_output (const CliDeblurInput *in, const CliOptions *o, const CliConfig *c,
               const CliPlaneJob *jobs, int planes, SsImage *out, const char *const *inputs)
 {
+  int status = refuse_non_finite (in, out);
+  if (status >= 0)
+    return status;
   CliHistory history;
   cli_history_init (&history, "deblur");
   cli_history_add (&history, "input=%s", in->in_path);

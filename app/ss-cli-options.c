@@ -260,6 +260,11 @@ cli_load_image (const char *path, const CliConfig *config, const CliOptions *opt
       loaded = plane;
     }
 
+  /* Infinities and bad-pixel flags cannot be scaled or solved: blanks. */
+  gsize flagged = ss_image_blank_non_physical (loaded);
+  if (flagged > 0)
+    cli_note (options, "%s: %" G_GSIZE_FORMAT " infinite or flag pixels (magnitude %g or more) "
+              "treated as blank", path, flagged, SS_IMAGE_SENTINEL);
   gsize n = ss_image_plane_size (loaded);
   for (int p = 0; p < loaded->planes; p++)
     {
@@ -273,18 +278,6 @@ cli_load_image (const char *path, const CliConfig *config, const CliOptions *opt
         cli_error (path, "no finite pixels (every pixel is NaN, blank or infinite)");
       return CLI_EXIT_FAILURE;
     }
-  /* Infinities cannot be scaled or solved; they are treated like blanks. */
-  gsize infinite = 0, total = n * (gsize) loaded->planes;
-  for (gsize i = 0; i < total; i++)
-    if (isinf (loaded->data[i]))
-      {
-        loaded->data[i] = NAN;
-        infinite++;
-      }
-  if (infinite > 0)
-    cli_note (options, "%s: %" G_GSIZE_FORMAT " infinite pixels treated as blank", path,
-              infinite);
-
   *image = g_steal_pointer (&loaded);
   return -1;
 }

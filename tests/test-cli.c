@@ -510,6 +510,59 @@ test_saturated_star (Fixture *f, gconstpointer data)
   cli_run_clear (&run);
 }
 
+/* A bad-pixel flag (-3e38, 1e30) or an infinity in a real image is a blank,
+ * with a note: the result is finite and within the data's range (one flag
+ * set the scale for the whole image and gave NaN, -3e38 or infinities
+ * everywhere, exit 0). A solve that still diverges (the inverse filter of a
+ * box, whose transfer has zeros, at an alpha below float's smallest normal)
+ * writes nothing and says so, exit 1. */
+static void
+test_flag_pixels (Fixture *f, gconstpointer data)
+{
+  if (!cli_available ())
+    return;
+  g_autofree float *pixels = random_star_field (SIDE, SIDE);
+  const float flags[] = { -3e38f, 1e30f, INFINITY };
+  int planted = g_test_rand_int_range (1, 4);
+  for (int k = 0; k < planted; k++)
+    {
+      gsize at = (gsize) g_test_rand_int_range (0, SIDE * SIDE);
+      while (pixels[at] > 0.05f)   /* in the sky, so the field's top stays 1 */
+        at = (at + 7) % (SIDE * SIDE);
+      pixels[at] = flags[k];
+    }
+  g_autofree char *in_path = temp_path (f, "flagged.fits");
+  g_autofree char *out_path = temp_path (f, "flagged-out.fits");
+  write_fits_float (in_path, pixels, SIDE, SIDE);
+  const char *solvers[] = { "rl", "alm", "admm" };
+  for (gsize s = 0; s < G_N_ELEMENTS (solvers); s++)
+    {
+      CliRun run = RUN_CLI ("deblur", in_path, "-o", out_path, "--force", "--psf", "gaussian:2",
+                            "--solver", solvers[s], "--alpha", "auto", "--json");
+      g_assert_cmpint (run.status, ==, 0);
+      g_assert_nonnull (strstr (run.err, "flag pixels"));
+      g_autofree char *summary = json_line (run.out, "summary");
+      g_assert_cmpfloat (json_number (summary, "blank_pixels"), ==, planted);
+      g_assert_cmpfloat (json_number (summary, "scale"), ==, 1.0);
+      cli_run_clear (&run);
+      long w, h;
+      g_autofree float *out = read_fits_float (out_path, &w, &h, NULL);
+      for (gsize i = 0; i < (gsize) w * h; i++)
+        {
+          g_assert_true (isfinite (out[i]));
+          g_assert_cmpfloat (fabsf (out[i]), <, 100.0f);
+        }
+    }
+
+  g_remove (out_path);
+  g_autofree char *clean_path = write_star_field (f, "clean.fits", NULL);
+  CliRun run = RUN_CLI ("deblur", clean_path, "-o", out_path, "--psf", "box:4", "--boundary",
+                        "periodic", "--solver", "direct-fft", "--alpha", "1e-45", "--quiet");
+  assert_refused (&run, 1, "diverged");
+  assert_absent (out_path);
+  cli_run_clear (&run);
+}
+
 /* A real image without --solver runs the real-image default (`auto`, its
  * choice in the summary); an option that the default takes no part of
  * runs the first of its candidates that takes every option given
@@ -2124,6 +2177,7 @@ main (int argc, char **argv)
   ADD ("psf-conflict", test_psf_conflict);
   ADD ("blank-pixels", test_blank_pixels);
   ADD ("saturated-star", test_saturated_star);
+  ADD ("flag-pixels", test_flag_pixels);
   ADD ("real-default-solver", test_real_default_solver);
   ADD ("cube-planes", test_cube_planes);
   ADD ("psf-from-stars", test_psf_from_stars);

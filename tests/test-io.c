@@ -2277,11 +2277,45 @@ test_fits_history_wrapped (void)
   test_remove_tree (dir);
 }
 
+/* Infinities and bad-pixel flags (magnitude 1e30 or more) become blanks,
+ * over every plane; NaN stays NaN and is not counted; every other value,
+ * up to just under the flag magnitude, is kept to the bit. */
+static void
+test_image_blank_non_physical (void)
+{
+  g_autoptr (GError) error = NULL;
+  int w = g_test_rand_int_range (8, 40), h = g_test_rand_int_range (8, 40), planes = 3;
+  g_autoptr (SsImage) image = ss_image_new (w, h, planes, &error);
+  g_assert_no_error (error);
+  gsize n = ss_image_plane_size (image) * planes;
+  const float flags[] = { INFINITY, -INFINITY, 1e30f, -1e30f, -3e38f, 1.6e38f };
+  g_autofree float *kept = g_new (float, n);
+  gsize expected = 0;
+  for (gsize i = 0; i < n; i++)
+    {
+      double u = g_test_rand_double ();
+      image->data[i] = u < 0.05   ? flags[g_test_rand_int_range (0, G_N_ELEMENTS (flags))]
+                       : u < 0.08 ? NAN
+                       : u < 0.10 ? (g_test_rand_bit () ? 9.9e29f : -9.9e29f)
+                                  : (float) g_test_rand_double_range (-1e4, 1e6);
+      expected += u < 0.05 ? 1 : 0;
+      kept[i] = image->data[i];
+    }
+  g_assert_cmpuint (ss_image_blank_non_physical (image), ==, expected);
+  for (gsize i = 0; i < n; i++)
+    if (isnan (kept[i]) || fabsf (kept[i]) >= 1e30f)
+      g_assert_true (isnan (image->data[i]));
+    else
+      g_assert_cmpfloat (image->data[i], ==, kept[i]);
+  g_assert_cmpuint (ss_image_blank_non_physical (image), ==, 0);
+}
+
 int
 main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
   g_test_add_func ("/io/header/cards", test_header_cards);
+  g_test_add_func ("/io/image/blank-non-physical", test_image_blank_non_physical);
   g_test_add_func ("/io/fits/float32-roundtrip", test_fits_float32_roundtrip);
   g_test_add_func ("/io/fits/integer-bitpix", test_fits_integer_bitpix);
   g_test_add_func ("/io/fits/header-kept", test_fits_header_kept);

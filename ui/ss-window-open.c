@@ -201,6 +201,16 @@ load_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *can
       g_task_return_error (task, error);
       return;
     }
+  /* Infinities and bad-pixel flags cannot be scaled or solved: blanks, as
+   * in sharpsky-cli, said with the file's notes. */
+  gsize flagged = ss_image_blank_non_physical (image);
+  if (flagged > 0)
+    {
+      g_autofree char *said = d->note;
+      d->note = g_strdup_printf ("%s%s%" G_GSIZE_FORMAT " infinite or flag pixels (magnitude "
+                                 "%g or more) treated as blank", said ? said : "",
+                                 said ? "\n" : "", flagged, SS_IMAGE_SENTINEL);
+    }
   gsize finite = 0, n = ss_image_plane_size (image);
   for (gsize i = 0; i < n; i++)
     finite += isfinite (image->data[i]) ? 1 : 0;

@@ -74,6 +74,21 @@ ss_image_extract_plane (const SsImage *image, int plane, GError **error)
 }
 
 gsize
+ss_image_blank_non_physical (SsImage *image)
+{
+  gsize n = ss_image_plane_size (image) * image->planes, count = 0;
+  float *data = image->data;
+#pragma omp parallel for reduction(+ : count) schedule(static) if (n > SS_PARALLEL_PIXELS)
+  for (gsize i = 0; i < n; i++)
+    if (fabsf (data[i]) >= (float) SS_IMAGE_SENTINEL)   /* infinities too; NaN never */
+      {
+        data[i] = NAN;
+        count++;
+      }
+  return count;
+}
+
+gsize
 ss_image_count_nan (const SsImage *image)
 {
   gsize n = ss_image_plane_size (image) * image->planes, count = 0;

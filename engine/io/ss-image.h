@@ -43,6 +43,16 @@ SsImage *ss_image_extract_plane (const SsImage *image, int plane, GError **error
 /* Count of NaN pixels over all planes. */
 gsize ss_image_count_nan (const SsImage *image);
 
+/* Pixel values at or beyond this magnitude are bad-pixel flags, not light
+ * in any unit (IRAF's INDEF is 1.6e38; -3e38 and ±1e30 are written by
+ * other software): one of them would set the image's scale and leave every
+ * other pixel near 0, and the solvers' iterates overflow. */
+#define SS_IMAGE_SENTINEL 1e30
+
+/* Sets every infinite pixel and every one of magnitude SS_IMAGE_SENTINEL
+ * or more (over all planes) to NaN, a blank; returns how many. */
+gsize ss_image_blank_non_physical (SsImage *image);
+
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (SsImage, ss_image_free)
 
 G_END_DECLS
