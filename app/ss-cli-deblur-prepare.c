@@ -270,6 +270,19 @@ blank_saturated (const SsImage *image, const float *data, const CliConfig *c,
   return CLI_EXIT_USAGE;
 }
 
+/* Leaves the cold pixels of DATA (ss-cold-pixels.h) out of SCALED, for a
+ * non-negative image only. */
+static void
+blank_cold (const SsImage *image, const float *data, const CliConfig *c, CliPlaneJob *job,
+            float *scaled)
+{
+  gboolean nonneg = c->nonneg_given ? c->real_params.nonneg : TRUE;
+  if (nonneg)
+    job->cold = ss_cold_pixels_blank (data, image->width, image->height, job->scaling.sky,
+                                      ss_noise_estimate (data, image->width, image->height),
+                                      scaled);
+}
+
 int
 cli_deblur_prepare_real (CliDeblurInput *in, const CliOptions *o, const CliConfig *c,
                          CliPlaneJob *job)
@@ -314,8 +327,10 @@ cli_deblur_prepare_real (CliDeblurInput *in, const CliOptions *o, const CliConfi
       job->baseline = ss_mse (observed, job->truth_image, n);
     }
   int status, margin = 0;
-  if ((status = blank_saturated (image, data, c, o, label, job, scaled)) >= 0
-      || (status = measure_psf (in, o, c, job)) >= 0)
+  if ((status = blank_saturated (image, data, c, o, label, job, scaled)) >= 0)
+    return status;
+  blank_cold (image, data, c, job, scaled);
+  if ((status = measure_psf (in, o, c, job)) >= 0)
     return status;
   if ((status = pad_plane (in, c, job, scaled, &margin)) >= 0)
     return status;

@@ -23,6 +23,7 @@ typedef struct {
   int w, h;                 /* the image's size (w x h at (x0, y0) in the padded frame) */
   gsize blanks;
   SsSaturation saturation;  /* a real image's clipped pixels, left out of the data term */
+  gsize cold;               /* and its cold (dead) pixels, ss-cold-pixels.h */
   SsSolveParams params;
   double noise;             /* scaled units, when alpha is automatic */
   double alpha_noise;       /* the σ the α rule took (ss_noise_for_alpha), scaled units */

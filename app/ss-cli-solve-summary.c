@@ -219,6 +219,7 @@ print_summary_json (const CliSummary *s, const CliConfig *config, const SsSolveR
   ss_json_add_number (&o, "scale", s->scaling.scale);
   ss_json_add_int (&o, "blank_pixels", (gint64) s->blank_pixels);
   ss_json_add_int (&o, "saturated_pixels", (gint64) s->saturation.clipped);
+  ss_json_add_int (&o, "cold_pixels", (gint64) s->cold_pixels);
   if (s->saturation.clipped > 0)
     {
       ss_json_add_number (&o, "saturation", s->saturation.level);
@@ -308,6 +309,10 @@ print_summary_text (const CliSummary *s, const CliConfig *config, const SsSolveR
                             "left out of the data term, filled in the result)\n",
                             s->saturation.clipped, s->saturation.level,
                             ss_saturation_source_describe (s->saturation.source));
+  if (s->cold_pixels > 0)
+    g_string_append_printf (t, "cold pixels  %" G_GSIZE_FORMAT " (far below their neighbours: "
+                            "dead or flagged; left out of the data term, filled in the result)\n",
+                            s->cold_pixels);
   if (result->warning)
     g_string_append_printf (t, "warning      %s\n", result->warning);
   if (s->output)

@@ -8,6 +8,7 @@
 #include "ss-model.h"
 #include "ss-scaling.h"
 #include "ss-saturation.h"
+#include "ss-cold-pixels.h"
 #include "ss-solver.h"
 #include "ss-backend.h"
 #include "ss-bench.h"

@@ -134,10 +134,11 @@ test_deblur_matches_cli (Fixture *f, gconstpointer data)
 }
 
 /* A part of the sample clipped around its brightest pixel (a flat top, no
- * card): the app, as it opens a real image, leaves those pixels out as
- * the CLI's --saturation auto does, gives the CLI's image and says so in
- * its banner; with the box unticked it gives --saturation none's, with no
- * note. */
+ * card), with a dead pixel: the app, as it opens a real image, leaves the
+ * clipped pixels out as the CLI's --saturation auto does, and the dead one
+ * as the CLI does, gives the CLI's image and says both in its banner; with
+ * the box unticked it gives --saturation none's, the dead pixel still left
+ * out and said. */
 static void
 test_saturated_matches_cli (Fixture *f, gconstpointer data)
 {
@@ -168,10 +169,19 @@ test_saturated_matches_cli (Fixture *f, gconstpointer data)
       part->data[i] = MIN (part->data[i], clip);
       clipped += part->data[i] == clip ? 1 : 0;
     }
+  /* And a dead pixel, away from the clipped top: cold, left out either way. */
+  int dx, dy;
+  do
+    {
+      dx = g_rand_int_range (rng, 2, w - 2);
+      dy = g_rand_int_range (rng, 2, h - 2);
+    }
+  while (abs (dx - tx) < 4 && abs (dy - ty) < 4);
+  part->data[(gsize) dy * w + dx] = -32768.0f;
   g_assert_true (ss_fits_write (part, in, TRUE, NULL, &error));
   g_assert_no_error (error);
-  g_test_message ("%d×%d at (%d, %d), %" G_GSIZE_FORMAT " pixels clipped at %g", w, h, x0, y0,
-                  clipped, clip);
+  g_test_message ("%d×%d at (%d, %d), %" G_GSIZE_FORMAT " pixels clipped at %g, one dead at "
+                  "(%d, %d)", w, h, x0, y0, clipped, clip, dx, dy);
 
   g_autofree char *out = g_build_filename (f->dir, "cli.fits", NULL);
   g_autofree char *out_none = g_build_filename (f->dir, "cli-none.fits", NULL);
@@ -199,14 +209,10 @@ test_saturated_matches_cli (Fixture *f, gconstpointer data)
       g_assert_true (ss_window_wait_idle (f->window, 120));
       const char *message = ss_window_get_message (f->window);
       g_test_message ("banner: %s", message ? message : "(none)");
-      if (pass == 0)
-        {
-          g_autofree char *note = g_strdup_printf ("%" G_GSIZE_FORMAT " saturated pixels", clipped);
-          g_assert_nonnull (message);
-          g_assert_nonnull (strstr (message, note));
-        }
-      else
-        g_assert_null (message);
+      g_autofree char *note = g_strdup_printf ("%" G_GSIZE_FORMAT " saturated pixels", clipped);
+      g_assert_nonnull (message);
+      g_assert_true ((strstr (message, note) != NULL) == (pass == 0));
+      g_assert_nonnull (strstr (message, "1 cold pixels"));
       SsFrame *recovered = ss_window_get_frame (f->window, SS_VIEW_RECOVERED);
       g_assert_nonnull (recovered);
       double diff = relative_difference (recovered, pass == 0 ? expected : expected_none);

@@ -56,6 +56,7 @@ ss_settings_take_resolved (SsSettings *settings, const SsSettings *resolved)
       settings->noise_estimate = resolved->noise_estimate;
     }
   settings->saturation = resolved->saturation;
+  settings->cold_pixels = resolved->cold_pixels;
 }
 
 /* Whether two fits describe the same profile (what the operator uses). */
@@ -79,7 +80,8 @@ ss_settings_same_problem (const SsSettings *a, const SsSettings *b)
       || (a->sky_mode == SS_SKY_VALUE && a->sky_value != b->sky_value)
       || a->use_roi != b->use_roi || a->auto_params != b->auto_params
       || (a->mode == SS_MODE_DEBLUR
-          && (a->boundary != b->boundary || a->saturation_mode != b->saturation_mode)))
+          && (a->boundary != b->boundary || a->saturation_mode != b->saturation_mode
+              || a->params.nonneg != b->params.nonneg)))
     return FALSE;
   if (a->use_roi && (a->roi_x != b->roi_x || a->roi_y != b->roi_y
                      || a->roi_width != b->roi_width || a->roi_height != b->roi_height))
@@ -152,6 +154,9 @@ ss_settings_add_history (const SsSettings *s, SsHeader *header)
         ss_header_add_history (header, "saturation = %s",
                                s->saturation_mode == SS_SATURATION_NONE ? "none (kept in the fit)"
                                                                         : "none found");
+      if (s->cold_pixels > 0)
+        ss_header_add_history (header, "cold pixels = %" G_GSIZE_FORMAT " (far below their "
+                               "neighbours; left out of the data term)", s->cold_pixels);
     }
   ss_header_add_history (header, "sky = %s", ss_sky_mode_to_string (s->sky_mode));
   if (s->sky_mode == SS_SKY_VALUE)
@@ -244,6 +249,12 @@ build_deblur (SsJob *job, GError **error)
   *saturation = ss_saturation_resolve (job->settings.saturation_mode, NAN, job->header,
                                        job->original->data, job->width, job->height);
   saturation->clipped = ss_saturation_blank (job->original->data, scaled, n, saturation->level);
+  job->settings.cold_pixels
+    = job->settings.params.nonneg
+        ? ss_cold_pixels_blank (job->original->data, job->width, job->height, job->scaling.sky,
+                                ss_noise_estimate (job->original->data, job->width, job->height),
+                                scaled)
+        : 0;
   /* Pad as the CLI does (its default: mirror), wide enough for the PSF. */
   const SsPsfSpec *psf = &job->settings.acquisition.psf;
   int margin = ss_boundary_margin_for_psf (psf, job->width, job->height, error);
@@ -375,6 +386,10 @@ ss_job_get_notes (const SsJob *job)
     g_string_append_printf (text, "%s%" G_GSIZE_FORMAT " saturated pixels (at or above %.6g, "
                             "%s) left out of the fit and filled in", text->len ? "\n" : "",
                             s->clipped, s->level, ss_saturation_source_describe (s->source));
+  if (job->settings.cold_pixels > 0)
+    g_string_append_printf (text, "%s%" G_GSIZE_FORMAT " cold pixels (far below the sky and their "
+                            "neighbours: dead or flagged) left out of the fit and filled in",
+                            text->len ? "\n" : "", job->settings.cold_pixels);
   return text->len ? g_string_free (g_steal_pointer (&text), FALSE) : NULL;
 }
 

@@ -7,7 +7,8 @@
  *    truth, so it reports MSE/PSNR.
  *  - deblur: y = (image - sky) / scale; op = ss_operator_new_blur (psf, y):
  *    blank (NaN) pixels are left out of the data term, and so are the
- *    clipped ones (ss-saturation.h) unless settings.saturation_mode is NONE.
+ *    clipped ones (ss-saturation.h) unless settings.saturation_mode is NONE,
+ *    and with x >= 0 the cold ones (ss-cold-pixels.h).
  *    The image is first padded as the CLI does (ss-boundary.h: mirror by
  *    default), so that the circulant model sees no step at the edges; the
  *    solve runs at the padded size and the result is cropped back.
@@ -50,6 +51,7 @@ typedef struct {
    * them; SATURATION is what the job found (set when it is built). */
   SsSaturationMode saturation_mode;
   SsSaturation saturation;
+  gsize cold_pixels;          /* set when built: dead pixels left out (ss-cold-pixels.h) */
   SsSolveParams params;
   /* Parameters chosen from the data when the job is built (bit 1 << SsParamId;
    * only alpha so far: from the estimated noise, or the simulation's), as
@@ -71,7 +73,7 @@ void ss_settings_clear (SsSettings *settings);
 void ss_settings_copy (const SsSettings *src, SsSettings *dst);
 /* Takes into SETTINGS the values a built job chose from the data (its
  * settings RESOLVED): alpha and the noise estimate when alpha is auto, the
- * saturation level found. */
+ * saturation level and the cold pixels found. */
 void ss_settings_take_resolved (SsSettings *settings, const SsSettings *resolved);
 /* TRUE when A and B build the same problem (a job can be reused). */
 gboolean ss_settings_same_problem (const SsSettings *a, const SsSettings *b);

@@ -1,4 +1,6 @@
-/* test-saturation.c: the clipped pixels of a real image (ss-saturation.h).
+/* test-defects.c: the pixels of a real image left out of the data term as
+ * defects: the clipped ones (ss-saturation.h) and the cold ones
+ * (ss-cold-pixels.h).
  *
  * - The header's cards: SATURATE before SATLEVEL, a card without a number
  *   skipped.
@@ -10,11 +12,16 @@
  * - ss_saturation_resolve: a card that would clip most of the image is
  *   ignored for the flat top, a level given is taken as it is.
  * - ss_saturation_blank blanks exactly the pixels at or above the level.
+ * - Cold pixels: dead pixels and a dead column planted in a noisy star
+ *   field are found, each and no other; none is found in fields without
+ *   them, vignetted, with stars of FWHM 1.2 or with the bundled AIA image's
+ *   sharp dark lanes.
  * Inputs are fresh draws from g_test_rand_* (--seed replays them).
  */
 #include "sharpsky.h"
 
 #include <math.h>
+#include <string.h>
 
 static double
 rand_normal (void)
@@ -210,6 +217,102 @@ test_blank_exactly_the_clipped (void)
   g_assert_cmpuint (ss_saturation_blank (img, scaled, n, NAN), ==, 0);
 }
 
+/* Blanks the cold pixels of IMG in a scaled copy; returns the copy. */
+static float *
+blank_cold_copy (const float *img, int w, int h, gsize *count)
+{
+  gsize n = (gsize) w * h;
+  float *scaled = g_new (float, n);
+  for (gsize i = 0; i < n; i++)
+    scaled[i] = (img[i] - 100.0f) / 1000.0f;
+  *count = ss_cold_pixels_blank (img, w, h, ss_median (img, n), ss_noise_estimate (img, w, h),
+                                 scaled);
+  return scaled;
+}
+
+static void
+test_cold_pixels_found (void)
+{
+  for (int trial = 0; trial < 4; trial++)
+    {
+      int w = g_test_rand_int_range (64, 160), h = g_test_rand_int_range (64, 160);
+      gsize n = (gsize) w * h;
+      g_autofree float *img = noisy_star_field (w, h, 20);
+      g_autofree guint8 *dead = g_new0 (guint8, n);
+      /* A column of 5 at the bias (0), then single pixels at a flag or 0,
+       * apart from the column and from each other. */
+      int cx = g_test_rand_int_range (3, w - 3), cy = g_test_rand_int_range (3, h - 8);
+      for (int k = 0; k < 5; k++)
+        dead[(gsize) (cy + k) * w + cx] = 1;
+      int singles = g_test_rand_int_range (1, 6);
+      for (int k = 0; k < singles;)
+        {
+          int x = g_test_rand_int_range (2, w - 2), y = g_test_rand_int_range (2, h - 2);
+          gboolean apart = TRUE;
+          for (int dy = -2; dy <= 2; dy++)
+            for (int dx = -2; dx <= 2; dx++)
+              apart = apart && !dead[(gsize) (y + dy) * w + x + dx];
+          if (!apart)
+            continue;
+          dead[(gsize) y * w + x] = 1;
+          k++;
+        }
+      gsize planted = 0;
+      for (gsize i = 0; i < n; i++)
+        if (dead[i])
+          {
+            img[i] = g_test_rand_bit () ? -32768.0f : 0.0f;
+            planted++;
+          }
+      gsize count;
+      g_autofree float *scaled = blank_cold_copy (img, w, h, &count);
+      g_assert_cmpuint (count, ==, planted);
+      for (gsize i = 0; i < n; i++)
+        g_assert_true (isnan (scaled[i]) == (dead[i] != 0));
+    }
+}
+
+static void
+test_cold_pixels_none_without (void)
+{
+  for (int trial = 0; trial < 4; trial++)
+    {
+      int w = g_test_rand_int_range (64, 200), h = g_test_rand_int_range (64, 200);
+      g_autofree float *img = noisy_star_field (w, h, 40);
+      /* Vignetting: the sky and all else down to 60% in the corners. */
+      for (int y = 0; y < h; y++)
+        for (int x = 0; x < w; x++)
+          {
+            double r2 = (pow (x - w / 2.0, 2) + pow (y - h / 2.0, 2)) / (w * w / 4.0 + h * h / 4.0);
+            img[(gsize) y * w + x] *= (float) (1.0 - 0.4 * r2);
+          }
+      /* Undersampled stars: FWHM 1.2, single-pixel peaks beside dark gaps. */
+      for (int k = 0; k < 30; k++)
+        {
+          double sx = g_test_rand_double_range (2, w - 2), sy = g_test_rand_double_range (2, h - 2);
+          double s2 = pow (1.2 / 2.3548, 2), amp = g_test_rand_double_range (100, 20000);
+          for (int y = (int) sy - 2; y <= (int) sy + 2; y++)
+            for (int x = (int) sx - 2; x <= (int) sx + 2; x++)
+              img[(gsize) y * w + x] += (float) (amp * exp (-0.5 * (pow (x - sx, 2) + pow (y - sy, 2)) / s2));
+        }
+      gsize count;
+      g_autofree float *scaled = blank_cold_copy (img, w, h, &count);
+      g_assert_cmpuint (count, ==, 0);
+    }
+  /* A sharp image: the bundled AIA frame's dark lanes between its loops. */
+  g_autofree char *path = g_build_filename (g_getenv ("SHARPSKY_DATA"), "aia_171_level1.fits",
+                                            NULL);
+  g_autoptr (GError) error = NULL;
+  g_autoptr (SsImage) aia = ss_fits_read (path, NULL, &error);
+  g_assert_no_error (error);
+  gsize n = ss_image_plane_size (aia), count;
+  g_autofree float *scaled = g_new (float, n);
+  memcpy (scaled, aia->data, n * sizeof (float));
+  count = ss_cold_pixels_blank (aia->data, aia->width, aia->height, ss_median (aia->data, n),
+                                ss_noise_estimate (aia->data, aia->width, aia->height), scaled);
+  g_assert_cmpuint (count, ==, 0);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -219,5 +322,7 @@ main (int argc, char **argv)
   g_test_add_func ("/saturation/plateau-needs-three-touching", test_plateau_needs_three_touching);
   g_test_add_func ("/saturation/resolve-rules", test_resolve_rules);
   g_test_add_func ("/saturation/blank-exactly-the-clipped", test_blank_exactly_the_clipped);
+  g_test_add_func ("/cold-pixels/found", test_cold_pixels_found);
+  g_test_add_func ("/cold-pixels/none-without", test_cold_pixels_none_without);
   return g_test_run ();
 }
