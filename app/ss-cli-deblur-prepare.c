@@ -13,7 +13,7 @@ cli_plane_job_init (CliPlaneJob *job, int plane, const CliConfig *c)
   memset (job, 0, sizeof *job);
   job->plane = plane;
   job->params = c->params;
-  job->noise = job->alpha_noise = NAN;
+  job->noise = job->alpha_noise = job->data_noise = NAN;
   job->stats = ss_data_stats_from_estimates (NAN, SS_SKY_NONE);
   job->mse = job->psnr = job->baseline = NAN;
 }
@@ -271,16 +271,17 @@ blank_saturated (const SsImage *image, const float *data, const CliConfig *c,
 }
 
 /* Leaves the cold pixels of DATA (ss-cold-pixels.h) out of SCALED, for a
- * non-negative image only. */
+ * non-negative image only; the noise it estimates stays for --alpha auto. */
 static void
 blank_cold (const SsImage *image, const float *data, const CliConfig *c, CliPlaneJob *job,
             float *scaled)
 {
   gboolean nonneg = c->nonneg_given ? c->real_params.nonneg : TRUE;
-  if (nonneg)
-    job->cold = ss_cold_pixels_blank (data, image->width, image->height, job->scaling.sky,
-                                      ss_noise_estimate (data, image->width, image->height),
-                                      scaled);
+  if (!nonneg)
+    return;
+  job->data_noise = ss_noise_estimate (data, image->width, image->height);
+  job->cold = ss_cold_pixels_blank (data, image->width, image->height, job->scaling.sky,
+                                    job->data_noise, scaled);
 }
 
 int
@@ -343,7 +344,7 @@ cli_deblur_prepare_real (CliDeblurInput *in, const CliOptions *o, const CliConfi
   /* Real data are light: x >= 0 unless --allow-negative (issue 5). */
   job->params.nonneg = c->nonneg_given ? c->real_params.nonneg : TRUE;
   if (c->alpha_auto
-      && !ss_alpha_auto_from_data (data, w, h, job->scaling.scale, job->op,
+      && !ss_alpha_auto_from_data (data, w, h, job->data_noise, job->scaling.scale, job->op,
                                    &job->params.alpha, &job->noise, &job->alpha_noise, &error))
     {
       cli_error (label, "--alpha auto: %s", error->message);

@@ -141,7 +141,7 @@ test_alpha_auto_where_light_is (void)
   ss_psf_spec_clear (&spec);
   const double scale = 250.0;
   double alpha = 0, noise = 0, alpha_noise = 0;
-  g_assert_true (ss_alpha_auto_from_data (img, w, h, scale, op, &alpha, &noise, &alpha_noise,
+  g_assert_true (ss_alpha_auto_from_data (img, w, h, NAN, scale, op, &alpha, &noise, &alpha_noise,
                                           &error));
   double typical = ss_noise_estimate (img, w, h), mean = ss_noise_estimate_mean (img, w, h);
   g_assert_cmpfloat (noise, ==, typical / scale);
@@ -271,7 +271,7 @@ test_column_norm_parseval (void)
   g_assert_true (isnan (ss_alpha_auto (0.01, NULL)));
   g_assert_cmpfloat (ss_alpha_auto (0.0, op), ==, 0.0);
   double alpha;
-  g_assert_false (ss_alpha_auto_from_data (observed, w, h, 0.0, op, &alpha, NULL, NULL, &error));
+  g_assert_false (ss_alpha_auto_from_data (observed, w, h, NAN, 0.0, op, &alpha, NULL, NULL, &error));
   g_assert_error (error, SS_ERROR, SS_ERROR_INVALID_ARGUMENT);
 }
 

@@ -249,12 +249,13 @@ build_deblur (SsJob *job, GError **error)
   *saturation = ss_saturation_resolve (job->settings.saturation_mode, NAN, job->header,
                                        job->original->data, job->width, job->height);
   saturation->clipped = ss_saturation_blank (job->original->data, scaled, n, saturation->level);
-  job->settings.cold_pixels
-    = job->settings.params.nonneg
-        ? ss_cold_pixels_blank (job->original->data, job->width, job->height, job->scaling.sky,
-                                ss_noise_estimate (job->original->data, job->width, job->height),
-                                scaled)
-        : 0;
+  if (job->settings.params.nonneg)
+    {
+      job->data_noise = ss_noise_estimate (job->original->data, job->width, job->height);
+      job->settings.cold_pixels = ss_cold_pixels_blank (job->original->data, job->width,
+                                                        job->height, job->scaling.sky,
+                                                        job->data_noise, scaled);
+    }
   /* Pad as the CLI does (its default: mirror), wide enough for the PSF. */
   const SsPsfSpec *psf = &job->settings.acquisition.psf;
   int margin = ss_boundary_margin_for_psf (psf, job->width, job->height, error);
@@ -298,7 +299,8 @@ resolve_auto_params (SsJob *job, GError **error)
       rule = ss_alpha_auto (s->acquisition.noise, job->op);
     }
   else if (!ss_alpha_auto_from_data (job->original->data, job->width, job->height,
-                                     job->scaling.scale, job->op, &rule, &s->noise_estimate,
+                                     job->data_noise, job->scaling.scale, job->op, &rule,
+                                     &s->noise_estimate,
                                      NULL, error))
     return FALSE;
   /* As the CLI's --alpha auto, the α alone: the hold-out rule is the app's
@@ -333,7 +335,12 @@ ss_job_build (SsFrame *input, const SsHeader *header, const char *source_path,
   g_return_val_if_fail (input != NULL && settings != NULL, NULL);
   g_autoptr (SsJob) job = g_new0 (SsJob, 1);
   job->ref_count = 1;
+  job->data_noise = NAN;
   ss_settings_copy (settings, &job->settings);
+  /* What a job finds in its data is its own, never a copy of an earlier
+   * job's (ss_settings_take_resolved brings those into the settings). */
+  job->settings.saturation = (SsSaturation) { .level = NAN };
+  job->settings.cold_pixels = 0;
   job->header = header ? ss_header_copy (header) : NULL;
   job->source_path = g_strdup (source_path);
 

@@ -97,6 +97,7 @@ typedef struct {
   SsFrame *original;          /* the region of the input, input units */
   SsFrame *measured;          /* y in input units, NaN where unobserved */
   SsHeader *header;           /* the input's header (may be NULL) */
+  double data_noise;          /* ss_noise_estimate of the region (input units); NAN: not yet */
   char *source_path;          /* may be NULL */
   /*< private >*/
   gint ref_count;

@@ -343,7 +343,7 @@ ss_alpha_auto (double noise_sigma, const SsOperator *op)
 }
 
 gboolean
-ss_alpha_auto_from_data (const float *data, int width, int height, double scale,
+ss_alpha_auto_from_data (const float *data, int width, int height, double noise, double scale,
                          const SsOperator *op, double *alpha, double *noise_scaled,
                          double *alpha_noise_scaled, GError **error)
 {
@@ -353,7 +353,7 @@ ss_alpha_auto_from_data (const float *data, int width, int height, double scale,
                    "automatic alpha needs a positive data scale and an operator");
       return FALSE;
     }
-  double sigma = ss_noise_estimate (data, width, height);
+  double sigma = isnan (noise) ? ss_noise_estimate (data, width, height) : noise;
   if (!isfinite (sigma))
     {
       g_set_error (error, SS_ERROR, SS_ERROR_INVALID_ARGUMENT,

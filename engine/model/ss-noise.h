@@ -103,15 +103,17 @@ double ss_noise_estimate_mean (const float *data, int width, int height);
  * from 2, so no α jumps between two nearly equal images. */
 double ss_noise_for_alpha (double typical, double mean);
 
-/* Estimates the noise of DATA (input units), scales it by 1/SCALE and applies
- * the rule to ss_noise_for_alpha's σ; fails with SS_ERROR_INVALID_ARGUMENT
+/* Estimates the noise of DATA (input units; NOISE when it is already known,
+ * ss_noise_estimate's value: NAN to estimate it here), scales it by 1/SCALE
+ * and applies the rule to ss_noise_for_alpha's σ; fails with SS_ERROR_INVALID_ARGUMENT
  * when the noise cannot be estimated (too few finite pixels) or SCALE is not
  * > 0. Returns alpha in *ALPHA and, when not NULL, the scaled noise of the
  * typical pixel in *NOISE_SCALED (ss_noise_estimate's: the one the solvers'
  * other rules take) and the scaled σ the α rule took in
  * *ALPHA_NOISE_SCALED. */
-gboolean ss_alpha_auto_from_data (const float *data, int width, int height, double scale,
-                                  const SsOperator *op, double *alpha, double *noise_scaled,
+gboolean ss_alpha_auto_from_data (const float *data, int width, int height, double noise,
+                                  double scale, const SsOperator *op, double *alpha,
+                                  double *noise_scaled,
                                   double *alpha_noise_scaled, GError **error);
 
 /* The statistics deblur's preparation leaves for the solvers
