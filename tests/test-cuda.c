@@ -658,16 +658,16 @@ test_dense_too_large (CudaFixture *f, gconstpointer data)
       SsProblem problem = { .op = p.op, .y = p.y, .truth = p.truth };
       SsSolveResult result = { 0 };
       g_autoptr (GError) error = NULL;
-      gsize free_before = 0, free_after = 0;
-      ss_cuda_context_get_memory (f->ctx, &free_before, NULL);
+      gsize held_before = ss_cuda_context_get_allocated (f->ctx);
       g_assert_false (ss_cuda_solve (f->ctx, &problem, &params, NULL, NULL, NULL, &result, &error));
       g_assert_error (error, SS_ERROR, SS_ERROR_TOO_LARGE);
       g_test_message ("%s", error->message);
       g_assert_nonnull (strstr (error->message, "largest square image that fits"));
       g_assert_null (result.x);
-      ss_cuda_context_get_memory (f->ctx, &free_after, NULL);
-      /* nothing leaked */
-      g_assert_cmpuint (free_after + (64u << 20), >=, free_before);
+      /* Nothing leaked: counted by the engine's allocator, since the card's
+       * free memory moves with the other processes on it (the cli suite,
+       * run beside this one, solves on the GPU too). */
+      g_assert_cmpuint (ss_cuda_context_get_allocated (f->ctx), ==, held_before);
       test_problem_clear (&p);
     }
 }

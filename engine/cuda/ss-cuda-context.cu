@@ -240,6 +240,12 @@ ss_cuda_context_get_device_name (const SsCudaContext *ctx)
   return ctx->name;
 }
 
+gsize
+ss_cuda_context_get_allocated (const SsCudaContext *ctx)
+{
+  return ctx->mem_current;
+}
+
 void
 ss_cuda_context_get_memory (SsCudaContext *ctx, gsize *free_bytes, gsize *total_bytes)
 {

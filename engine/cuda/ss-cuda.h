@@ -31,6 +31,10 @@ const char *ss_cuda_context_get_device_name (const SsCudaContext *ctx);
 int ss_cuda_context_get_device (const SsCudaContext *ctx);
 /* Free and total device memory now, bytes. */
 void ss_cuda_context_get_memory (SsCudaContext *ctx, gsize *free_bytes, gsize *total_bytes);
+/* Device bytes CTX holds now through its allocator (ss_cuda_alloc): what a
+ * leak check compares, which the card's free memory is not when another
+ * process shares the card. */
+gsize ss_cuda_context_get_allocated (const SsCudaContext *ctx);
 
 /* Same contract as ss_backend_solve (ss-backend.h). */
 gboolean ss_cuda_solve (SsCudaContext *ctx, const SsProblem *problem,
