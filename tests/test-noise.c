@@ -71,6 +71,34 @@ test_noise_estimate_known_sigma (void)
     }
 }
 
+/* Blanks that leave few whole 3x3 windows: 55-65% of the pixels at
+ * random, every third column, every other row. The estimate falls back on
+ * the 1-D high-pass along rows and columns and stays within 15% (it gave 0,
+ * so alpha 0, with 59% blank on 64², and no estimate at all for the
+ * columns and rows). */
+static void
+test_noise_estimate_many_blanks (void)
+{
+  for (int pattern = 0; pattern < 3; pattern++)
+    for (int trial = 0; trial < 2; trial++)
+      {
+        int w = g_test_rand_int_range (64, 200), h = g_test_rand_int_range (64, 200);
+        double sigma = pow (10.0, g_test_rand_double_range (-3, 1));
+        g_autofree float *img = make_sky_with_noise (w, h, sigma, (w * h) / 2000);
+        double blank = g_test_rand_double_range (0.55, 0.65);
+        for (int y = 0; y < h; y++)
+          for (int x = 0; x < w; x++)
+            if (pattern == 0 ? g_test_rand_double () < blank
+                : pattern == 1 ? x % 3 == 2
+                               : y % 2 == 1)
+              img[(gsize) y * w + x] = NAN;
+        double est = ss_noise_estimate (img, w, h);
+        g_test_message ("pattern %d, %d×%d sigma %.4g: estimate %.4g (ratio %.4f)", pattern, w,
+                        h, sigma, est, est / sigma);
+        g_assert_cmpfloat (fabs (est / sigma - 1.0), <, 0.15);
+      }
+}
+
 /* The noise where the light is. Oracle: a frame whose left part (a fraction
  * F, 0.5-0.75, of the columns) is a dark sky of noise S1 and the rest a
  * bright flat field of noise S2 has a mean variance of F S1² + (1 − F) S2²;
@@ -377,6 +405,7 @@ main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
   g_test_add_func ("/noise/estimate-known-sigma", test_noise_estimate_known_sigma);
+  g_test_add_func ("/noise/estimate-many-blanks", test_noise_estimate_many_blanks);
   g_test_add_func ("/noise/estimate-1d-and-degenerate", test_noise_estimate_1d_and_degenerate);
   g_test_add_func ("/noise/estimate-large-frame", test_noise_estimate_large_frame);
   g_test_add_func ("/noise/estimate-mean", test_noise_estimate_mean);

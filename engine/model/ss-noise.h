@@ -13,8 +13,11 @@
  *   deviation, so
  *       s = MAD(high-pass) / (6 * 0.6744898) = 0.247101 * MAD.
  *   The MAD ignores the few large responses at stars and edges. A window
- *   holding a NaN is skipped. An image less than 3 pixels high (a 1-D signal)
- *   uses [1 -2 1] along the rows: s = MAD / (sqrt(6) * 0.6744898). When the
+ *   holding a NaN is skipped. An image less than 3 pixels across (a 1-D
+ *   signal), or one whose blanks leave fewer than 256 whole windows and
+ *   under a quarter of them (59% of the pixels blank at random, every third
+ *   column blank), uses [1 -2 1] along its rows and columns instead:
+ *   s = MAD / (sqrt(6) * 0.6744898). When the
  *   MAD is 0 (integer data with noise under one count) the mean absolute
  *   deviation is used instead (s = mean|h - median| * sqrt(pi/2) / norm).
  *   Past 2^22 interior windows every k-th row of windows is taken, k the
