@@ -262,6 +262,17 @@ blank_saturated (const SsImage *image, const float *data, const CliConfig *c,
   if (s->ignored != SS_SATURATION_FROM_NONE)
     cli_note (o, "%s: saturation: %s would clip more than half the image: ignored "
               "(--saturation LEVEL insists)", label, ss_saturation_source_describe (s->ignored));
+  if (!(ss_solver_info (job->params.kind)->caps & SS_SOLVER_MASKS))
+    {
+      /* direct-fft solves with every pixel or none: as before, the clipped
+       * ones stay in its fit rather than fail it. */
+      if (s->clipped > 0)
+        cli_note (o, "%s: %" G_GSIZE_FORMAT " saturated pixels (at or above %g) stay in the fit: "
+                  "%s cannot leave pixels out", label, s->clipped, s->level,
+                  ss_solver_info (job->params.kind)->name);
+      s->clipped = 0;
+      return -1;
+    }
   s->clipped = ss_saturation_blank (data, scaled, n, s->level);
   if (s->clipped < n - job->blanks)
     return -1;
@@ -271,13 +282,14 @@ blank_saturated (const SsImage *image, const float *data, const CliConfig *c,
 }
 
 /* Leaves the cold pixels of DATA (ss-cold-pixels.h) out of SCALED, for a
- * non-negative image only; the noise it estimates stays for --alpha auto. */
+ * non-negative image and a solver that can leave pixels out; the noise it
+ * estimates stays for --alpha auto. */
 static void
 blank_cold (const SsImage *image, const float *data, const CliConfig *c, CliPlaneJob *job,
             float *scaled)
 {
   gboolean nonneg = c->nonneg_given ? c->real_params.nonneg : TRUE;
-  if (!nonneg)
+  if (!nonneg || !(ss_solver_info (job->params.kind)->caps & SS_SOLVER_MASKS))
     return;
   job->data_noise = ss_noise_estimate (data, image->width, image->height);
   job->cold = ss_cold_pixels_blank (data, image->width, image->height, job->scaling.sky,

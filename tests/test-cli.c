@@ -503,6 +503,16 @@ test_saturated_star (Fixture *f, gconstpointer data)
                  "high", "--force");
   assert_refused (&run, 2, "--saturation");
   cli_run_clear (&run);
+  /* direct-fft cannot leave pixels out: it solves with them, as before, and
+   * says so. */
+  run = RUN_CLI ("deblur", in_path, "-o", out_path, "--psf", "gaussian:3", "--solver",
+                 "direct-fft", "--alpha", "auto", "--json", "--force");
+  g_assert_cmpint (run.status, ==, 0);
+  g_assert_nonnull (strstr (run.err, "stay in the fit"));
+  g_free (summary);
+  summary = json_line (run.out, "summary");
+  g_assert_cmpfloat (json_number (summary, "saturated_pixels"), ==, 0);
+  cli_run_clear (&run);
   /* A level under every pixel would leave nothing to fit: said, not solved. */
   run = RUN_CLI ("deblur", in_path, "-o", out_path, "--psf", "gaussian:3", "--saturation",
                  "-5", "--force");

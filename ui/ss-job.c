@@ -59,6 +59,14 @@ ss_settings_take_resolved (SsSettings *settings, const SsSettings *resolved)
   settings->cold_pixels = resolved->cold_pixels;
 }
 
+/* Whether the solver of S can leave pixels out of its fit (every one but
+ * direct-fft): only then are the clipped and the cold ones left out. */
+static gboolean
+leaves_pixels_out (const SsSettings *s)
+{
+  return (ss_solver_info (s->params.kind)->caps & SS_SOLVER_MASKS) != 0;
+}
+
 /* Whether two fits describe the same profile (what the operator uses). */
 static gboolean
 same_profile (const SsPsfFit *a, const SsPsfFit *b)
@@ -81,7 +89,8 @@ ss_settings_same_problem (const SsSettings *a, const SsSettings *b)
       || a->use_roi != b->use_roi || a->auto_params != b->auto_params
       || (a->mode == SS_MODE_DEBLUR
           && (a->boundary != b->boundary || a->saturation_mode != b->saturation_mode
-              || a->params.nonneg != b->params.nonneg)))
+              || a->params.nonneg != b->params.nonneg
+              || leaves_pixels_out (a) != leaves_pixels_out (b))))
     return FALSE;
   if (a->use_roi && (a->roi_x != b->roi_x || a->roi_y != b->roi_y
                      || a->roi_width != b->roi_width || a->roi_height != b->roi_height))
@@ -246,10 +255,14 @@ build_deblur (SsJob *job, GError **error)
     }
   ss_scaling_apply (&job->scaling, job->original->data, scaled, n, FALSE);
   SsSaturation *saturation = &job->settings.saturation;
-  *saturation = ss_saturation_resolve (job->settings.saturation_mode, NAN, job->header,
-                                       job->original->data, job->width, job->height);
-  saturation->clipped = ss_saturation_blank (job->original->data, scaled, n, saturation->level);
-  if (job->settings.params.nonneg)
+  if (leaves_pixels_out (&job->settings))
+    {
+      *saturation = ss_saturation_resolve (job->settings.saturation_mode, NAN, job->header,
+                                           job->original->data, job->width, job->height);
+      saturation->clipped = ss_saturation_blank (job->original->data, scaled, n,
+                                                 saturation->level);
+    }
+  if (job->settings.params.nonneg && leaves_pixels_out (&job->settings))
     {
       job->data_noise = ss_noise_estimate (job->original->data, job->width, job->height);
       job->settings.cold_pixels = ss_cold_pixels_blank (job->original->data, job->width,
