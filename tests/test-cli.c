@@ -628,6 +628,47 @@ test_dead_pixel (Fixture *f, gconstpointer data)
   cli_run_clear (&run);
 }
 
+/* A PSF file holding a cube (one PSF per wavelength, say): its first plane
+ * is the blur, and a note says so; the result equals the one with that
+ * plane alone as the file. */
+static void
+test_psf_cube_first_plane (Fixture *f, gconstpointer data)
+{
+  if (!cli_available ())
+    return;
+  const int side = 9, planes = g_test_rand_int_range (2, 5);
+  g_autofree float *cube = g_new (float, side * side * planes);
+  for (int p = 0; p < planes; p++)
+    {
+      double sigma = g_test_rand_double_range (0.8, 2.0);
+      for (int y = 0; y < side; y++)
+        for (int x = 0; x < side; x++)
+          cube[(p * side + y) * side + x]
+            = (float) exp (-((x - 4) * (x - 4) + (y - 4) * (y - 4)) / (2 * sigma * sigma));
+    }
+  g_autofree char *cube_path = temp_path (f, "psf-cube.fits");
+  g_autofree char *plane_path = temp_path (f, "psf-plane.fits");
+  test_write_fits_float (cube_path, cube, side, side, planes, NULL);
+  test_write_fits_float (plane_path, cube, side, side, 1, NULL);
+  g_autofree char *in_path = write_star_field (f, "stars.fits", NULL);
+  g_autofree float *results[2] = { NULL, NULL };
+  const char *psfs[2] = { cube_path, plane_path };
+  for (int k = 0; k < 2; k++)
+    {
+      g_autofree char *psf = g_strdup_printf ("file:%s", psfs[k]);
+      g_autofree char *out_path = temp_path (f, k ? "plane-out.fits" : "cube-out.fits");
+      CliRun run = RUN_CLI ("deblur", in_path, "-o", out_path, "--psf", psf, "--solver", "rl",
+                            "--iters", "20");
+      g_assert_cmpint (run.status, ==, 0);
+      g_assert_true ((strstr (run.err, "planes; the first is the blur") != NULL) == (k == 0));
+      cli_run_clear (&run);
+      long w, h;
+      results[k] = read_fits_float (out_path, &w, &h, NULL);
+    }
+  for (gsize i = 0; i < SIDE * SIDE; i++)
+    g_assert_cmpfloat (results[0][i], ==, results[1][i]);
+}
+
 /* A real image without --solver runs the real-image default (`auto`, its
  * choice in the summary); an option that the default takes no part of
  * runs the first of its candidates that takes every option given
@@ -2244,6 +2285,7 @@ main (int argc, char **argv)
   ADD ("saturated-star", test_saturated_star);
   ADD ("flag-pixels", test_flag_pixels);
   ADD ("dead-pixel", test_dead_pixel);
+  ADD ("psf-cube-first-plane", test_psf_cube_first_plane);
   ADD ("real-default-solver", test_real_default_solver);
   ADD ("cube-planes", test_cube_planes);
   ADD ("psf-from-stars", test_psf_from_stars);

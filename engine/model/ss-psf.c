@@ -542,6 +542,24 @@ note_off_centre (const SsImage *psf, const char *path, GPtrArray *notes)
                                            psf->width / 2, psf->height / 2, -dx, -dy));
 }
 
+/* A note when the image read, PSF, held more than one plane in its file (a
+ * cube of PSFs, one per wavelength or field position): only its first is
+ * the blur. Its header is the file's, axes included: no second reading. */
+static void
+note_planes (const SsImage *psf, const char *path, GPtrArray *notes)
+{
+  double planes = 1.0, axis;
+  for (int k = 3; psf->header != NULL && k <= 9; k++)
+    {
+      g_autofree char *keyword = g_strdup_printf ("NAXIS%d", k);
+      if (ss_header_get_double (psf->header, keyword, &axis) && axis > 1)
+        planes *= axis;
+    }
+  if (notes != NULL && planes > 1)
+    g_ptr_array_add (notes, g_strdup_printf ("PSF file %s: its image has %.0f planes; the "
+                                             "first is the blur", path, planes));
+}
+
 SsImage *
 ss_psf_read_file (const char *path, GPtrArray *notes, GError **error)
 {
@@ -551,6 +569,7 @@ ss_psf_read_file (const char *path, GPtrArray *notes, GError **error)
   if (psf == NULL || !check_finite (psf, path, error)
       || !clip_negative_wings (psf, path, notes, error))
     return NULL;
+  note_planes (psf, path, notes);
   note_off_centre (psf, path, notes);
   return g_steal_pointer (&psf);
 }
