@@ -228,6 +228,10 @@ cli_backend_new (const CliConfig *config, const CliOptions *options)
     cli_error (NULL, "--backend %s%s%s: %s", options->backend ? options->backend : "auto",
                options->devices ? " --devices " : "", options->devices ? options->devices : "",
                error->message);
+  else if (options->devices != NULL && g_str_equal (ss_backend_get_name (backend), "cpu"))
+    cli_note (options, "--devices %s: %s", options->devices,
+              config->backend == SS_BACKEND_CPU ? "no effect with --backend cpu"
+                                                : "no GPU found; solving on the CPU");
   return backend;
 }
 

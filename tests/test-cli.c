@@ -669,6 +669,23 @@ test_psf_cube_first_plane (Fixture *f, gconstpointer data)
     g_assert_cmpfloat (results[0][i], ==, results[1][i]);
 }
 
+/* --devices where it cannot act is said, not silently dropped: with
+ * --backend cpu it has no effect (on a machine without a GPU, auto says
+ * it solves on the CPU). */
+static void
+test_devices_unused (Fixture *f, gconstpointer data)
+{
+  if (!cli_available ())
+    return;
+  g_autofree char *in_path = write_star_field (f, "stars.fits", NULL);
+  g_autofree char *out_path = temp_path (f, "out.fits");
+  CliRun run = RUN_CLI ("deblur", in_path, "-o", out_path, "--psf", "gaussian:2", "--solver",
+                        "rl", "--iters", "5", "--backend", "cpu", "--devices", "0");
+  g_assert_cmpint (run.status, ==, 0);
+  g_assert_nonnull (strstr (run.err, "--devices 0: no effect with --backend cpu"));
+  cli_run_clear (&run);
+}
+
 /* A real image without --solver runs the real-image default (`auto`, its
  * choice in the summary); an option that the default takes no part of
  * runs the first of its candidates that takes every option given
@@ -2286,6 +2303,7 @@ main (int argc, char **argv)
   ADD ("flag-pixels", test_flag_pixels);
   ADD ("dead-pixel", test_dead_pixel);
   ADD ("psf-cube-first-plane", test_psf_cube_first_plane);
+  ADD ("devices-unused", test_devices_unused);
   ADD ("real-default-solver", test_real_default_solver);
   ADD ("cube-planes", test_cube_planes);
   ADD ("psf-from-stars", test_psf_from_stars);
