@@ -379,17 +379,17 @@ clipped_star_field (int side, double clip, double *flux, double *cx, double *cy)
   gsize n = (gsize) side * side;
   float *data = g_new (float, n);
   for (gsize i = 0; i < n; i++)
-    {
-      double u = 1.0 - g_test_rand_double (), v = g_test_rand_double ();
-      data[i] = (float) (100.0 + 2.0 * sqrt (-2.0 * log (u)) * cos (2.0 * G_PI * v));
-    }
+    data[i] = (float) (100.0 + 2.0 * test_rand_normal ());
   double s2 = pow (3.0 / 2.3548, 2);
   for (int k = 0; k < 10; k++)
     {
       gboolean bright = k == 0;
-      double x0 = bright ? side / 2 + g_test_rand_double_range (-4, 4) : g_test_rand_double_range (4, side - 4);
-      double y0 = bright ? side / 2 + g_test_rand_double_range (-4, 4) : g_test_rand_double_range (4, side - 4);
-      double light = bright ? g_test_rand_double_range (2e5, 4e5) : g_test_rand_double_range (200, 2000);
+      double x0 = bright ? side / 2 + g_test_rand_double_range (-4, 4)
+                         : g_test_rand_double_range (4, side - 4);
+      double y0 = bright ? side / 2 + g_test_rand_double_range (-4, 4)
+                         : g_test_rand_double_range (4, side - 4);
+      double light = bright ? g_test_rand_double_range (2e5, 4e5)
+                            : g_test_rand_double_range (200, 2000);
       if (bright)
         {
           *flux = light;
@@ -2137,14 +2137,6 @@ test_help_utf8 (void)
   cli_run_clear (&run);
 }
 
-/* A normal deviate (Box-Muller on the test's random numbers). */
-static double
-normal_deviate (void)
-{
-  double u = 1.0 - g_test_rand_double (), v = g_test_rand_double ();
-  return sqrt (-2.0 * log (u)) * cos (2.0 * G_PI * v);
-}
-
 /* --alpha auto on a planet: a disk of 5000 e⁻ (photon noise √5000) on a
  * black sky of read noise 3. The typical pixel is the sky's, and the α
  * rule takes the noise where the light is: the JSON's alpha_noise is
@@ -2162,8 +2154,8 @@ test_alpha_noise_where_light_is (Fixture *f, gconstpointer data)
     for (int x = 0; x < side; x++)
       {
         gboolean inside = hypot (x - side / 2.0, y - side / 2.0) < radius;
-        disk[y * side + x] = (float) (inside ? 5000.0 + sqrt (5000.0) * normal_deviate ()
-                                             : 3.0 * normal_deviate ());
+        disk[y * side + x] = (float) (inside ? 5000.0 + sqrt (5000.0) * test_rand_normal ()
+                                             : 3.0 * test_rand_normal ());
       }
   g_autofree char *planet = temp_path (f, "planet.fits");
   write_fits_float (planet, disk, side, side);
@@ -2179,7 +2171,7 @@ test_alpha_noise_where_light_is (Fixture *f, gconstpointer data)
 
   g_autofree float *sky = g_new (float, side * side);
   for (int i = 0; i < side * side; i++)
-    sky[i] = (float) (100.0 + 10.0 * normal_deviate ());
+    sky[i] = (float) (100.0 + 10.0 * test_rand_normal ());
   g_autofree char *flat = temp_path (f, "sky.fits");
   write_fits_float (flat, sky, side, side);
   run = RUN_CLI ("deblur", flat, "-o", out, "--force", "--psf", "gaussian:3", "--solver",

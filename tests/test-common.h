@@ -32,6 +32,15 @@ test_rng (void)
   return g_rand_new_with_seed (test_seed ());
 }
 
+/* A standard normal draw from g_test_rand_double (Box–Muller; 1 - u keeps
+ * the log finite), so --seed replays it. */
+static inline double
+test_rand_normal (void)
+{
+  double u = 1.0 - g_test_rand_double (), v = g_test_rand_double ();
+  return sqrt (-2.0 * log (u)) * cos (2.0 * G_PI * v);
+}
+
 /* A sparse field: about FILL of the pixels uniform in (0, 1], the rest 0. */
 static inline float *
 test_sparse_image (GRand *rng, int width, int height, double fill)

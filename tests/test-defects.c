@@ -18,17 +18,10 @@
  *   sharp dark lanes.
  * Inputs are fresh draws from g_test_rand_* (--seed replays them).
  */
-#include "sharpsky.h"
+#include "test-common.h"
 
 #include <math.h>
 #include <string.h>
-
-static double
-rand_normal (void)
-{
-  double u = 1.0 - g_test_rand_double (), v = g_test_rand_double ();
-  return sqrt (-2.0 * log (u)) * cos (2.0 * G_PI * v);
-}
 
 /* A sky of 100 with Gaussian noise of 3 and NSTARS Gaussian stars (FWHM
  * 3) of 50 to 5000 at their peak: float data, no two pixels alike. */
@@ -37,7 +30,7 @@ noisy_star_field (int w, int h, int nstars)
 {
   float *img = g_new (float, (gsize) w * h);
   for (gsize i = 0; i < (gsize) w * h; i++)
-    img[i] = (float) (100.0 + 3.0 * rand_normal ());
+    img[i] = (float) (100.0 + 3.0 * test_rand_normal ());
   double s2 = pow (3.0 / 2.3548, 2);
   for (int k = 0; k < nstars; k++)
     {
@@ -293,7 +286,8 @@ test_cold_pixels_none_without (void)
           double s2 = pow (1.2 / 2.3548, 2), amp = g_test_rand_double_range (100, 20000);
           for (int y = (int) sy - 2; y <= (int) sy + 2; y++)
             for (int x = (int) sx - 2; x <= (int) sx + 2; x++)
-              img[(gsize) y * w + x] += (float) (amp * exp (-0.5 * (pow (x - sx, 2) + pow (y - sy, 2)) / s2));
+              img[(gsize) y * w + x]
+                += (float) (amp * exp (-0.5 * (pow (x - sx, 2) + pow (y - sy, 2)) / s2));
         }
       gsize count;
       g_autofree float *scaled = blank_cold_copy (img, w, h, &count);

@@ -12,19 +12,11 @@
  * Inputs are fresh draws from g_test_rand_* (the seed is in the TAP output;
  * --seed replays it).
  */
-#include "sharpsky.h"
+#include "test-common.h"
 #include "ss-noise.h"
 
 #include <math.h>
 #include <string.h>
-
-static double
-rand_normal (void)
-{
-  /* Box-Muller on g_test_rand_double; 1 - u keeps the log finite. */
-  double u = 1.0 - g_test_rand_double (), v = g_test_rand_double ();
-  return sqrt (-2.0 * log (u)) * cos (2.0 * G_PI * v);
-}
 
 /* A w x h image: tilted sky + NSTARS Gaussian stars (FWHM 2.5) + noise SIGMA. */
 static float *
@@ -35,7 +27,7 @@ make_sky_with_noise (int w, int h, double sigma, int nstars)
   double base = g_test_rand_double_range (0, 100);
   for (int y = 0; y < h; y++)
     for (int x = 0; x < w; x++)
-      img[(gsize) y * w + x] = (float) (base + gx * x + gy * y + sigma * rand_normal ());
+      img[(gsize) y * w + x] = (float) (base + gx * x + gy * y + sigma * test_rand_normal ());
   double s2 = pow (2.5 / 2.3548, 2);
   for (int k = 0; k < nstars; k++)
     {
@@ -122,8 +114,8 @@ test_noise_estimate_mean (void)
       g_autofree float *img = g_new (float, (gsize) w * h);
       for (int y = 0; y < h; y++)
         for (int x = 0; x < w; x++)
-          img[(gsize) y * w + x] = (float) (x < split ? 10.0 + s1 * rand_normal ()
-                                                      : 1000.0 * s1 + s2 * rand_normal ());
+          img[(gsize) y * w + x] = (float) (x < split ? 10.0 + s1 * test_rand_normal ()
+                                                      : 1000.0 * s1 + s2 * test_rand_normal ());
       double share = (double) split / w;
       double expect = sqrt (share * s1 * s1 + (1 - share) * s2 * s2);
       double mean = ss_noise_estimate_mean (img, w, h), typical = ss_noise_estimate (img, w, h);
@@ -160,7 +152,8 @@ test_alpha_auto_where_light_is (void)
   g_autofree float *img = g_new (float, (gsize) w * h);
   for (int y = 0; y < h; y++)
     for (int x = 0; x < w; x++)
-      img[(gsize) y * w + x] = (float) (x < w / 2 ? rand_normal () : 5000.0 + 20.0 * rand_normal ());
+      img[(gsize) y * w + x]
+        = (float) (x < w / 2 ? test_rand_normal () : 5000.0 + 20.0 * test_rand_normal ());
   SsPsfSpec spec = { 0 };
   g_assert_true (ss_psf_spec_parse ("gaussian:3", &spec, NULL));
   g_autoptr (GError) error = NULL;
@@ -214,7 +207,7 @@ test_noise_estimate_large_frame (void)
     {
       double ramp = 1.0 + 2.0 * y / (h - 1), extra = sigma * sqrt (ramp * ramp - 1.0);
       for (int x = 0; x < w; x++)
-        img[(gsize) y * w + x] += (float) (extra * rand_normal ());
+        img[(gsize) y * w + x] += (float) (extra * test_rand_normal ());
     }
   for (int k = 0; k < w * h / 1000; k++)
     img[g_test_rand_int_range (0, w * h)] = NAN;

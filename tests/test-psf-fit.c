@@ -21,7 +21,7 @@
  * Inputs are fresh draws from g_test_rand_* (the seed is in the TAP output;
  * --seed replays it).
  */
-#include "sharpsky.h"
+#include "test-common.h"
 #include "ss-psf-fit.h"
 
 #include <math.h>
@@ -33,13 +33,6 @@ typedef struct {
   SsPsfModel model;
   double fwhm_major, fwhm_minor, angle, beta;
 } Profile;
-
-static double
-rand_normal (void)
-{
-  double u = 1.0 - g_test_rand_double (), v = g_test_rand_double ();
-  return sqrt (-2.0 * log (u)) * cos (2.0 * G_PI * v);
-}
 
 static Profile
 random_profile (SsPsfModel model)
@@ -98,7 +91,7 @@ static void
 add_sky_and_noise (float *img, int w, int h, double sky, double sigma)
 {
   for (gsize i = 0; i < (gsize) w * h; i++)
-    img[i] += (float) (sky + sigma * rand_normal ());
+    img[i] += (float) (sky + sigma * test_rand_normal ());
 }
 
 /* Angle difference modulo pi. */
@@ -311,7 +304,7 @@ test_find_stars_header_saturation (void)
   for (gsize i = 0; i < (gsize) w * h; i++)
     {
       double mean = sky + image->data[i];
-      image->data[i] = (float) (mean + sqrt (mean) * rand_normal ());
+      image->data[i] = (float) (mean + sqrt (mean) * test_rand_normal ());
     }
   SsStarSearch search;
   ss_star_search_init (&search);
