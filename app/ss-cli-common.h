@@ -62,6 +62,7 @@ typedef struct {
   char *psf_from_star;
   char *psf_model;
   char *saturation;
+  char *bad_pixels;
   /* many inputs (deblur) */
   char *output_dir;
   /* bench */
@@ -160,6 +161,7 @@ typedef struct {
   gboolean exclude_border;
   SsSaturationMode saturation_mode;   /* --saturation: default auto */
   double saturation_value;
+  gboolean bad_pixels;         /* --bad-pixels auto (the default): cold and hot pixels out */
   gboolean alpha_auto;         /* --alpha auto */
   gboolean nonneg_given;       /* --nonneg or --allow-negative */
   SsSkyMode sky_mode;

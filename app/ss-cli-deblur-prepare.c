@@ -281,19 +281,37 @@ blank_saturated (const SsImage *image, const float *data, const CliConfig *c,
   return CLI_EXIT_USAGE;
 }
 
-/* Leaves the cold pixels of DATA (ss-cold-pixels.h) out of SCALED, for a
- * non-negative image and a solver that can leave pixels out; the noise it
- * estimates stays for --alpha auto. */
+/* Leaves the cold pixels of DATA (ss-cold-pixels.h) out of SCALED, with
+ * --bad-pixels auto, for a non-negative image and a solver that can leave
+ * pixels out; the noise it estimates stays for --alpha auto. */
 static void
 blank_cold (const SsImage *image, const float *data, const CliConfig *c, CliPlaneJob *job,
             float *scaled)
 {
   gboolean nonneg = c->nonneg_given ? c->real_params.nonneg : TRUE;
-  if (!nonneg || !(ss_solver_info (job->params.kind)->caps & SS_SOLVER_MASKS))
+  if (!c->bad_pixels || !nonneg || !(ss_solver_info (job->params.kind)->caps & SS_SOLVER_MASKS))
     return;
   job->data_noise = ss_noise_estimate (data, image->width, image->height);
   job->cold = ss_cold_pixels_blank (data, image->width, image->height, job->scaling.sky,
                                     job->data_noise, scaled);
+}
+
+/* Leaves the hot pixels of DATA (ss-hot-pixels.h) out of SCALED, with
+ * --bad-pixels auto and a solver that can leave pixels out, once the PSF
+ * is known. */
+static void
+blank_hot (const SsImage *image, const float *data, const CliConfig *c, CliPlaneJob *job,
+           float *scaled)
+{
+  if (!c->bad_pixels || !(ss_solver_info (job->params.kind)->caps & SS_SOLVER_MASKS))
+    return;
+  if (isnan (job->data_noise))
+    job->data_noise = ss_noise_estimate (data, image->width, image->height);
+  job->hot = ss_hot_pixels_blank (data, image->width, image->height, job->scaling.sky,
+                                  job->data_noise,
+                                  ss_hot_pixels_psf_ratio (&job->psf, job->fitted ? &job->fit
+                                                                                  : NULL),
+                                  scaled);
 }
 
 int
@@ -345,6 +363,7 @@ cli_deblur_prepare_real (CliDeblurInput *in, const CliOptions *o, const CliConfi
   blank_cold (image, data, c, job, scaled);
   if ((status = measure_psf (in, o, c, job)) >= 0)
     return status;
+  blank_hot (image, data, c, job, scaled);
   if ((status = pad_plane (in, c, job, scaled, &margin)) >= 0)
     return status;
 

@@ -168,6 +168,7 @@ fill_summary (CliSummary *s, const CliDeblurInput *in, const CliOptions *o, cons
   s->blank_pixels = job->blanks;
   s->saturation = job->saturation;
   s->cold_pixels = job->cold;
+  s->hot_pixels = job->hot;
   s->baseline_mse = job->baseline;
   s->alpha = job->params.alpha;
   s->params = &job->params;
@@ -233,6 +234,9 @@ add_plane_history (CliHistory *history, const CliDeblurInput *in, const CliConfi
   if (job->cold > 0)
     cli_history_add (history, "%s%scold_pixels=%" G_GSIZE_FORMAT " (far below their "
                      "neighbours; left out of the data term)", prefix, plane, job->cold);
+  if (job->hot > 0)
+    cli_history_add (history, "%s%shot_pixels=%" G_GSIZE_FORMAT " (sharper than the blur; "
+                     "left out of the data term)", prefix, plane, job->hot);
 }
 
 /* With --plane P the input is the file's plane P: a truth of several
@@ -340,7 +344,7 @@ print_total_summary (const CliDeblurInput *in, const CliOptions *o, const CliCon
   s.mse = s.alpha = s.noise = s.alpha_noise = 0;
   s.blank_pixels = s.observed = 0;
   s.saturation.clipped = 0;
-  s.cold_pixels = 0;
+  s.cold_pixels = s.hot_pixels = 0;
   /* Each plane has its own sky and scale (its summary gives them); the
    * last plane's would pass for all of them. */
   s.scaling.sky = s.scaling.scale = NAN;
@@ -355,6 +359,7 @@ print_total_summary (const CliDeblurInput *in, const CliOptions *o, const CliCon
       s.alpha_noise += jobs[p].alpha_noise / planes;   /* as noise: one mean, not one plane's */
       s.blank_pixels += jobs[p].blanks;
       s.cold_pixels += jobs[p].cold;
+      s.hot_pixels += jobs[p].hot;
       gsize clipped = s.saturation.clipped + jobs[p].saturation.clipped;
       if (s.saturation.clipped == 0)
         s.saturation = jobs[p].saturation;   /* the first plane's level stands for all */

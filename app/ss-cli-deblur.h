@@ -24,6 +24,7 @@ typedef struct {
   gsize blanks;
   SsSaturation saturation;  /* a real image's clipped pixels, left out of the data term */
   gsize cold;               /* and its cold (dead) pixels, ss-cold-pixels.h */
+  gsize hot;                /* and its hot ones, ss-hot-pixels.h */
   double data_noise;        /* ss_noise_estimate of the image, input units; NAN: not yet */
   SsSolveParams params;
   double noise;             /* scaled units, when alpha is automatic */

@@ -145,6 +145,13 @@ boundary_from_options (const CliOptions *o, CliConfig *c, GError **error)
                    "--saturation '%s': expected auto, none or a finite number", o->saturation);
       return FALSE;
     }
+  c->bad_pixels = o->bad_pixels == NULL || g_str_equal (o->bad_pixels, "auto");
+  if (o->bad_pixels != NULL && !c->bad_pixels && !g_str_equal (o->bad_pixels, "none"))
+    {
+      g_set_error (error, SS_ERROR, SS_ERROR_INVALID_ARGUMENT,
+                   "--bad-pixels '%s': expected auto or none", o->bad_pixels);
+      return FALSE;
+    }
   if (c->exclude_border && c->boundary == SS_BOUNDARY_PERIODIC)
     {
       g_set_error (error, SS_ERROR, SS_ERROR_INVALID_ARGUMENT,

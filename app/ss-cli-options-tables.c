@@ -14,7 +14,7 @@ cli_options_clear (CliOptions *o)
     &o->noise, &o->seed, &o->sky, &o->solver, &o->report_every, &o->backend, &o->devices,
     &o->output_dir, &o->batch, &o->size,
     &o->width, &o->height, &o->boundary, &o->margin, &o->psf_from_star, &o->psf_model,
-    &o->saturation,
+    &o->saturation, &o->bad_pixels,
   };
   for (gsize i = 0; i < G_N_ELEMENTS (strings); i++)
     g_clear_pointer (strings[i], g_free);
@@ -168,6 +168,11 @@ add_groups (GOptionContext *context, CliGroups groups, CliOptions *o)
                        "in the result; auto takes the header's SATURATE or SATLEVEL, else a flat "
                        "top at the image's maximum; none keeps every pixel (default auto)",
                        "LEVEL"),
+        STRING_OPTION ("bad-pixels", 0, bad_pixels, "Real images: auto leaves out of the data "
+                       "term the pixels no blurred sky can give, dead ones far below the sky and "
+                       "their neighbours (with x >= 0) and hot ones sharper than the PSF (hot "
+                       "pixels, cosmic rays), and fills them in the result; none keeps them "
+                       "(default auto)", "MODE"),
         END_OPTIONS,
       };
       g_option_context_add_main_entries (context, entries, NULL);

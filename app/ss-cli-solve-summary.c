@@ -220,6 +220,7 @@ print_summary_json (const CliSummary *s, const CliConfig *config, const SsSolveR
   ss_json_add_int (&o, "blank_pixels", (gint64) s->blank_pixels);
   ss_json_add_int (&o, "saturated_pixels", (gint64) s->saturation.clipped);
   ss_json_add_int (&o, "cold_pixels", (gint64) s->cold_pixels);
+  ss_json_add_int (&o, "hot_pixels", (gint64) s->hot_pixels);
   if (s->saturation.clipped > 0)
     {
       ss_json_add_number (&o, "saturation", s->saturation.level);
@@ -313,6 +314,10 @@ print_summary_text (const CliSummary *s, const CliConfig *config, const SsSolveR
     g_string_append_printf (t, "cold pixels  %" G_GSIZE_FORMAT " (far below their neighbours: "
                             "dead or flagged; left out of the data term, filled in the result)\n",
                             s->cold_pixels);
+  if (s->hot_pixels > 0)
+    g_string_append_printf (t, "hot pixels   %" G_GSIZE_FORMAT " (sharper than the blur allows: "
+                            "hot pixels or cosmic rays; left out of the data term, filled in the "
+                            "result)\n", s->hot_pixels);
   if (result->warning)
     g_string_append_printf (t, "warning      %s\n", result->warning);
   if (s->output)

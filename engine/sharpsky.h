@@ -9,6 +9,7 @@
 #include "ss-scaling.h"
 #include "ss-saturation.h"
 #include "ss-cold-pixels.h"
+#include "ss-hot-pixels.h"
 #include "ss-solver.h"
 #include "ss-backend.h"
 #include "ss-bench.h"

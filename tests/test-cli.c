@@ -669,6 +669,59 @@ test_psf_cube_first_plane (Fixture *f, gconstpointer data)
     g_assert_cmpfloat (results[0][i], ==, results[1][i]);
 }
 
+/* Hot pixels (a spike no blurred star makes) in a real image are left out
+ * and filled in: the result holds no spike there, where --bad-pixels none
+ * keeps one of thousands. */
+static void
+test_hot_pixels (Fixture *f, gconstpointer data)
+{
+  if (!cli_available ())
+    return;
+  const int side = 64;
+  double flux, cx, cy;
+  g_autofree float *pixels = clipped_star_field (side, INFINITY, &flux, &cx, &cy);
+  int spots[3];
+  for (int k = 0; k < 3;)
+    {
+      int x = g_test_rand_int_range (3, side - 3), y = g_test_rand_int_range (3, side - 3);
+      gboolean dark = TRUE;   /* in the sky, away from the stars and the other spikes */
+      for (int dy = -2; dy <= 2; dy++)
+        for (int dx = -2; dx <= 2; dx++)
+          dark = dark && pixels[(y + dy) * side + x + dx] < 110.0f;
+      if (!dark)
+        continue;
+      spots[k++] = y * side + x;
+      pixels[y * side + x] += 3000.0f;
+    }
+  g_autofree char *in_path = temp_path (f, "hot.fits");
+  write_fits_float (in_path, pixels, side, side);
+  const char *modes[2] = { "auto", "none" };
+  for (int m = 0; m < 2; m++)
+    {
+      g_autofree char *out_path = temp_path (f, m ? "hot-none.fits" : "hot-auto.fits");
+      CliRun run = RUN_CLI ("deblur", in_path, "-o", out_path, "--psf", "gaussian:3", "--solver",
+                            "rl", "--iters", "200", "--bad-pixels", modes[m], "--json");
+      g_assert_cmpint (run.status, ==, 0);
+      g_autofree char *summary = json_line (run.out, "summary");
+      g_assert_cmpfloat (json_number (summary, "hot_pixels"), ==, m ? 0 : 3);
+      cli_run_clear (&run);
+      long w, h;
+      g_autofree float *out = read_fits_float (out_path, &w, &h, NULL);
+      for (int k = 0; k < 3; k++)
+        {
+          g_test_message ("--bad-pixels %s: %.1f at the spike %d", modes[m], out[spots[k]], k);
+          if (m == 0)
+            g_assert_cmpfloat (out[spots[k]], <, 150.0f);
+          else
+            g_assert_cmpfloat (out[spots[k]], >, 1000.0f);
+        }
+    }
+  CliRun run = RUN_CLI ("deblur", in_path, "-o", "unused.fits", "--psf", "gaussian:3",
+                        "--bad-pixels", "some");
+  assert_refused (&run, 2, "--bad-pixels");
+  cli_run_clear (&run);
+}
+
 /* --devices where it cannot act is said, not silently dropped: with
  * --backend cpu it has no effect (on a machine without a GPU, auto says
  * it solves on the CPU). */
@@ -2296,6 +2349,7 @@ main (int argc, char **argv)
   ADD ("dead-pixel", test_dead_pixel);
   ADD ("psf-cube-first-plane", test_psf_cube_first_plane);
   ADD ("devices-unused", test_devices_unused);
+  ADD ("hot-pixels", test_hot_pixels);
   ADD ("real-default-solver", test_real_default_solver);
   ADD ("cube-planes", test_cube_planes);
   ADD ("psf-from-stars", test_psf_from_stars);

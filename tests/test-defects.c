@@ -16,6 +16,8 @@
  *   field are found, each and no other; none is found in fields without
  *   them, vignetted, with stars of FWHM 1.2 or with the bundled AIA image's
  *   sharp dark lanes.
+ * - Hot pixels: spikes planted in a blurred star field are found and
+ *   nothing else, with the blur's PSF or one twice as wide.
  * Inputs are fresh draws from g_test_rand_* (--seed replays them).
  */
 #include "test-common.h"
@@ -307,6 +309,106 @@ test_cold_pixels_none_without (void)
   g_assert_cmpuint (count, ==, 0);
 }
 
+/* A W × H field of N_STARS Gaussian stars (sky 100, noise 3) blurred by a
+ * Gaussian of FWHM FWHM at random places off the pixel centres, of 30σ to
+ * 3·10⁴ σ at their peak: what a blur can make. */
+static float *
+blurred_star_field (int w, int h, double fwhm, int n_stars)
+{
+  float *img = g_new (float, (gsize) w * h);
+  for (gsize i = 0; i < (gsize) w * h; i++)
+    img[i] = (float) (100.0 + 3.0 * test_rand_normal ());
+  double s2 = pow (fwhm / 2.3548200450309493, 2);
+  for (int k = 0; k < n_stars; k++)
+    {
+      double cx = g_test_rand_double_range (0, w), cy = g_test_rand_double_range (0, h);
+      double peak = 3.0 * pow (10.0, g_test_rand_double_range (1.5, 4.5));
+      for (int y = MAX (0, (int) cy - 10); y < MIN (h, (int) cy + 11); y++)
+        for (int x = MAX (0, (int) cx - 10); x < MIN (w, (int) cx + 11); x++)
+          img[(gsize) y * w + x]
+            += (float) (peak * exp (-0.5 * ((x - cx) * (x - cx) + (y - cy) * (y - cy)) / s2));
+    }
+  return img;
+}
+
+static double
+gaussian_psf_ratio (double fwhm)
+{
+  SsPsfSpec spec = { .kind = SS_PSF_GAUSSIAN, .fwhm = fwhm };
+  return ss_hot_pixels_psf_ratio (&spec, NULL);
+}
+
+/* Hot pixels: spikes of 15σ to 10⁴σ planted apart in a blurred star field
+ * are found, each and no other, with the blur's own PSF; none is found in
+ * the field without them, with that PSF or one of twice its FWHM (a blur
+ * given too wide); a kernel of one pixel (no blur) makes nothing hot. */
+static void
+test_hot_pixels (void)
+{
+  for (int trial = 0; trial < 4; trial++)
+    {
+      int w = g_test_rand_int_range (80, 200), h = g_test_rand_int_range (80, 200);
+      gsize n = (gsize) w * h, count;
+      double fwhm = g_test_rand_double_range (2.0, 4.0);
+      g_autofree float *img = blurred_star_field (w, h, fwhm, 60);
+      g_autofree float *scaled = g_new (float, n);
+      double sky = ss_median (img, n), noise = ss_noise_estimate (img, w, h);
+      for (int wide = 1; wide <= 2; wide++)
+        {
+          memcpy (scaled, img, n * sizeof (float));
+          count = ss_hot_pixels_blank (img, w, h, sky, noise, gaussian_psf_ratio (wide * fwhm),
+                                       scaled);
+          g_assert_cmpuint (count, ==, 0);
+        }
+      g_autofree guint8 *hot = g_new0 (guint8, n);
+      int planted = g_test_rand_int_range (1, 12);
+      for (int k = 0; k < planted;)
+        {
+          int x = g_test_rand_int_range (2, w - 2), y = g_test_rand_int_range (2, h - 2);
+          gboolean apart = TRUE;
+          for (int dy = -2; dy <= 2; dy++)
+            for (int dx = -2; dx <= 2; dx++)
+              apart = apart && !hot[(gsize) (y + dy) * w + x + dx];
+          if (!apart)
+            continue;
+          hot[(gsize) y * w + x] = 1;
+          img[(gsize) y * w + x] += (float) (3.0 * pow (10.0, g_test_rand_double_range (1.2, 4)));
+          k++;
+        }
+      /* A spike on a star's wing may stay under the rule; count what the
+       * rule's own inequality says, against the planted spikes. */
+      memcpy (scaled, img, n * sizeof (float));
+      double ratio = gaussian_psf_ratio (fwhm);
+      count = ss_hot_pixels_blank (img, w, h, sky, noise, ratio, scaled);
+      gsize found = 0, in_sky = 0;
+      for (gsize i = 0; i < n; i++)
+        {
+          if (isnan (scaled[i]))
+            g_assert_true (hot[i]);
+          found += hot[i] && isnan (scaled[i]) ? 1 : 0;
+          /* Spikes of 30σ or more among neighbours within 3σ of the sky
+           * are the rule's plainest case (its bound there: twice a peak
+           * ratio of at most 2, the FWHM-2 Gaussian's, times 3σ, plus
+           * 10σ, is 22σ): every one is found. */
+          float brightest = -INFINITY;
+          for (int dy = -1; dy <= 1 && hot[i]; dy++)
+            for (int dx = -1; dx <= 1; dx++)
+              if (dx || dy)
+                brightest = MAX (brightest, img[(gsize) ((int) (i / w) + dy) * w + i % w + dx]);
+          if (hot[i] && brightest < sky + 9.0 && img[i] > sky + 90.0)
+            {
+              in_sky++;
+              g_assert_true (isnan (scaled[i]));
+            }
+        }
+      g_assert_cmpuint (count, ==, found);
+      g_test_message ("FWHM %.2f: %" G_GSIZE_FORMAT " of %d spikes found, %" G_GSIZE_FORMAT
+                      " of them plainly in the sky", fwhm, found, planted, in_sky);
+      const float one = 1.0f;
+      g_assert_true (isinf (ss_hot_pixels_peak_ratio (&one, 1, 1)));
+    }
+}
+
 int
 main (int argc, char **argv)
 {
@@ -318,5 +420,6 @@ main (int argc, char **argv)
   g_test_add_func ("/saturation/blank-exactly-the-clipped", test_blank_exactly_the_clipped);
   g_test_add_func ("/cold-pixels/found", test_cold_pixels_found);
   g_test_add_func ("/cold-pixels/none-without", test_cold_pixels_none_without);
+  g_test_add_func ("/hot-pixels/found", test_hot_pixels);
   return g_test_run ();
 }

@@ -134,11 +134,11 @@ test_deblur_matches_cli (Fixture *f, gconstpointer data)
 }
 
 /* A part of the sample clipped around its brightest pixel (a flat top, no
- * card), with a dead pixel: the app, as it opens a real image, leaves the
- * clipped pixels out as the CLI's --saturation auto does, and the dead one
- * as the CLI does, gives the CLI's image and says both in its banner; with
- * the box unticked it gives --saturation none's, the dead pixel still left
- * out and said. */
+ * card), with a dead pixel and a hot one: the app, as it opens a real
+ * image, leaves the clipped pixels out as the CLI's --saturation auto does,
+ * and the dead and the hot one as the CLI does, gives the CLI's image and
+ * says so in its banner; with the box unticked it gives --saturation
+ * none's, the bad pixels still left out and said. */
 static void
 test_saturated_matches_cli (Fixture *f, gconstpointer data)
 {
@@ -178,6 +178,9 @@ test_saturated_matches_cli (Fixture *f, gconstpointer data)
     }
   while (abs (dx - tx) < 4 && abs (dy - ty) < 4);
   part->data[(gsize) dy * w + dx] = -32768.0f;
+  /* And a hot one beside it, just under the clip (a detector clips its
+   * hot pixels too): no blur gives that. */
+  part->data[(gsize) dy * w + (dx + 2 < w - 1 ? dx + 2 : dx - 2)] = 0.9f * clip;
   g_assert_true (ss_fits_write (part, in, TRUE, NULL, &error));
   g_assert_no_error (error);
   g_test_message ("%d×%d at (%d, %d), %" G_GSIZE_FORMAT " pixels clipped at %g, one dead at "
@@ -213,6 +216,7 @@ test_saturated_matches_cli (Fixture *f, gconstpointer data)
       g_assert_nonnull (message);
       g_assert_true ((strstr (message, note) != NULL) == (pass == 0));
       g_assert_nonnull (strstr (message, "1 cold pixels"));
+      g_assert_nonnull (strstr (message, "hot pixels"));
       SsFrame *recovered = ss_window_get_frame (f->window, SS_VIEW_RECOVERED);
       g_assert_nonnull (recovered);
       double diff = relative_difference (recovered, pass == 0 ? expected : expected_none);

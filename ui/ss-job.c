@@ -23,6 +23,7 @@ ss_settings_init (SsSettings *settings)
   settings->sky_mode = SS_SKY_MEDIAN;  /* as sharpsky-cli: the same defaults give the same MSE */
   settings->boundary = SS_BOUNDARY_MIRROR;
   settings->saturation_mode = SS_SATURATION_AUTO;
+  settings->bad_pixels = TRUE;
   settings->saturation.level = NAN;
   ss_solve_params_init (&settings->params);
   settings->params.alpha = 1e-3;
@@ -57,6 +58,7 @@ ss_settings_take_resolved (SsSettings *settings, const SsSettings *resolved)
     }
   settings->saturation = resolved->saturation;
   settings->cold_pixels = resolved->cold_pixels;
+  settings->hot_pixels = resolved->hot_pixels;
 }
 
 /* Whether the solver of S can leave pixels out of its fit (every one but
@@ -89,7 +91,7 @@ ss_settings_same_problem (const SsSettings *a, const SsSettings *b)
       || a->use_roi != b->use_roi || a->auto_params != b->auto_params
       || (a->mode == SS_MODE_DEBLUR
           && (a->boundary != b->boundary || a->saturation_mode != b->saturation_mode
-              || a->params.nonneg != b->params.nonneg
+              || a->params.nonneg != b->params.nonneg || a->bad_pixels != b->bad_pixels
               || leaves_pixels_out (a) != leaves_pixels_out (b))))
     return FALSE;
   if (a->use_roi && (a->roi_x != b->roi_x || a->roi_y != b->roi_y
@@ -166,6 +168,11 @@ ss_settings_add_history (const SsSettings *s, SsHeader *header)
       if (s->cold_pixels > 0)
         ss_header_add_history (header, "cold pixels = %" G_GSIZE_FORMAT " (far below their "
                                "neighbours; left out of the data term)", s->cold_pixels);
+      if (s->hot_pixels > 0)
+        ss_header_add_history (header, "hot pixels = %" G_GSIZE_FORMAT " (sharper than the blur; "
+                               "left out of the data term)", s->hot_pixels);
+      if (!s->bad_pixels)
+        ss_header_add_history (header, "bad pixels = none (kept in the fit)");
     }
   ss_header_add_history (header, "sky = %s", ss_sky_mode_to_string (s->sky_mode));
   if (s->sky_mode == SS_SKY_VALUE)
@@ -262,12 +269,20 @@ build_deblur (SsJob *job, GError **error)
       saturation->clipped = ss_saturation_blank (job->original->data, scaled, n,
                                                  saturation->level);
     }
-  if (job->settings.params.nonneg && leaves_pixels_out (&job->settings))
+  if (job->settings.bad_pixels && leaves_pixels_out (&job->settings))
     {
-      job->data_noise = ss_noise_estimate (job->original->data, job->width, job->height);
-      job->settings.cold_pixels = ss_cold_pixels_blank (job->original->data, job->width,
-                                                        job->height, job->scaling.sky,
-                                                        job->data_noise, scaled);
+      const float *data = job->original->data;
+      const SsSettings *s = &job->settings;
+      job->data_noise = ss_noise_estimate (data, job->width, job->height);
+      if (s->params.nonneg)
+        job->settings.cold_pixels = ss_cold_pixels_blank (data, job->width, job->height,
+                                                          job->scaling.sky, job->data_noise,
+                                                          scaled);
+      double ratio = ss_hot_pixels_psf_ratio (&s->acquisition.psf,
+                                              s->psf_from_fit ? &s->psf_fit : NULL);
+      job->settings.hot_pixels = ss_hot_pixels_blank (data, job->width, job->height,
+                                                      job->scaling.sky, job->data_noise, ratio,
+                                                      scaled);
     }
   /* Pad as the CLI does (its default: mirror), wide enough for the PSF. */
   const SsPsfSpec *psf = &job->settings.acquisition.psf;
@@ -353,7 +368,7 @@ ss_job_build (SsFrame *input, const SsHeader *header, const char *source_path,
   /* What a job finds in its data is its own, never a copy of an earlier
    * job's (ss_settings_take_resolved brings those into the settings). */
   job->settings.saturation = (SsSaturation) { .level = NAN };
-  job->settings.cold_pixels = 0;
+  job->settings.cold_pixels = job->settings.hot_pixels = 0;
   job->header = header ? ss_header_copy (header) : NULL;
   job->source_path = g_strdup (source_path);
 
@@ -410,6 +425,10 @@ ss_job_get_notes (const SsJob *job)
     g_string_append_printf (text, "%s%" G_GSIZE_FORMAT " cold pixels (far below the sky and their "
                             "neighbours: dead or flagged) left out of the fit and filled in",
                             text->len ? "\n" : "", job->settings.cold_pixels);
+  if (job->settings.hot_pixels > 0)
+    g_string_append_printf (text, "%s%" G_GSIZE_FORMAT " hot pixels (sharper than the blur allows: "
+                            "hot pixels or cosmic rays) left out of the fit and filled in",
+                            text->len ? "\n" : "", job->settings.hot_pixels);
   return text->len ? g_string_free (g_steal_pointer (&text), FALSE) : NULL;
 }
 

@@ -97,6 +97,7 @@ ss_params_panel_update_visibility (SsParamsPanel *self)
   show_pair (self->seed_label, self->seed_spin, simulate);
   show_pair (self->boundary_label, self->boundary_dropdown, !simulate);
   gtk_widget_set_visible (GTK_WIDGET (self->saturation_check), !simulate);
+  gtk_widget_set_visible (GTK_WIDGET (self->bad_pixels_check), !simulate);
   show_pair (self->sky_value_label, self->sky_value_spin,
              gtk_drop_down_get_selected (self->sky_dropdown) == SKY_ROW_VALUE);
 

@@ -51,6 +51,7 @@ struct _SsParamsPanel
   GtkWidget *boundary_label;
   GtkDropDown *boundary_dropdown;
   GtkCheckButton *saturation_check;
+  GtkCheckButton *bad_pixels_check;
   GtkDropDown *solver_dropdown;      /* the solver table, in its order */
   SsParamControls *param_controls;
   SsDevicePicker *device_picker;    /* Automatic, CPU or one GPU */

@@ -182,6 +182,7 @@ ss_params_panel_get_settings (SsParamsPanel *self, SsSettings *s)
                                   (guint) SS_BOUNDARY_TAPER);
   s->saturation_mode = gtk_check_button_get_active (self->saturation_check)
                          ? SS_SATURATION_AUTO : SS_SATURATION_NONE;
+  s->bad_pixels = gtk_check_button_get_active (self->bad_pixels_check);
 
   SsSolveParams *p = &s->params;
   p->kind = ss_params_panel_selected_solver (self)->kind;
@@ -247,6 +248,7 @@ ss_params_panel_set_settings (SsParamsPanel *self, const SsSettings *s)
   gtk_drop_down_set_selected (self->boundary_dropdown, (guint) s->boundary);
   gtk_check_button_set_active (self->saturation_check,
                                s->saturation_mode != SS_SATURATION_NONE);
+  gtk_check_button_set_active (self->bad_pixels_check, s->bad_pixels);
 
   const SsSolveParams *p = &s->params;
   for (guint i = 0; i < ss_solver_count (); i++)
@@ -456,6 +458,7 @@ ss_params_panel_class_init (SsParamsPanelClass *klass)
   CHILD (boundary_label);
   CHILD (boundary_dropdown);
   CHILD (saturation_check);
+  CHILD (bad_pixels_check);
   CHILD (solver_dropdown);
   CHILD (param_controls);
   CHILD (device_picker);
@@ -498,7 +501,8 @@ ss_params_panel_init (SsParamsPanel *self)
                        G_OBJECT (self->sky_value_spin) };
   for (guint i = 0; i < G_N_ELEMENTS (spins); i++)
     g_signal_connect_swapped (spins[i], "value-changed", G_CALLBACK (on_control_changed), self);
-  GObject *checks[] = { G_OBJECT (self->roi_check), G_OBJECT (self->saturation_check) };
+  GObject *checks[] = { G_OBJECT (self->roi_check), G_OBJECT (self->saturation_check),
+                        G_OBJECT (self->bad_pixels_check) };
   for (guint i = 0; i < G_N_ELEMENTS (checks); i++)
     g_signal_connect_swapped (checks[i], "toggled", G_CALLBACK (on_control_changed), self);
   g_signal_connect_swapped (self->roi_draw_button, "toggled", G_CALLBACK (on_roi_draw_toggled),

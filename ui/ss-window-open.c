@@ -319,6 +319,7 @@ apply_defaults_for_file (SsWindow *self, const char *base)
   s.sky_mode = SS_SKY_MEDIAN;
   s.boundary = SS_BOUNDARY_MIRROR;
   s.saturation_mode = SS_SATURATION_AUTO;
+  s.bad_pixels = TRUE;
   s.params.nonneg = TRUE;
   s.auto_params |= G_GUINT64_CONSTANT (1) << SS_PARAM_ALPHA;
   /* --alpha auto turns the hold-out rule on; here its own box says so, and
