@@ -281,7 +281,7 @@ blank_saturated (const SsImage *image, const float *data, const CliConfig *c,
   return CLI_EXIT_USAGE;
 }
 
-/* Leaves the cold pixels of DATA (ss-cold-pixels.h) out of SCALED, with
+/* Leaves the cold pixels of DATA (ss-bad-pixels.h) out of SCALED, with
  * --bad-pixels auto, for a non-negative image and a solver that can leave
  * pixels out; the noise it estimates stays for --alpha auto. */
 static void
@@ -296,7 +296,7 @@ blank_cold (const SsImage *image, const float *data, const CliConfig *c, CliPlan
                                     job->data_noise, scaled);
 }
 
-/* Leaves the hot pixels of DATA (ss-hot-pixels.h) out of SCALED, with
+/* Leaves the hot pixels of DATA (ss-bad-pixels.h) out of SCALED, with
  * --bad-pixels auto and a solver that can leave pixels out, once the PSF
  * is known. */
 static void

@@ -23,8 +23,8 @@ typedef struct {
   int w, h;                 /* the image's size (w x h at (x0, y0) in the padded frame) */
   gsize blanks;
   SsSaturation saturation;  /* a real image's clipped pixels, left out of the data term */
-  gsize cold;               /* and its cold (dead) pixels, ss-cold-pixels.h */
-  gsize hot;                /* and its hot ones, ss-hot-pixels.h */
+  gsize cold;               /* and its cold (dead) pixels, ss-bad-pixels.h */
+  gsize hot;                /* and its hot ones, ss-bad-pixels.h */
   double data_noise;        /* ss_noise_estimate of the image, input units; NAN: not yet */
   SsSolveParams params;
   double noise;             /* scaled units, when alpha is automatic */

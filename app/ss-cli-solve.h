@@ -111,8 +111,8 @@ typedef struct {
   SsScaling scaling;
   gsize blank_pixels;           /* NaN pixels left out of the data term */
   SsSaturation saturation;      /* a real image's clipped pixels (the total over planes) */
-  gsize cold_pixels;            /* and its cold ones (ss-cold-pixels.h) */
-  gsize hot_pixels;             /* and its hot ones (ss-hot-pixels.h) */
+  gsize cold_pixels;            /* and its cold ones (ss-bad-pixels.h) */
+  gsize hot_pixels;             /* and its hot ones (ss-bad-pixels.h) */
   double baseline_mse;          /* the measured data taken as the image; NAN when none */
   double alpha;                 /* the alpha used */
   gboolean alpha_auto;

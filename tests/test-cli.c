@@ -576,7 +576,7 @@ test_flag_pixels (Fixture *f, gconstpointer data)
 }
 
 /* A dead pixel (-32768, a flag written as data, or the bias) in a real
- * image is left out as cold (ss-cold-pixels.h): the default's result is
+ * image is left out as cold (ss-bad-pixels.h): the default's result is
  * the clean image's but near that pixel, and non-negative (one such pixel
  * set RL's offset for the whole image: a result shifted under the sky with
  * a crater of -1317, exit 0); --allow-negative keeps it in the fit. */

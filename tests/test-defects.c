@@ -1,6 +1,6 @@
 /* test-defects.c: the pixels of a real image left out of the data term as
  * defects: the clipped ones (ss-saturation.h) and the cold ones
- * (ss-cold-pixels.h).
+ * (ss-bad-pixels.h).
  *
  * - The header's cards: SATURATE before SATLEVEL, a card without a number
  *   skipped.

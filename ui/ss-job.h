@@ -8,8 +8,8 @@
  *  - deblur: y = (image - sky) / scale; op = ss_operator_new_blur (psf, y):
  *    blank (NaN) pixels are left out of the data term, and so are the
  *    clipped ones (ss-saturation.h) unless settings.saturation_mode is NONE,
- *    and with settings.bad_pixels the hot ones (ss-hot-pixels.h) and, with
- *    x >= 0, the cold ones (ss-cold-pixels.h).
+ *    and with settings.bad_pixels (ss-bad-pixels.h) the hot ones and, with
+ *    x >= 0, the cold ones.
  *    The image is first padded as the CLI does (ss-boundary.h: mirror by
  *    default), so that the circulant model sees no step at the edges; the
  *    solve runs at the padded size and the result is cropped back.
@@ -55,8 +55,8 @@ typedef struct {
   /* Deblur mode: TRUE leaves out the dead (with x >= 0) and hot pixels, as
    * sharpsky-cli's default --bad-pixels auto; their counts are the job's. */
   gboolean bad_pixels;
-  gsize cold_pixels;          /* set when built: dead pixels left out (ss-cold-pixels.h) */
-  gsize hot_pixels;           /* and hot ones (ss-hot-pixels.h) */
+  gsize cold_pixels;          /* set when built: dead pixels left out (ss-bad-pixels.h) */
+  gsize hot_pixels;           /* and hot ones (ss-bad-pixels.h) */
   SsSolveParams params;
   /* Parameters chosen from the data when the job is built (bit 1 << SsParamId;
    * only alpha so far: from the estimated noise, or the simulation's), as

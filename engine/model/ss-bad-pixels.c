@@ -1,0 +1,135 @@
+/* ss-bad-pixels.c: blanking the cold and the hot pixels (ss-bad-pixels.h
+ * says why and by what rules). */
+#include "ss-bad-pixels.h"
+#include "ss-mem.h"
+
+#include <math.h>
+
+/* The largest finite value among the 8 neighbours of P (a row STRIDE
+ * wide): NaN ones are passed over (fmaxf); NAN when none is finite. */
+static inline float
+brightest_neighbour (const float *p, int stride)
+{
+  return fmaxf (fmaxf (fmaxf (p[-stride - 1], p[-stride]), fmaxf (p[-stride + 1], p[-1])),
+                fmaxf (fmaxf (p[1], p[stride - 1]), fmaxf (p[stride], p[stride + 1])));
+}
+
+/* The third lowest of the finite values among the 8 neighbours of P; NAN
+ * when fewer than 6 are finite. */
+static float
+third_lowest_neighbour (const float *p, int stride)
+{
+  const float v[8] = { p[-stride - 1], p[-stride], p[-stride + 1], p[-1],
+                       p[1],           p[stride - 1], p[stride],   p[stride + 1] };
+  float a = INFINITY, b = INFINITY, c = INFINITY;   /* the three lowest, a <= b <= c */
+  int finite = 0;
+  for (int k = 0; k < 8; k++)
+    {
+      float x = v[k];
+      if (!isfinite (x))
+        continue;
+      finite++;
+      if (x < a)
+        {
+          c = b;
+          b = a;
+          a = x;
+        }
+      else if (x < b)
+        {
+          c = b;
+          b = x;
+        }
+      else if (x < c)
+        c = x;
+    }
+  return finite >= 6 ? c : NAN;
+}
+
+gsize
+ss_cold_pixels_blank (const float *data, int width, int height, double sky, double noise,
+                      float *scaled)
+{
+  const float least = (float) (SS_COLD_SIGMAS * MAX (noise, 0.0));
+  gsize blanked = 0;
+#pragma omp parallel for reduction(+ : blanked) schedule(static) \
+  if ((gsize) width * height > SS_PARALLEL_PIXELS)
+  for (int y = 1; y < height - 1; y++)
+    for (int x = 1; x < width - 1; x++)
+      {
+        gsize i = (gsize) y * width + x;
+        float value = data[i];
+        /* Most pixels are above the sky, or within the noise of their
+         * brightest neighbour, which the third lowest cannot exceed: no sort
+         * for them. */
+        if (!(value < sky - least) || !(value < brightest_neighbour (data + i, width) - least)
+            || !isfinite (scaled[i]))
+          continue;
+        float third = third_lowest_neighbour (data + i, width);
+        float depth = fmaxf (least, 0.5f * (float) (third - sky));
+        if (isfinite (third) && depth > 0.0f && value < third - depth)
+          {
+            scaled[i] = NAN;
+            blanked++;
+          }
+      }
+  return blanked;
+}
+
+double
+ss_hot_pixels_peak_ratio (const float *kernel, int width, int height)
+{
+  float around = 0.0f;
+  for (int dy = -1; dy <= 1; dy++)
+    for (int dx = -1; dx <= 1; dx++)
+      if ((dx || dy) && (width > 1 || dx == 0) && (height > 1 || dy == 0))
+        {
+          int x = (dx + width) % width, y = (dy + height) % height;
+          around = fmaxf (around, kernel[(gsize) y * width + x]);
+        }
+  return around > 0.0f ? kernel[0] / around : INFINITY;
+}
+
+double
+ss_hot_pixels_psf_ratio (const SsPsfSpec *spec, const SsPsfFit *fit)
+{
+  for (int side = 33; side <= 257; side = 4 * side - 3)
+    {
+      g_autoptr (SsImage) kernel = fit != NULL ? ss_psf_fit_render (fit, side, side, NULL)
+                                               : ss_psf_render (spec, side, side, NULL);
+      if (kernel != NULL)
+        return ss_hot_pixels_peak_ratio (kernel->data, side, side);
+    }
+  return INFINITY;
+}
+
+gsize
+ss_hot_pixels_blank (const float *data, int width, int height, double sky, double noise,
+                     double peak_ratio, float *scaled)
+{
+  if (!isfinite (peak_ratio))
+    return 0;
+  const float factor = (float) (SS_HOT_MARGIN * peak_ratio);
+  const float least = (float) (SS_HOT_SIGMAS * MAX (noise, 0.0)), base = (float) sky;
+  gsize blanked = 0;
+#pragma omp parallel for reduction(+ : blanked) schedule(static) \
+  if ((gsize) width * height > SS_PARALLEL_PIXELS)
+  for (int y = 1; y < height - 1; y++)
+    for (int x = 1; x < width - 1; x++)
+      {
+        gsize i = (gsize) y * width + x;
+        float value = data[i] - base;
+        if (!(value > least) || !isfinite (scaled[i]))
+          continue;
+        float brightest = brightest_neighbour (data + i, width);
+        if (!isfinite (brightest))
+          continue;   /* among blanks: nothing to hold it against */
+        float neighbour = fmaxf (brightest - base, 0.0f);
+        if (value > factor * neighbour + least)
+          {
+            scaled[i] = NAN;
+            blanked++;
+          }
+      }
+  return blanked;
+}

@@ -1,0 +1,79 @@
+/* ss-bad-pixels.h: pixels no blurred sky can give, left out of the data
+ * term by `--bad-pixels auto` (the default) and the app's "Leave bad pixels
+ * out": dead ones far below the sky (cold) and single spikes sharper than
+ * the PSF (hot).
+ *
+ * Cold pixels (ss_cold_pixels_blank)
+ *
+ * A blurred image has no sharp dips: the PSF spreads every source over its
+ * neighbours, so a pixel far below its neighbours is a defect (a dead
+ * pixel, a column of them, a flag such as -32768 written as data), not sky.
+ * Fitted, one such pixel did harm far beyond it: on a 64² star field with
+ * one pixel at -32768 on a sky of 100, Richardson–Lucy's offset (which
+ * lifts the lowest datum to 0) took it, and `auto` gave back an image
+ * shifted under its sky, 3353 of 4096 pixels below 99 and a crater of
+ * -1317; admm, fitting it by least squares, rang from -3120 to 13994.
+ *
+ * A pixel is cold when it lies more than SS_COLD_SIGMAS noise σ below the
+ * sky, which no light and no noise of x >= 0 gives, and below the third
+ * lowest of its eight neighbours (so a dead column, two of whose neighbours
+ * are dead too, is found) by more than that and by more than half that
+ * neighbour's height above the sky. Below the sky: a sharp image's dark
+ * lanes dip by ten σ too (twenty pixels of the bundled AIA image did,
+ * between its loops), but not under the sky; below the neighbours: a
+ * vignetted corner lies under the median sky, but smoothly. Pixels on the
+ * image's edge, or with fewer than six finite neighbours, are not judged.
+ * Only for non-negative images (x >= 0, the default for real data): with
+ * --allow-negative, light below the sky is allowed to be real.
+ *
+ * Hot pixels (ss_hot_pixels_blank)
+ *
+ * Under a blur no star's brightest pixel stands further above its brightest
+ * neighbour than the blur's own centre does: a star centred on a pixel puts
+ * the most of its light there, and any other position shares it with a
+ * neighbour. A pixel that stands much further above, a hot pixel or a cosmic
+ * ray's hit, is no light through the telescope, and a solver fitting it
+ * makes a sharp star of it, or rings around it. So a pixel is hot when, over
+ * the sky, it exceeds SS_HOT_MARGIN times the blur's peak ratio (its centre
+ * pixel over its brightest neighbour) times its brightest neighbour's height
+ * over the sky, plus SS_HOT_SIGMAS noise σ. The margin leaves room for a
+ * blur given a little too wide: stars twice as sharp as a Gaussian blur of
+ * FWHM 4 says are still not hot. Pixels on the image's edge are not judged;
+ * a hit on two touching pixels is not found (each is the other's neighbour).
+ */
+#pragma once
+
+#include <glib.h>
+
+#include "ss-psf-fit.h"
+
+G_BEGIN_DECLS
+
+#define SS_COLD_SIGMAS 10.0
+
+/* Sets SCALED[i] to NAN (a blank) where DATA (WIDTH × HEIGHT, input units)
+ * has a cold pixel for SKY and NOISE (input units; NOISE may be 0 for
+ * noiseless data); returns how many that were finite in SCALED. */
+gsize ss_cold_pixels_blank (const float *data, int width, int height, double sky, double noise,
+                            float *scaled);
+
+#define SS_HOT_MARGIN 2.0
+#define SS_HOT_SIGMAS 10.0
+
+/* The blur's peak ratio: KERNEL's (WIDTH × HEIGHT, centred on pixel 0 after
+ * wrap-around, as ss_psf_render makes it) centre value over its largest of
+ * the 8 around it; INFINITY for a kernel of one pixel (no blur: nothing is
+ * hot then). */
+double ss_hot_pixels_peak_ratio (const float *kernel, int width, int height);
+
+/* The peak ratio of FIT's profile (may be NULL) or else of SPEC, rendered
+ * small; INFINITY (nothing is hot) for a PSF too wide to render so. */
+double ss_hot_pixels_psf_ratio (const SsPsfSpec *spec, const SsPsfFit *fit);
+
+/* Sets SCALED[i] to NAN (a blank) where DATA (WIDTH × HEIGHT, input units)
+ * has a hot pixel for SKY, NOISE (input units) and the blur's PEAK_RATIO;
+ * returns how many that were finite in SCALED. */
+gsize ss_hot_pixels_blank (const float *data, int width, int height, double sky, double noise,
+                           double peak_ratio, float *scaled);
+
+G_END_DECLS
