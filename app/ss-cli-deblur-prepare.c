@@ -177,6 +177,10 @@ measure_psf (CliDeblurInput *in, const CliOptions *o, const CliConfig *c, CliPla
       ss_star_search_init (&search);
       search.model = c->psf_model;
       search.plane = plane;
+      /* The stars fitted are those the data term keeps: the level
+       * --saturation resolved, when there is one. */
+      if (isfinite (job->saturation.level))
+        search.saturation = job->saturation.level;
       if (!ss_psf_find_stars (in->image, &search, &job->fit, NULL, NULL, &error))
         {
           cli_error (label, "--psf auto: %s", error->message);

@@ -360,9 +360,16 @@ print_total_summary (const CliDeblurInput *in, const CliOptions *o, const CliCon
       s.blank_pixels += jobs[p].blanks;
       s.cold_pixels += jobs[p].cold;
       s.hot_pixels += jobs[p].hot;
-      gsize clipped = s.saturation.clipped + jobs[p].saturation.clipped;
+      /* One level for the planes that were clipped, or "per plane" (NAN),
+       * as their skies and scales are. */
+      const SsSaturation *plane_saturation = &jobs[p].saturation;
+      gsize clipped = s.saturation.clipped + plane_saturation->clipped;
       if (s.saturation.clipped == 0)
-        s.saturation = jobs[p].saturation;   /* the first plane's level stands for all */
+        s.saturation = *plane_saturation;
+      else if (plane_saturation->clipped > 0
+               && (plane_saturation->level != s.saturation.level
+                   || plane_saturation->source != s.saturation.source))
+        s.saturation.level = NAN;
       s.saturation.clipped = clipped;
       s.observed += jobs[p].observed;
     }
@@ -441,8 +448,10 @@ static int
 refuse_non_finite (const CliDeblurInput *in, const SsImage *out)
 {
   gsize n = ss_image_plane_size (out) * out->planes, bad = 0;
+  const float *data = out->data;
+#pragma omp parallel for reduction(+ : bad) schedule(static) if (n > SS_PARALLEL_PIXELS)
   for (gsize i = 0; i < n; i++)
-    bad += isfinite (out->data[i]) ? 0 : 1;
+    bad += isfinite (data[i]) ? 0 : 1;
   if (bad == 0)
     return -1;
   cli_error (in->in_path, "the solve diverged: %" G_GSIZE_FORMAT " of the result's %"

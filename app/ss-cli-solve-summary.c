@@ -221,7 +221,7 @@ print_summary_json (const CliSummary *s, const CliConfig *config, const SsSolveR
   ss_json_add_int (&o, "saturated_pixels", (gint64) s->saturation.clipped);
   ss_json_add_int (&o, "cold_pixels", (gint64) s->cold_pixels);
   ss_json_add_int (&o, "hot_pixels", (gint64) s->hot_pixels);
-  if (s->saturation.clipped > 0)
+  if (s->saturation.clipped > 0 && isfinite (s->saturation.level))
     {
       ss_json_add_number (&o, "saturation", s->saturation.level);
       ss_json_add_string (&o, "saturation_source",
@@ -305,11 +305,15 @@ print_summary_text (const CliSummary *s, const CliConfig *config, const SsSolveR
   if (s->blank_pixels > 0)
     g_string_append_printf (t, "blank pixels %" G_GSIZE_FORMAT " (left out of the data term, "
                             "filled in the result)\n", s->blank_pixels);
-  if (s->saturation.clipped > 0)
+  if (s->saturation.clipped > 0 && isfinite (s->saturation.level))
     g_string_append_printf (t, "saturated    %" G_GSIZE_FORMAT " pixels at or above %.6g (%s; "
                             "left out of the data term, filled in the result)\n",
                             s->saturation.clipped, s->saturation.level,
                             ss_saturation_source_describe (s->saturation.source));
+  else if (s->saturation.clipped > 0)
+    g_string_append_printf (t, "saturated    %" G_GSIZE_FORMAT " pixels at each plane's level "
+                            "(left out of the data term, filled in the result)\n",
+                            s->saturation.clipped);
   if (s->cold_pixels > 0)
     g_string_append_printf (t, "cold pixels  %" G_GSIZE_FORMAT " (far below their neighbours: "
                             "dead or flagged; left out of the data term, filled in the result)\n",

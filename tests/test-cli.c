@@ -424,7 +424,8 @@ light_near (const float *data, int side, double cx, double cy)
  * data term, and Richardson–Lucy then gives back more of the star's light
  * (the oracle: the light put in) than with the core in the fit, which
  * cannot explain a flat top; --saturation none keeps it, a level given is
- * taken, and the output's HISTORY says what was left out. */
+ * taken, and the output's HISTORY says what was left out. --psf auto
+ * takes the same level: a star under it is fitted. */
 static void
 test_saturated_star (Fixture *f, gconstpointer data)
 {
@@ -484,7 +485,10 @@ test_saturated_star (Fixture *f, gconstpointer data)
   double input = light_near (pixels, side, cx, cy);
   g_test_message ("star's light %.4g: input %.4g, core left out %.4g (flat top %.4g), "
                   "core fitted %.4g", flux, input, runs[0].light, runs[1].light, runs[2].light);
-  g_assert_cmpfloat (fabs (runs[0].light - flux), <, 0.5 * fabs (runs[2].light - flux));
+  /* Over 150 draws: 82-100% of the light with the core left out, at most
+   * 78% with it fitted, 11 points apart at the closest. */
+  g_assert_cmpfloat (runs[0].light, >=, 0.75 * flux);
+  g_assert_cmpfloat (runs[0].light - runs[2].light, >, 0.05 * flux);
   g_assert_cmpfloat (fabs (runs[0].light - runs[1].light), <=, 1e-3 * flux);
 
   /* A level given: every pixel at or above it, whatever the header says. */
@@ -513,6 +517,31 @@ test_saturated_star (Fixture *f, gconstpointer data)
   summary = json_line (run.out, "summary");
   g_assert_cmpfloat (json_number (summary, "saturated_pixels"), ==, 0);
   cli_run_clear (&run);
+  /* --psf auto fits the stars the data term keeps: six isolated stars
+   * peaking at 3000 are fitted, and none under --saturation 2000. */
+  g_autofree float *six = g_new (float, side * side);
+  for (gsize i = 0; i < (gsize) side * side; i++)
+    six[i] = (float) (100.0 + 2.0 * test_rand_normal ());
+  double s2 = pow (3.0 / 2.3548, 2);
+  for (int k = 0; k < 6; k++)
+    {
+      double x0 = 12 + 20 * (k % 3) + g_test_rand_double_range (-1, 1);
+      double y0 = 16 + 32 * (k / 3) + g_test_rand_double_range (-1, 1);
+      for (int y = 0; y < side; y++)
+        for (int x = 0; x < side; x++)
+          six[y * side + x] += (float) (3000.0 * exp (-0.5 * ((x - x0) * (x - x0)
+                                                             + (y - y0) * (y - y0)) / s2));
+    }
+  g_autofree char *six_path = temp_path (f, "six.fits");
+  write_fits_float (six_path, six, side, side);
+  run = RUN_CLI ("deblur", six_path, "-o", out_path, "--psf", "auto", "--solver", "rl",
+                 "--iters", "5", "--force", "--quiet");
+  g_assert_cmpint (run.status, ==, 0);
+  cli_run_clear (&run);
+  run = RUN_CLI ("deblur", six_path, "-o", out_path, "--psf", "auto", "--solver", "rl",
+                 "--iters", "5", "--force", "--saturation", "2000", "--quiet");
+  assert_refused (&run, 1, "below saturation 2e+03");
+  cli_run_clear (&run);
   /* A level under every pixel would leave nothing to fit: said, not solved. */
   run = RUN_CLI ("deblur", in_path, "-o", out_path, "--psf", "gaussian:3", "--saturation",
                  "-5", "--force");
@@ -538,7 +567,8 @@ test_flag_pixels (Fixture *f, gconstpointer data)
   for (int k = 0; k < planted; k++)
     {
       gsize at = (gsize) g_test_rand_int_range (0, SIDE * SIDE);
-      while (pixels[at] > 0.05f)   /* in the sky, so the field's top stays 1 */
+      /* In the sky, so the field's top stays 1, and on no flag planted. */
+      while (pixels[at] > 0.05f || !(pixels[at] > -1e30f))
         at = (at + 7) % (SIDE * SIDE);
       pixels[at] = flags[k];
     }
@@ -719,6 +749,53 @@ test_hot_pixels (Fixture *f, gconstpointer data)
   CliRun run = RUN_CLI ("deblur", in_path, "-o", "unused.fits", "--psf", "gaussian:3",
                         "--bad-pixels", "some");
   assert_refused (&run, 2, "--bad-pixels");
+  cli_run_clear (&run);
+}
+
+/* A cube whose planes clip at different levels (none, 5000, 7000): each
+ * plane's summary gives its own level and count, the total the sum with no
+ * one level for all (as for the skies and scales). */
+static void
+test_cube_saturation (Fixture *f, gconstpointer data)
+{
+  if (!cli_available ())
+    return;
+  const int side = 64, planes = 3;
+  const double clips[3] = { INFINITY, 5000.0, 7000.0 };
+  g_autofree float *cube = g_new (float, side * side * planes);
+  gsize clipped[3] = { 0, 0, 0 };
+  for (int p = 0; p < planes; p++)
+    {
+      double flux, cx, cy;
+      g_autofree float *plane = clipped_star_field (side, clips[p], &flux, &cx, &cy);
+      memcpy (cube + p * side * side, plane, side * side * sizeof (float));
+      for (int i = 0; i < side * side; i++)
+        clipped[p] += plane[i] >= clips[p] ? 1 : 0;
+    }
+  g_assert_cmpuint (clipped[1], >=, 3);
+  g_assert_cmpuint (clipped[2], >=, 3);
+  g_autofree char *in_path = temp_path (f, "cube.fits");
+  g_autofree char *out_path = temp_path (f, "cube-out.fits");
+  test_write_fits_float (in_path, cube, side, side, planes, NULL);
+  CliRun run = RUN_CLI ("deblur", in_path, "-o", out_path, "--psf", "gaussian:3", "--solver",
+                        "rl", "--iters", "20", "--json");
+  g_assert_cmpint (run.status, ==, 0);
+  g_auto (GStrv) lines = g_strsplit (run.out, "\n", -1);
+  int seen = 0;
+  for (int i = 0; lines[i] != NULL; i++)
+    if (strstr (lines[i], "\"type\":\"plane\"") != NULL)
+      {
+        int p = (int) json_number (lines[i], "plane");
+        g_assert_cmpfloat (json_number (lines[i], "saturated_pixels"), ==, clipped[p]);
+        g_assert_true (json_has (lines[i], "saturation") == (clipped[p] > 0));
+        if (clipped[p] > 0)
+          g_assert_cmpfloat (json_number (lines[i], "saturation"), ==, clips[p]);
+        seen++;
+      }
+  g_assert_cmpint (seen, ==, planes);
+  g_autofree char *summary = json_line (run.out, "summary");
+  g_assert_cmpfloat (json_number (summary, "saturated_pixels"), ==, clipped[1] + clipped[2]);
+  g_assert_false (json_has (summary, "saturation"));
   cli_run_clear (&run);
 }
 
@@ -2350,6 +2427,7 @@ main (int argc, char **argv)
   ADD ("psf-cube-first-plane", test_psf_cube_first_plane);
   ADD ("devices-unused", test_devices_unused);
   ADD ("hot-pixels", test_hot_pixels);
+  ADD ("cube-saturation", test_cube_saturation);
   ADD ("real-default-solver", test_real_default_solver);
   ADD ("cube-planes", test_cube_planes);
   ADD ("psf-from-stars", test_psf_from_stars);

@@ -409,6 +409,28 @@ test_hot_pixels (void)
     }
 }
 
+/* The peak ratio is the PSF's peak's, wherever its file puts it: a kernel
+ * rolled off its centre pixel gives the same ratio (its centre pixel's, a
+ * wing's under 1, made every star's core hot), and never under 1. */
+static void
+test_hot_pixels_peak_anywhere (void)
+{
+  const int side = 33;
+  SsPsfSpec spec = { .kind = SS_PSF_GAUSSIAN, .fwhm = g_test_rand_double_range (1.5, 5.0) };
+  g_autoptr (SsImage) kernel = ss_psf_render (&spec, side, side, NULL);
+  g_assert_nonnull (kernel);
+  double centred = ss_hot_pixels_peak_ratio (kernel->data, side, side);
+  int sx = g_test_rand_int_range (1, side), sy = g_test_rand_int_range (1, side);
+  g_autofree float *rolled = g_new (float, side * side);
+  for (int y = 0; y < side; y++)
+    for (int x = 0; x < side; x++)
+      rolled[((y + sy) % side) * side + (x + sx) % side] = kernel->data[y * side + x];
+  g_assert_cmpfloat (ss_hot_pixels_peak_ratio (rolled, side, side), ==, centred);
+  g_assert_cmpfloat (centred, >, 1.0);
+  const float flat[9] = { 1, 1, 1, 1, 1, 1, 1, 1, 1 };
+  g_assert_cmpfloat (ss_hot_pixels_peak_ratio (flat, 3, 3), ==, 1.0);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -421,5 +443,6 @@ main (int argc, char **argv)
   g_test_add_func ("/cold-pixels/found", test_cold_pixels_found);
   g_test_add_func ("/cold-pixels/none-without", test_cold_pixels_none_without);
   g_test_add_func ("/hot-pixels/found", test_hot_pixels);
+  g_test_add_func ("/hot-pixels/peak-anywhere", test_hot_pixels_peak_anywhere);
   return g_test_run ();
 }

@@ -64,7 +64,8 @@ test_noise_estimate_known_sigma (void)
 }
 
 /* Blanks that leave few whole 3x3 windows: 55-65% of the pixels at
- * random, every third column, every other row. The estimate falls back on
+ * random, every third column, every other row; and a 4.4 Mpx frame with
+ * every third column blank, whose rows and columns are sampled. The estimate falls back on
  * the 1-D high-pass along rows and columns and stays within 15% (it gave 0,
  * so alpha 0, with 59% blank on 64², and no estimate at all for the
  * columns and rows). */
@@ -89,6 +90,17 @@ test_noise_estimate_many_blanks (void)
                         h, sigma, est, est / sigma);
         g_assert_cmpfloat (fabs (est / sigma - 1.0), <, 0.15);
       }
+  /* A frame past 2^21 pixels whose every third column is blank: the rows
+   * and columns are sampled (every third here), not all taken. */
+  int w = 2100, h = 2100;
+  double sigma = pow (10.0, g_test_rand_double_range (-3, 1));
+  g_autofree float *img = make_sky_with_noise (w, h, sigma, 200);
+  for (int y = 0; y < h; y++)
+    for (int x = 2; x < w; x += 3)
+      img[(gsize) y * w + x] = NAN;
+  double est = ss_noise_estimate (img, w, h);
+  g_test_message ("%d×%d, every third column blank, sigma %.4g: estimate %.4g", w, h, sigma, est);
+  g_assert_cmpfloat (fabs (est / sigma - 1.0), <, 0.15);
 }
 
 /* The noise where the light is. Oracle: a frame whose left part (a fraction

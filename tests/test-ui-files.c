@@ -169,18 +169,24 @@ test_saturated_matches_cli (Fixture *f, gconstpointer data)
       part->data[i] = MIN (part->data[i], clip);
       clipped += part->data[i] == clip ? 1 : 0;
     }
-  /* And a dead pixel, away from the clipped top: cold, left out either way. */
+  /* And a dead pixel and a hot one two pixels right of it, just under the
+   * clip (a detector clips its hot pixels too), in a dark patch: the dead
+   * one is cold and the hot one sharper than any blur, left out either way. */
   int dx, dy;
-  do
+  gboolean dark = FALSE;
+  float sky = (float) ss_median (part->data, n), dim = sky + 0.3f * (clip - sky);
+  for (int tries = 0; !dark; tries++)
     {
-      dx = g_rand_int_range (rng, 2, w - 2);
-      dy = g_rand_int_range (rng, 2, h - 2);
+      g_assert_cmpint (tries, <, 100000);
+      dx = g_rand_int_range (rng, 4, w - 6);
+      dy = g_rand_int_range (rng, 4, h - 4);
+      dark = TRUE;
+      for (int y = dy - 3; y <= dy + 3; y++)
+        for (int x = dx - 3; x <= dx + 5; x++)
+          dark = dark && part->data[(gsize) y * w + x] < dim;
     }
-  while (abs (dx - tx) < 4 && abs (dy - ty) < 4);
   part->data[(gsize) dy * w + dx] = -32768.0f;
-  /* And a hot one beside it, just under the clip (a detector clips its
-   * hot pixels too): no blur gives that. */
-  part->data[(gsize) dy * w + (dx + 2 < w - 1 ? dx + 2 : dx - 2)] = 0.9f * clip;
+  part->data[(gsize) dy * w + dx + 2] = 0.9f * clip;
   g_assert_true (ss_fits_write (part, in, TRUE, NULL, &error));
   g_assert_no_error (error);
   g_test_message ("%d×%d at (%d, %d), %" G_GSIZE_FORMAT " pixels clipped at %g, one dead at "

@@ -91,7 +91,9 @@ ss_settings_same_problem (const SsSettings *a, const SsSettings *b)
       || a->use_roi != b->use_roi || a->auto_params != b->auto_params
       || (a->mode == SS_MODE_DEBLUR
           && (a->boundary != b->boundary || a->saturation_mode != b->saturation_mode
-              || a->params.nonneg != b->params.nonneg || a->bad_pixels != b->bad_pixels
+              || a->bad_pixels != b->bad_pixels
+              /* x >= 0 decides the cold pixels, when bad pixels are left out */
+              || (a->bad_pixels && a->params.nonneg != b->params.nonneg)
               || leaves_pixels_out (a) != leaves_pixels_out (b))))
     return FALSE;
   if (a->use_roi && (a->roi_x != b->roi_x || a->roi_y != b->roi_y
@@ -163,8 +165,10 @@ ss_settings_add_history (const SsSettings *s, SsHeader *header)
                                s->saturation.clipped);
       else
         ss_header_add_history (header, "saturation = %s",
-                               s->saturation_mode == SS_SATURATION_NONE ? "none (kept in the fit)"
-                                                                        : "none found");
+                               !leaves_pixels_out (s) ? "kept in the fit (the solver cannot "
+                                                        "leave pixels out)"
+                               : s->saturation_mode == SS_SATURATION_NONE ? "none (kept in the fit)"
+                                                                          : "none found");
       if (s->cold_pixels > 0)
         ss_header_add_history (header, "cold pixels = %" G_GSIZE_FORMAT " (far below their "
                                "neighbours; left out of the data term)", s->cold_pixels);

@@ -78,7 +78,7 @@ void ss_settings_clear (SsSettings *settings);
 void ss_settings_copy (const SsSettings *src, SsSettings *dst);
 /* Takes into SETTINGS the values a built job chose from the data (its
  * settings RESOLVED): alpha and the noise estimate when alpha is auto, the
- * saturation level and the cold pixels found. */
+ * saturation level and the cold and hot pixels found. */
 void ss_settings_take_resolved (SsSettings *settings, const SsSettings *resolved);
 /* TRUE when A and B build the same problem (a job can be reused). */
 gboolean ss_settings_same_problem (const SsSettings *a, const SsSettings *b);

@@ -79,21 +79,29 @@ ss_cold_pixels_blank (const float *data, int width, int height, double sky, doub
 double
 ss_hot_pixels_peak_ratio (const float *kernel, int width, int height)
 {
+  /* The peak where it is: a PSF file's may sit off its centre pixel (an
+   * even size, a star cut out a pixel off), and its centre's ratio would
+   * then be a wing's, under 1, and every star's core hot. */
+  gsize n = (gsize) width * height, peak = 0;
+  for (gsize i = 1; i < n; i++)
+    peak = kernel[i] > kernel[peak] ? i : peak;
+  int px = (int) (peak % width), py = (int) (peak / width);
   float around = 0.0f;
   for (int dy = -1; dy <= 1; dy++)
     for (int dx = -1; dx <= 1; dx++)
       if ((dx || dy) && (width > 1 || dx == 0) && (height > 1 || dy == 0))
         {
-          int x = (dx + width) % width, y = (dy + height) % height;
+          int x = (px + dx + width) % width, y = (py + dy + height) % height;
           around = fmaxf (around, kernel[(gsize) y * width + x]);
         }
-  return around > 0.0f ? kernel[0] / around : INFINITY;
+  return around > 0.0f ? MAX (kernel[peak] / around, 1.0) : INFINITY;
 }
 
 double
 ss_hot_pixels_psf_ratio (const SsPsfSpec *spec, const SsPsfFit *fit)
 {
-  for (int side = 33; side <= 257; side = 4 * side - 3)
+  /* Up to 2049²: a Tiny Tim or WebbPSF file is often 256 px or more. */
+  for (int side = 33; side <= 2049; side = 4 * side - 3)
     {
       g_autoptr (SsImage) kernel = fit != NULL ? ss_psf_fit_render (fit, side, side, NULL)
                                                : ss_psf_render (spec, side, side, NULL);

@@ -60,10 +60,9 @@ gsize ss_cold_pixels_blank (const float *data, int width, int height, double sky
 #define SS_HOT_MARGIN 2.0
 #define SS_HOT_SIGMAS 10.0
 
-/* The blur's peak ratio: KERNEL's (WIDTH × HEIGHT, centred on pixel 0 after
- * wrap-around, as ss_psf_render makes it) centre value over its largest of
- * the 8 around it; INFINITY for a kernel of one pixel (no blur: nothing is
- * hot then). */
+/* The blur's peak ratio: KERNEL's (WIDTH × HEIGHT, wrapped around) largest
+ * value over the largest of the 8 around it, at least 1; INFINITY for a
+ * kernel of one pixel (no blur: nothing is hot then). */
 double ss_hot_pixels_peak_ratio (const float *kernel, int width, int height);
 
 /* The peak ratio of FIT's profile (may be NULL) or else of SPEC, rendered

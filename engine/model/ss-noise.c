@@ -83,12 +83,13 @@ high_pass_2d (const float *data, int w, int h, float *out, gsize *whole)
  * columns (high_pass_lines) is whole far more often and takes over. */
 #define NOISE_MIN_WINDOWS 256
 
-/* The 1-D high-pass [1 -2 1] along the rows, the finite ones into OUT. */
+/* The 1-D high-pass [1 -2 1] along every STRIDE-th row, the finite ones
+ * into OUT. */
 static gsize
-high_pass_rows (const float *data, int w, int h, float *out)
+high_pass_rows (const float *data, int w, int h, int stride, float *out)
 {
   gsize count = 0;
-  for (int y = 0; y < h; y++)
+  for (int y = 0; y < h; y += stride)
     for (int x = 1; x + 1 < w; x++)
       {
         const float *p = data + (gsize) y * w + x;
@@ -99,13 +100,33 @@ high_pass_rows (const float *data, int w, int h, float *out)
   return count;
 }
 
-/* The 1-D high-pass along every row and every column of DATA, the finite
- * ones into OUT (room for 2 W H); returns how many. */
+/* Every how many rows and columns high_pass_lines takes one: at most
+ * NOISE_SAMPLES values from the two directions (a 61 Mpx frame whose
+ * blanks leave few whole windows would otherwise take 2 × 61 million). */
+static int
+high_pass_lines_stride (int w, int h)
+{
+  gsize values = 2 * (gsize) w * (gsize) h;
+  return values > NOISE_SAMPLES ? (int) ((values + NOISE_SAMPLES - 1) / NOISE_SAMPLES) : 1;
+}
+
+/* How many values high_pass_lines may write. */
+static gsize
+high_pass_lines_count (int w, int h)
+{
+  int stride = high_pass_lines_stride (w, h);
+  return (gsize) w * ((h + stride - 1) / stride) + (gsize) h * ((w + stride - 1) / stride);
+}
+
+/* The 1-D high-pass along every high_pass_lines_stride-th row and column
+ * of DATA, the finite ones into OUT (high_pass_lines_count values); returns
+ * how many. */
 static gsize
 high_pass_lines (const float *data, int w, int h, float *out)
 {
-  gsize count = w >= 3 ? high_pass_rows (data, w, h, out) : 0;
-  for (int x = 0; x < w; x++)
+  int stride = high_pass_lines_stride (w, h);
+  gsize count = w >= 3 ? high_pass_rows (data, w, h, stride, out) : 0;
+  for (int x = 0; x < w; x += stride)
     for (int y = 1; y + 1 < h; y++)
       {
         const float *p = data + (gsize) y * w + x;
@@ -148,7 +169,7 @@ ss_noise_estimate (const float *data, int width, int height)
 {
   if (data == NULL || width <= 0 || height <= 0)
     return NAN;
-  gsize n = (gsize) width * (gsize) height, count = 0, whole = 0;
+  gsize count = 0, whole = 0;
   double norm = KERNEL_2D_NORM;
   g_autofree float *filtered = NULL;
   if (height >= 3 && width >= 3)
@@ -162,7 +183,7 @@ ss_noise_estimate (const float *data, int width, int height)
   if (whole == 0 || whole < MIN (NOISE_MIN_WINDOWS, count / 4))
     {
       g_free (filtered);
-      filtered = g_try_new (float, 2 * n);
+      filtered = g_try_new (float, high_pass_lines_count (width, height));
       if (filtered == NULL)
         return NAN;
       count = high_pass_lines (data, width, height, filtered);
