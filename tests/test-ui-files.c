@@ -133,8 +133,8 @@ test_deblur_matches_cli (Fixture *f, gconstpointer data)
   g_assert_null (ss_window_get_frame (f->window, SS_VIEW_ERROR));
 }
 
-/* A part of the sample clipped around its brightest pixel (a flat top, no
- * card), with a dead pixel and a hot one: the app, as it opens a real
+/* A part of the sample with a bright star clipped around its brightest
+ * pixel (a flat top, no card), a dead pixel and a hot one: the app, as it opens a real
  * image, leaves the clipped pixels out as the CLI's --saturation auto does,
  * and the dead and the hot one as the CLI does, gives the CLI's image and
  * says so in its banner; with the box unticked it gives --saturation
@@ -153,9 +153,21 @@ test_saturated_matches_cli (Fixture *f, gconstpointer data)
   g_autoptr (GError) error = NULL;
   g_autoptr (SsImage) part = ss_fits_read (in, NULL, &error);
   g_assert_no_error (error);
-  /* Clipped at the lowest of the brightest pixel's 3 × 3 (moved off the
-   * edges): a flat top of nine pixels at least. */
+  /* A bright star (FWHM 2.5, 50 times the part's own range), clipped at the
+   * lowest of its brightest pixel's 3 × 3: a flat top of nine pixels at
+   * least, far above the noise whatever part was drawn. */
   gsize n = (gsize) w * h, top = 0;
+  float sky = (float) ss_median (part->data, n), range = 0.0f;
+  for (gsize i = 0; i < n; i++)
+    range = MAX (range, part->data[i] - sky);
+  /* Dark: under 30% of the part's own range, before the star. */
+  float dim = sky + 0.3f * range;
+  double sx = g_rand_double_range (rng, 8, w - 8), sy = g_rand_double_range (rng, 8, h - 8);
+  double s2 = pow (2.5 / 2.3548200450309493, 2);
+  for (int y = 0; y < h; y++)
+    for (int x = 0; x < w; x++)
+      part->data[(gsize) y * w + x]
+        += (float) (50.0 * range * exp (-0.5 * ((x - sx) * (x - sx) + (y - sy) * (y - sy)) / s2));
   for (gsize i = 0; i < n; i++)
     top = part->data[i] > part->data[top] ? i : top;
   int tx = CLAMP ((int) (top % w), 1, w - 2), ty = CLAMP ((int) (top / w), 1, h - 2);
@@ -174,7 +186,6 @@ test_saturated_matches_cli (Fixture *f, gconstpointer data)
    * one is cold and the hot one sharper than any blur, left out either way. */
   int dx, dy;
   gboolean dark = FALSE;
-  float sky = (float) ss_median (part->data, n), dim = sky + 0.3f * (clip - sky);
   for (int tries = 0; !dark; tries++)
     {
       g_assert_cmpint (tries, <, 100000);
