@@ -13,7 +13,8 @@ cli_plane_job_init (CliPlaneJob *job, int plane, const CliConfig *c)
   memset (job, 0, sizeof *job);
   job->plane = plane;
   job->params = c->params;
-  job->noise = job->alpha_noise = job->data_noise = NAN;
+  job->noise = job->alpha_noise = job->defects.noise = NAN;
+  job->defects.saturation.level = NAN;
   job->stats = ss_data_stats_from_estimates (NAN, SS_SKY_NONE);
   job->mse = job->psnr = job->baseline = NAN;
 }
@@ -179,8 +180,8 @@ measure_psf (CliDeblurInput *in, const CliOptions *o, const CliConfig *c, CliPla
       search.plane = plane;
       /* The stars fitted are those the data term keeps: the level
        * --saturation resolved, when there is one. */
-      if (isfinite (job->saturation.level))
-        search.saturation = job->saturation.level;
+      if (isfinite (job->defects.saturation.level))
+        search.saturation = job->defects.saturation.level;
       if (!ss_psf_find_stars (in->image, &search, &job->fit, NULL, NULL, &error))
         {
           cli_error (label, "--psf auto: %s", error->message);
@@ -251,71 +252,55 @@ plane_operator (const CliConfig *c, const CliPlaneJob *job, GError **error)
                                        job->pw, job->ph, error);
 }
 
-/* Leaves the clipped pixels of DATA (ss-saturation.h) out of SCALED, the
- * data term's, after the blank count and the input's own score: both are
- * the data as read. Returns -1, or the exit status when a level given
- * leaves nothing to fit. */
-static int
-blank_saturated (const SsImage *image, const float *data, const CliConfig *c,
-                 const CliOptions *o, const char *label, CliPlaneJob *job, float *scaled)
+/* The defect rules (ss-bad-pixels.h) of C for JOB's solver. */
+static SsDefectRules
+defect_rules (const CliConfig *c, const CliPlaneJob *job)
 {
-  SsSaturation *s = &job->saturation;
-  gsize n = ss_image_plane_size (image);
-  *s = ss_saturation_resolve (c->saturation_mode, c->saturation_value, image->header, data,
-                              image->width, image->height);
-  if (s->ignored != SS_SATURATION_FROM_NONE)
+  return (SsDefectRules) {
+    .saturation_mode = c->saturation_mode,
+    .saturation_value = c->saturation_value,
+    .bad_pixels = c->bad_pixels,
+    .nonneg = c->nonneg_given ? c->real_params.nonneg : TRUE,
+    .leaves_out = (ss_solver_info (job->params.kind)->caps & SS_SOLVER_MASKS) != 0,
+  };
+}
+
+/* The saturation level of DATA, before the PSF: --psf auto fits only the
+ * stars under it. */
+static void
+find_saturation (const SsImage *image, const float *data, const CliConfig *c,
+                 const CliOptions *o, const char *label, CliPlaneJob *job)
+{
+  SsDefectRules rules = defect_rules (c, job);
+  ss_defects_find_saturation (&rules, image->header, data, image->width, image->height,
+                              &job->defects);
+  SsSaturationSource ignored = job->defects.saturation.ignored;
+  if (ignored != SS_SATURATION_FROM_NONE)
     cli_note (o, "%s: saturation: %s would clip more than half the image: ignored "
-              "(--saturation LEVEL insists)", label, ss_saturation_source_describe (s->ignored));
-  if (!(ss_solver_info (job->params.kind)->caps & SS_SOLVER_MASKS))
-    {
-      /* direct-fft solves with every pixel or none: as before, the clipped
-       * ones stay in its fit rather than fail it. */
-      if (s->clipped > 0)
-        cli_note (o, "%s: %" G_GSIZE_FORMAT " saturated pixels (at or above %g) stay in the fit: "
-                  "%s cannot leave pixels out", label, s->clipped, s->level,
-                  ss_solver_info (job->params.kind)->name);
-      s->clipped = 0;
-      return -1;
-    }
-  s->clipped = ss_saturation_blank (data, scaled, n, s->level);
-  if (s->clipped < n - job->blanks)
+              "(--saturation LEVEL insists)", label, ss_saturation_source_describe (ignored));
+}
+
+/* Leaves DATA's defects out of SCALED, the data term's (ss_defects_blank),
+ * after the blank count and the input's own score: both are the data as
+ * read. Returns -1, or the exit status when a level given leaves nothing
+ * to fit. */
+static int
+blank_defects (const SsImage *image, const float *data, const CliConfig *c,
+               const CliOptions *o, const char *label, CliPlaneJob *job, float *scaled)
+{
+  SsDefectRules rules = defect_rules (c, job);
+  SsDefects *d = &job->defects;
+  ss_defects_blank (&rules, data, image->width, image->height, job->scaling.sky, &job->psf,
+                    job->fitted ? &job->fit : NULL, scaled, d);
+  if (d->kept_clipped > 0)
+    cli_note (o, "%s: %" G_GSIZE_FORMAT " saturated pixels (at or above %g) stay in the fit: "
+              "%s cannot leave pixels out", label, d->kept_clipped, d->saturation.level,
+              ss_solver_info (job->params.kind)->name);
+  if (d->saturation.clipped < ss_image_plane_size (image) - job->blanks)
     return -1;
-  cli_error (label, "--saturation %g clips every pixel (the data reach %g at most)", s->level,
-             job->scaling.sky + job->scaling.scale);
+  cli_error (label, "--saturation %g clips every pixel (the data reach %g at most)",
+             d->saturation.level, job->scaling.sky + job->scaling.scale);
   return CLI_EXIT_USAGE;
-}
-
-/* Leaves the cold pixels of DATA (ss-bad-pixels.h) out of SCALED, with
- * --bad-pixels auto, for a non-negative image and a solver that can leave
- * pixels out; the noise it estimates stays for --alpha auto. */
-static void
-blank_cold (const SsImage *image, const float *data, const CliConfig *c, CliPlaneJob *job,
-            float *scaled)
-{
-  gboolean nonneg = c->nonneg_given ? c->real_params.nonneg : TRUE;
-  if (!c->bad_pixels || !nonneg || !(ss_solver_info (job->params.kind)->caps & SS_SOLVER_MASKS))
-    return;
-  job->data_noise = ss_noise_estimate (data, image->width, image->height);
-  job->cold = ss_cold_pixels_blank (data, image->width, image->height, job->scaling.sky,
-                                    job->data_noise, scaled);
-}
-
-/* Leaves the hot pixels of DATA (ss-bad-pixels.h) out of SCALED, with
- * --bad-pixels auto and a solver that can leave pixels out, once the PSF
- * is known. */
-static void
-blank_hot (const SsImage *image, const float *data, const CliConfig *c, CliPlaneJob *job,
-           float *scaled)
-{
-  if (!c->bad_pixels || !(ss_solver_info (job->params.kind)->caps & SS_SOLVER_MASKS))
-    return;
-  if (isnan (job->data_noise))
-    job->data_noise = ss_noise_estimate (data, image->width, image->height);
-  job->hot = ss_hot_pixels_blank (data, image->width, image->height, job->scaling.sky,
-                                  job->data_noise,
-                                  ss_hot_pixels_psf_ratio (&job->psf, job->fitted ? &job->fit
-                                                                                  : NULL),
-                                  scaled);
 }
 
 int
@@ -362,13 +347,10 @@ cli_deblur_prepare_real (CliDeblurInput *in, const CliOptions *o, const CliConfi
       job->baseline = ss_mse (observed, job->truth_image, n);
     }
   int status, margin = 0;
-  if ((status = blank_saturated (image, data, c, o, label, job, scaled)) >= 0)
-    return status;
-  blank_cold (image, data, c, job, scaled);
-  if ((status = measure_psf (in, o, c, job)) >= 0)
-    return status;
-  blank_hot (image, data, c, job, scaled);
-  if ((status = pad_plane (in, c, job, scaled, &margin)) >= 0)
+  find_saturation (image, data, c, o, label, job);
+  if ((status = measure_psf (in, o, c, job)) >= 0
+      || (status = blank_defects (image, data, c, o, label, job, scaled)) >= 0
+      || (status = pad_plane (in, c, job, scaled, &margin)) >= 0)
     return status;
 
   job->op = plane_operator (c, job, &error);
@@ -379,7 +361,7 @@ cli_deblur_prepare_real (CliDeblurInput *in, const CliOptions *o, const CliConfi
   /* Real data are light: x >= 0 unless --allow-negative (issue 5). */
   job->params.nonneg = c->nonneg_given ? c->real_params.nonneg : TRUE;
   if (c->alpha_auto
-      && !ss_alpha_auto_from_data (data, w, h, job->data_noise, job->scaling.scale, job->op,
+      && !ss_alpha_auto_from_data (data, w, h, job->defects.noise, job->scaling.scale, job->op,
                                    &job->params.alpha, &job->noise, &job->alpha_noise, &error))
     {
       cli_error (label, "--alpha auto: %s", error->message);

@@ -166,9 +166,9 @@ fill_summary (CliSummary *s, const CliDeblurInput *in, const CliOptions *o, cons
   s->sky_mode = job->sky_mode;
   s->scaling = job->scaling;
   s->blank_pixels = job->blanks;
-  s->saturation = job->saturation;
-  s->cold_pixels = job->cold;
-  s->hot_pixels = job->hot;
+  s->saturation = job->defects.saturation;
+  s->cold_pixels = job->defects.cold;
+  s->hot_pixels = job->defects.hot;
   s->baseline_mse = job->baseline;
   s->alpha = job->params.alpha;
   s->params = &job->params;
@@ -226,17 +226,17 @@ add_plane_history (CliHistory *history, const CliDeblurInput *in, const CliConfi
     cli_history_add (history, "%s%sboundary=%s%s padded=%dx%d", prefix, plane,
                      ss_boundary_to_string (c->boundary),
                      c->exclude_border ? " (border excluded)" : "", job->pw, job->ph);
-  if (job->saturation.clipped > 0)
+  if (job->defects.saturation.clipped > 0)
     cli_history_add (history, "%s%ssaturation=%.9g (%s) clipped=%" G_GSIZE_FORMAT
-                     " (left out of the data term)", prefix, plane, job->saturation.level,
-                     ss_saturation_source_describe (job->saturation.source),
-                     job->saturation.clipped);
-  if (job->cold > 0)
+                     " (left out of the data term)", prefix, plane, job->defects.saturation.level,
+                     ss_saturation_source_describe (job->defects.saturation.source),
+                     job->defects.saturation.clipped);
+  if (job->defects.cold > 0)
     cli_history_add (history, "%s%scold_pixels=%" G_GSIZE_FORMAT " (far below their "
-                     "neighbours; left out of the data term)", prefix, plane, job->cold);
-  if (job->hot > 0)
+                     "neighbours; left out of the data term)", prefix, plane, job->defects.cold);
+  if (job->defects.hot > 0)
     cli_history_add (history, "%s%shot_pixels=%" G_GSIZE_FORMAT " (sharper than the blur; "
-                     "left out of the data term)", prefix, plane, job->hot);
+                     "left out of the data term)", prefix, plane, job->defects.hot);
 }
 
 /* With --plane P the input is the file's plane P: a truth of several
@@ -358,11 +358,11 @@ print_total_summary (const CliDeblurInput *in, const CliOptions *o, const CliCon
       s.noise += jobs[p].noise / planes;
       s.alpha_noise += jobs[p].alpha_noise / planes;   /* as noise: one mean, not one plane's */
       s.blank_pixels += jobs[p].blanks;
-      s.cold_pixels += jobs[p].cold;
-      s.hot_pixels += jobs[p].hot;
+      s.cold_pixels += jobs[p].defects.cold;
+      s.hot_pixels += jobs[p].defects.hot;
       /* One level for the planes that were clipped, or "per plane" (NAN),
        * as their skies and scales are. */
-      const SsSaturation *plane_saturation = &jobs[p].saturation;
+      const SsSaturation *plane_saturation = &jobs[p].defects.saturation;
       gsize clipped = s.saturation.clipped + plane_saturation->clipped;
       if (s.saturation.clipped == 0)
         s.saturation = *plane_saturation;

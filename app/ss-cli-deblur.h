@@ -22,10 +22,8 @@ typedef struct {
   int pw, ph, x0, y0;
   int w, h;                 /* the image's size (w x h at (x0, y0) in the padded frame) */
   gsize blanks;
-  SsSaturation saturation;  /* a real image's clipped pixels, left out of the data term */
-  gsize cold;               /* and its cold (dead) pixels, ss-bad-pixels.h */
-  gsize hot;                /* and its hot ones, ss-bad-pixels.h */
-  double data_noise;        /* ss_noise_estimate of the image, input units; NAN: not yet */
+  SsDefects defects;        /* a real image's clipped, cold and hot pixels left out of the
+                               data term, and its noise (input units) when they took it */
   SsSolveParams params;
   double noise;             /* scaled units, when alpha is automatic */
   double alpha_noise;       /* the σ the α rule took (ss_noise_for_alpha), scaled units */

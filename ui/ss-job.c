@@ -24,7 +24,7 @@ ss_settings_init (SsSettings *settings)
   settings->boundary = SS_BOUNDARY_MIRROR;
   settings->saturation_mode = SS_SATURATION_AUTO;
   settings->bad_pixels = TRUE;
-  settings->saturation.level = NAN;
+  settings->defects = (SsDefects) { .saturation = { .level = NAN }, .noise = NAN };
   ss_solve_params_init (&settings->params);
   settings->params.alpha = 1e-3;
   settings->params.iterations = 300;
@@ -56,13 +56,11 @@ ss_settings_take_resolved (SsSettings *settings, const SsSettings *resolved)
       settings->params.alpha = resolved->params.alpha;
       settings->noise_estimate = resolved->noise_estimate;
     }
-  settings->saturation = resolved->saturation;
-  settings->cold_pixels = resolved->cold_pixels;
-  settings->hot_pixels = resolved->hot_pixels;
+  settings->defects = resolved->defects;
 }
 
 /* Whether the solver of S can leave pixels out of its fit (every one but
- * direct-fft): only then are the clipped and the cold ones left out. */
+ * direct-fft): only then are the defects (ss_defects_blank) left out. */
 static gboolean
 leaves_pixels_out (const SsSettings *s)
 {
@@ -158,23 +156,23 @@ ss_settings_add_history (const SsSettings *s, SsHeader *header)
   if (s->mode == SS_MODE_DEBLUR)
     {
       ss_header_add_history (header, "boundary = %s", ss_boundary_to_string (s->boundary));
-      if (s->saturation.clipped > 0)
+      if (s->defects.saturation.clipped > 0)
         ss_header_add_history (header, "saturation = %.9g (%s): %" G_GSIZE_FORMAT " pixels left "
-                               "out of the data term", s->saturation.level,
-                               ss_saturation_source_describe (s->saturation.source),
-                               s->saturation.clipped);
+                               "out of the data term", s->defects.saturation.level,
+                               ss_saturation_source_describe (s->defects.saturation.source),
+                               s->defects.saturation.clipped);
       else
         ss_header_add_history (header, "saturation = %s",
                                !leaves_pixels_out (s) ? "kept in the fit (the solver cannot "
                                                         "leave pixels out)"
                                : s->saturation_mode == SS_SATURATION_NONE ? "none (kept in the fit)"
                                                                           : "none found");
-      if (s->cold_pixels > 0)
+      if (s->defects.cold > 0)
         ss_header_add_history (header, "cold pixels = %" G_GSIZE_FORMAT " (far below their "
-                               "neighbours; left out of the data term)", s->cold_pixels);
-      if (s->hot_pixels > 0)
+                               "neighbours; left out of the data term)", s->defects.cold);
+      if (s->defects.hot > 0)
         ss_header_add_history (header, "hot pixels = %" G_GSIZE_FORMAT " (sharper than the blur; "
-                               "left out of the data term)", s->hot_pixels);
+                               "left out of the data term)", s->defects.hot);
       if (!s->bad_pixels)
         ss_header_add_history (header, "bad pixels = none (kept in the fit)");
     }
@@ -265,29 +263,18 @@ build_deblur (SsJob *job, GError **error)
       return FALSE;
     }
   ss_scaling_apply (&job->scaling, job->original->data, scaled, n, FALSE);
-  SsSaturation *saturation = &job->settings.saturation;
-  if (leaves_pixels_out (&job->settings))
-    {
-      *saturation = ss_saturation_resolve (job->settings.saturation_mode, NAN, job->header,
-                                           job->original->data, job->width, job->height);
-      saturation->clipped = ss_saturation_blank (job->original->data, scaled, n,
-                                                 saturation->level);
-    }
-  if (job->settings.bad_pixels && leaves_pixels_out (&job->settings))
-    {
-      const float *data = job->original->data;
-      const SsSettings *s = &job->settings;
-      job->data_noise = ss_noise_estimate (data, job->width, job->height);
-      if (s->params.nonneg)
-        job->settings.cold_pixels = ss_cold_pixels_blank (data, job->width, job->height,
-                                                          job->scaling.sky, job->data_noise,
-                                                          scaled);
-      double ratio = ss_hot_pixels_psf_ratio (&s->acquisition.psf,
-                                              s->psf_from_fit ? &s->psf_fit : NULL);
-      job->settings.hot_pixels = ss_hot_pixels_blank (data, job->width, job->height,
-                                                      job->scaling.sky, job->data_noise, ratio,
-                                                      scaled);
-    }
+  const SsSettings *s = &job->settings;
+  SsDefectRules rules = {
+    .saturation_mode = s->saturation_mode,
+    .bad_pixels = s->bad_pixels,
+    .nonneg = s->params.nonneg,
+    .leaves_out = leaves_pixels_out (s),
+  };
+  ss_defects_find_saturation (&rules, job->header, job->original->data, job->width, job->height,
+                              &job->settings.defects);
+  ss_defects_blank (&rules, job->original->data, job->width, job->height, job->scaling.sky,
+                    &s->acquisition.psf, s->psf_from_fit ? &s->psf_fit : NULL, scaled,
+                    &job->settings.defects);
   /* Pad as the CLI does (its default: mirror), wide enough for the PSF. */
   const SsPsfSpec *psf = &job->settings.acquisition.psf;
   int margin = ss_boundary_margin_for_psf (psf, job->width, job->height, error);
@@ -331,7 +318,7 @@ resolve_auto_params (SsJob *job, GError **error)
       rule = ss_alpha_auto (s->acquisition.noise, job->op);
     }
   else if (!ss_alpha_auto_from_data (job->original->data, job->width, job->height,
-                                     job->data_noise, job->scaling.scale, job->op, &rule,
+                                     s->defects.noise, job->scaling.scale, job->op, &rule,
                                      &s->noise_estimate,
                                      NULL, error))
     return FALSE;
@@ -367,12 +354,10 @@ ss_job_build (SsFrame *input, const SsHeader *header, const char *source_path,
   g_return_val_if_fail (input != NULL && settings != NULL, NULL);
   g_autoptr (SsJob) job = g_new0 (SsJob, 1);
   job->ref_count = 1;
-  job->data_noise = NAN;
   ss_settings_copy (settings, &job->settings);
   /* What a job finds in its data is its own, never a copy of an earlier
    * job's (ss_settings_take_resolved brings those into the settings). */
-  job->settings.saturation = (SsSaturation) { .level = NAN };
-  job->settings.cold_pixels = job->settings.hot_pixels = 0;
+  job->settings.defects = (SsDefects) { .saturation = { .level = NAN }, .noise = NAN };
   job->header = header ? ss_header_copy (header) : NULL;
   job->source_path = g_strdup (source_path);
 
@@ -416,7 +401,7 @@ ss_job_get_notes (const SsJob *job)
   for (const char *const *note = ss_psf_spec_get_notes (&job->settings.acquisition.psf);
        *note != NULL; note++)
     g_string_append_printf (text, "%s%s", text->len ? "\n" : "", *note);
-  const SsSaturation *s = &job->settings.saturation;
+  const SsSaturation *s = &job->settings.defects.saturation;
   if (s->ignored != SS_SATURATION_FROM_NONE)
     g_string_append_printf (text, "%sSaturation: %s would clip more than half the image; "
                             "ignored", text->len ? "\n" : "",
@@ -425,14 +410,14 @@ ss_job_get_notes (const SsJob *job)
     g_string_append_printf (text, "%s%" G_GSIZE_FORMAT " saturated pixels (at or above %.6g, "
                             "%s) left out of the fit and filled in", text->len ? "\n" : "",
                             s->clipped, s->level, ss_saturation_source_describe (s->source));
-  if (job->settings.cold_pixels > 0)
+  if (job->settings.defects.cold > 0)
     g_string_append_printf (text, "%s%" G_GSIZE_FORMAT " cold pixels (far below the sky and their "
                             "neighbours: dead or flagged) left out of the fit and filled in",
-                            text->len ? "\n" : "", job->settings.cold_pixels);
-  if (job->settings.hot_pixels > 0)
+                            text->len ? "\n" : "", job->settings.defects.cold);
+  if (job->settings.defects.hot > 0)
     g_string_append_printf (text, "%s%" G_GSIZE_FORMAT " hot pixels (sharper than the blur allows: "
                             "hot pixels or cosmic rays) left out of the fit and filled in",
-                            text->len ? "\n" : "", job->settings.hot_pixels);
+                            text->len ? "\n" : "", job->settings.defects.hot);
   return text->len ? g_string_free (g_steal_pointer (&text), FALSE) : NULL;
 }
 

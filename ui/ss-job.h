@@ -49,14 +49,12 @@ typedef struct {
   SsBoundary boundary;        /* deblur mode: padding of the edges (CLI default mirror) */
   /* Deblur mode: AUTO leaves the clipped pixels out of the data term, as
    * sharpsky-cli's default --saturation auto (ss-saturation.h), NONE keeps
-   * them; SATURATION is what the job found (set when it is built). */
+   * them; BAD_PIXELS leaves out the dead (with x >= 0) and the hot ones, as
+   * its default --bad-pixels auto (ss-bad-pixels.h). DEFECTS is what the
+   * job found, set when it is built. */
   SsSaturationMode saturation_mode;
-  SsSaturation saturation;
-  /* Deblur mode: TRUE leaves out the dead (with x >= 0) and hot pixels, as
-   * sharpsky-cli's default --bad-pixels auto; their counts are the job's. */
   gboolean bad_pixels;
-  gsize cold_pixels;          /* set when built: dead pixels left out (ss-bad-pixels.h) */
-  gsize hot_pixels;           /* and hot ones (ss-bad-pixels.h) */
+  SsDefects defects;
   SsSolveParams params;
   /* Parameters chosen from the data when the job is built (bit 1 << SsParamId;
    * only alpha so far: from the estimated noise, or the simulation's), as
@@ -102,7 +100,6 @@ typedef struct {
   SsFrame *original;          /* the region of the input, input units */
   SsFrame *measured;          /* y in input units, NaN where unobserved */
   SsHeader *header;           /* the input's header (may be NULL) */
-  double data_noise;          /* ss_noise_estimate of the region (input units); NAN: not yet */
   char *source_path;          /* may be NULL */
   /*< private >*/
   gint ref_count;

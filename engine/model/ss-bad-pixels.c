@@ -2,6 +2,7 @@
  * says why and by what rules). */
 #include "ss-bad-pixels.h"
 #include "ss-mem.h"
+#include "ss-noise.h"
 
 #include <math.h>
 
@@ -140,4 +141,38 @@ ss_hot_pixels_blank (const float *data, int width, int height, double sky, doubl
           }
       }
   return blanked;
+}
+
+void
+ss_defects_find_saturation (const SsDefectRules *rules, const SsHeader *header,
+                            const float *data, int width, int height, SsDefects *defects)
+{
+  *defects = (SsDefects) { .noise = NAN };
+  defects->saturation = ss_saturation_resolve (rules->saturation_mode, rules->saturation_value,
+                                               header, data, width, height);
+}
+
+void
+ss_defects_blank (const SsDefectRules *rules, const float *data, int width, int height,
+                  double sky, const SsPsfSpec *spec, const SsPsfFit *fit, float *scaled,
+                  SsDefects *defects)
+{
+  SsSaturation *saturation = &defects->saturation;
+  if (!rules->leaves_out)
+    {
+      /* direct-fft solves with every pixel or none: the defects stay in its
+       * fit rather than fail it. */
+      defects->kept_clipped = saturation->clipped;
+      saturation->clipped = 0;
+      return;
+    }
+  saturation->clipped = ss_saturation_blank (data, scaled, (gsize) width * height,
+                                             saturation->level);
+  if (!rules->bad_pixels)
+    return;
+  defects->noise = ss_noise_estimate (data, width, height);
+  if (rules->nonneg)
+    defects->cold = ss_cold_pixels_blank (data, width, height, sky, defects->noise, scaled);
+  defects->hot = ss_hot_pixels_blank (data, width, height, sky, defects->noise,
+                                      ss_hot_pixels_psf_ratio (spec, fit), scaled);
 }

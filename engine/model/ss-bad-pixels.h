@@ -46,6 +46,7 @@
 #include <glib.h>
 
 #include "ss-psf-fit.h"
+#include "ss-saturation.h"
 
 G_BEGIN_DECLS
 
@@ -74,5 +75,37 @@ double ss_hot_pixels_psf_ratio (const SsPsfSpec *spec, const SsPsfFit *fit);
  * returns how many that were finite in SCALED. */
 gsize ss_hot_pixels_blank (const float *data, int width, int height, double sky, double noise,
                            double peak_ratio, float *scaled);
+
+/* The rules deblur takes for a real image's defects, the CLI's prepare
+ * step and the app's job alike. */
+typedef struct {
+  SsSaturationMode saturation_mode;
+  double saturation_value;    /* with SS_SATURATION_VALUE */
+  gboolean bad_pixels;        /* the cold rule (with NONNEG) and the hot rule */
+  gboolean nonneg;            /* x >= 0 */
+  gboolean leaves_out;        /* the solver can leave pixels out (SS_SOLVER_MASKS) */
+} SsDefectRules;
+
+/* What they found. */
+typedef struct {
+  SsSaturation saturation;    /* the level resolved; clipped: pixels left out */
+  gsize kept_clipped;         /* clipped pixels kept in the fit: a solver that cannot leave
+                                 them out (direct-fft) */
+  gsize cold, hot;
+  double noise;               /* ss_noise_estimate of the data when a rule took it, else NAN */
+} SsDefects;
+
+/* Resolves the saturation level of DATA (WIDTH × HEIGHT, input units, with
+ * HEADER, may be NULL) into DEFECTS, which it starts afresh: first, since
+ * --psf auto fits only stars under that level. */
+void ss_defects_find_saturation (const SsDefectRules *rules, const SsHeader *header,
+                                 const float *data, int width, int height, SsDefects *defects);
+
+/* Then blanks in SCALED (NAN: out of the data term) the clipped pixels at
+ * DEFECTS' level, the cold ones and the hot ones (for the PSF FIT, may be
+ * NULL, else SPEC), as RULES ask, counting them in DEFECTS. */
+void ss_defects_blank (const SsDefectRules *rules, const float *data, int width, int height,
+                       double sky, const SsPsfSpec *spec, const SsPsfFit *fit, float *scaled,
+                       SsDefects *defects);
 
 G_END_DECLS
