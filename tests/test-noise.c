@@ -329,12 +329,7 @@ solve_mse (const SsOperator *op, const float *y, const float *truth, double alph
   g_autoptr (GError) error = NULL;
   g_autoptr (SsBackend) backend = ss_backend_new (SS_BACKEND_CPU, &error);
   g_assert_no_error (error);
-  SsSolveParams params;
-  ss_solve_params_init (&params);
-  params.kind = SS_SOLVER_FISTA;
-  params.alpha = alpha;
-  params.iterations = SWEEP_ITERATIONS;
-  params.report_every = SWEEP_ITERATIONS;
+  SsSolveParams params = test_solve_params (SS_SOLVER_FISTA, alpha, SWEEP_ITERATIONS);
   params.nonneg = TRUE;
   SsProblem problem = { .op = op, .y = y, .truth = truth };
   SsSolveResult result = { 0 };
