@@ -259,6 +259,41 @@ test_fista_options (void)
   test_problem_clear (&p);
 }
 
+/* A LASSO's solution is zero exactly when α ≥ ‖Aᵀy‖∞ (its optimality
+ * conditions at x = 0): the backend says so of the flat result just above
+ * that level, and says nothing just below it, where the solution is not
+ * flat. */
+static void
+test_flat_result_warned (void)
+{
+  g_autoptr (GRand) rng = test_rng ();
+  TestProblem p;
+  test_problem_init (&p, rng, 31, 26, "gaussian:1.5", 0.8, 0.01);
+  g_autofree float *g = g_new (float, p.n);
+  g_assert_true (ss_operator_apply_adjoint (p.op, p.y, g, NULL));
+  double alpha_max = 0;
+  for (gsize i = 0; i < p.n; i++)
+    alpha_max = MAX (alpha_max, fabs (g[i]));
+  g_autoptr (GError) error = NULL;
+  g_autoptr (SsBackend) backend = ss_backend_new (SS_BACKEND_CPU, &error);
+  g_assert_no_error (error);
+  SsProblem problem = { .op = p.op, .y = p.y };
+  const double factors[] = { 1.05, 0.7 };
+  for (int k = 0; k < 2; k++)
+    {
+      SsSolveParams params = test_solve_params (SS_SOLVER_FISTA, factors[k] * alpha_max, 400);
+      params.nonneg = FALSE;   /* the closed form above is the signed one */
+      SsSolveResult r = { 0 };
+      g_assert_true (ss_backend_solve (backend, &problem, &params, NULL, NULL, NULL, &r, &error));
+      g_assert_no_error (error);
+      gboolean warned = r.warning != NULL && strstr (r.warning, "flat") != NULL;
+      g_test_message ("α = %.2f α_max: warning %s", factors[k], r.warning ? r.warning : "none");
+      g_assert_cmpint (warned, ==, factors[k] > 1);
+      ss_solve_result_clear (&r);
+    }
+  test_problem_clear (&p);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -272,5 +307,6 @@ main (int argc, char **argv)
   g_test_add_func ("/solvers/cancellation", test_cancellation);
   g_test_add_func ("/solvers/bad-parameters", test_bad_parameters);
   g_test_add_func ("/solvers/fista-options", test_fista_options);
+  g_test_add_func ("/solvers/flat-result-warned", test_flat_result_warned);
   return g_test_run ();
 }

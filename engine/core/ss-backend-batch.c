@@ -322,6 +322,9 @@ solve_batch_on (SsBackend *backend, int devices, const SsProblem *problems, int 
     ok = solve_one_by_one (ss_backend_solve_on, backend, problems, count, alphas, params, &shared,
                            0, cancellable, results, error);
   g_mutex_clear (&shared.lock);
+  for (int i = 0; ok && i < count; i++)
+    ss_solve_result_warn_if_flat (&results[i],
+                                  (gsize) problems[i].op->width * problems[i].op->height);
   return ok;
 }
 

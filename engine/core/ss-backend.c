@@ -402,16 +402,21 @@ ss_backend_solve (SsBackend *backend, const SsProblem *problem, const SsSolvePar
 {
   if (!check_problem (problem, error) || !ss_solve_params_validate (params, error))
     return FALSE;
+  gboolean ok;
   /* `auto`: its candidates, each with every rule (ss-solver-choice.h). */
   if (ss_solver_info (params->kind)->n_candidates > 0)
-    return ss_solver_choice_solve (ss_backend_solve_on, backend, problem, params,
-                                   SS_SOLVER_CHOICE_CROP, report, user_data, cancellable, result,
-                                   error);
+    ok = ss_solver_choice_solve (ss_backend_solve_on, backend, problem, params,
+                                 SS_SOLVER_CHOICE_CROP, report, user_data, cancellable, result,
+                                 error);
   /* A real image's floor, or the hold-out rule (ss-pixel-l1.h). */
-  if (ss_pixel_l1_applies (problem, params))
-    return ss_pixel_l1_solve (solve_once, measure_floor, backend, problem, params, report,
-                              user_data, cancellable, result, error);
-  return solve_once (backend, problem, params, report, user_data, cancellable, result, error);
+  else if (ss_pixel_l1_applies (problem, params))
+    ok = ss_pixel_l1_solve (solve_once, measure_floor, backend, problem, params, report,
+                            user_data, cancellable, result, error);
+  else
+    ok = solve_once (backend, problem, params, report, user_data, cancellable, result, error);
+  if (ok)
+    ss_solve_result_warn_if_flat (result, (gsize) problem->op->width * problem->op->height);
+  return ok;
 }
 
 /* The padding margin of a bench problem: its PSF's reach (the row box of

@@ -104,6 +104,28 @@ ss_solve_result_copy_summary (const SsSolveResult *src, SsSolveResult *dst)
   dst->choice = g_strdup (src->choice);
 }
 
+void
+ss_solve_result_warn_if_flat (SsSolveResult *result, gsize n)
+{
+  const float *x = result->x;
+  if (x == NULL || n == 0)
+    return;
+  /* Stops at the first pixel that differs: at once for any real image. */
+  for (gsize i = 1; i < n; i++)
+    if (x[i] != x[0])
+      return;
+  static const char flat_text[] = "the result is flat, every pixel equal: α is too large for "
+                                  "these data, or too few iterations ran";
+  /* A batch's own runs went through ss_backend_solve, which said it. */
+  if (result->warning && strstr (result->warning, flat_text))
+    return;
+  g_autofree char *flat = g_strdup (flat_text);
+  char *joined = result->warning ? g_strdup_printf ("%s; %s", result->warning, flat)
+                                 : g_steal_pointer (&flat);
+  g_free (result->warning);
+  result->warning = joined;
+}
+
 char *
 ss_solve_result_describe_holdout (const SsSolveResult *r)
 {
