@@ -319,6 +319,24 @@ on_report (const SsReport *report, gpointer user_data)
     print_report_text (report, context->iterations, context->plane);
 }
 
+/* A dense solve's one factorisation reports nothing until it ends: past a
+ * trillion operations (14 000 unknowns, minutes on a CPU) the wait is said
+ * up front, with the way out. */
+static void
+note_dense_work (const CliOptions *options, const SsSolveParams *params,
+                 const SsBackend *backend, const SsOperator *op)
+{
+  if (!(ss_solver_info (params->kind)->caps & SS_SOLVER_NEEDS_REGION)
+      || !g_str_equal (ss_backend_get_name (backend), "cpu"))
+    return;
+  double n = (double) op->width * op->height, operations = n * n * n / 3.0;
+  if (operations < 1e12)
+    return;
+  cli_note (options, "%s factors a dense %.0f×%.0f matrix, about %.1e operations: minutes on a "
+            "CPU, with no progress until it ends; a smaller region, the GPU or direct-fft is "
+            "faster", ss_solver_kind_to_string (params->kind), n, n, operations);
+}
+
 /* The backend of a solve, its checks and its note; NULL after a message. */
 static SsBackend *
 open_solve_backend (const CliConfig *config, const SsSolveParams *params,
@@ -342,6 +360,7 @@ open_solve_backend (const CliConfig *config, const SsSolveParams *params,
   if (!options->json && plane <= 0)
     cli_note (options, "backend %s, device %s", ss_backend_get_name (backend),
               ss_backend_get_device (backend));
+  note_dense_work (options, params, backend, op);
   cli_install_interrupt_handler ();
   return g_steal_pointer (&backend);
 }
