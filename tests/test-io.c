@@ -993,6 +993,16 @@ test_fits_bad_inputs (void)
   g_assert_no_error (error);
   g_assert_nonnull (strstr (description, "TRUNCATED: 1200 of 4800 data bytes present"));
 
+  /* A side past an int (2³² + 64: read as 64 by a 32-bit parse) is named
+   * as unreadable by the listing, and refused by a read. */
+  g_autofree char *wide = g_build_filename (dir, "wide.fits", NULL);
+  test_write_image_header (wide, -32, G_GUINT64_CONSTANT (4294967360), 1, 2880);
+  g_autofree char *wide_description = ss_fits_describe (wide, &error);
+  g_assert_no_error (error);
+  g_assert_nonnull (strstr (wide_description, "UNREADABLE: HDU: image dimensions too large "
+                                              "(4294967360 x 1 x 1)"));
+  expect_any_read_error (wide, "image dimensions too large");
+
   test_write_image_header (zero, -32, 0, 10, 0);
   expect_any_read_error (zero, "NAXIS1 = 0");
   const char *no_image[] = { "SIMPLE  =                    T", "BITPIX  =                    8",
@@ -1007,6 +1017,39 @@ test_fits_bad_inputs (void)
   double start = process_cpu_seconds ();
   expect_any_read_error (huge, "header says 40000000000 bytes");
   g_assert_cmpfloat (process_cpu_seconds () - start, <, 2.0);
+  test_remove_tree (dir);
+}
+
+/* BSCALE and BZERO as numbers scale the stored integers (all zero here, so
+ * every value is BZERO); either as a string, which cfitsio would take as
+ * absent (values silently unscaled), is refused by name. */
+static void
+test_fits_scaling_cards (void)
+{
+  g_autofree char *dir = scratch_dir ();
+  g_autofree char *path = g_build_filename (dir, "scaled.fits", NULL);
+  double zero = g_test_rand_double_range (-1000, 1000);
+  g_autofree char *bscale = g_strdup ("BSCALE  =                  2.0");
+  g_autofree char *bzero = g_strdup_printf ("BZERO   = %20.6f", zero);
+  const char *cards[] = { "SIMPLE  =                    T", "BITPIX  =                   16",
+                          "NAXIS   =                    2", "NAXIS1  =                    5",
+                          "NAXIS2  =                    3", bscale, bzero, NULL };
+  test_write_handmade_fits (path, cards, 2880);
+  g_autoptr (GError) error = NULL;
+  g_autoptr (SsImage) image = ss_fits_read (path, NULL, &error);
+  g_assert_no_error (error);
+  for (int i = 0; i < 15; i++)
+    g_assert_cmpfloat_with_epsilon (image->data[i], zero, 1e-3);
+
+  const char *const strings[][2] = { { "BSCALE  = '2.0     '", "BSCALE" },
+                                     { "BZERO   = '32768   '", "BZERO" } };
+  for (gsize k = 0; k < G_N_ELEMENTS (strings); k++)
+    {
+      cards[5] = k == 0 ? strings[k][0] : bscale;
+      cards[6] = k == 1 ? strings[k][0] : bzero;
+      test_write_handmade_fits (path, cards, 2880);
+      expect_any_read_error (path, strings[k][1]);
+    }
   test_remove_tree (dir);
 }
 
@@ -2326,6 +2369,7 @@ main (int argc, char **argv)
   g_test_add_func ("/io/fits/nonstandard-card-kept", test_fits_nonstandard_card_kept);
   g_test_add_func ("/io/fits/sample-data", test_fits_sample_data);
   g_test_add_func ("/io/fits/bad-inputs", test_fits_bad_inputs);
+  g_test_add_func ("/io/fits/scaling-cards", test_fits_scaling_cards);
   g_test_add_func ("/io/fits/too-large-for-memory", test_fits_too_large_for_memory);
   g_test_add_func ("/io/fits/nan-only", test_fits_nan_only_is_not_an_io_error);
   g_test_add_func ("/io/output/rules", test_output_rules);

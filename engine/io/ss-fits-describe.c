@@ -83,7 +83,13 @@ describe_hdu (GString *out, fitsfile *fits, int number, const HduInfo *info, gof
       g_string_append_printf (out, "  BITPIX %d", info->bitpix);
       describe_axes (out, info);
       ImageSize size;
-      if (ss_fits_hdu_has_pixels (info) && ss_fits_image_size (info, "", &size, NULL))
+      g_autoptr (GError) size_error = NULL;
+      gboolean has_pixels = ss_fits_hdu_has_pixels (info);
+      /* Axes past what a read takes (an int a side) are said, not skipped:
+       * the listing is where a user looks to learn why a file will not open. */
+      if (has_pixels && !ss_fits_image_size (info, "HDU", &size, &size_error))
+        g_string_append_printf (out, "  UNREADABLE: %s", size_error->message);
+      else if (has_pixels)
         {
           LONGLONG header_start = 0, data_start = 0, data_end = 0;
           int status = 0;

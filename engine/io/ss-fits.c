@@ -418,6 +418,35 @@ inherit_primary_cards (fitsfile *fits, const char *name, SsHeader *header, GErro
   return TRUE;
 }
 
+/* BSCALE and BZERO turn the stored integers into values. cfitsio reads a
+ * string in either card (BSCALE = '2.0') as absent, scale 1 and zero 0,
+ * which would give silently wrong values: such a header is refused. */
+static gboolean
+check_scaling_cards (fitsfile *fits, const char *name, GError **error)
+{
+  static const char *const keys[] = { "BSCALE", "BZERO" };
+  for (gsize i = 0; i < G_N_ELEMENTS (keys); i++)
+    {
+      char value[FLEN_VALUE] = "";
+      char type = 0;
+      int status = 0;
+      if (fits_read_keyword (fits, keys[i], value, NULL, &status) != 0)
+        {
+          fits_clear_errmsg ();   /* no such card: nothing to scale by */
+          continue;
+        }
+      if (fits_get_keytype (value, &type, &status) == 0 && (type == 'I' || type == 'F'))
+        continue;
+      fits_clear_errmsg ();
+      g_set_error (error, SS_ERROR, SS_ERROR_INVALID_ARGUMENT,
+                   "%s: its %s card is not a number (%s), so its pixel values cannot be "
+                   "scaled; give it a number, or remove it if no scaling is meant",
+                   name, keys[i], g_strstrip (value));
+      return FALSE;
+    }
+  return TRUE;
+}
+
 SsImage *
 ss_fits_read (const char *path, const SsFitsReadOptions *options, GError **error)
 {
@@ -447,7 +476,8 @@ ss_fits_read (const char *path, const SsFitsReadOptions *options, GError **error
     }
   int planes_read = plane < 0 ? size.planes : 1;
   guint64 count = (guint64) size.width * (guint64) size.height * (guint64) planes_read;
-  if (!ss_fits_check_sizes (fits, name, file_size, &info, &size, count, error))
+  if (!ss_fits_check_sizes (fits, name, file_size, &info, &size, count, error)
+      || !check_scaling_cards (fits, name, error))
     goto out;
 
   if (info.compressed && !ss_fits_check_compressed_tiles (fits, name, error))
