@@ -17,7 +17,8 @@
  *   them, vignetted, with stars of FWHM 1.2 or with the bundled AIA image's
  *   sharp dark lanes.
  * - Hot pixels: spikes planted in a blurred star field are found and
- *   nothing else, with the blur's PSF or one twice as wide.
+ *   nothing else, with the blur's PSF or one twice as wide; so are hits on
+ *   two touching pixels.
  * Inputs are fresh draws from g_test_rand_* (--seed replays them).
  */
 #include "test-common.h"
@@ -409,6 +410,77 @@ test_hot_pixels (void)
     }
 }
 
+/* Hits on two touching pixels (side by side or corner to corner) planted
+ * apart in a blurred star field: nothing but their pixels is blanked, and
+ * both pixels of every pair plainly in the sky are (the weaker of the two
+ * 30σ or more over the sky, every pixel touching the pair within 3σ of it:
+ * the rule's bound there is at most twice a peak ratio of 1.86, the FWHM-2
+ * Gaussian's, times 3σ, plus 10σ, or 21σ). Before the pair rule a pair of
+ * alike pixels was never found: each is the other's brightest neighbour. */
+static void
+test_hot_pairs (void)
+{
+  static const int partner[4][2] = { { 1, 0 }, { 0, 1 }, { 1, 1 }, { 1, -1 } };
+  for (int trial = 0; trial < 4; trial++)
+    {
+      int w = g_test_rand_int_range (80, 200), h = g_test_rand_int_range (80, 200);
+      gsize n = (gsize) w * h;
+      double fwhm = g_test_rand_double_range (2.0, 4.0);
+      g_autofree float *img = blurred_star_field (w, h, fwhm, 60);
+      double sky = ss_median (img, n), noise = ss_noise_estimate (img, w, h);
+      g_autofree guint8 *hot = g_new0 (guint8, n);
+      int planted = g_test_rand_int_range (1, 10), plain = 0;
+      g_autofree int *pairs = g_new (int, 4 * planted);
+      for (int k = 0; k < planted;)
+        {
+          int x = g_test_rand_int_range (3, w - 3), y = g_test_rand_int_range (3, h - 3);
+          const int *d = partner[g_test_rand_int_range (0, 4)];
+          gboolean apart = TRUE;
+          for (int dy = -3; dy <= 3; dy++)
+            for (int dx = -3; dx <= 3; dx++)
+              apart = apart && !hot[(gsize) (y + dy) * w + x + dx];
+          if (!apart)
+            continue;
+          int *pair = pairs + 4 * k;
+          pair[0] = x, pair[1] = y, pair[2] = x + d[0], pair[3] = y + d[1];
+          for (int j = 0; j < 2; j++)
+            {
+              gsize i = (gsize) pair[2 * j + 1] * w + pair[2 * j];
+              hot[i] = 1;
+              img[i] += (float) (3.0 * pow (10.0, g_test_rand_double_range (1.2, 4)));
+            }
+          k++;
+        }
+      g_autofree float *scaled = g_memdup2 (img, n * sizeof (float));
+      gsize count = ss_hot_pixels_blank (img, w, h, sky, noise, gaussian_psf_ratio (fwhm), scaled);
+      for (gsize i = 0; i < n; i++)
+        if (isnan (scaled[i]))
+          g_assert_true (hot[i]);
+      for (int k = 0; k < planted; k++)
+        {
+          const int *pair = pairs + 4 * k;
+          gsize a = (gsize) pair[1] * w + pair[0], b = (gsize) pair[3] * w + pair[2];
+          float ring = -INFINITY;
+          for (int j = 0; j < 2; j++)
+            for (int dy = -1; dy <= 1; dy++)
+              for (int dx = -1; dx <= 1; dx++)
+                {
+                  gsize i = (gsize) (pair[2 * j + 1] + dy) * w + pair[2 * j] + dx;
+                  if (i != a && i != b)
+                    ring = MAX (ring, img[i]);
+                }
+          if (ring < sky + 9.0 && MIN (img[a], img[b]) > sky + 90.0)
+            {
+              plain++;
+              g_assert_true (isnan (scaled[a]) && isnan (scaled[b]));
+            }
+        }
+      g_test_message ("FWHM %.2f: %" G_GSIZE_FORMAT " pixels of %d pairs blanked, %d pairs "
+                      "plainly in the sky", fwhm, count, planted, plain);
+      g_assert_cmpuint (count, >=, 2 * (gsize) plain);
+    }
+}
+
 /* The peak ratio is the PSF's peak's, wherever its file puts it: a kernel
  * rolled off its centre pixel gives the same ratio (its centre pixel's, a
  * wing's under 1, made every star's core hot), and never under 1. */
@@ -444,5 +516,6 @@ main (int argc, char **argv)
   g_test_add_func ("/cold-pixels/none-without", test_cold_pixels_none_without);
   g_test_add_func ("/hot-pixels/found", test_hot_pixels);
   g_test_add_func ("/hot-pixels/peak-anywhere", test_hot_pixels_peak_anywhere);
+  g_test_add_func ("/hot-pixels/pairs", test_hot_pairs);
   return g_test_run ();
 }

@@ -112,6 +112,53 @@ ss_hot_pixels_psf_ratio (const SsPsfSpec *spec, const SsPsfFit *fit)
   return INFINITY;
 }
 
+/* Whether P and its brightest neighbour are a hit on two touching pixels:
+ * the weaker of the two over the sky BASE stands more than FACTOR times
+ * the brightest pixel touching either of them (over the sky) plus LEAST.
+ * Under a blur such a pair's ratio is the blur's peak ratio at most (a star
+ * midway between them is the worst case: checked numerically for Gaussians
+ * of FWHM 1.3–4 and Moffats of FWHM 2–5), so FACTOR is the single pixel's.
+ * P must lie 2 pixels inside the image (a ROW STRIDE wide). Each pixel of a
+ * pair finds the pair from itself, so P alone is blanked by the caller. */
+static gboolean
+pair_is_hot (const float *p, int stride, float base, float factor, float least)
+{
+  int partner_dx = 0, partner_dy = 0;
+  float partner = -INFINITY, second = -INFINITY;
+  for (int dy = -1; dy <= 1; dy++)
+    for (int dx = -1; dx <= 1; dx++)
+      {
+        float v = p[dy * stride + dx];
+        if (!(dx || dy) || !(v > second))
+          continue;
+        if (v > partner)
+          {
+            second = partner;
+            partner = v;
+            partner_dx = dx;
+            partner_dy = dy;
+          }
+        else
+          second = v;
+      }
+  /* P's other neighbours are in the ring: most of a star's pixels fail here,
+   * before the ring's 25 loads. */
+  float weaker = fminf (p[0], partner) - base;
+  if (!(weaker > least) || !(weaker > factor * fmaxf (second - base, 0.0f) + least))
+    return FALSE;
+  float ring = -INFINITY;
+  for (int dy = -2; dy <= 2; dy++)
+    for (int dx = -2; dx <= 2; dx++)
+      {
+        gboolean touches_p = ABS (dx) <= 1 && ABS (dy) <= 1;
+        gboolean touches_partner = ABS (dx - partner_dx) <= 1 && ABS (dy - partner_dy) <= 1;
+        gboolean in_pair = (dx == 0 && dy == 0) || (dx == partner_dx && dy == partner_dy);
+        if ((touches_p || touches_partner) && !in_pair)
+          ring = fmaxf (ring, p[dy * stride + dx]);
+      }
+  return isfinite (ring) && weaker > factor * fmaxf (ring - base, 0.0f) + least;
+}
+
 gsize
 ss_hot_pixels_blank (const float *data, int width, int height, double sky, double noise,
                      double peak_ratio, float *scaled)
@@ -134,7 +181,9 @@ ss_hot_pixels_blank (const float *data, int width, int height, double sky, doubl
         if (!isfinite (brightest))
           continue;   /* among blanks: nothing to hold it against */
         float neighbour = fmaxf (brightest - base, 0.0f);
-        if (value > factor * neighbour + least)
+        gboolean inside_pair_reach = x >= 2 && x < width - 2 && y >= 2 && y < height - 2;
+        if (value > factor * neighbour + least
+            || (inside_pair_reach && pair_is_hot (data + i, width, base, factor, least)))
           {
             scaled[i] = NAN;
             blanked++;

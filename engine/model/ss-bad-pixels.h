@@ -38,8 +38,13 @@
  * pixel over its brightest neighbour) times its brightest neighbour's height
  * over the sky, plus SS_HOT_SIGMAS noise σ. The margin leaves room for a
  * blur given a little too wide: stars twice as sharp as a Gaussian blur of
- * FWHM 4 says are still not hot. Pixels on the image's edge are not judged;
- * a hit on two touching pixels is not found (each is the other's neighbour).
+ * FWHM 4 says are still not hot. A hit on two touching pixels (side by side
+ * or corner to corner), each the other's brightest neighbour, is held the
+ * same way: the weaker of the two against the brightest pixel touching
+ * either, by the same factor (a star midway between two pixels is the worst
+ * case, and its ratio is the peak ratio's). Pixels on the image's edge are
+ * not judged, nor pairs within 2 pixels of it; three or more touching are
+ * not found.
  */
 #pragma once
 
