@@ -143,6 +143,19 @@ cli_deblur_load_psf (const CliOptions *o, const char *label, SsPsfSpec *psf)
   return -1;
 }
 
+/* How many NaN pixels lie within STAR_NOTE_RADIUS of (X, Y): a clipped
+ * star's core, for the note. */
+#define STAR_NOTE_RADIUS 12
+static int
+count_blanks_near (const SsImage *image, double x, double y)
+{
+  int count = 0, cx = (int) lround (x), cy = (int) lround (y);
+  for (int j = MAX (0, cy - STAR_NOTE_RADIUS); j <= MIN (image->height - 1, cy + STAR_NOTE_RADIUS); j++)
+    for (int i = MAX (0, cx - STAR_NOTE_RADIUS); i <= MIN (image->width - 1, cx + STAR_NOTE_RADIUS); i++)
+      count += isnan (image->data[(gsize) j * image->width + i]) ? 1 : 0;
+  return count;
+}
+
 /* The PSF of plane JOB->plane: the spec given, or a fit to stars. */
 static int
 measure_psf (CliDeblurInput *in, const CliOptions *o, const CliConfig *c, CliPlaneJob *job)
@@ -161,6 +174,14 @@ measure_psf (CliDeblurInput *in, const CliOptions *o, const CliConfig *c, CliPla
   if (c->psf_source == CLI_PSF_STAR)
     {
       g_autoptr (SsImage) single = ss_image_extract_plane (in->image, plane, &error);
+      /* A clipped core is no profile: the fit skips it (NaN) and takes the
+       * star's shape from its wings, as the data term leaves it out. */
+      if (single != NULL)
+        ss_psf_fit_blank_saturated (single, job->defects.saturation.level);
+      int clipped = single ? count_blanks_near (single, c->star_x, c->star_y) : 0;
+      if (clipped > 0 && !o->json)
+        cli_note (o, "%s: --psf-from-star: %d saturated pixels of the star left out of its "
+                  "fit", label, clipped);
       if (single == NULL || !ss_psf_fit_star (single, c->star_x, c->star_y, c->psf_model,
                                               &job->fit, &error))
         {

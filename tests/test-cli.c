@@ -968,7 +968,8 @@ gaussian_star_grid (int side, double fwhm, double *star_x, double *star_y)
 }
 
 /* The PSF measured from stars (one picked, or found automatically) has the
- * FWHM the stars were drawn with (within 5%), and --alpha auto sets alpha. */
+ * FWHM the stars were drawn with (within 5%), also when the picked star is
+ * clipped, and --alpha auto sets alpha. */
 static void
 test_psf_from_stars (Fixture *f, gconstpointer data)
 {
@@ -1009,6 +1010,29 @@ test_psf_from_stars (Fixture *f, gconstpointer data)
   /* RL, run with no α, reports none. */
   assert_json_string (summary, "solver", "rl");
   g_assert_false (json_has (summary, "alpha"));
+  cli_run_clear (&run);
+  g_remove (out_path);
+
+  /* Every star clipped (a flat top at 0.25, under the faintest star's
+   * peak): the picked star's core is left out of its fit, which keeps the
+   * FWHM (through the core it came out 1.5 times too wide). */
+  for (gsize i = 0; i < (gsize) side * side; i++)
+    pixels[i] = MIN (pixels[i], 0.25f);
+  g_autofree char *clipped_path = temp_path (f, "clipped.fits");
+  write_fits_float (clipped_path, pixels, side, side);
+  run = RUN_CLI ("deblur", clipped_path, "-o", out_path, "--psf-from-star", position,
+                 "--psf-model", "gaussian", "--iters", "20");
+  g_assert_cmpint (run.status, ==, 0);
+  g_assert_nonnull (strstr (run.err, "saturated pixels of the star left out of its fit"));
+  cli_run_clear (&run);
+  g_remove (out_path);
+  run = RUN_CLI ("deblur", clipped_path, "-o", out_path, "--psf-from-star", position,
+                 "--psf-model", "gaussian", "--iters", "20", "--json");
+  g_assert_cmpint (run.status, ==, 0);
+  g_free (summary);
+  summary = json_line (run.out, "summary");
+  g_test_message ("clipped star: FWHM %.3f", json_number (summary, "psf_fwhm"));
+  g_assert_cmpfloat_with_epsilon (json_number (summary, "psf_fwhm") / fwhm, 1.0, 0.05);
   cli_run_clear (&run);
   g_remove (out_path);
 

@@ -5,6 +5,8 @@
  *   FWHM 2-6 px, beta 2-5, ellipticity 0-0.3, angle, sub-pixel centre, sky
  *   and noise (peak S/N 400-500), started up to 2 px off: FWHM within 5%,
  *   beta within 15%, ellipticity within 0.05, centre within 0.1 px;
+ * - a star clipped by a SATURATE card or a flat top, its core blanked by
+ *   ss_psf_fit_blank_saturated: the same FWHM tolerance;
  * - ss_psf_find_stars on crowded fields with saturated (flat-topped) stars,
  *   close pairs and stars cut by the edges (good stars' S/N 70-270): the
  *   combined PSF meets the same tolerances and no saturated or crowded star
@@ -284,6 +286,55 @@ test_find_moffat_stars (void)
  * check_fit_against_profile), and so with SATURATE = 60000. A SATLEVEL card
  * below their peaks refuses them all, its level and name in the message;
  * the search's own level overrides a card. */
+/* A star clipped at a half to a quarter of its peak, by a SATURATE card or a
+ * flat top: fitted through its clipped core the Gaussian comes out more than
+ * 10% too wide (or not at all); with the core blanked
+ * (ss_psf_fit_blank_saturated) its wings give the FWHM within 5%, as for an
+ * unclipped star, the fit centred on the hole. */
+static void
+test_fit_clipped_star (void)
+{
+  const int w = 80, h = 72;
+  for (int trial = 0; trial < 6; trial++)
+    {
+      g_autoptr (GError) error = NULL;
+      Profile truth = random_profile (SS_PSF_MODEL_GAUSSIAN);
+      double cx = g_test_rand_double_range (35, 45), cy = g_test_rand_double_range (30, 40);
+      double amp = g_test_rand_double_range (0.8, 1.0), sky = g_test_rand_double_range (0, 0.2);
+      float clip = (float) (sky + amp / g_test_rand_double_range (2, 4));
+      g_autoptr (SsImage) image = ss_image_new (w, h, 1, &error);
+      g_assert_no_error (error);
+      add_star (image->data, w, h, &truth, cx, cy, amp, 40);
+      add_sky_and_noise (image->data, w, h, sky, 0.002);
+      for (gsize i = 0; i < (gsize) w * h; i++)
+        image->data[i] = MIN (image->data[i], clip);
+      gboolean card = trial % 2 == 0;
+      if (card)
+        {
+          image->header = ss_header_new ();
+          /* A hair under the clip: the card's decimal must not round above
+           * the clipped floats. */
+          g_autofree char *text = g_strdup_printf ("SATURATE= %20.9g", clip * (1 - 1e-6));
+          ss_header_add_card (image->header, text);
+        }
+      SsPsfFit through, around;
+      gboolean fitted = ss_psf_fit_star (image, cx, cy, SS_PSF_MODEL_GAUSSIAN, &through, NULL);
+      gsize blanked = ss_psf_fit_blank_saturated (image, NAN);
+      g_assert_cmpuint (blanked, >=, 3);
+      g_assert_true (ss_psf_fit_star (image, cx, cy, SS_PSF_MODEL_GAUSSIAN, &around, &error));
+      g_assert_no_error (error);
+      g_test_message ("clipped by %s (%" G_GSIZE_FORMAT " pixels): FWHM %.3f through the core%s, "
+                      "%.3f around it, truth %.3f", card ? "SATURATE" : "a flat top", blanked,
+                      fitted ? through.fwhm : NAN, fitted ? "" : " (no fit)", around.fwhm,
+                      profile_fwhm (&truth));
+      /* The fit through the core may also fail to converge: either way no
+       * PSF of the star's width comes from it. */
+      if (fitted)
+        g_assert_cmpfloat (through.fwhm / profile_fwhm (&truth), >, 1.1);
+      check_fit_against_profile (&around, &truth);
+    }
+}
+
 static void
 test_find_stars_header_saturation (void)
 {
@@ -572,6 +623,7 @@ main (int argc, char **argv)
   g_test_init (&argc, &argv, NULL);
   g_test_add_func ("/psf-fit/gaussian-stars", test_fit_gaussian_stars);
   g_test_add_func ("/psf-fit/moffat-stars", test_fit_moffat_stars);
+  g_test_add_func ("/psf-fit/clipped-star", test_fit_clipped_star);
   g_test_add_func ("/psf-fit/find-gaussian-stars", test_find_gaussian_stars);
   g_test_add_func ("/psf-fit/find-moffat-stars", test_find_moffat_stars);
   g_test_add_func ("/psf-fit/find-stars-header-saturation", test_find_stars_header_saturation);

@@ -2,6 +2,7 @@
 #include "ss-star-fit.h"
 #include "ss-image.h"
 
+#include <math.h>
 #include <string.h>
 
 typedef struct {
@@ -9,7 +10,7 @@ typedef struct {
   gboolean search;
   int col, row;
   SsPsfModel model;
-  SsHeader *header;       /* the input's cards (a search reads SATURATE there), or NULL */
+  SsHeader *header;       /* the input's cards (their SATURATE, SATLEVEL), or NULL */
   SsPsfFit fit;
 } StarFitData;
 
@@ -58,7 +59,10 @@ star_fit_thread (GTask *task, gpointer source, gpointer task_data, GCancellable 
       ok = ss_psf_find_stars (image, &search, &d->fit, NULL, cancellable, &error);
     }
   else if (image != NULL)
-    ok = ss_psf_fit_star (image, d->col, d->row, d->model, &d->fit, &error);
+    {
+      ss_psf_fit_blank_saturated (image, NAN);
+      ok = ss_psf_fit_star (image, d->col, d->row, d->model, &d->fit, &error);
+    }
   if (ok)
     g_task_return_boolean (task, TRUE);
   else
@@ -77,13 +81,14 @@ star_fit_start (StarFitData *d, GCancellable *cancellable, GAsyncReadyCallback c
 }
 
 void
-ss_star_fit_at_async (SsFrame *frame, int col, int row, SsPsfModel model,
+ss_star_fit_at_async (SsFrame *frame, const SsHeader *header, int col, int row, SsPsfModel model,
                       GCancellable *cancellable, GAsyncReadyCallback callback,
                       gpointer user_data)
 {
   g_return_if_fail (frame != NULL);
   StarFitData *d = g_new0 (StarFitData, 1);
   d->frame = ss_frame_ref (frame);
+  d->header = header != NULL ? ss_header_copy (header) : NULL;
   d->col = col;
   d->row = row;
   d->model = model;

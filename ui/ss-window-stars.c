@@ -101,8 +101,9 @@ static void
 fit_star_at (SsWindow *self, int col, int row)
 {
   if (begin_star_fit (self, "Fitting the star…"))
-    ss_star_fit_at_async (self->input, col, row, ss_params_panel_get_star_model (self->panel),
-                          self->fit_cancellable, star_fit_done, g_object_ref (self));
+    ss_star_fit_at_async (self->input, self->header, col, row,
+                          ss_params_panel_get_star_model (self->panel), self->fit_cancellable,
+                          star_fit_done, g_object_ref (self));
 }
 
 /* The search over the whole image, with the model the panel shows. */

@@ -282,7 +282,16 @@ ss_psf_fit_at_peak (const float *data, int w, int h, int cx, int cy, int radius,
     }
   double p[P_COUNT] = { 0 };
   double beta = 3.0;
-  p[P_AMP] = data[(gsize) cy * w + cx] - sky;
+  /* A blanked (clipped) centre: the highest pixel left is a start for the
+   * amplitude, which the fit raises. */
+  double centre = data[(gsize) cy * w + cx];
+  if (!isfinite (centre))
+    {
+      centre = -INFINITY;
+      for (int i = 0; i < cut.n; i++)
+        centre = MAX (centre, cut.value[i]);
+    }
+  p[P_AMP] = centre - sky;
   p[P_BG] = sky;
   p[P_BETA] = beta;
   double lambda = ss_psf_fit_eigenvalue_for_fwhm (model, MAX (fwhm_guess, 1.0), beta);

@@ -8,6 +8,7 @@
 #include "ss-error.h"
 #include "ss-fft.h"
 #include "ss-mem.h"
+#include "ss-saturation.h"
 #include "ss-scaling.h"
 
 #include <math.h>
@@ -39,6 +40,63 @@ ss_psf_model_to_string (SsPsfModel model)
 }
 
 /* ---- one star ------------------------------------------------------------- */
+
+gsize
+ss_psf_fit_blank_saturated (SsImage *image, double level)
+{
+  gsize n = ss_image_plane_size (image);
+  if (isnan (level))
+    level = ss_saturation_resolve (SS_SATURATION_AUTO, 0, image->header, image->data,
+                                   image->width, image->height).level;
+  return ss_saturation_blank (image->data, image->data, n, level);
+}
+
+/* The NaN pixels touching (*CX, *CY) and those touching them, within
+ * HOLE_REACH: when there are as many as a flat top has, *CX, *CY become
+ * their centroid and *RADIUS the radius of a disc of their area. */
+#define HOLE_REACH 32
+static gboolean
+blanked_core (const float *data, int w, int h, int *cx, int *cy, double *radius)
+{
+  int x0 = MAX (*cx - HOLE_REACH, 0), y0 = MAX (*cy - HOLE_REACH, 0);
+  int x1 = MIN (*cx + HOLE_REACH, w - 1), y1 = MIN (*cy + HOLE_REACH, h - 1);
+  int bw = x1 - x0 + 1, bh = y1 - y0 + 1;
+  g_autofree guint8 *seen = g_new0 (guint8, (gsize) bw * bh);
+  g_autoptr (GArray) stack = g_array_new (FALSE, FALSE, sizeof (int));
+  double sx = 0, sy = 0;
+  int count = 0;
+  /* Seeded from the rim pixel itself: a flood fill over the blanks. */
+  int start = (*cy - y0) * bw + (*cx - x0);
+  seen[start] = 1;
+  g_array_append_val (stack, start);
+  while (stack->len > 0)
+    {
+      int k = g_array_index (stack, int, stack->len - 1);
+      g_array_set_size (stack, stack->len - 1);
+      int bx = k % bw, by = k / bw;
+      for (int dy = -1; dy <= 1; dy++)
+        for (int dx = -1; dx <= 1; dx++)
+          {
+            int nx = bx + dx, ny = by + dy;
+            if (nx < 0 || ny < 0 || nx >= bw || ny >= bh || seen[ny * bw + nx])
+              continue;
+            if (!isnan (data[(gsize) (ny + y0) * w + nx + x0]))
+              continue;
+            seen[ny * bw + nx] = 1;
+            sx += nx + x0;
+            sy += ny + y0;
+            count++;
+            int next = ny * bw + nx;
+            g_array_append_val (stack, next);
+          }
+    }
+  if (count < SS_SATURATION_PLATEAU)
+    return FALSE;   /* a lone blank (a bad pixel) beside the peak: no core */
+  *cx = (int) lround (sx / count);
+  *cy = (int) lround (sy / count);
+  *radius = sqrt (count / G_PI);
+  return TRUE;
+}
 
 gboolean
 ss_psf_fit_star (const SsImage *image, double x, double y, SsPsfModel model,
@@ -74,6 +132,12 @@ ss_psf_fit_star (const SsImage *image, double x, double y, SsPsfModel model,
                    "(peak %.3g above a sky of %.3g, noise %.3g)", x, y, height, sky, noise);
       return FALSE;
     }
+  /* A blanked core (ss_psf_fit_blank_saturated): the brightest pixel left is
+   * on its rim, and the width guessed from there is the wing's. The fit is
+   * centred on the hole instead, and its start and cutout widened by it. */
+  double hole_radius;
+  if (blanked_core (data, w, h, &cx, &cy, &hole_radius))
+    fwhm += 2.0 * hole_radius;
   return ss_psf_fit_at_peak (data, w, h, cx, cy, ss_psf_fit_cutout_radius_for (fwhm), sky, fwhm,
                              model, fit, error);
 }

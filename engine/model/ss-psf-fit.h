@@ -69,6 +69,14 @@ typedef struct {
 gboolean ss_psf_fit_star (const SsImage *image, double x, double y, SsPsfModel model,
                           SsPsfFit *fit, GError **error);
 
+/* Blanks (NaN) the pixels of IMAGE's first plane at or above LEVEL (its
+ * units), or, for LEVEL NAN, at or above what --saturation auto resolves
+ * from its header and data (ss_saturation_resolve); returns how many. Run
+ * before ss_psf_fit_star: a clipped core is no profile, and a fit through
+ * it is far too wide (4.5 px for a star of FWHM 3 clipped over 21 pixels),
+ * while its wings still give the shape. */
+gsize ss_psf_fit_blank_saturated (SsImage *image, double level);
+
 typedef struct {
   SsPsfModel model;
   int plane;              /* plane of IMAGE searched */
