@@ -482,6 +482,7 @@ write_output (const CliDeblurInput *in, const CliOptions *o, const CliConfig *c,
 
   out->header = in->image->header ? ss_header_copy (in->image->header) : ss_header_new ();
   cli_header_remove_acquisition (out->header);
+  ss_saturation_drop_cards (out->header);
   cli_history_apply (&history, out->header);
   cli_history_clear (&history);
   return cli_write_image (o->output, o, c, out, inputs);

@@ -424,7 +424,8 @@ light_near (const float *data, int side, double cx, double cy)
  * data term, and Richardson–Lucy then gives back more of the star's light
  * (the oracle: the light put in) than with the core in the fit, which
  * cannot explain a flat top; --saturation none keeps it, a level given is
- * taken, and the output's HISTORY says what was left out. --psf auto
+ * taken, and the output's HISTORY says what was left out; the output has
+ * no SATURATE card, and HISTORY says it was removed. --psf auto
  * takes the same level: a star under it is fitted. */
 static void
 test_saturated_star (Fixture *f, gconstpointer data)
@@ -481,6 +482,10 @@ test_saturated_star (Fixture *f, gconstpointer data)
       runs[r].light = light_near (out, side, cx, cy);
       g_autofree char *header = read_fits_header (out_path);
       g_assert_true ((strstr (header, "saturation=") != NULL) == (runs[r].expected > 0));
+      /* The result's cores go above the input's SATURATE: the card goes,
+       * and HISTORY says so. */
+      g_assert_null (strstr (header, "SATURATE="));
+      g_assert_true ((strstr (header, "SATURATE = 8000") != NULL) == (runs[r].input == in_path));
     }
   double input = light_near (pixels, side, cx, cy);
   g_test_message ("star's light %.4g: input %.4g, core left out %.4g (flat top %.4g), "

@@ -1602,6 +1602,15 @@ test_header_cards (void)
   g_assert_cmpuint (copy->cards->len, ==, header->cards->len);
   g_assert_cmpuint (copy->history->len, ==, 1);
   g_assert_cmpuint (header->history->len, ==, 0);
+
+  /* Removing takes every valued card of the keyword, no comment naming it. */
+  ss_header_add_card (copy, "FILTER  = 'again'");
+  guint before = copy->cards->len;
+  g_assert_cmpuint (ss_header_remove (copy, "filter"), ==, 2);
+  g_assert_cmpuint (copy->cards->len, ==, before - 2);
+  g_assert_null (ss_header_get_string (copy, "FILTER"));
+  g_assert_cmpuint (ss_header_remove (copy, "COMMENT"), ==, 0);
+  g_assert_cmpuint (ss_header_remove (copy, "FILTER"), ==, 0);
 }
 
 /* ---- the listing of a file's HDUs (the app's HDU chooser) ------------------ */

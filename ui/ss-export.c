@@ -77,6 +77,9 @@ ss_export_fits (const char *path, const SsFrame *frame, const SsHeader *source_h
     return FALSE;
   image->header = source_header ? ss_header_copy (source_header) : ss_header_new ();
   shift_reference_pixel (image->header, frame);
+  /* A result's values are not clipped where the input's were. */
+  if (result != NULL)
+    ss_saturation_drop_cards (image->header);
   if (frame->x0 != 0 || frame->y0 != 0 || settings->use_roi)
     ss_header_add_history (image->header,
                            "region of the input: %dx%d from pixel x=%d y=%d (1-based)",

@@ -174,6 +174,15 @@ find_card (const SsHeader *header, const char *keyword)
   return -1;
 }
 
+guint
+ss_header_remove (SsHeader *header, const char *keyword)
+{
+  guint removed = 0;
+  for (int index; (index = find_card (header, keyword)) >= 0; removed++)
+    g_ptr_array_remove_index (header->cards, (guint) index);
+  return removed;
+}
+
 char *
 ss_header_get_string (const SsHeader *header, const char *keyword)
 {

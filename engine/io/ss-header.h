@@ -31,6 +31,9 @@ void ss_header_add_history (SsHeader *header, const char *fmt, ...) G_GNUC_PRINT
 char *ss_header_get_string (const SsHeader *header, const char *keyword);
 gboolean ss_header_get_double (const SsHeader *header, const char *keyword, double *value);
 
+/* Removes every valued card of KEYWORD; returns how many there were. */
+guint ss_header_remove (SsHeader *header, const char *keyword);
+
 /* Sets KEYWORD (replacing an existing card of that name, else appending). */
 void ss_header_set_string (SsHeader *header, const char *keyword, const char *value, const char *comment);
 void ss_header_set_double (SsHeader *header, const char *keyword, double value, const char *comment);

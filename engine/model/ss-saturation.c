@@ -13,6 +13,18 @@ static const struct {
   { "SATLEVEL", SS_SATURATION_FROM_SATLEVEL },
 };
 
+void
+ss_saturation_drop_cards (SsHeader *header)
+{
+  for (guint i = 0; header != NULL && i < G_N_ELEMENTS (saturation_cards); i++)
+    {
+      g_autofree char *value = ss_header_get_string (header, saturation_cards[i].card);
+      if (value != NULL && ss_header_remove (header, saturation_cards[i].card) > 0)
+        ss_header_add_history (header, "%s = %s of the input removed: the deblurred values are "
+                               "not clipped there", saturation_cards[i].card, value);
+    }
+}
+
 gboolean
 ss_saturation_from_header (const SsHeader *header, SsSaturation *saturation)
 {

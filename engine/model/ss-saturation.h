@@ -77,6 +77,12 @@ SsSaturation ss_saturation_resolve (SsSaturationMode mode, double value, const S
  * result) where DATA[i] >= LEVEL; returns how many were finite before. */
 gsize ss_saturation_blank (const float *data, float *scaled, gsize n, double level);
 
+/* Removes the saturation cards (SATURATE, SATLEVEL) from HEADER, a deblurred
+ * result's, with a HISTORY line for each: its values are no longer clipped
+ * there (a star's core goes far above), and a later run, or a photometry
+ * tool, would take its sharpened cores for saturated ones. */
+void ss_saturation_drop_cards (SsHeader *header);
+
 /* "SATURATE", "a flat top at the maximum", ... for messages and HISTORY. */
 const char *ss_saturation_source_describe (SsSaturationSource source);
 
