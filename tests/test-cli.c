@@ -704,6 +704,74 @@ test_psf_cube_first_plane (Fixture *f, gconstpointer data)
     g_assert_cmpfloat (results[0][i], ==, results[1][i]);
 }
 
+/* A PSF file of two images (WebbPSF: oversampled, then at the detector's
+ * pixels): the first is the blur, with a note listing both; file:PATH[1]
+ * and file:PATH[EXTNAME] name the second, and give the result of a file
+ * holding it alone, with no note; a missing HDU is refused by name. */
+static void
+test_psf_file_hdus (Fixture *f, gconstpointer data)
+{
+  if (!cli_available ())
+    return;
+  enum { S = 9 };
+  float first[S * S], second[S * S];
+  double sigma = g_test_rand_double_range (0.8, 2.0);
+  for (int y = 0; y < S; y++)
+    for (int x = 0; x < S; x++)
+      {
+        double r2 = (x - 4) * (x - 4) + (y - 4) * (y - 4);
+        first[y * S + x] = (float) exp (-r2 / (2 * 9.0));
+        second[y * S + x] = (float) exp (-r2 / (2 * sigma * sigma));
+      }
+  g_autofree char *mef_path = temp_path (f, "psf-mef.fits");
+  g_autofree char *alone_path = temp_path (f, "psf-alone.fits");
+  test_write_fits_float (alone_path, second, S, S, 1, NULL);
+  fitsfile *fits = NULL;
+  int status = 0;
+  long axes[2] = { S, S };
+  fits_create_diskfile (&fits, mef_path, &status);
+  fits_create_img (fits, FLOAT_IMG, 2, axes, &status);
+  fits_write_img (fits, TFLOAT, 1, S * S, first, &status);
+  fits_create_img (fits, FLOAT_IMG, 2, axes, &status);
+  fits_write_key_str (fits, "EXTNAME", "DET_SAMP", NULL, &status);
+  fits_write_img (fits, TFLOAT, 1, S * S, second, &status);
+  fits_close_file (fits, &status);
+  test_check_cfitsio (status);
+
+  g_autofree char *in_path = write_star_field (f, "stars.fits", NULL);
+  const char *names[] = { "", "[1]", "[DET_SAMP]", NULL };
+  g_autofree float *results[4] = { NULL };
+  for (int k = 0; k < 4; k++)
+    {
+      g_autofree char *psf = names[k] ? g_strdup_printf ("file:%s%s", mef_path, names[k])
+                                      : g_strdup_printf ("file:%s", alone_path);
+      g_autofree char *out_path = temp_path (f, "hdu-out.fits");
+      CliRun run = RUN_CLI ("deblur", in_path, "-o", out_path, "--force", "--psf", psf,
+                            "--solver", "rl", "--iters", "20");
+      g_assert_cmpint (run.status, ==, 0);
+      g_assert_true ((strstr (run.err, "2 of its HDUs hold images (0 9×9, 1 'DET_SAMP' 9×9); "
+                                       "the first, HDU 0, is the blur") != NULL) == (k == 0));
+      cli_run_clear (&run);
+      long w, h;
+      results[k] = read_fits_float (out_path, &w, &h, NULL);
+    }
+  gboolean first_differs = FALSE;
+  for (gsize i = 0; i < SIDE * SIDE; i++)
+    {
+      g_assert_cmpfloat (results[1][i], ==, results[3][i]);
+      g_assert_cmpfloat (results[2][i], ==, results[3][i]);
+      first_differs |= results[0][i] != results[3][i];
+    }
+  g_assert_true (first_differs);
+  g_autofree char *missing = g_strdup_printf ("file:%s[2]", mef_path);
+  g_autofree char *out_path = temp_path (f, "hdu-missing.fits");
+  CliRun run = RUN_CLI ("deblur", in_path, "-o", out_path, "--psf", missing);
+  g_assert_cmpint (run.status, !=, 0);
+  g_assert_nonnull (strstr (run.err, "HDU 2 does not exist"));
+  assert_absent (out_path);
+  cli_run_clear (&run);
+}
+
 /* Hot pixels (a spike no blurred star makes) in a real image are left out
  * and filled in: the result holds no spike there, where --bad-pixels none
  * keeps one of thousands. */
@@ -2454,6 +2522,7 @@ main (int argc, char **argv)
   ADD ("flag-pixels", test_flag_pixels);
   ADD ("dead-pixel", test_dead_pixel);
   ADD ("psf-cube-first-plane", test_psf_cube_first_plane);
+  ADD ("psf-file-hdus", test_psf_file_hdus);
   ADD ("devices-unused", test_devices_unused);
   ADD ("hot-pixels", test_hot_pixels);
   ADD ("cube-saturation", test_cube_saturation);

@@ -44,6 +44,9 @@ static inline void
 test_read_psf_file (gpointer path)
 {
   g_autoptr (GError) error = NULL;
-  g_autoptr (SsImage) psf = ss_psf_read_file (path, NULL, &error);
+  /* With its notes, as ss_psf_spec_load reads it (a file of several images
+   * is listed for them). */
+  g_autoptr (GPtrArray) notes = g_ptr_array_new_with_free_func (g_free);
+  g_autoptr (SsImage) psf = ss_psf_read_file (path, notes, &error);
   g_assert_no_error (error);
 }

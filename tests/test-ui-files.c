@@ -421,6 +421,80 @@ write_mef (const char *path, GRand *rng, MefData *m)
   g_assert_cmpint (status, ==, 0);
 }
 
+/* A PSF file of two images, as WebbPSF writes (oversampled first, then at
+ * the detector's pixels): choosing it asks which HDU is the blur, the first
+ * offered; the second chosen, the PSF is file:PATH[1], and the app's deblur
+ * equals sharpsky-cli's with that name. */
+static void
+test_psf_file_hdu (Fixture *f, gconstpointer data)
+{
+  if (skip_without_display ())
+    return;
+  const char *cli = cli_or_skip ();
+  if (cli == NULL)
+    return;
+  g_autoptr (GRand) rng = g_rand_new_with_seed (f->seed);
+  int w, h, x0, y0;
+  g_autofree char *in = write_sample_part (f, rng, 96, &w, &h, &x0, &y0);
+  enum { S = 9 };
+  float wide[S * S], sharp[S * S];
+  double width = g_rand_double_range (rng, 1.0, 2.5);
+  for (int y = 0; y < S; y++)
+    for (int x = 0; x < S; x++)
+      {
+        double r2 = pow (x - S / 2, 2) + pow (y - S / 2, 2);
+        wide[y * S + x] = (float) exp (-r2 / (2 * 9.0));
+        sharp[y * S + x] = (float) exp (-r2 / (2 * width * width));
+      }
+  g_autofree char *psf = g_build_filename (f->dir, "webbpsf.fits", NULL);
+  fitsfile *fits = NULL;
+  int status = 0;
+  fits_create_diskfile (&fits, psf, &status);
+  write_image_hdu (fits, "OVERSAMP", S, S, 1, wide, &status);
+  write_image_hdu (fits, "DET_SAMP", S, S, 1, sharp, &status);
+  fits_close_file (fits, &status);
+  g_assert_cmpint (status, ==, 0);
+
+  g_autofree char *named = g_strdup_printf ("%s[1]", psf);
+  g_autofree char *psf_option = g_strdup_printf ("--psf=file:%s", named);
+  g_autofree char *out = g_build_filename (f->dir, "cli.fits", NULL);
+  const char *extra[] = { psf_option, NULL };
+  g_autoptr (SsImage) expected = cli_deblur (cli, in, out, 30, extra);
+
+  g_autoptr (GError) error = NULL;
+  g_assert_true (ss_window_open_path_sync (f->window, in, 30, &error));
+  SsSettings s;
+  ss_settings_init (&s);
+  set_psf_file (&s, in);   /* the PSF row on a file, as before the button is used */
+  apply_settings (f, &s);
+  SsParamsPanel *panel = ss_window_get_params_panel (f->window);
+  ss_params_panel_choose_psf_file (panel, psf);
+  SsHduChooser *chooser = ss_params_panel_get_psf_hdu_chooser (panel);
+  g_assert_nonnull (chooser);
+  int hdu = -1, plane = -1;
+  ss_hdu_chooser_get_selection (chooser, &hdu, &plane);
+  g_assert_cmpint (hdu, ==, 0);
+  g_assert_true (ss_hdu_chooser_select (chooser, 1, 0));
+  ss_hdu_chooser_accept (chooser);
+  g_assert_true (ss_window_wait_idle (f->window, 30));
+  g_assert_null (ss_params_panel_get_psf_hdu_chooser (panel));
+  ss_params_panel_get_settings (panel, &s);
+  g_assert_cmpint (s.acquisition.psf.kind, ==, SS_PSF_FILE);
+  g_assert_cmpstr (s.acquisition.psf.path, ==, named);
+  assert_app_matches_cli (f, &s, 30, expected, "--psf file:PATH[1]");
+
+  /* A file of one image asks nothing. */
+  g_autofree char *single = g_build_filename (f->dir, "psf1.fits", NULL);
+  g_autoptr (SsImage) stamp = ss_image_new (S, S, 1, &error);
+  memcpy (stamp->data, sharp, sizeof sharp);
+  g_assert_true (ss_fits_write (stamp, single, FALSE, NULL, &error));
+  ss_params_panel_choose_psf_file (panel, single);
+  g_assert_null (ss_params_panel_get_psf_hdu_chooser (panel));
+  ss_params_panel_get_settings (panel, &s);
+  g_assert_cmpstr (s.acquisition.psf.path, ==, single);
+  ss_settings_clear (&s);
+}
+
 static void
 assert_frame_is (SsFrame *frame, const float *data, int w, int h)
 {
@@ -1080,6 +1154,8 @@ test_ui_add_file_tests (void)
   g_test_add ("/ui/saturated-matches-cli", Fixture, NULL, fixture_setup,
               test_saturated_matches_cli, fixture_teardown);
   g_test_add ("/ui/psf-file-read-once", Fixture, NULL, fixture_setup, test_psf_file_read_once,
+              fixture_teardown);
+  g_test_add ("/ui/psf-file-hdu", Fixture, NULL, fixture_setup, test_psf_file_hdu,
               fixture_teardown);
   g_test_add ("/ui/hdu-colour-matches-cli", Fixture, NULL, fixture_setup,
               test_hdu_colour_matches_cli, fixture_teardown);

@@ -64,6 +64,7 @@ struct _SsParamsPanel
   GtkLabel *dense_label;
 
   char *psf_path;
+  SsHduChooser *psf_chooser;   /* asking which HDU of a PSF file, or NULL */
   gboolean have_fit;
   SsPsfFit fit;          /* the last star measurement (have_fit) */
   int fit_stars;         /* how many stars it measured; 0: not known */

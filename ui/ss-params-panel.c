@@ -44,6 +44,57 @@ set_psf_path (SsParamsPanel *self, const char *path)
 }
 
 static void
+on_psf_hdu_chosen (SsHduChooser *chooser, int hdu, int plane, SsParamsPanel *self)
+{
+  const char *path = g_object_get_data (G_OBJECT (chooser), "ss-psf-path");
+  g_autofree char *named = g_strdup_printf ("%s[%d]", path, hdu);
+  set_psf_path (self, named);
+  emit_changed (self);
+}
+
+static void
+on_psf_chooser_destroyed (SsParamsPanel *self)
+{
+  self->psf_chooser = NULL;
+}
+
+void
+ss_params_panel_choose_psf_file (SsParamsPanel *self, const char *path)
+{
+  g_return_if_fail (SS_IS_PARAMS_PANEL (self) && path != NULL);
+  g_autoptr (GPtrArray) hdus = ss_fits_list_hdus (path, NULL);
+  int images = 0, first = 0;
+  for (guint i = 0; hdus != NULL && i < hdus->len; i++)
+    {
+      const SsFitsHdu *hdu = g_ptr_array_index (hdus, i);
+      if (hdu->has_image && images++ == 0)
+        first = hdu->number;
+    }
+  /* One image (or a file the solve will refuse with its reason): no question. */
+  if (images <= 1 || self->psf_chooser != NULL)
+    {
+      set_psf_path (self, path);
+      emit_changed (self);
+      return;
+    }
+  GtkRoot *root = gtk_widget_get_root (GTK_WIDGET (self));
+  self->psf_chooser = ss_hdu_chooser_new (GTK_IS_WINDOW (root) ? GTK_WINDOW (root) : NULL, path,
+                                          hdus, first, 0);
+  g_object_set_data_full (G_OBJECT (self->psf_chooser), "ss-psf-path", g_strdup (path), g_free);
+  g_signal_connect_object (self->psf_chooser, "chosen", G_CALLBACK (on_psf_hdu_chosen), self, 0);
+  g_signal_connect_object (self->psf_chooser, "destroy", G_CALLBACK (on_psf_chooser_destroyed),
+                           self, G_CONNECT_SWAPPED);
+  gtk_window_present (GTK_WINDOW (self->psf_chooser));
+}
+
+SsHduChooser *
+ss_params_panel_get_psf_hdu_chooser (SsParamsPanel *self)
+{
+  g_return_val_if_fail (SS_IS_PARAMS_PANEL (self), NULL);
+  return self->psf_chooser;
+}
+
+static void
 on_psf_chosen (GtkNativeDialog *dialog, int response, SsParamsPanel *self)
 {
   if (response == GTK_RESPONSE_ACCEPT)
@@ -51,10 +102,7 @@ on_psf_chosen (GtkNativeDialog *dialog, int response, SsParamsPanel *self)
       g_autoptr (GFile) file = gtk_file_chooser_get_file (GTK_FILE_CHOOSER (dialog));
       g_autofree char *path = file ? g_file_get_path (file) : NULL;
       if (path)
-        {
-          set_psf_path (self, path);
-          emit_changed (self);
-        }
+        ss_params_panel_choose_psf_file (self, path);
     }
   g_object_unref (dialog);
 }
@@ -397,6 +445,16 @@ on_roi_draw_toggled (SsParamsPanel *self)
 }
 
 static void
+ss_params_panel_dispose (GObject *object)
+{
+  SsParamsPanel *self = SS_PARAMS_PANEL (object);
+  /* A question about a panel that is going has no one to answer to. */
+  if (self->psf_chooser != NULL)
+    gtk_window_destroy (GTK_WINDOW (self->psf_chooser));
+  G_OBJECT_CLASS (ss_params_panel_parent_class)->dispose (object);
+}
+
+static void
 ss_params_panel_finalize (GObject *object)
 {
   SsParamsPanel *self = SS_PARAMS_PANEL (object);
@@ -411,6 +469,7 @@ ss_params_panel_class_init (SsParamsPanelClass *klass)
   GtkWidgetClass *widget_class = GTK_WIDGET_CLASS (klass);
   object_class->get_property = ss_params_panel_get_property;
   object_class->set_property = ss_params_panel_set_property;
+  object_class->dispose = ss_params_panel_dispose;
   object_class->finalize = ss_params_panel_finalize;
   g_type_ensure (SS_TYPE_PARAM_CONTROLS);
   g_type_ensure (SS_TYPE_DEVICE_PICKER);

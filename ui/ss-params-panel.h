@@ -13,6 +13,7 @@
 
 #include <gtk/gtk.h>
 #include "ss-device-picker.h"
+#include "ss-hdu-chooser.h"
 #include "ss-job.h"
 
 G_BEGIN_DECLS
@@ -48,6 +49,12 @@ void ss_params_panel_set_psf_fit (SsParamsPanel *self, const SsPsfFit *fit, int 
 gboolean ss_params_panel_get_psf_fit (SsParamsPanel *self, SsPsfFit *fit);
 /* The measurement as the panel shows it. */
 const char *ss_params_panel_get_psf_fit_text (SsParamsPanel *self);
+/* Takes PATH as the PSF file, as the file dialog does: for a file of
+ * several images (WebbPSF's oversampled and detector-sampled PSFs) the HDU
+ * chooser asks which is the blur first, and the PSF becomes file:PATH[N]
+ * (the CLI's form). The chooser while it is open, else NULL. */
+void ss_params_panel_choose_psf_file (SsParamsPanel *self, const char *path);
+SsHduChooser *ss_params_panel_get_psf_hdu_chooser (SsParamsPanel *self);
 /* The profile to fit: Gaussian or Moffat. */
 SsPsfModel ss_params_panel_get_star_model (SsParamsPanel *self);
 

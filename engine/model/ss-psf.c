@@ -177,9 +177,28 @@ struct _SsPsfFileData
 };
 
 /* PATH's stamp now, or FALSE when it cannot be told (no such file). */
-static gboolean
-file_stamp (const char *path, FileStamp *stamp)
+/* A PSF file's name and the HDU it names, "psf.fits[1]" or
+ * "psf.fits[DET_SAMP]" (cfitsio's and DS9's notation), when no file has
+ * that whole name: the file's name is returned and *HDU set (g_free);
+ * otherwise the name as given and *HDU NULL (the first image HDU). */
+static char *
+split_hdu_suffix (const char *text, char **hdu)
 {
+  *hdu = NULL;
+  gsize length = strlen (text);
+  const char *open = strrchr (text, '[');
+  if (length < 4 || text[length - 1] != ']' || open == NULL || open == text
+      || open + 2 > text + length - 1 || g_file_test (text, G_FILE_TEST_EXISTS))
+    return g_strdup (text);
+  *hdu = g_strndup (open + 1, (gsize) (text + length - 1 - (open + 1)));
+  return g_strndup (text, (gsize) (open - text));
+}
+
+static gboolean
+file_stamp (const char *spec_path, FileStamp *stamp)
+{
+  g_autofree char *hdu = NULL;
+  g_autofree char *path = split_hdu_suffix (spec_path, &hdu);
   GStatBuf st;
   if (g_stat (path, &st) != 0)
     return FALSE;
@@ -235,7 +254,9 @@ ss_psf_spec_is_loaded (const SsPsfSpec *spec)
 static void
 say_it_is_the_psf (GError **error, const char *path)
 {
-  if (error != NULL && *error != NULL && g_str_has_prefix ((*error)->message, path))
+  g_autofree char *hdu = NULL;
+  g_autofree char *file = split_hdu_suffix (path, &hdu);
+  if (error != NULL && *error != NULL && g_str_has_prefix ((*error)->message, file))
     g_prefix_error (error, "PSF file ");
 }
 
@@ -560,15 +581,51 @@ note_planes (const SsImage *psf, const char *path, GPtrArray *notes)
                                              "first is the blur", path, planes));
 }
 
+/* A file of several images (WebbPSF's oversampled and detector-sampled
+ * PSFs, one a field position): its first is read unless the name picks
+ * another, and which is said, with how to pick one. */
+static void
+note_hdus (const char *file, const char *path, GPtrArray *notes)
+{
+  g_autoptr (GPtrArray) hdus = notes != NULL ? ss_fits_list_hdus (file, NULL) : NULL;
+  if (hdus == NULL)
+    return;
+  GString *list = g_string_new (NULL);
+  int images = 0, first = -1;
+  for (guint i = 0; i < hdus->len; i++)
+    {
+      const SsFitsHdu *hdu = g_ptr_array_index (hdus, i);
+      if (!hdu->has_image)
+        continue;
+      first = images++ == 0 ? hdu->number : first;
+      g_string_append_printf (list, "%s%d", list->len ? ", " : "", hdu->number);
+      if (hdu->name != NULL)
+        g_string_append_printf (list, " '%s'", hdu->name);
+      g_string_append_printf (list, " %" G_GINT64_FORMAT "×%" G_GINT64_FORMAT, hdu->width,
+                              hdu->height);
+    }
+  if (images > 1)
+    g_ptr_array_add (notes, g_strdup_printf ("PSF file %s: %d of its HDUs hold images (%s); the "
+                                             "first, HDU %d, is the blur (file:%s[N] or "
+                                             "file:%s[EXTNAME] picks another)", path, images,
+                                             list->str, first, file, file));
+  g_string_free (list, TRUE);
+}
+
 SsImage *
 ss_psf_read_file (const char *path, GPtrArray *notes, GError **error)
 {
   SsFitsReadOptions options = SS_FITS_READ_OPTIONS_DEFAULT;
   options.plane = 0;
-  g_autoptr (SsImage) psf = ss_fits_read (path, &options, error);
+  g_autofree char *hdu = NULL;
+  g_autofree char *file = split_hdu_suffix (path, &hdu);
+  options.hdu = hdu;
+  g_autoptr (SsImage) psf = ss_fits_read (file, &options, error);
   if (psf == NULL || !check_finite (psf, path, error)
       || !clip_negative_wings (psf, path, notes, error))
     return NULL;
+  if (hdu == NULL)
+    note_hdus (file, path, notes);
   note_planes (psf, path, notes);
   note_off_centre (psf, path, notes);
   return g_steal_pointer (&psf);
