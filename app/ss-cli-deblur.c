@@ -467,6 +467,13 @@ write_output (const CliDeblurInput *in, const CliOptions *o, const CliConfig *c,
   int status = refuse_non_finite (in, out);
   if (status >= 0)
     return status;
+  /* A solve with no report point to stop at (direct-fft, dense direct)
+   * ran to its end: a stop asked for meanwhile still writes nothing. */
+  if (cli_was_interrupted ())
+    {
+      cli_error (in->in_path, "interrupted; nothing written");
+      return CLI_EXIT_FAILURE;
+    }
   CliHistory history;
   cli_history_init (&history, "deblur");
   cli_history_add (&history, "input=%s", in->in_path);
@@ -506,6 +513,9 @@ deblur_planes_with (CliDeblurInput *in, const CliOptions *o, const CliConfig *c,
 
   if (status < 0)
     status = write_output (in, o, c, jobs, planes, out, inputs);
+  /* A stop asked for during the write: the file was finished first. */
+  if (status < 0 && cli_was_interrupted ())
+    cli_note (o, "%s: interrupted while it was written; it is complete", o->output);
   cli_phases_lap (&in->phases, &in->phases.write);
   cli_phases_finish (&in->phases);
   if (status < 0)

@@ -8,6 +8,7 @@
 #include <math.h>
 #include <signal.h>
 #include <string.h>
+#include <unistd.h>
 
 /* Keywords that describe a measurement; a recovered image must not carry
  * them, or deblurring it again would mistake it for a measurement. */
@@ -28,12 +29,26 @@ on_interrupt (int signal_number)
   interrupted = 1;
 }
 
+/* The first Ctrl-C or SIGTERM (what a batch system sends at a job's time
+ * limit) asks the solve to stop; a second ends the process at once, as
+ * users expect, less the temporary files of outputs being written. */
 static void
-catch_signal (int signal_number, int flags)
+on_interrupt_or_quit (int signal_number)
+{
+  if (interrupted)
+    {
+      ss_output_remove_temporaries ();
+      _exit (128 + signal_number);
+    }
+  interrupted = 1;
+}
+
+static void
+catch_signal_with (int signal_number, int flags, void (*handler) (int))
 {
   struct sigaction action;
   memset (&action, 0, sizeof action);
-  action.sa_handler = on_interrupt;
+  action.sa_handler = handler;
   action.sa_flags = flags;
   sigemptyset (&action.sa_mask);
   sigaction (signal_number, &action, NULL);
@@ -42,7 +57,9 @@ catch_signal (int signal_number, int flags)
 void
 cli_install_interrupt_handler (void)
 {
-  catch_signal (SIGINT, SA_RESETHAND);   /* a second Ctrl-C kills at once */
+  /* SA_RESTART: a file being written when the first comes is not disturbed. */
+  catch_signal_with (SIGINT, SA_RESTART, on_interrupt_or_quit);
+  catch_signal_with (SIGTERM, SA_RESTART, on_interrupt_or_quit);
 }
 
 void
@@ -51,8 +68,8 @@ cli_install_cleanup_interrupt_handler (void)
   /* Every signal only sets the flag: the cleanup that follows the first
    * is short, and killing it would leave what it removes. SA_RESTART: a
    * file being written meanwhile is not disturbed. */
-  catch_signal (SIGINT, SA_RESTART);
-  catch_signal (SIGTERM, SA_RESTART);
+  catch_signal_with (SIGINT, SA_RESTART, on_interrupt);
+  catch_signal_with (SIGTERM, SA_RESTART, on_interrupt);
 }
 
 gboolean

@@ -2462,15 +2462,9 @@ first_reported_iteration (GDataInputStream *err)
   return -1;
 }
 
-/* Ctrl-C during a solve: exit 1, no output file, and a message that counts
- * the iterations reported so far. The run is interrupted in RL's hold-out
- * validation, whose iterations are no part of the result: the message once
- * said "after 0 iterations" there. */
 static void
-test_interrupt (Fixture *f, gconstpointer data)
+assert_interrupted_by (Fixture *f, int signal_number)
 {
-  if (!cli_available ())
-    return;
   const int side = 192;
   g_autofree float *pixels = random_star_field (side, side);
   g_autofree char *in_path = temp_path (f, "stars.fits");
@@ -2486,7 +2480,7 @@ test_interrupt (Fixture *f, gconstpointer data)
   g_autoptr (GDataInputStream) err = g_data_input_stream_new (g_subprocess_get_stderr_pipe (child));
   int first = first_reported_iteration (err);
   g_assert_cmpint (first, >, 0);
-  g_subprocess_send_signal (child, SIGINT);
+  g_subprocess_send_signal (child, signal_number);
   g_autoptr (GString) rest = g_string_new (NULL);
   char *line;
   while ((line = g_data_input_stream_read_line (err, NULL, NULL, NULL)) != NULL)
@@ -2505,6 +2499,21 @@ test_interrupt (Fixture *f, gconstpointer data)
   g_assert_cmpint (counted, >=, first);
   g_assert_nonnull (strstr (message, "nothing written"));
   g_assert_false (g_file_test (out_path, G_FILE_TEST_EXISTS));
+}
+
+/* Ctrl-C during a solve, or SIGTERM (a batch system's time limit, which
+ * once killed it outright): exit 1, no output file, and a message that
+ * counts the iterations reported so far. The run is interrupted in RL's
+ * hold-out validation, whose iterations are no part of the result: the
+ * message once said "after 0 iterations" there. */
+static void
+test_interrupt (Fixture *f, gconstpointer data)
+{
+  if (!cli_available ())
+    return;
+  const int signals[] = { SIGINT, SIGTERM };
+  for (gsize k = 0; k < G_N_ELEMENTS (signals); k++)
+    assert_interrupted_by (f, signals[k]);
 }
 
 int

@@ -1192,6 +1192,33 @@ test_output_unwritable_directory (void)
   test_remove_tree (dir);
 }
 
+/* The temporaries being written are what a signal handler removes before
+ * the process ends (ss_output_remove_temporaries): an uncommitted one goes,
+ * a committed output and an aborted one's name are left alone. */
+static void
+test_output_temporaries_removed (void)
+{
+  g_autofree char *dir = scratch_dir ();
+  g_autofree char *path = g_build_filename (dir, "out.fits", NULL);
+  g_autofree char *done = g_build_filename (dir, "done.fits", NULL);
+  g_autofree char *pending = ss_output_temp_path (path);
+  g_autofree char *committed = ss_output_temp_path (done);
+  write_bytes (pending, "x", 1);
+  write_bytes (committed, "y", 1);
+  g_autoptr (GError) error = NULL;
+  g_assert_true (ss_output_commit (committed, done, &error));
+  g_assert_no_error (error);
+  ss_output_remove_temporaries ();
+  g_assert_false (g_file_test (pending, G_FILE_TEST_EXISTS));
+  g_assert_true (g_file_test (done, G_FILE_TEST_EXISTS));
+  /* Written again under the old temporary's name, it is no longer one. */
+  write_bytes (committed, "z", 1);
+  ss_output_remove_temporaries ();
+  g_assert_true (g_file_test (committed, G_FILE_TEST_EXISTS));
+  ss_output_abort (pending);
+  test_remove_tree (dir);
+}
+
 /* A write that fails half way (file size limit, as a full disk would):
  * error, the existing target untouched, no temporary left behind. Works for
  * root as well. */
@@ -2384,6 +2411,7 @@ main (int argc, char **argv)
   g_test_add_func ("/io/output/rules", test_output_rules);
   g_test_add_func ("/io/output/unwritable-directory", test_output_unwritable_directory);
   g_test_add_func ("/io/output/write-failure", test_output_write_failure_cleans_up);
+  g_test_add_func ("/io/output/temporaries-removed", test_output_temporaries_removed);
   g_test_add_func ("/io/png/roundtrip", test_png_roundtrip);
   g_test_add_func ("/io/png/colour-types", test_png_read_colour_types);
   g_test_add_func ("/io/png/bad-inputs", test_png_bad_inputs);

@@ -13,6 +13,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <glib/gstdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -134,6 +135,57 @@ ss_output_check (const char *path, gboolean force, const char *const *inputs, GE
   return check_directory_writable (path, error);
 }
 
+/* The temporary files being written, for a signal handler to remove: a
+ * fixed table (no allocation there), filled under a lock by the writers.
+ * A slot's path is written before it is marked used, and unmarked before
+ * it is reused; a handler that reads a slot being changed at worst unlinks
+ * a name that no longer exists. More writers than slots go unregistered. */
+#define TEMP_SLOTS 32
+#define TEMP_PATH_MAX 4096
+static struct {
+  volatile sig_atomic_t used;
+  char path[TEMP_PATH_MAX];
+} temp_slots[TEMP_SLOTS];
+static GMutex temp_slots_lock;
+
+static void
+register_temporary (const char *temp)
+{
+  if (strlen (temp) >= TEMP_PATH_MAX)
+    return;
+  g_mutex_lock (&temp_slots_lock);
+  for (int i = 0; i < TEMP_SLOTS; i++)
+    if (!temp_slots[i].used)
+      {
+        g_strlcpy (temp_slots[i].path, temp, TEMP_PATH_MAX);
+        __atomic_thread_fence (__ATOMIC_SEQ_CST);
+        temp_slots[i].used = 1;
+        break;
+      }
+  g_mutex_unlock (&temp_slots_lock);
+}
+
+static void
+unregister_temporary (const char *temp)
+{
+  g_mutex_lock (&temp_slots_lock);
+  for (int i = 0; i < TEMP_SLOTS; i++)
+    if (temp_slots[i].used && strcmp (temp_slots[i].path, temp) == 0)
+      {
+        temp_slots[i].used = 0;
+        break;
+      }
+  g_mutex_unlock (&temp_slots_lock);
+}
+
+void
+ss_output_remove_temporaries (void)
+{
+  for (int i = 0; i < TEMP_SLOTS; i++)
+    if (temp_slots[i].used)
+      (void) unlink (temp_slots[i].path);
+}
+
 char *
 ss_output_temp_path (const char *path)
 {
@@ -145,7 +197,9 @@ ss_output_temp_path (const char *path)
     base[200] = '\0';
   g_autofree char *temp_name = g_strdup_printf (".%s.%08x%08x.sharpsky-tmp", base,
                                                 g_random_int (), g_random_int ());
-  return g_build_filename (dir, temp_name, NULL);
+  char *temp = g_build_filename (dir, temp_name, NULL);
+  register_temporary (temp);
+  return temp;
 }
 
 /* Best effort: the data reach the disk before the rename makes them visible. */
@@ -173,6 +227,8 @@ ss_output_commit (const char *temp, const char *path, GError **error)
       ss_output_abort (temp);
       return FALSE;
     }
+  /* After the rename: a signal before it still finds the file to remove. */
+  unregister_temporary (temp);
   g_autofree char *dir = g_path_get_dirname (path);
   sync_path (dir, O_RDONLY | O_DIRECTORY);
   return TRUE;
@@ -182,7 +238,10 @@ void
 ss_output_abort (const char *temp)
 {
   if (temp)
-    (void) g_unlink (temp);
+    {
+      (void) g_unlink (temp);
+      unregister_temporary (temp);
+    }
 }
 
 gboolean

@@ -19,8 +19,13 @@ gboolean ss_output_check (const char *path, gboolean force, const char *const *i
  * ss_output_check's test: the same file, or the same canonical path. */
 gboolean ss_output_is_input (const char *path, const char *const *inputs);
 
-/* A new temporary path beside PATH (the caller writes it, then commits or aborts). */
+/* A new temporary path beside PATH (the caller writes it, then commits or
+ * aborts). It is registered until then, for ss_output_remove_temporaries. */
 char *ss_output_temp_path (const char *path);
+/* Unlinks every registered temporary file: async-signal-safe, for a signal
+ * handler about to end the process (a second Ctrl-C, SIGTERM's second),
+ * so that no hidden .sharpsky-tmp file is left beside an output. */
+void ss_output_remove_temporaries (void);
 /* Renames TEMP onto PATH (atomic). */
 gboolean ss_output_commit (const char *temp, const char *path, GError **error);
 /* Removes TEMP, ignoring errors. */
