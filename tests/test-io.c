@@ -607,6 +607,35 @@ test_fits_cube (void)
   g_assert_cmpint (hdu->width, ==, width);
   g_assert_cmpint (hdu->height, ==, height);
   g_assert_cmpint (hdu->planes, ==, planes);
+
+  /* A spectral axis: one plane read alone keeps its own wavelength at its
+   * one pixel (CRPIX3 moved by the plane), in the header and in a file
+   * written from it. */
+  fitsfile *fits = NULL;
+  int status = 0;
+  double crpix = g_test_rand_double_range (-2, 3), crval = 5000, cdelt = 10;
+  fits_open_file (&fits, path, READWRITE, &status);
+  fits_update_key_dbl (fits, "CRPIX3", crpix, -15, NULL, &status);
+  fits_update_key_dbl (fits, "CRVAL3", crval, -15, NULL, &status);
+  fits_update_key_dbl (fits, "CDELT3", cdelt, -15, NULL, &status);
+  fits_close_file (fits, &status);
+  test_check_cfitsio (status);
+  SsFitsReadOptions later = { NULL, g_test_rand_int_range (1, planes) };
+  g_autoptr (SsImage) spectral = ss_fits_read (path, &later, &error);
+  g_assert_no_error (error);
+  g_autofree char *written = g_build_filename (dir, "plane.fits", NULL);
+  g_assert_true (ss_fits_write (spectral, written, FALSE, NULL, &error));
+  g_assert_no_error (error);
+  g_autoptr (SsImage) again = ss_fits_read (written, NULL, &error);
+  g_assert_no_error (error);
+  double wanted = crval + (later.plane + 1 - crpix) * cdelt;
+  for (int k = 0; k < 2; k++)
+    {
+      double moved = NAN;
+      g_assert_true (ss_header_get_double (k ? again->header : spectral->header, "CRPIX3",
+                                           &moved));
+      g_assert_cmpfloat_with_epsilon (crval + (1 - moved) * cdelt, wanted, 1e-9);
+    }
   test_remove_tree (dir);
 }
 

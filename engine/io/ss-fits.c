@@ -418,6 +418,19 @@ inherit_primary_cards (fitsfile *fits, const char *name, SsHeader *header, GErro
   return TRUE;
 }
 
+/* One plane P of a cube, read alone, is the third axis' pixel P + 1 of the
+ * file: CRPIX3 moves by P so that its world coordinate (a wavelength, a
+ * time) stays that plane's, and not the first's, in a header written from
+ * this one (WCSAXES keeps the third axis, one pixel long). */
+static void
+shift_third_axis_reference (SsHeader *header, int plane)
+{
+  double crpix;
+  if (ss_header_get_double (header, "CRPIX3", &crpix))
+    ss_header_set_double (header, "CRPIX3", crpix - plane,
+                          "reference pixel (moved: one plane of the cube)");
+}
+
 /* BSCALE and BZERO turn the stored integers into values. cfitsio reads a
  * string in either card (BSCALE = '2.0') as absent, scale 1 and zero 0,
  * which would give silently wrong values: such a header is refused. */
@@ -489,6 +502,8 @@ ss_fits_read (const char *path, const SsFitsReadOptions *options, GError **error
       || (image->header = ss_fits_read_header_cards (fits, name, &info, error)) == NULL
       || (chosen > 0 && !inherit_primary_cards (fits, name, image->header, error)))
     g_clear_pointer (&image, ss_image_free);
+  else if (plane > 0 && info.naxis == 3)
+    shift_third_axis_reference (image->header, plane);
 
 out:
   ss_fits_close (fits);
