@@ -237,6 +237,11 @@ add_plane_history (CliHistory *history, const CliDeblurInput *in, const CliConfi
   if (job->defects.hot > 0)
     cli_history_add (history, "%s%shot_pixels=%" G_GSIZE_FORMAT " (sharper than the blur; "
                      "left out of the data term)", prefix, plane, job->defects.hot);
+  if (job->plane >= 0)
+    {
+      g_autofree char *plane_prefix = g_strdup_printf ("plane %d ", job->plane);
+      cli_history_add_result (history, plane_prefix, &job->result);
+    }
 }
 
 /* With --plane P the input is the file's plane P: a truth of several
@@ -485,7 +490,13 @@ write_output (const CliDeblurInput *in, const CliOptions *o, const CliConfig *c,
     cli_history_add_acquisition (&history, &in->acq);
   for (int p = 0; p < planes; p++)
     add_plane_history (&history, in, c, &jobs[p]);
-  cli_history_add_solver (&history, &jobs[planes - 1].params, &jobs[planes - 1].result);
+  /* A cube's planes each ran their own rules (`auto` may choose RL for one
+   * and ALM for another): each plane's result is in its own lines. */
+  if (planes > 1)
+    cli_history_add_solver_settings (&history, &jobs[planes - 1].params,
+                                     &jobs[planes - 1].result);
+  else
+    cli_history_add_solver (&history, &jobs[0].params, &jobs[0].result);
 
   out->header = in->image->header ? ss_header_copy (in->image->header) : ss_header_new ();
   cli_header_remove_acquisition (out->header);

@@ -255,18 +255,31 @@ history_add_param (const SsParamInfo *info, double value, const char *text, gpoi
 }
 
 void
-cli_history_add_solver (CliHistory *history, const SsSolveParams *p,
-                        const SsSolveResult *result)
+cli_history_add_solver_settings (CliHistory *history, const SsSolveParams *p,
+                                 const SsSolveResult *result)
 {
   cli_history_add (history, "solver=%s", ss_solver_kind_to_string (p->kind));
   ss_solve_params_foreach_used (p, history_add_param, history);
   cli_history_add (history, "backend=%s device=%s", result->backend ? result->backend : "?",
                    result->device ? result->device : "?");
-  cli_history_add (history, "result iterations=%d residual=%.6g objective=%.6g",
+}
+
+void
+cli_history_add_solver (CliHistory *history, const SsSolveParams *p,
+                        const SsSolveResult *result)
+{
+  cli_history_add_solver_settings (history, p, result);
+  cli_history_add_result (history, "", result);
+}
+
+void
+cli_history_add_result (CliHistory *history, const char *prefix, const SsSolveResult *result)
+{
+  cli_history_add (history, "%sresult iterations=%d residual=%.6g objective=%.6g", prefix,
                    result->iterations, result->residual, result->objective);
   g_autofree char *holdout = ss_solve_result_describe_holdout (result);
   if (holdout != NULL)
-    cli_history_add (history, "result %s", holdout);
+    cli_history_add (history, "%sresult %s", prefix, holdout);
 }
 
 /* ---- solving ----------------------------------------------------------- */

@@ -33,7 +33,14 @@ void cli_history_add (CliHistory *history, const char *format, ...) G_GNUC_PRINT
 void cli_history_add_double (CliHistory *history, const char *name, double value);
 void cli_history_add_acquisition (CliHistory *history, const SsAcquisition *acq);
 void cli_history_add_scaling (CliHistory *history, SsSkyMode mode, const SsScaling *scaling);
+/* The solver, its parameters, where it ran and (cli_history_add_result)
+ * what it gave; the settings alone for a cube, whose planes each add their
+ * result with a "plane N " PREFIX. */
 void cli_history_add_solver (CliHistory *history, const SsSolveParams *params,
+                             const SsSolveResult *result);
+void cli_history_add_solver_settings (CliHistory *history, const SsSolveParams *params,
+                                      const SsSolveResult *result);
+void cli_history_add_result (CliHistory *history, const char *prefix,
                              const SsSolveResult *result);
 void cli_history_apply (const CliHistory *history, SsHeader *header);
 void cli_history_clear (CliHistory *history);

@@ -938,7 +938,8 @@ test_real_default_solver (Fixture *f, gconstpointer data)
 }
 
 /* Every plane of a cube is deblurred in turn, each on its own: the cube's
- * plane 1 equals deblurring plane 1 alone (--plane 1). */
+ * plane 1 equals deblurring plane 1 alone (--plane 1), and HISTORY has each
+ * plane's result. */
 static void
 test_cube_planes (Fixture *f, gconstpointer data)
 {
@@ -984,6 +985,14 @@ test_cube_planes (Fixture *f, gconstpointer data)
       diff = MAX (diff, fabs ((double) one[i] - all[n + i]));
     }
   g_assert_cmpfloat (diff, <=, 1e-5 * peak);
+  /* HISTORY gives each plane's result (it gave the last plane's, unnamed). */
+  g_autofree char *header = read_fits_header (out_path);
+  for (int p = 0; p < 3; p++)
+    {
+      g_autofree char *line = g_strdup_printf ("plane %d result iterations=30", p);
+      g_assert_nonnull (strstr (header, line));
+    }
+  g_assert_null (strstr (header, "deblur result iterations="));
 
   /* --plane 1 with the cube as its own truth scores plane 1 against the
    * truth's plane 1, as a one-plane truth of it does (it was refused: "has
