@@ -294,6 +294,34 @@ test_flat_result_warned (void)
   test_problem_clear (&p);
 }
 
+/* Flat within a ten-thousandth of the data's scale is flat: a result
+ * spanning 1e-6 of it is warned of, one spanning 1e-2 is not, whatever the
+ * scale. */
+static void
+test_near_flat_result_warned (void)
+{
+  const gsize n = 5000;
+  double scale = pow (10.0, g_test_rand_double_range (-3, 4));
+  g_autofree float *y = g_new (float, n);
+  for (gsize i = 0; i < n; i++)
+    y[i] = (float) (scale * g_test_rand_double ());
+  y[g_test_rand_int_range (0, (gint32) n)] = (float) scale;
+  const double spans[] = { 1e-6, 1e-2 };
+  for (int k = 0; k < 2; k++)
+    {
+      SsSolveResult r = { 0 };
+      r.x = g_new (float, n);
+      double level = g_test_rand_double_range (-1, 1) * scale;
+      for (gsize i = 0; i < n; i++)
+        r.x[i] = (float) (level + spans[k] * scale * g_test_rand_double ());
+      ss_solve_result_warn_if_flat (&r, y, n);
+      g_test_message ("span %.0e of the scale %.3g: %s", spans[k], scale,
+                      r.warning ? r.warning : "no warning");
+      g_assert_cmpint (r.warning != NULL, ==, k == 0);
+      ss_solve_result_clear (&r);
+    }
+}
+
 int
 main (int argc, char **argv)
 {
@@ -308,5 +336,6 @@ main (int argc, char **argv)
   g_test_add_func ("/solvers/bad-parameters", test_bad_parameters);
   g_test_add_func ("/solvers/fista-options", test_fista_options);
   g_test_add_func ("/solvers/flat-result-warned", test_flat_result_warned);
+  g_test_add_func ("/solvers/near-flat-result-warned", test_near_flat_result_warned);
   return g_test_run ();
 }

@@ -323,7 +323,7 @@ solve_batch_on (SsBackend *backend, int devices, const SsProblem *problems, int 
                            0, cancellable, results, error);
   g_mutex_clear (&shared.lock);
   for (int i = 0; ok && i < count; i++)
-    ss_solve_result_warn_if_flat (&results[i],
+    ss_solve_result_warn_if_flat (&results[i], problems[i].y,
                                   (gsize) problems[i].op->width * problems[i].op->height);
   return ok;
 }

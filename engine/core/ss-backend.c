@@ -415,7 +415,8 @@ ss_backend_solve (SsBackend *backend, const SsProblem *problem, const SsSolvePar
   else
     ok = solve_once (backend, problem, params, report, user_data, cancellable, result, error);
   if (ok)
-    ss_solve_result_warn_if_flat (result, (gsize) problem->op->width * problem->op->height);
+    ss_solve_result_warn_if_flat (result, problem->y,
+                                  (gsize) problem->op->width * problem->op->height);
   return ok;
 }
 

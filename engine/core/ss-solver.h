@@ -188,11 +188,12 @@ void ss_solve_result_clear (SsSolveResult *result);
 /* DST = SRC without the estimate (x NULL), every string its own copy, so
  * that clearing either leaves the other whole. */
 void ss_solve_result_copy_summary (const SsSolveResult *src, SsSolveResult *dst);
-/* Adds to RESULT's warning when its estimate of N pixels is flat, every
- * pixel equal: no image is in it (α at or above the level where the
- * solution is zero, or too few iterations of a solver that takes the data
- * in at its second step), and a flat file must not be written silently. */
-void ss_solve_result_warn_if_flat (SsSolveResult *result, gsize n);
+/* Adds to RESULT's warning when its estimate of N pixels is flat, spanning
+ * a ten-thousandth of the data Y's scale or less: no image is in it (α at or
+ * above the level where the solution is zero, too few iterations of a
+ * solver that takes the data in at its second step, nearly every pixel
+ * left out), and a flat file must not be written silently. */
+void ss_solve_result_warn_if_flat (SsSolveResult *result, const float *y, gsize n);
 /* What a hold-out rule chose, in words ("hold-out: 55 validating on 3/4
  * of the pixels, then 82 on all of them; sparsity 0.9 chosen"), for a
  * summary, a status line or a FITS HISTORY card; NULL (no rule ran) or
