@@ -2382,6 +2382,13 @@ test_fits_history_wrapped (void)
   g_autofree char *rest = g_strdup_printf ("%s after", word + 72);
   g_assert_cmpstr (g_ptr_array_index (cut, 1), ==, first);
   g_assert_cmpstr (g_ptr_array_index (cut, 2), ==, rest);
+
+  /* The program's symbols are spelled in ASCII, not written as '?'. */
+  g_autoptr (GPtrArray) spelled = history_written (dir, "psf_fit=moffat FWHM 3.0 px (3.1 × 2.9, "
+                                                        "angle 33.5°); α ≥ 2σ");
+  g_assert_cmpuint (spelled->len, ==, 1);
+  g_assert_cmpstr (g_ptr_array_index (spelled, 0), ==,
+                   "psf_fit=moffat FWHM 3.0 px (3.1 x 2.9, angle 33.5 deg); alpha >= 2sigma");
   test_remove_tree (dir);
 }
 

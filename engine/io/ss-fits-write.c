@@ -24,11 +24,26 @@
 /* ------------------------------------------------------------------------ */
 /* Writing                                                                   */
 
+/* The symbols the program's own texts use, in ASCII: g_str_to_ascii would
+ * write each as '?' ("angle 33.5?", "? is too large"). */
+static const char *const ascii_words[][2] = {
+  { "°", " deg" }, { "×", "x" }, { "·", "*" }, { "−", "-" }, { "–", "-" }, { "—", "-" },
+  { "≥", ">=" }, { "≤", "<=" }, { "≠", "!=" }, { "≈", "~" }, { "…", "..." }, { "²", "^2" },
+  { "³", "^3" }, { "⁻", "^-" }, { "√", "sqrt" }, { "‖", "||" }, { "α", "alpha" },
+  { "β", "beta" }, { "γ", "gamma" }, { "λ", "lambda" }, { "μ", "mu" }, { "ν", "nu" },
+  { "ρ", "rho" }, { "σ", "sigma" }, { "τ", "tau" }, { "ψ", "psi" }, { "Δ", "Delta" },
+  { "⊙", "*" }, { "⊘", "/" }, { "ᵀ", "^T" }, { "₁", "1" }, { "₂", "2" },
+};
+
 /* Printable ASCII only: what FITS allows in a card. */
 static char *
 sanitised_text (const char *text)
 {
-  char *ascii = g_str_to_ascii (text, "C");
+  GString *spelled = g_string_new (text);
+  for (gsize i = 0; i < G_N_ELEMENTS (ascii_words); i++)
+    g_string_replace (spelled, ascii_words[i][0], ascii_words[i][1], 0);
+  g_autofree char *words = g_string_free (spelled, FALSE);
+  char *ascii = g_str_to_ascii (words, "C");
   for (char *p = ascii; *p; p++)
     if (*p < 32 || *p > 126)
       *p = ' ';
