@@ -892,10 +892,26 @@ test_star_count_shown (Fixture *f, gconstpointer data)
   ss_settings_clear (&reopened);
 }
 
+/* The number after the first HISTORY card of HEADER that starts with
+ * PREFIX; NAN when there is none. */
+static double
+history_number (const SsHeader *header, const char *prefix)
+{
+  for (guint i = 0; i < header->cards->len; i++)
+    {
+      const char *card = g_ptr_array_index (header->cards, i);
+      if (g_str_has_prefix (card, "HISTORY ") && g_str_has_prefix (card + 8, prefix))
+        return g_ascii_strtod (card + 8 + strlen (prefix), NULL);
+    }
+  return NAN;
+}
+
 /* A real image opens on sharpsky-cli deblur's defaults: deblurred as it is,
  * the PSF measured on its stars, alpha from the noise, the solver for real
  * images. Run as it opened, the app gives the CLI's `deblur IN --psf auto
- * --alpha auto` image; the sample still opens on the teaching demo. */
+ * --alpha auto` image; then admm on the same job gives the CLI's `--solver
+ * admm --alpha auto` image, with its own α in the export's HISTORY; the
+ * sample still opens on the teaching demo. */
 static void
 test_real_image_defaults (Fixture *f, gconstpointer data)
 {
@@ -958,6 +974,45 @@ test_real_image_defaults (Fixture *f, gconstpointer data)
   double diff = relative_difference (recovered, expected);
   g_test_message ("app as opened vs sharpsky-cli --psf auto --alpha auto: %.3g", diff);
   g_assert_cmpfloat (diff, <, 1e-5);
+
+  /* Another solver on the same problem reuses the job, and scales the
+   * rule's α its own way, as --alpha auto does: admm takes 0.15 of it (it
+   * was given the first solver's α, 6.7 times too large). */
+  ss_params_panel_get_settings (panel, &s);
+  ss_solve_params_set_defaults (&s.params, SS_SOLVER_ADMM_PRIOR);   /* as Compare's choice */
+  s.params.iterations = 60;
+  apply_settings (f, &s);
+  ss_window_run (f->window);
+  g_assert_true (ss_window_wait_idle (f->window, 120));
+  g_assert_null (ss_window_get_message (f->window));
+  log_solve_status (f);
+  recovered = ss_window_get_frame (f->window, SS_VIEW_RECOVERED);
+  g_assert_nonnull (recovered);
+  const char *admm_argv[] = { cli, "deblur", in, "-o", out, "--force", "--psf=auto",
+                              "--alpha=auto", "--solver=admm", "--iters=60",
+                              ui_backend_option (), "--quiet", NULL };
+  g_clear_pointer (&cli_out, g_free);
+  g_clear_pointer (&cli_err, g_free);
+  g_assert_true (g_spawn_sync (NULL, (char **) admm_argv, NULL, G_SPAWN_DEFAULT, NULL, NULL,
+                               &cli_out, &cli_err, &status, &error));
+  if (!g_spawn_check_wait_status (status, NULL))
+    g_error ("sharpsky-cli failed: %s", cli_err);
+  g_autoptr (SsImage) admm_expected = ss_fits_read (out, NULL, &error);
+  g_assert_no_error (error);
+  diff = relative_difference (recovered, admm_expected);
+  g_test_message ("then admm vs sharpsky-cli --solver admm --alpha auto: %.3g", diff);
+  g_assert_cmpfloat (diff, <, 1e-5);
+  /* The export's HISTORY gives the α solved with (it gave the panel's). */
+  g_autofree char *exported = g_build_filename (f->dir, "admm.fits", NULL);
+  g_assert_true (ss_window_export_sync (f->window, SS_EXPORT_FITS, exported, NULL, FALSE, 30,
+                                        &error));
+  g_assert_no_error (error);
+  g_autoptr (SsImage) written = ss_fits_read (exported, NULL, &error);
+  g_assert_no_error (error);
+  double app_alpha = history_number (written->header, "alpha = ");
+  double cli_alpha = history_number (admm_expected->header, "deblur alpha=");
+  g_test_message ("α: app %.9g, sharpsky-cli %.9g", app_alpha, cli_alpha);
+  g_assert_cmpfloat (fabs (app_alpha / cli_alpha - 1), <, 1e-6);
 
   /* The sample opens on the teaching demo again. */
   g_autofree char *sample = ss_window_find_sample ();

@@ -53,7 +53,10 @@ ss_settings_take_resolved (SsSettings *settings, const SsSettings *resolved)
 {
   if (settings->auto_params & (G_GUINT64_CONSTANT (1) << SS_PARAM_ALPHA))
     {
-      settings->params.alpha = resolved->params.alpha;
+      /* The job was built for one solver; this run's scales the rule its own
+       * way (direct-fft 6 times it, admm 0.15), as --alpha auto does. */
+      settings->alpha_rule = resolved->alpha_rule;
+      settings->params.alpha = ss_solver_alpha_auto (&settings->params, resolved->alpha_rule);
       settings->noise_estimate = resolved->noise_estimate;
     }
   settings->defects = resolved->defects;
@@ -326,6 +329,7 @@ resolve_auto_params (SsJob *job, GError **error)
    * own box, ticked with α's auto box (ss-param-controls.c) and on by
    * default for a real image, so that it can be turned off for a solver
    * whose α row, and so its auto box, is hidden (the greedy ones). */
+  s->alpha_rule = rule;
   s->params.alpha = ss_solver_alpha_auto (&s->params, rule);
   return ss_solve_params_validate (&s->params, error);
 }

@@ -61,6 +61,9 @@ typedef struct {
    * sharpsky-cli's --alpha auto. */
   guint64 auto_params;
   double noise_estimate;      /* scaled units; set by the job when alpha is auto */
+  /* The rule's α before the solver's own factor (ss_solver_alpha_auto): a
+   * job serves every solver, each scales it (set by the job, with alpha). */
+  double alpha_rule;
   /* Where it runs: AUTO or CPU with DEVICE -1, or CUDA on the GPU numbered
    * DEVICE as `sharpsky-cli info` lists it (-1: device 0), solved with
    * ss_backend_new_with_devices. Where a solve runs changes nothing in the

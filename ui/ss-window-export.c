@@ -111,7 +111,7 @@ collect_curves (SsWindow *self, GPtrArray *names, GPtrArray *points)
           if (task == NULL || ss_compare_entry_get_points (e) == NULL)
             continue;
           g_ptr_array_add (names, ss_solve_params_name (&ss_solve_task_get_settings (task)->params));
-          g_ptr_array_add (points, g_array_ref (ss_compare_entry_get_points (e)));
+          g_ptr_array_add (points, g_array_copy (ss_compare_entry_get_points (e)));
         }
       return;
     }
@@ -119,7 +119,9 @@ collect_curves (SsWindow *self, GPtrArray *names, GPtrArray *points)
   if (task != NULL)
     {
       g_ptr_array_add (names, ss_solve_params_name (&ss_solve_task_get_settings (task)->params));
-      g_ptr_array_add (points, g_array_ref (ss_solve_task_get_points (task)));
+      /* A copy: the running task's curve grows on this thread while the
+       * export's worker reads it, and growing may move it. */
+      g_ptr_array_add (points, g_array_copy (ss_solve_task_get_points (task)));
     }
 }
 
@@ -130,9 +132,12 @@ fill_export_result (SsWindow *self, ExportData *d, SsViewKind kind)
   ss_params_panel_get_settings (self->panel, &settings);
   SsSolveTask *task = (kind == SS_VIEW_RECOVERED || kind == SS_VIEW_ERROR) ? self->result_task
                                                                            : NULL;
-  ss_settings_copy (task ? ss_solve_task_get_settings (task)
-                         : self->job ? &self->job->settings : &settings,
-                    &d->settings);
+  /* The run's settings with what the job chose from the data (α auto, the
+   * defects): the task's own hold the panel's α, not the one solved with. */
+  if (task != NULL)
+    ss_solve_task_get_run_settings (task, &d->settings);
+  else
+    ss_settings_copy (self->job ? &self->job->settings : &settings, &d->settings);
   ss_settings_clear (&settings);
   if (self->job && kind != SS_VIEW_ORIGINAL)
     {
