@@ -94,10 +94,12 @@ ss_params_panel_get_psf_hdu_chooser (SsParamsPanel *self)
   return self->psf_chooser;
 }
 
+/* SELF: a reference the dialog held, since the window may have been closed
+ * while the (non-modal) dialog was open: its answer then goes nowhere. */
 static void
 on_psf_chosen (GtkNativeDialog *dialog, int response, SsParamsPanel *self)
 {
-  if (response == GTK_RESPONSE_ACCEPT)
+  if (response == GTK_RESPONSE_ACCEPT && gtk_widget_get_root (GTK_WIDGET (self)) != NULL)
     {
       g_autoptr (GFile) file = gtk_file_chooser_get_file (GTK_FILE_CHOOSER (dialog));
       g_autofree char *path = file ? g_file_get_path (file) : NULL;
@@ -105,6 +107,7 @@ on_psf_chosen (GtkNativeDialog *dialog, int response, SsParamsPanel *self)
         ss_params_panel_choose_psf_file (self, path);
     }
   g_object_unref (dialog);
+  g_object_unref (self);
 }
 
 static void
@@ -116,7 +119,7 @@ on_psf_file_clicked (SsParamsPanel *self)
       GTK_FILE_CHOOSER_ACTION_OPEN, "_Open", "_Cancel");
   /* A PSF file is read as an image is (ss_psf_read_file): the same names. */
   ss_file_chooser_add_filter (GTK_FILE_CHOOSER (dialog), "FITS images", ss_fits_read_suffixes);
-  g_signal_connect (dialog, "response", G_CALLBACK (on_psf_chosen), self);
+  g_signal_connect (dialog, "response", G_CALLBACK (on_psf_chosen), g_object_ref (self));
   gtk_native_dialog_show (GTK_NATIVE_DIALOG (dialog));
 }
 

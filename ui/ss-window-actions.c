@@ -17,8 +17,11 @@ ss_window_update_actions (SsWindow *self)
   ss_window_enable_action (self, "compare", can_solve);
   /* Escape also leaves star picking. */
   ss_window_enable_action (self, "stop", self->running || ss_image_view_get_pick_mode (self->view));
-  ss_window_enable_action (self, "pick-star", self->input != NULL && !self->fitting);
-  ss_window_enable_action (self, "find-stars", self->input != NULL && !self->fitting);
+  /* The search started by opening a file gives way to the user's own
+   * (begin_star_fit): only a fit the user asked for holds these back. */
+  gboolean user_fitting = self->fitting && !self->fit_quiet;
+  ss_window_enable_action (self, "pick-star", self->input != NULL && !user_fitting);
+  ss_window_enable_action (self, "find-stars", self->input != NULL && !user_fitting);
   ss_window_enable_action (self, "open", !self->running);
   ss_window_enable_action (self, "open-sample", !self->running);
   ss_window_enable_action (self, "open-recent", !self->running);

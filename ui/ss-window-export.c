@@ -87,11 +87,15 @@ export_done (GObject *source, GAsyncResult *result, gpointer user_data)
       ss_window_show_file_error (self, "export", d->path, error);
       self->export_error = g_error_copy (error);
     }
-  else if (!self->running)
+  else if (!self->disposed)
     {
       g_autofree char *text = g_strdup_printf (
         "Saved %s · write %.2f s", d->path, (g_get_monotonic_time () - d->started) / 1e6);
-      ss_window_set_status (self, text);
+      /* A run owns the status line: the confirmation goes to the banner. */
+      if (self->running)
+        ss_window_show_message (self, text, FALSE);
+      else
+        ss_window_set_status (self, text);
     }
   if (!self->disposed)
     ss_window_update_actions (self);
@@ -233,6 +237,15 @@ ss_window_export (SsWindow *self, SsExportFormat format, const char *path,
   GTask *task = g_task_new (self, NULL, export_done, NULL);
   g_task_set_task_data (task, d, export_data_free);
   g_task_set_name (task, "sharpsky export");
+  /* Quitting while a large frame is written waits for the file rather than
+   * ending under the writer: the application is held until the task goes. */
+  GtkApplication *app = gtk_window_get_application (GTK_WINDOW (self));
+  if (app != NULL)
+    {
+      g_application_hold (G_APPLICATION (app));
+      g_object_set_data_full (G_OBJECT (task), "ss-held-application", app,
+                              (GDestroyNotify) g_application_release);
+    }
   g_task_run_in_thread (task, export_thread);
   g_object_unref (task);
   ss_window_update_actions (self);

@@ -170,6 +170,10 @@ void ss_window_set_job (SsWindow *self, SsJob *job);
 void ss_window_clear_results (SsWindow *self);
 /* Lets go of the running task, whose signals no longer reach SELF: not running. */
 void ss_window_detach_task (SsWindow *self);
+/* A window closing while its solve runs: the solve is cancelled, but a step
+ * the engine cannot interrupt (a dense factorisation) goes on; the
+ * application is held until it ends, as after Stop's timeout. */
+void ss_window_hold_running_solve (SsWindow *self);
 /* Every 500 ms: the status line of a run that gives no report. */
 gboolean ss_window_on_status_tick (gpointer data);
 /* A row of the comparison chosen: its curve highlighted, its result shown. */

@@ -329,6 +329,8 @@ on_solve_done (GObject *source, GAsyncResult *result, gpointer user_data)
 static void
 mark_detached (SsWindow *self)
 {
+  if (self->task == NULL || g_object_get_data (G_OBJECT (self->task), "ss-detached") != NULL)
+    return;
   g_object_set_data (G_OBJECT (self->task), "ss-detached", GINT_TO_POINTER (TRUE));
   self->detached_solves++;
   GtkApplication *app = gtk_window_get_application (GTK_WINDOW (self));
@@ -338,6 +340,13 @@ mark_detached (SsWindow *self)
       g_object_set_data_full (G_OBJECT (self->task), "ss-held-application", app,
                               (GDestroyNotify) g_application_release);
     }
+}
+
+void
+ss_window_hold_running_solve (SsWindow *self)
+{
+  if (self->running)
+    mark_detached (self);
 }
 
 static gboolean

@@ -353,6 +353,9 @@ ss_window_close_request (GtkWindow *window)
   SsWindow *self = SS_WINDOW (window);
   if (self->cancellable)
     g_cancellable_cancel (self->cancellable);
+  /* Still attached to its application here (not in dispose): quitting
+   * waits for the solve's last step. */
+  ss_window_hold_running_solve (self);
   return GTK_WINDOW_CLASS (ss_window_parent_class)->close_request (window);
 }
 
