@@ -143,16 +143,18 @@ cli_deblur_load_psf (const CliOptions *o, const char *label, SsPsfSpec *psf)
   return -1;
 }
 
-/* How many NaN pixels lie within STAR_NOTE_RADIUS of (X, Y): a clipped
- * star's core, for the note. */
+/* How many pixels within STAR_NOTE_RADIUS of (X, Y) are at or above LEVEL:
+ * a clipped star's core, for the note. */
 #define STAR_NOTE_RADIUS 12
 static int
-count_blanks_near (const SsImage *image, double x, double y)
+count_at_or_above_near (const SsImage *image, double x, double y, double level)
 {
   int count = 0, cx = (int) lround (x), cy = (int) lround (y);
-  for (int j = MAX (0, cy - STAR_NOTE_RADIUS); j <= MIN (image->height - 1, cy + STAR_NOTE_RADIUS); j++)
-    for (int i = MAX (0, cx - STAR_NOTE_RADIUS); i <= MIN (image->width - 1, cx + STAR_NOTE_RADIUS); i++)
-      count += isnan (image->data[(gsize) j * image->width + i]) ? 1 : 0;
+  int x0 = MAX (0, cx - STAR_NOTE_RADIUS), x1 = MIN (image->width - 1, cx + STAR_NOTE_RADIUS);
+  int y0 = MAX (0, cy - STAR_NOTE_RADIUS), y1 = MIN (image->height - 1, cy + STAR_NOTE_RADIUS);
+  for (int j = y0; j <= y1; j++)
+    for (int i = x0; i <= x1; i++)
+      count += image->data[(gsize) j * image->width + i] >= level ? 1 : 0;
   return count;
 }
 
@@ -174,16 +176,20 @@ measure_psf (CliDeblurInput *in, const CliOptions *o, const CliConfig *c, CliPla
   if (c->psf_source == CLI_PSF_STAR)
     {
       g_autoptr (SsImage) single = ss_image_extract_plane (in->image, plane, &error);
-      /* A clipped core is no profile: the fit skips it (NaN) and takes the
-       * star's shape from its wings, as the data term leaves it out. */
-      if (single != NULL)
-        ss_psf_fit_blank_saturated (single, job->defects.saturation.level);
-      int clipped = single ? count_blanks_near (single, c->star_x, c->star_y) : 0;
+      /* A clipped core is no profile: the fit leaves it out and takes the
+       * star's shape from its wings, as the data term does. The level is
+       * --saturation's; with none, the header's card or a flat top still
+       * keep a clipped core out of the PSF, as --psf auto's search does. */
+      double saturation = single ? ss_psf_fit_saturation_for (single,
+                                                              job->defects.saturation.level)
+                                 : INFINITY;
+      int clipped = single ? count_at_or_above_near (single, c->star_x, c->star_y, saturation)
+                           : 0;
       if (clipped > 0 && !o->json)
         cli_note (o, "%s: --psf-from-star: %d saturated pixels of the star left out of its "
                   "fit", label, clipped);
       if (single == NULL || !ss_psf_fit_star (single, c->star_x, c->star_y, c->psf_model,
-                                              &job->fit, &error))
+                                              saturation, &job->fit, &error))
         {
           /* A position off the image or on no star is a bad parameter. */
           int status = g_error_matches (error, SS_ERROR, SS_ERROR_INVALID_ARGUMENT)

@@ -188,8 +188,14 @@ accumulate_result (SsSolveResult *total, const SsSolveResult *r, int count)
       total->backend = g_strdup (r->backend);
       total->device = g_strdup (r->device);
     }
-  if (total->warning == NULL && r->warning != NULL)
-    total->warning = g_strdup (r->warning);
+  /* Every plane's warning, once each (the planes of a batch often share one). */
+  if (r->warning != NULL && (total->warning == NULL || strstr (total->warning, r->warning) == NULL))
+    {
+      char *joined = total->warning ? g_strdup_printf ("%s; %s", total->warning, r->warning)
+                                    : g_strdup (r->warning);
+      g_free (total->warning);
+      total->warning = joined;
+    }
   total->width = r->width;
   total->height = r->height;
   total->iterations += r->iterations;
@@ -239,7 +245,7 @@ add_plane_history (CliHistory *history, const CliDeblurInput *in, const CliConfi
                      "left out of the data term)", prefix, plane, job->defects.hot);
   if (job->plane >= 0)
     {
-      g_autofree char *plane_prefix = g_strdup_printf ("plane %d ", job->plane);
+      g_autofree char *plane_prefix = g_strconcat (prefix, plane, NULL);
       cli_history_add_result (history, plane_prefix, &job->result);
     }
 }
@@ -593,7 +599,8 @@ deblur_one (CliOptions *o, CliConfig *c, const char *in_path)
   ss_acquisition_init (&in.acq);
 
   const char *inputs[4];
-  cli_collect_inputs (inputs, in.in_path, o->truth, cli_psf_file_of (&c->acquisition.psf));
+  g_autofree char *psf_file = ss_psf_spec_file_name (&c->acquisition.psf);
+  cli_collect_inputs (inputs, in.in_path, o->truth, psf_file);
   int status = cli_check_output (o->output, o->force, inputs);
   /* The GPU's start-up (a quarter of a second) runs while the image is
    * read and prepared. */

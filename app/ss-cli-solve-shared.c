@@ -146,18 +146,12 @@ int
 cli_operator_failure (const char *file, const SsPsfSpec *psf, const GError *error)
 {
   /* A message about the PSF file names that file, not the image. */
-  const char *psf_file = psf ? cli_psf_file_of (psf) : NULL;
+  g_autofree char *psf_file = ss_psf_spec_file_name (psf);
   if (psf_file != NULL && strstr (error->message, psf_file) != NULL)
     file = NULL;
   /* A PSF larger than the image, or malformed, is a bad parameter. */
   gboolean usage = g_error_matches (error, SS_ERROR, SS_ERROR_INVALID_ARGUMENT);
   return cli_fail (usage ? CLI_EXIT_USAGE : CLI_EXIT_FAILURE, file, error);
-}
-
-const char *
-cli_psf_file_of (const SsPsfSpec *psf)
-{
-  return psf->kind == SS_PSF_FILE ? psf->path : NULL;
 }
 
 void
@@ -390,7 +384,8 @@ open_solve_backend (const CliConfig *config, const SsSolveParams *params,
   if (!options->json && plane <= 0)
     cli_note (options, "backend %s, device %s", ss_backend_get_name (backend),
               ss_backend_get_device (backend));
-  note_dense_work (options, params, backend, op);
+  if (plane <= 0)
+    note_dense_work (options, params, backend, op);
   cli_install_interrupt_handler ();
   return g_steal_pointer (&backend);
 }
@@ -465,7 +460,12 @@ cli_solve_batch (const CliConfig *config, const SsSolveParams *params,
   gboolean ok = ss_backend_solve_batch (backend, problems, count, alphas, params,
                                         on_batch_report, &batch, cancellable, results, &error);
   /* A failed batch names the first problem's iterations (they run together). */
-  return finish_solve (ok, error, options, input, &results[0], batch.context.reported);
+  int status = finish_solve (ok, error, options, input, &results[0], batch.context.reported);
+  /* Each plane's own warning (a flat one, say), not the first's alone. */
+  for (int i = 1; status < 0 && i < count; i++)
+    if (results[i].warning != NULL)
+      cli_note (options, "warning: plane %d: %s", planes[i], results[i].warning);
+  return status;
 }
 
 int

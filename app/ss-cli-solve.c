@@ -212,7 +212,8 @@ simulate_with (CliOptions *o, CliConfig *c)
       return CLI_EXIT_USAGE;
     }
   const char *inputs[4];
-  cli_collect_inputs (inputs, truth_path, cli_psf_file_of (&c->acquisition.psf), NULL);
+  g_autofree char *psf_file = ss_psf_spec_file_name (&c->acquisition.psf);
+  cli_collect_inputs (inputs, truth_path, psf_file, NULL);
   int status = cli_check_output (o->output, o->force, inputs);
   if (status >= 0)
     return status;
@@ -366,7 +367,8 @@ run_with (CliOptions *o, CliConfig *c)
       return CLI_EXIT_FAILURE;
     }
   const char *inputs[4];
-  cli_collect_inputs (inputs, truth_path, cli_psf_file_of (&c->acquisition.psf), NULL);
+  g_autofree char *psf_file = ss_psf_spec_file_name (&c->acquisition.psf);
+  cli_collect_inputs (inputs, truth_path, psf_file, NULL);
   int status;
   if (o->output != NULL && (status = cli_check_output (o->output, o->force, inputs)) >= 0)
     return status;

@@ -19,7 +19,6 @@ float *cli_scaled_truth (const float *data, gsize n, const SsScaling *scaling);
 int cli_operator_failure (const char *file, const SsPsfSpec *psf, const GError *error);
 /* The NULL-terminated list of the given non-NULL paths (at most 3). */
 void cli_collect_inputs (const char **inputs, const char *a, const char *b, const char *c);
-const char *cli_psf_file_of (const SsPsfSpec *psf);
 
 /* ---- HISTORY cards: "sharpsky-cli VERSION COMMAND" then one per parameter ---- */
 
@@ -61,16 +60,19 @@ int cli_solve_batch (const CliConfig *config, const SsSolveParams *params,
                      const SsProblem *problems, const double *alphas, int count,
                      SsSolveResult *results);
 
-/* TRUE once Ctrl-C has cancelled a solve: a run over many inputs stops. */
+/* TRUE once Ctrl-C or SIGTERM has asked to stop: a run over many inputs
+ * stops. */
 gboolean cli_was_interrupted (void);
 /* The same, setting ERROR (G_IO_ERROR_CANCELLED, "interrupted") when it was. */
 gboolean cli_interrupted_error (GError **error);
-/* Ctrl-C sets the flag cli_was_interrupted reads (a second one kills at
- * once); a command checks it at its report points. */
+/* Ctrl-C and SIGTERM set the flag cli_was_interrupted reads; a command
+ * checks it at its report points. A second signal ends the process at once
+ * (exit 128 + the signal), after removing the temporary files of outputs
+ * being written (ss_output_remove_temporaries). */
 void cli_install_interrupt_handler (void);
-/* The same flag for a command that has a child or temporary files to
- * clean up (bench --whole): SIGTERM sets it too, and a second signal sets
- * it again rather than killing the command halfway through its cleanup. */
+/* The same flag for a command that has a child or temporary files of its
+ * own to clean up (bench --whole): a second signal sets it again rather
+ * than ending the command halfway through its cleanup. */
 void cli_install_cleanup_interrupt_handler (void);
 /* The flag itself, for an engine loop that looks at it between its steps
  * (SsCsBenchParams.stop) rather than at report points. */

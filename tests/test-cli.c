@@ -707,7 +707,8 @@ test_psf_cube_first_plane (Fixture *f, gconstpointer data)
 /* A PSF file of two images (WebbPSF: oversampled, then at the detector's
  * pixels): the first is the blur, with a note listing both; file:PATH[1]
  * and file:PATH[EXTNAME] name the second, and give the result of a file
- * holding it alone, with no note; a missing HDU is refused by name. */
+ * holding it alone, with no note; a missing HDU is refused by name; and
+ * the file named with its HDU is an input no output may replace. */
 static void
 test_psf_file_hdus (Fixture *f, gconstpointer data)
 {
@@ -770,6 +771,16 @@ test_psf_file_hdus (Fixture *f, gconstpointer data)
   g_assert_nonnull (strstr (run.err, "HDU 2 does not exist"));
   assert_absent (out_path);
   cli_run_clear (&run);
+  /* The PSF file named with its HDU is still an input: never replaced. */
+  g_autofree char *named = g_strdup_printf ("file:%s[1]", mef_path);
+  g_autofree char *before = NULL, *after = NULL;
+  gsize before_length = 0, after_length = 0;
+  g_assert_true (g_file_get_contents (mef_path, &before, &before_length, NULL));
+  run = RUN_CLI ("deblur", in_path, "-o", mef_path, "--force", "--psf", named);
+  assert_refused (&run, 2, "is an input file");
+  cli_run_clear (&run);
+  g_assert_true (g_file_get_contents (mef_path, &after, &after_length, NULL));
+  g_assert_cmpmem (before, before_length, after, after_length);
 }
 
 /* Hot pixels (a spike no blurred star makes) in a real image are left out

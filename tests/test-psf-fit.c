@@ -5,8 +5,9 @@
  *   FWHM 2-6 px, beta 2-5, ellipticity 0-0.3, angle, sub-pixel centre, sky
  *   and noise (peak S/N 400-500), started up to 2 px off: FWHM within 5%,
  *   beta within 15%, ellipticity within 0.05, centre within 0.1 px;
- * - a star clipped by a SATURATE card or a flat top, its core blanked by
- *   ss_psf_fit_blank_saturated: the same FWHM tolerance;
+ * - a star clipped by a SATURATE card or a flat top, its core left out at
+ *   ss_psf_fit_saturation_for's level: the same FWHM tolerance, also with
+ *   a column of blanks beside it;
  * - ss_psf_find_stars on crowded fields with saturated (flat-topped) stars,
  *   close pairs and stars cut by the edges (good stars' S/N 70-270): the
  *   combined PSF meets the same tolerances and no saturated or crowded star
@@ -147,7 +148,7 @@ fit_single_stars (SsPsfModel model)
 
       double x0 = cx + g_test_rand_double_range (-2, 2), y0 = cy + g_test_rand_double_range (-2, 2);
       SsPsfFit fit;
-      g_assert_true (ss_psf_fit_star (image, x0, y0, model, &fit, &error));
+      g_assert_true (ss_psf_fit_star (image, x0, y0, model, INFINITY, &fit, &error));
       g_assert_no_error (error);
       check_fit_against_profile (&fit, &truth);
       g_assert_cmpfloat (fabs (fit.x - cx), <, 0.1);
@@ -278,19 +279,14 @@ test_find_moffat_stars (void)
   find_stars_in_field (SS_PSF_MODEL_MOFFAT);
 }
 
-/* The header's saturation level. A 128² field of counts: sky 1000, three
- * isolated stars peaking at 20000 on pixel centres, Poisson noise (drawn as
- * Gaussian with variance = mean: at 1000 counts and more the difference is
- * negligible). Without a card nothing is saturated (no flat top): all three
- * are used and the PSF is right (the tolerances of
- * check_fit_against_profile), and so with SATURATE = 60000. A SATLEVEL card
- * below their peaks refuses them all, its level and name in the message;
- * the search's own level overrides a card. */
-/* A star clipped at a half to a quarter of its peak, by a SATURATE card or a
- * flat top: fitted through its clipped core the Gaussian comes out more than
- * 10% too wide (or not at all); with the core blanked
- * (ss_psf_fit_blank_saturated) its wings give the FWHM within 5%, as for an
- * unclipped star, the fit centred on the hole. */
+/* A star clipped at a third to a sixth of its peak, by a SATURATE card or a
+ * flat top (the level ss_psf_fit_saturation_for resolves): fitted through
+ * its clipped core the Gaussian comes out more than 10% too wide (or not at
+ * all); with the core left out its wings give the FWHM within 5%, as for an
+ * unclipped star, the fit centred on the core, also when the core is wider
+ * than the peak search around the click. A column of blanks beside the
+ * star (a masked column, a drizzled frame's edge) is no core: the fit is
+ * the same with and without it. */
 static void
 test_fit_clipped_star (void)
 {
@@ -301,13 +297,20 @@ test_fit_clipped_star (void)
       Profile truth = random_profile (SS_PSF_MODEL_GAUSSIAN);
       double cx = g_test_rand_double_range (35, 45), cy = g_test_rand_double_range (30, 40);
       double amp = g_test_rand_double_range (0.8, 1.0), sky = g_test_rand_double_range (0, 0.2);
-      float clip = (float) (sky + amp / g_test_rand_double_range (2, 4));
+      /* At a third of the peak or less, a star of the narrowest FWHM drawn
+       * (2 px, 0.84 of it on the minor axis) clips 4 pixels or more. */
+      float clip = (float) (sky + amp / g_test_rand_double_range (3, 6));
       g_autoptr (SsImage) image = ss_image_new (w, h, 1, &error);
       g_assert_no_error (error);
       add_star (image->data, w, h, &truth, cx, cy, amp, 40);
       add_sky_and_noise (image->data, w, h, sky, 0.002);
+      gsize clipped = 0;
       for (gsize i = 0; i < (gsize) w * h; i++)
-        image->data[i] = MIN (image->data[i], clip);
+        {
+          clipped += image->data[i] >= clip ? 1 : 0;
+          image->data[i] = MIN (image->data[i], clip);
+        }
+      g_assert_cmpuint (clipped, >=, 3);
       gboolean card = trial % 2 == 0;
       if (card)
         {
@@ -317,14 +320,16 @@ test_fit_clipped_star (void)
           g_autofree char *text = g_strdup_printf ("SATURATE= %20.9g", clip * (1 - 1e-6));
           ss_header_add_card (image->header, text);
         }
-      SsPsfFit through, around;
-      gboolean fitted = ss_psf_fit_star (image, cx, cy, SS_PSF_MODEL_GAUSSIAN, &through, NULL);
-      gsize blanked = ss_psf_fit_blank_saturated (image, NAN);
-      g_assert_cmpuint (blanked, >=, 3);
-      g_assert_true (ss_psf_fit_star (image, cx, cy, SS_PSF_MODEL_GAUSSIAN, &around, &error));
+      double level = ss_psf_fit_saturation_for (image, NAN);
+      g_assert_cmpfloat (level, <=, clip);
+      SsPsfFit through, around, beside;
+      gboolean fitted = ss_psf_fit_star (image, cx, cy, SS_PSF_MODEL_GAUSSIAN, INFINITY,
+                                         &through, NULL);
+      g_assert_true (ss_psf_fit_star (image, cx, cy, SS_PSF_MODEL_GAUSSIAN, level, &around,
+                                      &error));
       g_assert_no_error (error);
       g_test_message ("clipped by %s (%" G_GSIZE_FORMAT " pixels): FWHM %.3f through the core%s, "
-                      "%.3f around it, truth %.3f", card ? "SATURATE" : "a flat top", blanked,
+                      "%.3f around it, truth %.3f", card ? "SATURATE" : "a flat top", clipped,
                       fitted ? through.fwhm : NAN, fitted ? "" : " (no fit)", around.fwhm,
                       profile_fwhm (&truth));
       /* The fit through the core may also fail to converge: either way no
@@ -332,9 +337,26 @@ test_fit_clipped_star (void)
       if (fitted)
         g_assert_cmpfloat (through.fwhm / profile_fwhm (&truth), >, 1.1);
       check_fit_against_profile (&around, &truth);
+
+      /* Blanks two columns from the star's centre, the full height. */
+      int column = (int) lround (cx) + 2 + (int) (2 * profile_fwhm (&truth));
+      for (int y = 0; y < h; y++)
+        image->data[(gsize) y * w + column] = NAN;
+      g_assert_true (ss_psf_fit_star (image, cx, cy, SS_PSF_MODEL_GAUSSIAN, level, &beside,
+                                      &error));
+      g_assert_cmpfloat (fabs (beside.x - around.x), <, 0.05);
+      g_assert_cmpfloat (fabs (beside.fwhm / around.fwhm - 1), <, 0.05);
     }
 }
 
+/* The header's saturation level. A 128² field of counts: sky 1000, three
+ * isolated stars peaking at 20000 on pixel centres, Poisson noise (drawn as
+ * Gaussian with variance = mean: at 1000 counts and more the difference is
+ * negligible). Without a card nothing is saturated (no flat top): all three
+ * are used and the PSF is right (the tolerances of
+ * check_fit_against_profile), and so with SATURATE = 60000. A SATLEVEL card
+ * below their peaks refuses them all, its level and name in the message;
+ * the search's own level overrides a card. */
 static void
 test_find_stars_header_saturation (void)
 {
@@ -581,7 +603,7 @@ test_bad_input (void)
   g_autoptr (SsImage) image = ss_image_new (64, 64, 1, &error);
   add_sky_and_noise (image->data, 64, 64, 0.1, 0.01);
   SsPsfFit fit;
-  g_assert_false (ss_psf_fit_star (image, 30, 30, SS_PSF_MODEL_GAUSSIAN, &fit, &error));
+  g_assert_false (ss_psf_fit_star (image, 30, 30, SS_PSF_MODEL_GAUSSIAN, INFINITY, &fit, &error));
   g_assert_error (error, SS_ERROR, SS_ERROR_INVALID_ARGUMENT);
   g_clear_error (&error);
   SsStarSearch search;
@@ -591,15 +613,15 @@ test_bad_input (void)
   g_clear_error (&error);
 
   /* Outside the image, NaN everywhere, a bad search. */
-  g_assert_false (ss_psf_fit_star (image, -3, 10, SS_PSF_MODEL_GAUSSIAN, &fit, &error));
+  g_assert_false (ss_psf_fit_star (image, -3, 10, SS_PSF_MODEL_GAUSSIAN, INFINITY, &fit, &error));
   g_assert_error (error, SS_ERROR, SS_ERROR_INVALID_ARGUMENT);
   g_clear_error (&error);
-  g_assert_false (ss_psf_fit_star (image, NAN, 10, SS_PSF_MODEL_GAUSSIAN, &fit, &error));
+  g_assert_false (ss_psf_fit_star (image, NAN, 10, SS_PSF_MODEL_GAUSSIAN, INFINITY, &fit, &error));
   g_assert_error (error, SS_ERROR, SS_ERROR_INVALID_ARGUMENT);
   g_clear_error (&error);
   for (int i = 0; i < 64 * 64; i++)
     image->data[i] = NAN;
-  g_assert_false (ss_psf_fit_star (image, 30, 30, SS_PSF_MODEL_MOFFAT, &fit, &error));
+  g_assert_false (ss_psf_fit_star (image, 30, 30, SS_PSF_MODEL_MOFFAT, INFINITY, &fit, &error));
   g_assert_nonnull (error);
   g_clear_error (&error);
   g_assert_false (ss_psf_find_stars (image, &search, &fit, NULL, NULL, &error));
@@ -613,7 +635,7 @@ test_bad_input (void)
   /* A 1x1 image. */
   g_autoptr (SsImage) dot = ss_image_new (1, 1, 1, &error);
   dot->data[0] = 1.0f;
-  g_assert_false (ss_psf_fit_star (dot, 0, 0, SS_PSF_MODEL_GAUSSIAN, &fit, &error));
+  g_assert_false (ss_psf_fit_star (dot, 0, 0, SS_PSF_MODEL_GAUSSIAN, INFINITY, &fit, &error));
   g_assert_nonnull (error);
 }
 

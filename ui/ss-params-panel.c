@@ -70,8 +70,11 @@ ss_params_panel_choose_psf_file (SsParamsPanel *self, const char *path)
       if (hdu->has_image && images++ == 0)
         first = hdu->number;
     }
+  /* A newer choice of file supersedes a question still open about another. */
+  if (self->psf_chooser != NULL)
+    gtk_window_destroy (GTK_WINDOW (self->psf_chooser));
   /* One image (or a file the solve will refuse with its reason): no question. */
-  if (images <= 1 || self->psf_chooser != NULL)
+  if (images <= 1)
     {
       set_psf_path (self, path);
       emit_changed (self);

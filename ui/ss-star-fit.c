@@ -59,10 +59,8 @@ star_fit_thread (GTask *task, gpointer source, gpointer task_data, GCancellable 
       ok = ss_psf_find_stars (image, &search, &d->fit, NULL, cancellable, &error);
     }
   else if (image != NULL)
-    {
-      ss_psf_fit_blank_saturated (image, NAN);
-      ok = ss_psf_fit_star (image, d->col, d->row, d->model, &d->fit, &error);
-    }
+    ok = ss_psf_fit_star (image, d->col, d->row, d->model,
+                          ss_psf_fit_saturation_for (image, NAN), &d->fit, &error);
   if (ok)
     g_task_return_boolean (task, TRUE);
   else

@@ -18,7 +18,7 @@ G_BEGIN_DECLS
 /* Fits MODEL to the star nearest (COL, ROW) (full-image pixels from 0, row 0
  * at the bottom) of FRAME, which must be the whole image, leaving its
  * saturated pixels out (HEADER, may be NULL, the input's: its SATURATE or
- * SATLEVEL card, else a flat top at the maximum; ss_psf_fit_blank_saturated). */
+ * SATLEVEL card, else a flat top at the maximum; ss_psf_fit_saturation_for). */
 void ss_star_fit_at_async (SsFrame *frame, const SsHeader *header, int col, int row,
                            SsPsfModel model, GCancellable *cancellable,
                            GAsyncReadyCallback callback, gpointer user_data);

@@ -80,6 +80,9 @@ export_done (GObject *source, GAsyncResult *result, gpointer user_data)
   SsWindow *self = SS_WINDOW (source);
   ExportData *d = g_task_get_task_data (G_TASK (result));
   g_autoptr (GError) error = NULL;
+  /* Released here, on the main thread: the task's last reference may go on
+   * the worker's, and GApplication is not for other threads. */
+  g_object_set_data (G_OBJECT (result), "ss-held-application", NULL);
   self->exporting = FALSE;
   g_clear_error (&self->export_error);
   if (!g_task_propagate_boolean (G_TASK (result), &error))

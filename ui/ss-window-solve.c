@@ -291,6 +291,14 @@ on_solve_done (GObject *source, GAsyncResult *result, gpointer user_data)
       return;
     }
   gboolean cancelled = g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED);
+  /* Held for a closing window (ss_window_hold_running_solve) that is still
+   * here: released now, on this thread. */
+  if (g_object_get_data (G_OBJECT (task), "ss-detached") != NULL)
+    {
+      self->detached_solves--;
+      g_object_set_data (G_OBJECT (task), "ss-detached", NULL);
+      g_object_set_data (G_OBJECT (task), "ss-held-application", NULL);
+    }
   g_object_ref (task);
   ss_window_detach_task (self);
   ss_window_set_job (self, ss_solve_task_get_job (task));

@@ -421,7 +421,8 @@ inherit_primary_cards (fitsfile *fits, const char *name, SsHeader *header, GErro
 /* One plane P of a cube, read alone, is the third axis' pixel P + 1 of the
  * file: CRPIX3 moves by P so that its world coordinate (a wavelength, a
  * time) stays that plane's, and not the first's, in a header written from
- * this one (WCSAXES keeps the third axis, one pixel long). */
+ * this one, for the readers that keep a third WCS axis on a 2-D image (a
+ * WCSAXES = 3 card says so; without one most take the image's two). */
 static void
 shift_third_axis_reference (SsHeader *header, int plane)
 {

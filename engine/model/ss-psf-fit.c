@@ -41,65 +41,117 @@ ss_psf_model_to_string (SsPsfModel model)
 
 /* ---- one star ------------------------------------------------------------- */
 
-gsize
-ss_psf_fit_blank_saturated (SsImage *image, double level)
+double
+ss_psf_fit_saturation_for (const SsImage *image, double level)
 {
-  gsize n = ss_image_plane_size (image);
   if (isnan (level))
     level = ss_saturation_resolve (SS_SATURATION_AUTO, 0, image->header, image->data,
                                    image->width, image->height).level;
-  return ss_saturation_blank (image->data, image->data, n, level);
+  return isfinite (level) ? level : INFINITY;
 }
 
-/* The NaN pixels touching (*CX, *CY) and those touching them, within
- * HOLE_REACH: when there are as many as a flat top has, *CX, *CY become
- * their centroid and *RADIUS the radius of a disc of their area. */
-#define HOLE_REACH 32
+/* The clipped pixels (CLIPPED, a W × H window's mask) nearest (X, Y),
+ * within SEARCH_RADIUS + 1, and those touching them: when there are as
+ * many as a flat top has, *CX, *CY get their centroid and *RADIUS the
+ * radius of a disc of their area. Blanks of other kinds (a masked column,
+ * a drizzled frame's border) are not a core and are not followed. */
 static gboolean
-blanked_core (const float *data, int w, int h, int *cx, int *cy, double *radius)
+clipped_core_near (const guint8 *clipped, int w, int h, double x, double y, int *cx, int *cy,
+                   double *radius)
 {
-  int x0 = MAX (*cx - HOLE_REACH, 0), y0 = MAX (*cy - HOLE_REACH, 0);
-  int x1 = MIN (*cx + HOLE_REACH, w - 1), y1 = MIN (*cy + HOLE_REACH, h - 1);
-  int bw = x1 - x0 + 1, bh = y1 - y0 + 1;
-  g_autofree guint8 *seen = g_new0 (guint8, (gsize) bw * bh);
+  int seed = -1, px = (int) lround (x), py = (int) lround (y);
+  double nearest = INFINITY;
+  for (int j = MAX (py - SEARCH_RADIUS - 1, 0); j <= MIN (py + SEARCH_RADIUS + 1, h - 1); j++)
+    for (int i = MAX (px - SEARCH_RADIUS - 1, 0); i <= MIN (px + SEARCH_RADIUS + 1, w - 1); i++)
+      if (clipped[j * w + i] && hypot (i - x, j - y) < nearest)
+        {
+          nearest = hypot (i - x, j - y);
+          seed = j * w + i;
+        }
+  if (seed < 0)
+    return FALSE;
+  g_autofree guint8 *seen = g_new0 (guint8, (gsize) w * h);
   g_autoptr (GArray) stack = g_array_new (FALSE, FALSE, sizeof (int));
-  double sx = 0, sy = 0;
-  int count = 0;
-  /* Seeded from the rim pixel itself: a flood fill over the blanks. */
-  int start = (*cy - y0) * bw + (*cx - x0);
-  seen[start] = 1;
-  g_array_append_val (stack, start);
+  double sx = seed % w, sy = seed / w;
+  int count = 1;
+  seen[seed] = 1;
+  g_array_append_val (stack, seed);
   while (stack->len > 0)
     {
       int k = g_array_index (stack, int, stack->len - 1);
       g_array_set_size (stack, stack->len - 1);
-      int bx = k % bw, by = k / bw;
+      int bx = k % w, by = k / w;
       for (int dy = -1; dy <= 1; dy++)
         for (int dx = -1; dx <= 1; dx++)
           {
-            int nx = bx + dx, ny = by + dy;
-            if (nx < 0 || ny < 0 || nx >= bw || ny >= bh || seen[ny * bw + nx])
+            int nx = bx + dx, ny = by + dy, next = ny * w + nx;
+            if (nx < 0 || ny < 0 || nx >= w || ny >= h || seen[next] || !clipped[next])
               continue;
-            if (!isnan (data[(gsize) (ny + y0) * w + nx + x0]))
-              continue;
-            seen[ny * bw + nx] = 1;
-            sx += nx + x0;
-            sy += ny + y0;
+            seen[next] = 1;
+            sx += nx;
+            sy += ny;
             count++;
-            int next = ny * bw + nx;
             g_array_append_val (stack, next);
           }
     }
   if (count < SS_SATURATION_PLATEAU)
-    return FALSE;   /* a lone blank (a bad pixel) beside the peak: no core */
+    return FALSE;   /* one or two clipped pixels: no core to go around */
   *cx = (int) lround (sx / count);
   *cy = (int) lround (sy / count);
   *radius = sqrt (count / G_PI);
   return TRUE;
 }
 
+/* The highest finite pixel of DATA (W × H) within RADIUS of (CX, CY). */
+static gboolean
+brightest_within (const float *data, int w, int h, int cx, int cy, int radius, int *px, int *py)
+{
+  float best = -INFINITY;
+  for (int j = MAX (cy - radius, 0); j <= MIN (cy + radius, h - 1); j++)
+    for (int i = MAX (cx - radius, 0); i <= MIN (cx + radius, w - 1); i++)
+      if (isfinite (data[(gsize) j * w + i]) && data[(gsize) j * w + i] > best)
+        {
+          best = data[(gsize) j * w + i];
+          *px = i;
+          *py = j;
+        }
+  return isfinite (best);
+}
+
+/* What a fit near a click can reach: the peak search, the sky ring and the
+ * cutout, each at most MAX_CUTOUT_RADIUS (64) from the peak. */
+#define STAR_WINDOW_RADIUS 72
+
+/* The window of IMAGE around (X, Y) (its corner in *X0, *Y0, its size in
+ * *W, *H) with the pixels at or above SATURATION blanked and marked in
+ * *CLIPPED (g_free). */
+static float *
+star_window (const SsImage *image, double x, double y, double saturation, int *x0, int *y0,
+             int *w, int *h, guint8 **clipped)
+{
+  int cx = (int) lround (x), cy = (int) lround (y);
+  *x0 = MAX (cx - STAR_WINDOW_RADIUS, 0);
+  *y0 = MAX (cy - STAR_WINDOW_RADIUS, 0);
+  *w = MIN (cx + STAR_WINDOW_RADIUS, image->width - 1) - *x0 + 1;
+  *h = MIN (cy + STAR_WINDOW_RADIUS, image->height - 1) - *y0 + 1;
+  float *window = g_new (float, (gsize) *w * *h);
+  *clipped = g_new0 (guint8, (gsize) *w * *h);
+  for (int j = 0; j < *h; j++)
+    for (int i = 0; i < *w; i++)
+      {
+        gsize k = (gsize) j * *w + i;
+        window[k] = image->data[(gsize) (j + *y0) * image->width + i + *x0];
+        if (window[k] >= saturation)
+          {
+            window[k] = NAN;
+            (*clipped)[k] = 1;
+          }
+      }
+  return window;
+}
+
 gboolean
-ss_psf_fit_star (const SsImage *image, double x, double y, SsPsfModel model,
+ss_psf_fit_star (const SsImage *image, double x, double y, SsPsfModel model, double saturation,
                  SsPsfFit *fit, GError **error)
 {
   if (image == NULL || fit == NULL || (guint) model > SS_PSF_MODEL_MOFFAT)
@@ -107,18 +159,28 @@ ss_psf_fit_star (const SsImage *image, double x, double y, SsPsfModel model,
       g_set_error (error, SS_ERROR, SS_ERROR_INVALID_ARGUMENT, "no image or model to fit");
       return FALSE;
     }
-  int w = image->width, h = image->height;
-  if (!(x > -0.5 && y > -0.5 && x < w - 0.5 && y < h - 0.5))
+  if (!(x > -0.5 && y > -0.5 && x < image->width - 0.5 && y < image->height - 0.5))
     {
       g_set_error (error, SS_ERROR, SS_ERROR_INVALID_ARGUMENT,
-                   "star position (%g, %g) is outside the %d×%d image", x, y, w, h);
+                   "star position (%g, %g) is outside the %d×%d image", x, y, image->width,
+                   image->height);
       return FALSE;
     }
-  const float *data = image->data;
-  int cx = 0, cy = 0;
-  double sky, noise, fwhm;
-  if (!ss_psf_fit_find_peak_near (data, w, h, x, y, &cx, &cy)
-      || !ss_psf_fit_first_guess (data, w, h, cx, cy, &sky, &noise, &fwhm))
+  int x0, y0, w, h;
+  g_autofree guint8 *clipped = NULL;
+  g_autofree float *data = star_window (image, x, y, isnan (saturation) ? INFINITY : saturation,
+                                        &x0, &y0, &w, &h, &clipped);
+  /* A clipped core where the user clicked (a saturated star, its core
+   * wider than the peak search): the brightest pixel left is on its rim,
+   * and the first guesses are made from there. */
+  int cx = 0, cy = 0, core_x = 0, core_y = 0;
+  double sky, noise, fwhm, core_radius = 0;
+  gboolean core = clipped_core_near (clipped, w, h, x - x0, y - y0, &core_x, &core_y,
+                                     &core_radius);
+  gboolean peak = core ? brightest_within (data, w, h, core_x, core_y,
+                                           (int) ceil (core_radius) + 2, &cx, &cy)
+                       : ss_psf_fit_find_peak_near (data, w, h, x - x0, y - y0, &cx, &cy);
+  if (!peak || !ss_psf_fit_first_guess (data, w, h, cx, cy, &sky, &noise, &fwhm))
     {
       g_set_error (error, SS_ERROR, SS_ERROR_INVALID_ARGUMENT,
                    "no star to fit near (%g, %g)", x, y);
@@ -132,14 +194,20 @@ ss_psf_fit_star (const SsImage *image, double x, double y, SsPsfModel model,
                    "(peak %.3g above a sky of %.3g, noise %.3g)", x, y, height, sky, noise);
       return FALSE;
     }
-  /* A blanked core (ss_psf_fit_blank_saturated): the brightest pixel left is
-   * on its rim, and the width guessed from there is the wing's. The fit is
-   * centred on the hole instead, and its start and cutout widened by it. */
-  double hole_radius;
-  if (blanked_core (data, w, h, &cx, &cy, &hole_radius))
-    fwhm += 2.0 * hole_radius;
-  return ss_psf_fit_at_peak (data, w, h, cx, cy, ss_psf_fit_cutout_radius_for (fwhm), sky, fwhm,
-                             model, fit, error);
+  /* The width guessed from the rim is the wing's: the fit is centred on the
+   * core instead, and its start and cutout widened by it. */
+  if (core)
+    {
+      cx = core_x;
+      cy = core_y;
+      fwhm += 2.0 * core_radius;
+    }
+  if (!ss_psf_fit_at_peak (data, w, h, cx, cy, ss_psf_fit_cutout_radius_for (fwhm), sky, fwhm,
+                           model, fit, error))
+    return FALSE;
+  fit->x += x0;
+  fit->y += y0;
+  return TRUE;
 }
 
 /* ---- combining fits ------------------------------------------------------- */

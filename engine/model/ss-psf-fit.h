@@ -62,20 +62,22 @@ typedef struct {
 } SsPsfFit;
 
 /* Fits MODEL to the star nearest (X, Y) (column, row; within 3 pixels) in the
- * first plane of IMAGE; NaN pixels are skipped. The cutout's radius follows
- * the star's size (about 4 FWHM). Fails with SS_ERROR_INVALID_ARGUMENT when
- * (X, Y) is outside the image or no star stands out of the noise there, and
- * with SS_ERROR_NUMERIC when the fit does not converge to a sensible star. */
+ * first plane of IMAGE; NaN pixels are skipped, and so are the pixels at or
+ * above SATURATION (the image's units; NAN or INFINITY: none): a clipped
+ * core is no profile (fitted through, a star of FWHM 3 clipped over 21
+ * pixels measured 4.5), and the fit is centred on it and takes the shape
+ * from the wings. The cutout's radius follows the star's size (about 4
+ * FWHM). Fails with SS_ERROR_INVALID_ARGUMENT when (X, Y) is outside the
+ * image or no star stands out of the noise there, and with
+ * SS_ERROR_NUMERIC when the fit does not converge to a sensible star. */
 gboolean ss_psf_fit_star (const SsImage *image, double x, double y, SsPsfModel model,
-                          SsPsfFit *fit, GError **error);
+                          double saturation, SsPsfFit *fit, GError **error);
 
-/* Blanks (NaN) the pixels of IMAGE's first plane at or above LEVEL (its
- * units), or, for LEVEL NAN, at or above what --saturation auto resolves
- * from its header and data (ss_saturation_resolve); returns how many. Run
- * before ss_psf_fit_star: a clipped core is no profile, and a fit through
- * it is far too wide (4.5 px for a star of FWHM 3 clipped over 21 pixels),
- * while its wings still give the shape. */
-gsize ss_psf_fit_blank_saturated (SsImage *image, double level);
+/* The level ss_psf_fit_star takes for IMAGE: LEVEL when finite, else (NAN)
+ * what --saturation auto resolves from its header and data (the SATURATE or
+ * SATLEVEL card, else a flat top at the maximum), as the star search does;
+ * INFINITY when none. */
+double ss_psf_fit_saturation_for (const SsImage *image, double level);
 
 typedef struct {
   SsPsfModel model;

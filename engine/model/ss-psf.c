@@ -176,7 +176,6 @@ struct _SsPsfFileData
   gboolean stamped;
 };
 
-/* PATH's stamp now, or FALSE when it cannot be told (no such file). */
 /* A PSF file's name and the HDU it names, "psf.fits[1]" or
  * "psf.fits[DET_SAMP]" (cfitsio's and DS9's notation), when no file has
  * that whole name: the file's name is returned and *HDU set (g_free);
@@ -194,6 +193,17 @@ split_hdu_suffix (const char *text, char **hdu)
   return g_strndup (text, (gsize) (open - text));
 }
 
+char *
+ss_psf_spec_file_name (const SsPsfSpec *spec)
+{
+  if (spec == NULL || spec->kind != SS_PSF_FILE || spec->path == NULL)
+    return NULL;
+  g_autofree char *hdu = NULL;
+  return split_hdu_suffix (spec->path, &hdu);
+}
+
+/* The stamp now of the file SPEC_PATH names (less an [HDU] suffix), or
+ * FALSE when it cannot be told (no such file). */
 static gboolean
 file_stamp (const char *spec_path, FileStamp *stamp)
 {

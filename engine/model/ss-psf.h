@@ -73,6 +73,10 @@ typedef struct {
 
 gboolean ss_psf_spec_parse (const char *text, SsPsfSpec *spec, GError **error);
 char *ss_psf_spec_to_string (const SsPsfSpec *spec);
+/* The file a file PSF reads (its path less an [HDU] suffix: "psf.fits[1]"
+ * reads HDU 1 of psf.fits), g_free; NULL for a model PSF. What an output
+ * must not replace. */
+char *ss_psf_spec_file_name (const SsPsfSpec *spec);
 void ss_psf_spec_clear (SsPsfSpec *spec);
 void ss_psf_spec_copy (const SsPsfSpec *src, SsPsfSpec *dst);
 
