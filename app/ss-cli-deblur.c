@@ -27,6 +27,18 @@
 
 /* ---- what a recorded measurement refuses or ignores ------------------------ */
 
+/* Whether A and B name the same PSF file, however each is written (the
+ * record's absolute path, a relative one given). */
+static gboolean
+same_psf_file (const SsPsfSpec *a, const SsPsfSpec *b)
+{
+  if (a->kind != SS_PSF_FILE || b->kind != SS_PSF_FILE || a->path == NULL || b->path == NULL)
+    return FALSE;
+  g_autofree char *canonical_a = g_canonicalize_filename (a->path, NULL);
+  g_autofree char *canonical_b = g_canonicalize_filename (b->path, NULL);
+  return g_str_equal (canonical_a, canonical_b);
+}
+
 static int
 check_recorded_options (const CliDeblurInput *in, const CliOptions *o, const CliConfig *c)
 {
@@ -40,7 +52,7 @@ check_recorded_options (const CliDeblurInput *in, const CliOptions *o, const Cli
     {
       g_autofree char *given = ss_psf_spec_to_string (&c->acquisition.psf);
       g_autofree char *recorded = ss_psf_spec_to_string (&in->acq.psf);
-      if (!g_str_equal (given, recorded))
+      if (!g_str_equal (given, recorded) && !same_psf_file (&c->acquisition.psf, &in->acq.psf))
         {
           cli_error (in->in_path, "--psf %s differs from the recorded acquisition "
                      "(SS_PSF = %s); omit --psf to use the record", given, recorded);
@@ -315,6 +327,7 @@ load_input (CliDeblurInput *in, const CliOptions *o, const CliConfig *c)
   if (in->image->header != NULL
       && !ss_acquisition_from_header (in->image->header, &in->acq, &found, &error))
     return cli_fail (CLI_EXIT_FAILURE, in->in_path, error);
+  ss_acquisition_resolve_psf (&in->acq, in->in_path);
   in->recorded = found;
 
   if (found)

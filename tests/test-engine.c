@@ -798,6 +798,41 @@ test_acquisition_header_round_trip (void)
   g_assert_cmpuint (back.seed, ==, acq.seed);
   g_assert_cmpfloat (back.noise, ==, 0.0125);
   g_assert_true (ss_acquisition_uses_sensing (&back));
+
+  /* Cards that do not say what the writer writes are refused by name: read
+   * silently, they gave another operator. */
+  const char *bad[][2] = { { "SS_SENS", "weird" }, { "SS_SEED", "-3" }, { "SS_SEED", "1.5" },
+                           { "SS_SEED", "1e20" } };
+  for (gsize k = 0; k < G_N_ELEMENTS (bad); k++)
+    {
+      g_autoptr (SsHeader) edited = ss_header_copy (header);
+      if (g_str_equal (bad[k][0], "SS_SENS"))
+        ss_header_set_string (edited, bad[k][0], bad[k][1], NULL);
+      else
+        ss_header_set_double (edited, bad[k][0], g_ascii_strtod (bad[k][1], NULL), NULL);
+      SsAcquisition refused;
+      g_autoptr (GError) card_error = NULL;
+      g_assert_false (ss_acquisition_from_header (edited, &refused, &found, &card_error));
+      g_assert_error (card_error, SS_ERROR, SS_ERROR_FORMAT);
+      g_assert_nonnull (strstr (card_error->message, bad[k][0]));
+      ss_acquisition_clear (&refused);
+    }
+
+  /* A PSF file is recorded by its absolute path; an older, relative record
+   * is the recording's directory's, not the current one's. */
+  ss_acquisition_clear (&back);
+  ss_psf_spec_clear (&acq.psf);
+  g_assert_true (ss_psf_spec_parse ("file:some/psf.fits", &acq.psf, NULL));
+  g_autoptr (SsHeader) file_header = ss_header_new ();
+  ss_acquisition_to_header (&acq, file_header);
+  g_autofree char *recorded = ss_header_get_string (file_header, "SS_PSF");
+  g_autofree char *absolute = g_canonicalize_filename ("some/psf.fits", NULL);
+  g_autofree char *expected = g_strdup_printf ("file:%s", absolute);
+  g_assert_cmpstr (recorded, ==, expected);
+  ss_header_set_string (file_header, "SS_PSF", "file:psf.fits", NULL);
+  g_assert_true (ss_acquisition_from_header (file_header, &back, &found, &error));
+  ss_acquisition_resolve_psf (&back, "/data/night1/measured.fits");
+  g_assert_cmpstr (back.psf.path, ==, "/data/night1/psf.fits");
   ss_acquisition_clear (&acq);
   ss_acquisition_clear (&back);
 }

@@ -328,7 +328,9 @@ apply_defaults_for_file (SsWindow *self, const char *base)
   s.psf_from_fit = !simulated;
   if (simulated)
     {
-      /* The copy writes over the panel's spec: release its path first. */
+      /* The copy writes over the panel's spec: release its path first. A
+       * recorded PSF file is the recording's, not the current directory's. */
+      ss_acquisition_resolve_psf (&recorded, self->path);
       ss_psf_spec_clear (&s.acquisition.psf);
       ss_psf_spec_copy (&recorded.psf, &s.acquisition.psf);
     }

@@ -595,6 +595,14 @@ void
 ss_acquisition_to_header (const SsAcquisition *acq, SsHeader *header)
 {
   g_autofree char *psf = ss_psf_spec_to_string (&acq->psf);
+  /* A file by its absolute path: the recording is read from anywhere. */
+  if (acq->psf.kind == SS_PSF_FILE && acq->psf.path != NULL
+      && !g_path_is_absolute (acq->psf.path))
+    {
+      g_autofree char *absolute = g_canonicalize_filename (acq->psf.path, NULL);
+      g_free (psf);
+      psf = g_strdup_printf ("file:%s", absolute);
+    }
   ss_header_set_string (header, "SS_PSF", psf, "Sharpsky blur model");
   ss_header_set_double (header, "SS_RATIO", acq->ratio, "sampling ratio m/n");
   ss_header_set_string (header, "SS_SENS", sensing_name (acq), "sensing operator");
@@ -625,7 +633,36 @@ ss_acquisition_from_header (const SsHeader *header, SsAcquisition *acq, gboolean
     }
   if (!ss_header_get_double (header, "SS_NOISE", &acq->noise))
     acq->noise = 0;
+  if (!(seed >= 0 && seed <= G_MAXUINT32 && seed == floor (seed)))
+    {
+      g_set_error (error, SS_ERROR, SS_ERROR_FORMAT,
+                   "the header's SS_SEED (%g) is not a seed this program records (a whole "
+                   "number from 0 to 4294967295): the recorded operator cannot be rebuilt", seed);
+      return FALSE;
+    }
   acq->seed = (guint32) seed;
-  acq->sensing = g_str_equal (sensing, "circulant") ? SS_SENSING_CIRCULANT : SS_SENSING_NONE;
+  if (g_str_equal (sensing, "circulant"))
+    acq->sensing = SS_SENSING_CIRCULANT;
+  else if (g_str_equal (sensing, "none"))
+    acq->sensing = SS_SENSING_NONE;
+  else
+    {
+      g_set_error (error, SS_ERROR, SS_ERROR_FORMAT,
+                   "the header's SS_SENS ('%s') is neither circulant nor none: the recorded "
+                   "operator cannot be rebuilt", sensing);
+      return FALSE;
+    }
   return ss_acquisition_validate (acq, error);
+}
+
+void
+ss_acquisition_resolve_psf (SsAcquisition *acq, const char *source)
+{
+  if (acq->psf.kind != SS_PSF_FILE || acq->psf.path == NULL || source == NULL
+      || g_path_is_absolute (acq->psf.path))
+    return;
+  g_autofree char *directory = g_path_get_dirname (source);
+  char *resolved = g_build_filename (directory, acq->psf.path, NULL);
+  g_free (acq->psf.path);
+  acq->psf.path = resolved;
 }

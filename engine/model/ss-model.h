@@ -108,10 +108,19 @@ float *ss_simulate (const SsOperator *op, const SsAcquisition *acq, const float 
 
 /* Records ACQ in HEADER (keywords SS_PSF, SS_RATIO, SS_SENS, SS_SEED, SS_NOISE)
  * and reads it back; ss_acquisition_from_header returns FALSE without error
- * when the header holds no acquisition. */
+ * when the header holds no acquisition, and refuses a card that does not
+ * say what the writer writes (SS_SENS other than circulant or none, SS_SEED
+ * not a whole number of 32 bits): another operator, read silently, would
+ * deblur with the wrong one. A PSF file is recorded by its absolute path;
+ * a relative one (an older recording) is ss_acquisition_resolve_psf's. */
 void ss_acquisition_to_header (const SsAcquisition *acq, SsHeader *header);
 gboolean ss_acquisition_from_header (const SsHeader *header, SsAcquisition *acq,
                                      gboolean *found, GError **error);
+/* A recorded PSF file named relative to a directory is taken relative to
+ * the recording's own (SOURCE, the measurement file's path), not to the
+ * current one, where another file of that name would give the wrong
+ * operator. */
+void ss_acquisition_resolve_psf (SsAcquisition *acq, const char *source);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (SsOperator, ss_operator_free)
 
