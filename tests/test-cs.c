@@ -176,6 +176,25 @@ test_dense_too_large (void)
   g_assert_cmpuint (n, >, 1000);
   g_assert_true (ss_linop_dense_fits (n / 1000, n, 1 << 20, NULL));
   g_assert_false (ss_linop_dense_fits ((n + n / 10) / 1000, n + n / 10, 1 << 20, NULL));
+
+  /* The sparse and DCT ensembles are held to the memory too (they aborted
+   * in g_new): refused over the limit, their hint's n built under it. */
+  const SsEnsemble structured[] = { SS_ENSEMBLE_SPARSE, SS_ENSEMBLE_DCT };
+  for (gsize k = 0; k < G_N_ELEMENTS (structured); k++)
+    {
+      g_autoptr (GError) too_large = NULL;
+      g_assert_null (ss_linop_new (structured[k], 1000, 1000000, 8, 1, 1 << 20, &too_large));
+      g_assert_error (too_large, SS_ERROR, SS_ERROR_TOO_LARGE);
+      g_test_message ("%s", too_large->message);
+      const char *largest = strstr (too_large->message, "fits is about ");
+      g_assert_nonnull (largest);
+      gsize fits = g_ascii_strtoull (largest + strlen ("fits is about "), NULL, 10);
+      g_assert_cmpuint (fits, >, 8);
+      SsLinop *small = ss_linop_new (structured[k], MIN (fits / 2, 1000), fits, 8, 1, 1 << 20,
+                                     NULL);
+      g_assert_nonnull (small);
+      ss_linop_free (small);
+    }
 }
 
 /* ---- recovery ------------------------------------------------------------ */

@@ -372,6 +372,33 @@ sparse_data_new (gsize m, gsize n, int p, guint64 seed)
 
 /* ---- construction -------------------------------------------------------- */
 
+/* The DCT's and the sparse matrix's own arrays, and a trial's vectors (a
+ * dozen of n floats), against the memory there is: g_new would abort on a
+ * failure, where the dense ensemble is refused with a message. */
+#define TRIAL_VECTORS 12
+static gboolean
+structured_fits (SsEnsemble ensemble, gsize m, gsize n, int p, gsize limit, GError **error)
+{
+  gsize available = limit ? limit : ss_mem_available ();
+  /* Bytes a column (of n) and a row (of m) cost: sparse, p entries of a
+   * column index and a value, twice (A and Aᵀ), and the row pointers; DCT,
+   * its work vector and row choice. */
+  double per_column = (ensemble == SS_ENSEMBLE_SPARSE ? 2.0 * p * 8.0 + 8.0 : 9.0)
+                      + TRIAL_VECTORS * sizeof (float);
+  double per_row = ensemble == SS_ENSEMBLE_SPARSE ? 8.0 : 4.0;
+  double need = per_column * n + per_row * m + 16.0;
+  if (need <= 0.9 * available)
+    return TRUE;
+  g_autofree char *need_text = ss_format_bytes (need > (double) G_MAXSIZE ? G_MAXSIZE
+                                                                          : (gsize) need);
+  g_autofree char *have = ss_format_bytes (available);
+  g_set_error (error, SS_ERROR, SS_ERROR_TOO_LARGE,
+               "the %s ensemble at n = %" G_GSIZE_FORMAT " needs about %s, %s available: the "
+               "largest n that fits is about %.0f", ss_ensemble_to_string (ensemble), n, need_text,
+               have, floor ((0.9 * available - per_row * m - 16.0) / per_column));
+  return FALSE;
+}
+
 static gboolean
 check_sizes (SsEnsemble ensemble, gsize m, gsize n, int p, GError **error)
 {
@@ -416,7 +443,8 @@ ss_linop_new (SsEnsemble ensemble, gsize m, gsize n, int p, guint64 seed, gsize 
       return op;
     case SS_ENSEMBLE_DCT:
       {
-        DctData *d = dct_data_new (m, n, seed, error);
+        DctData *d = structured_fits (ensemble, m, n, p, limit, error)
+                       ? dct_data_new (m, n, seed, error) : NULL;
         if (d == NULL)
           break;
         op->data = d;
@@ -430,6 +458,8 @@ ss_linop_new (SsEnsemble ensemble, gsize m, gsize n, int p, guint64 seed, gsize 
       }
     case SS_ENSEMBLE_SPARSE:
       {
+        if (!structured_fits (ensemble, m, n, p, limit, error))
+          break;
         SparseData *d = sparse_data_new (m, n, p, seed);
         op->data = d;
         op->free_data = sparse_data_free;
