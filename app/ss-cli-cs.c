@@ -248,10 +248,15 @@ config_numbers (const CsOptions *o, CsConfig *c, GError **error)
     return FALSE;
   if (o->alpha && !cli_parse_double ("--alpha", o->alpha, &c->solve.alpha, error))
     return FALSE;
-  if (c->noise < 0 || !(c->tol > 0) || c->solve.alpha < 0)
+  /* Each option named by itself; the noise bounded as an acquisition's
+   * (float32 data overflow past SS_NOISE_MAX). */
+  const char *bad = !(c->noise >= 0 && c->noise <= SS_NOISE_MAX)
+                      ? "--noise: need 0 <= noise <= 1e30"
+                    : !(c->tol > 0) ? "--tol: need tol > 0"
+                    : !(c->solve.alpha >= 0) ? "--alpha: need alpha >= 0" : NULL;
+  if (bad != NULL)
     {
-      g_set_error (error, SS_ERROR, SS_ERROR_INVALID_ARGUMENT,
-                   "--noise, --tol and --alpha: need noise >= 0, tol > 0, alpha >= 0");
+      g_set_error (error, SS_ERROR, SS_ERROR_INVALID_ARGUMENT, "%s", bad);
       return FALSE;
     }
   c->n = (gsize) n;

@@ -220,10 +220,11 @@ acquisition_from_options (const CliOptions *o, CliGroups groups, double default_
   acq->noise = 0.0;
   if (o->noise && !cli_parse_double ("--noise", o->noise, &acq->noise, error))
     return FALSE;
-  if (acq->noise < 0.0)
+  if (!(acq->noise >= 0.0 && acq->noise <= SS_NOISE_MAX))
     {
       g_set_error (error, SS_ERROR, SS_ERROR_INVALID_ARGUMENT,
-                   "--noise %s: must be >= 0", o->noise);
+                   "--noise %s: must be >= 0 and at most 1e30 (scaled units: the image's range "
+                   "is about 1; float32 data overflow past it)", o->noise);
       return FALSE;
     }
   gint64 seed = 1;

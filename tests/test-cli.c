@@ -1324,6 +1324,7 @@ static const BadValue bad_values[] = {
   { "--ratio", "1.5", "simulate" },
   { "--ratio", "nan", "simulate" },
   { "--noise", "-0.1", "simulate" },
+  { "--noise", "1e300", "simulate" },   /* finite, but float32 data overflow */
   { "--seed", "-3", "simulate" },
   { "--psf", "blob:3", "simulate" },
   { "--sky", "sideways", "simulate" },
@@ -2167,6 +2168,10 @@ test_cs_bad_arguments (Fixture *f, gconstpointer data)
     { { "--deltas", "0.2,,x" }, "--deltas" },
     { { "--matrix", "13", "--bench" }, "--matrix" },
     { { "--ensemble", "gaussian", "--n", "2000000000" }, "largest n" },
+    { { "--ensemble", "sparse", "--n", "2147483647" }, "largest n" },   /* aborted in g_new */
+    { { "--tol", "0" }, "--tol:" },
+    { { "--noise", "1e300" }, "--noise:" },
+    { { "--alpha", "-1" }, "--alpha:" },
     { { "extra" }, "extra" },
   };
   for (gsize i = 0; i < G_N_ELEMENTS (cases); i++)

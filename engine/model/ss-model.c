@@ -37,10 +37,14 @@ ss_acquisition_validate (const SsAcquisition *acq, GError **error)
                    "sampling ratio %g is outside (0, 1]", acq->ratio);
       return FALSE;
     }
-  if (!(acq->noise >= 0) || !isfinite (acq->noise))
+  /* The noise is in scaled units (the image's range is about 1): past
+   * 1e30 the float32 data overflow, and a run writes an image of infinities
+   * or a flat one. */
+  if (!(acq->noise >= 0) || !(acq->noise <= SS_NOISE_MAX))
     {
       g_set_error (error, SS_ERROR, SS_ERROR_INVALID_ARGUMENT,
-                   "noise level %g must be finite and >= 0", acq->noise);
+                   "noise level %g must be >= 0 and at most %g (scaled units: the image's "
+                   "range is about 1)", acq->noise, SS_NOISE_MAX);
       return FALSE;
     }
   return TRUE;

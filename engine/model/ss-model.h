@@ -32,6 +32,10 @@ typedef struct {
 
 void ss_acquisition_init (SsAcquisition *acq);   /* box:5 is NOT implied: psf none, ratio 1 */
 void ss_acquisition_clear (SsAcquisition *acq);
+/* The largest noise σ an acquisition takes (scaled units): float32 data
+ * of a larger one overflow. */
+#define SS_NOISE_MAX 1e30
+
 gboolean ss_acquisition_validate (const SsAcquisition *acq, GError **error);
 /* TRUE when sensing is on after resolving SS_SENSING_AUTO. */
 gboolean ss_acquisition_uses_sensing (const SsAcquisition *acq);
