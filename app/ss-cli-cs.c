@@ -642,6 +642,30 @@ write_phase_files (const CsOptions *o, const char *csv_path, const char *png_pat
   return status;
 }
 
+/* A sweep's worst case, every trial of every cell running all its
+ * iterations, counted in the operator's multiply-adds (A and Aᵀ a step):
+ * past 10¹³ (hours on a CPU) it is said before it starts, since a cell's
+ * block solve stops only at its report points. */
+static void
+note_sweep_work (const CsOptions *o, const CsConfig *c)
+{
+  double work = 0;
+  for (guint i = 0; i < c->deltas->len; i++)
+    {
+      double m = MAX (1.0, round (g_array_index (c->deltas, double, i) * c->n));
+      double per_apply = c->ensemble == SS_ENSEMBLE_SPARSE ? (double) c->p * c->n
+                         : c->ensemble == SS_ENSEMBLE_DCT ? 5.0 * c->n * log2 (MAX (c->n, 2))
+                                                          : m * c->n;
+      work += 2.0 * per_apply * c->rhos->len;
+    }
+  work *= (double) c->trials * MAX (c->solve.iterations, 1);
+  if (work >= 1e13)
+    cs_note (o, "this sweep may take up to %.1e operations (every trial of its %u cells running "
+             "its %d iterations): hours on a CPU; fewer --trials, a smaller --n or the GPU is "
+             "faster (a cell stops for Ctrl-C only at its report points; a second Ctrl-C ends "
+             "at once)", work, c->deltas->len * c->rhos->len, c->solve.iterations);
+}
+
 static int
 run_phase_transition (const CsOptions *o, const CsConfig *c)
 {
@@ -650,6 +674,7 @@ run_phase_transition (const CsOptions *o, const CsConfig *c)
   int status = check_outputs (o, csv_path, png_path);
   if (status >= 0)
     return status;
+  note_sweep_work (o, c);
   int cols = (int) c->deltas->len, rows = (int) c->rhos->len;
   SsCsPhaseParams params;
   ss_cs_phase_params_init (&params);
