@@ -402,6 +402,9 @@ cli_run (int argc, char **argv)
     status = cli_config_from_options (&o, groups, 0.5, "box:5", &c);
   if (status < 0)
     status = refuse_real_data_options ("run", &c);
+  /* As deblur does: an option the solver takes no part of is said. */
+  if (status < 0)
+    cli_note_unused_options (&o, &c.params);
   if (status < 0)
     status = run_with (&o, &c);
   cli_config_clear (&c);

@@ -905,7 +905,7 @@ test_devices_unused (Fixture *f, gconstpointer data)
  * runs the first of its candidates that takes every option given
  * (--iters: Richardson–Lucy, as many iterations as asked; --inner-iters:
  * ALM), and --alpha auto, every solver's recipe, moves nothing; an option
- * the named solver takes no part of is warned about. */
+ * the named solver takes no part of is warned about, by run too. */
 static void
 test_real_default_solver (Fixture *f, gconstpointer data)
 {
@@ -945,6 +945,12 @@ test_real_default_solver (Fixture *f, gconstpointer data)
                         "--solver", "auto", "--iters", iters_text);
   g_assert_cmpint (run.status, ==, 0);
   g_assert_nonnull (strstr (run.err, "--iters has no effect on auto"));
+  cli_run_clear (&run);
+  /* run says it as deblur does (it ignored them silently). */
+  run = RUN_CLI ("run", in_path, "--solver", "direct-fft", "--alpha", "1e-3", "--iters", "40",
+                 "--ratio", "1");
+  g_assert_cmpint (run.status, ==, 0);
+  g_assert_nonnull (strstr (run.err, "--iters has no effect on direct-fft"));
   cli_run_clear (&run);
 }
 
