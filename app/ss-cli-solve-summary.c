@@ -252,9 +252,10 @@ print_summary_text (const CliSummary *s, const CliConfig *config, const SsSolveR
     g_string_append (t, "  (alpha auto)");
   g_string_append_printf (t, "\nbackend      %s (%s)\n", result->backend, result->device);
 
-  g_string_append_printf (t, "image        %d x %d, psf %s, %" G_GSIZE_FORMAT " pixels "
+  g_string_append_printf (t, "image        %d x %d, psf %s, %" G_GSIZE_FORMAT " pixel%s "
                           "observed%s\n", s->width, s->height, s->psf ? s->psf : "?",
-                          s->observed, s->acq && ss_acquisition_uses_sensing (s->acq)
+                          s->observed, s->observed == 1 ? "" : "s",
+                          s->acq && ss_acquisition_uses_sensing (s->acq)
                           ? " (circulant sensing)" : "");
   if (s->psf_fit != NULL)
     {
