@@ -88,8 +88,10 @@ cli_deblur_prepare_recorded (const CliDeblurInput *in, const CliOptions *o, cons
   job->pw = job->w = w;
   job->ph = job->h = h;
   job->op = ss_operator_new (&in->acq, w, h, &error);
+  /* The recording's operator, not the command line's: a failure is the
+   * file's (exit 1), never a bad parameter. */
   if (job->op == NULL)
-    return cli_operator_failure (path, &in->acq.psf, error);
+    return cli_fail (CLI_EXIT_FAILURE, path, error);
 
   gsize n = ss_image_plane_size (image), missing = 0;
   job->y = g_new (float, n);

@@ -242,7 +242,8 @@ test_run_compressed (Fixture *f, gconstpointer data)
 }
 
 /* simulate then deblur reproduces run's MSE with the same seed, and the
- * written image agrees with the MSE deblur reports and keeps the header. */
+ * written image agrees with the MSE deblur reports and keeps the header; a
+ * recording whose PSF cannot be built fails with exit 1. */
 static void
 test_round_trip (Fixture *f, gconstpointer data)
 {
@@ -293,6 +294,20 @@ test_round_trip (Fixture *f, gconstpointer data)
   g_autofree char *measured_header = read_fits_header (measured_path);
   g_assert_nonnull (strstr (measured_header, "SS_PSF"));
   g_assert_nonnull (strstr (measured_header, "SS_SCALE"));
+
+  /* A recording whose operator cannot be built is the file's failure
+   * (exit 1), not a bad command line, and names the reason. */
+  fitsfile *fits = NULL;
+  int status = 0;
+  fits_open_file (&fits, measured_path, READWRITE, &status);
+  fits_update_key_str (fits, "SS_PSF", "box:500", NULL, &status);
+  fits_close_file (fits, &status);
+  test_check_cfitsio (status);
+  g_remove (out_path);
+  run = RUN_CLI ("deblur", measured_path, "-o", out_path);
+  assert_refused (&run, 1, "larger than the image");
+  assert_absent (out_path);
+  cli_run_clear (&run);
 }
 
 /* A real image with blank (NaN) pixels: they are counted, left out of the
