@@ -182,9 +182,11 @@ measure_psf (CliDeblurInput *in, const CliOptions *o, const CliConfig *c, CliPla
        * star's shape from its wings, as the data term does. The level is
        * --saturation's; with none, the header's card or a flat top still
        * keep a clipped core out of the PSF, as --psf auto's search does. */
-      double saturation = single ? ss_psf_fit_saturation_for (single,
-                                                              job->defects.saturation.level)
-                                 : INFINITY;
+      double resolved = job->defects.saturation.level;
+      double saturation = isfinite (resolved) ? resolved
+                          : single && c->saturation_mode == SS_SATURATION_NONE
+                            ? ss_psf_fit_saturation_for (single, NAN)
+                            : INFINITY;   /* auto found none: no second search */
       int clipped = single ? count_at_or_above_near (single, c->star_x, c->star_y, saturation)
                            : 0;
       if (clipped > 0 && !o->json)

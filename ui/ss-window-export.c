@@ -80,9 +80,9 @@ export_done (GObject *source, GAsyncResult *result, gpointer user_data)
   SsWindow *self = SS_WINDOW (source);
   ExportData *d = g_task_get_task_data (G_TASK (result));
   g_autoptr (GError) error = NULL;
-  /* Released here, on the main thread: the task's last reference may go on
-   * the worker's, and GApplication is not for other threads. */
-  g_object_set_data (G_OBJECT (result), "ss-held-application", NULL);
+  /* Here, on the main thread: the task's last reference may go on the
+   * worker's. */
+  ss_window_release_application_of (G_OBJECT (result));
   self->exporting = FALSE;
   g_clear_error (&self->export_error);
   if (!g_task_propagate_boolean (G_TASK (result), &error))
@@ -242,13 +242,7 @@ ss_window_export (SsWindow *self, SsExportFormat format, const char *path,
   g_task_set_name (task, "sharpsky export");
   /* Quitting while a large frame is written waits for the file rather than
    * ending under the writer: the application is held until the task goes. */
-  GtkApplication *app = gtk_window_get_application (GTK_WINDOW (self));
-  if (app != NULL)
-    {
-      g_application_hold (G_APPLICATION (app));
-      g_object_set_data_full (G_OBJECT (task), "ss-held-application", app,
-                              (GDestroyNotify) g_application_release);
-    }
+  ss_window_hold_application_for (self, G_OBJECT (task));
   g_task_run_in_thread (task, export_thread);
   g_object_unref (task);
   ss_window_update_actions (self);

@@ -174,6 +174,12 @@ void ss_window_detach_task (SsWindow *self);
  * the engine cannot interrupt (a dense factorisation) goes on; the
  * application is held until it ends, as after Stop's timeout. */
 void ss_window_hold_running_solve (SsWindow *self);
+/* Holds SELF's application until ss_window_release_application_of (OWNER),
+ * or OWNER's end: quitting then waits for the work OWNER stands for (a
+ * solve's last step, an export's write). Released on the main thread by
+ * the callback that ends that work: GApplication is not for workers. */
+void ss_window_hold_application_for (SsWindow *self, GObject *owner);
+void ss_window_release_application_of (GObject *owner);
 /* Every 500 ms: the status line of a run that gives no report. */
 gboolean ss_window_on_status_tick (gpointer data);
 /* A row of the comparison chosen: its curve highlighted, its result shown. */

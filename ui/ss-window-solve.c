@@ -277,8 +277,7 @@ on_solve_done (GObject *source, GAsyncResult *result, gpointer user_data)
       if (g_object_get_data (G_OBJECT (task), "ss-detached") != NULL)
         {
           self->detached_solves--;
-          /* Releases the application (mark_detached). */
-          g_object_set_data (G_OBJECT (task), "ss-held-application", NULL);
+          ss_window_release_application_of (G_OBJECT (task));   /* mark_detached's */
           if (!self->disposed && self->detached_solves == 0)
             {
               /* A load or a star search started since owns the status line. */
@@ -297,7 +296,7 @@ on_solve_done (GObject *source, GAsyncResult *result, gpointer user_data)
     {
       self->detached_solves--;
       g_object_set_data (G_OBJECT (task), "ss-detached", NULL);
-      g_object_set_data (G_OBJECT (task), "ss-held-application", NULL);
+      ss_window_release_application_of (G_OBJECT (task));
     }
   g_object_ref (task);
   ss_window_detach_task (self);
@@ -341,13 +340,7 @@ mark_detached (SsWindow *self)
     return;
   g_object_set_data (G_OBJECT (self->task), "ss-detached", GINT_TO_POINTER (TRUE));
   self->detached_solves++;
-  GtkApplication *app = gtk_window_get_application (GTK_WINDOW (self));
-  if (app != NULL)
-    {
-      g_application_hold (G_APPLICATION (app));
-      g_object_set_data_full (G_OBJECT (self->task), "ss-held-application", app,
-                              (GDestroyNotify) g_application_release);
-    }
+  ss_window_hold_application_for (self, G_OBJECT (self->task));
 }
 
 void

@@ -17,6 +17,24 @@ const char *const ss_window_view_titles[SS_WINDOW_N_VIEWS] = {
 
 /* ---- small helpers -------------------------------------------------------- */
 
+#define HELD_APPLICATION "ss-held-application"
+
+void
+ss_window_hold_application_for (SsWindow *self, GObject *owner)
+{
+  GtkApplication *app = gtk_window_get_application (GTK_WINDOW (self));
+  if (app == NULL)
+    return;
+  g_application_hold (G_APPLICATION (app));
+  g_object_set_data_full (owner, HELD_APPLICATION, app, (GDestroyNotify) g_application_release);
+}
+
+void
+ss_window_release_application_of (GObject *owner)
+{
+  g_object_set_data (owner, HELD_APPLICATION, NULL);
+}
+
 GAction *
 ss_window_win_action (SsWindow *self, const char *name)
 {

@@ -5,6 +5,7 @@
 
 #include <glib.h>
 #include "ss-psf-fit.h"
+#include "ss-saturation.h"
 
 G_BEGIN_DECLS
 
@@ -39,6 +40,14 @@ gboolean ss_psf_fit_find_peak_near (const float *data, int w, int h, double x, d
 /* Sky, noise and FWHM guesses around the peak (cx, cy). */
 gboolean ss_psf_fit_first_guess (const float *data, int w, int h, int cx, int cy,
                                  double *sky, double *noise, double *fwhm);
+
+/* The level star fits take as saturated when none is given: what
+ * --saturation auto resolves from HEADER and DATA (WIDTH × HEIGHT, as
+ * read): the SATURATE or SATLEVEL card, else a flat top at the maximum
+ * (either ignored if it would clip more than half the pixels); INFINITY
+ * when none, *SOURCE saying which. */
+double ss_psf_fit_saturation_level_of (const SsHeader *header, const float *data, int width,
+                                       int height, SsSaturationSource *source);
 
 /* Radius of the cutout fitted to a star of FWHM. */
 int ss_psf_fit_cutout_radius_for (double fwhm);

@@ -243,35 +243,21 @@ has_close_neighbour (const GArray *peaks, guint index, double radius)
   return FALSE;
 }
 
-/* The data level treated as saturated: SEARCH's, else the header's card
- * (ss_saturation_from_header), else a flat top at the maximum
- * (ss_saturation_find_plateau), else none (INFINITY): an unclipped star is
- * the best to fit, the brightest above all. The search works on the plane
- * as read (BZERO and BSCALE applied, the sky not subtracted: core_saturated
- * compares raw pixels), the units the card states the level in, so it is
- * taken as it is. A card at or below the sky would refuse every star and
- * cannot be right: the flat top then decides. *FROM: words for messages on
- * where the level came from. */
+/* The data level treated as saturated: SEARCH's, else the rule a single
+ * star's fit takes (ss_psf_fit_saturation_level_of: the header's card,
+ * else a flat top at the maximum, else none), on the plane as read (BZERO
+ * and BSCALE applied, the sky not subtracted: core_saturated compares raw
+ * pixels), the units the card states the level in. *SOURCE: where it came
+ * from, for messages. */
 static double
 saturation_level (const SsImage *image, const SsStarSearch *search, const float *data,
-                  double sky, const char **from)
+                  SsSaturationSource *source)
 {
-  *from = "";
+  *source = SS_SATURATION_FROM_USER;
   if (isfinite (search->saturation))
     return search->saturation;
-  SsSaturation found;
-  if (ss_saturation_from_header (image->header, &found) && found.level > sky)
-    {
-      *from = found.source == SS_SATURATION_FROM_SATURATE ? " (the header's SATURATE)"
-                                                          : " (the header's SATLEVEL)";
-      return found.level;
-    }
-  if (ss_saturation_find_plateau (data, image->width, image->height, &found))
-    {
-      *from = " (a flat top at the maximum)";
-      return found.level;
-    }
-  return INFINITY;
+  return ss_psf_fit_saturation_level_of (image->header, data, image->width, image->height,
+                                         source);
 }
 
 /* Tries the candidate peaks[INDEX]; a usable star lands in FITS. */
@@ -348,7 +334,7 @@ drop_outlying_fits (GArray *fits)
 /* The levels the search holds peaks against, measured on the plane. */
 typedef struct {
   double sky, noise, saturation;
-  const char *saturation_from;   /* words for messages: where the saturation level came from */
+  SsSaturationSource saturation_from;   /* for messages: where the level came from */
 } SearchLevels;
 
 static gboolean
@@ -363,9 +349,21 @@ measure_levels (const SsImage *image, const SsStarSearch *search, const float *d
   levels->noise = ss_noise_estimate (data, image->width, image->height);
   if (!(levels->noise > 0.0))
     levels->noise = 1e-6 * scaling.scale;   /* noiseless (synthetic) data */
-  levels->saturation = saturation_level (image, search, data, levels->sky,
-                                         &levels->saturation_from);
+  levels->saturation = saturation_level (image, search, data, &levels->saturation_from);
   return TRUE;
+}
+
+/* What the search's refusal says of saturation: the level and where it came
+ * from, or that nothing is saturated. */
+static char *
+describe_saturation (const SearchLevels *levels)
+{
+  if (!isfinite (levels->saturation))
+    return g_strdup ("; nothing saturated: no SATURATE or SATLEVEL card, no flat top");
+  if (levels->saturation_from == SS_SATURATION_FROM_USER)
+    return g_strdup_printf (", below saturation %.3g", levels->saturation);
+  return g_strdup_printf (", below saturation %.3g (%s)", levels->saturation,
+                          ss_saturation_source_describe (levels->saturation_from));
 }
 
 /* Fits the candidates of PEAKS above the threshold, brightest first, until
@@ -431,11 +429,7 @@ ss_psf_find_stars (const SsImage *image, const SsStarSearch *search, SsPsfFit *c
   if (fits->len == 0)
     {
       g_array_free (fits, TRUE);
-      g_autofree char *below = isfinite (levels.saturation)
-                                 ? g_strdup_printf (", below saturation %.3g%s",
-                                                    levels.saturation, levels.saturation_from)
-                                 : g_strdup ("; nothing saturated: no SATURATE or SATLEVEL "
-                                             "card, no flat top");
+      g_autofree char *below = describe_saturation (&levels);
       g_set_error (error, SS_ERROR, SS_ERROR_INVALID_ARGUMENT,
                    "no isolated unsaturated star found (peaks above %.3g = sky %.3g + %g × "
                    "noise %.3g%s)",

@@ -42,12 +42,23 @@ ss_psf_model_to_string (SsPsfModel model)
 /* ---- one star ------------------------------------------------------------- */
 
 double
+ss_psf_fit_saturation_level_of (const SsHeader *header, const float *data, int width,
+                                int height, SsSaturationSource *source)
+{
+  SsSaturation found = ss_saturation_resolve (SS_SATURATION_AUTO, 0, header, data, width,
+                                              height);
+  *source = found.source;
+  return isfinite (found.level) ? found.level : INFINITY;
+}
+
+double
 ss_psf_fit_saturation_for (const SsImage *image, double level)
 {
-  if (isnan (level))
-    level = ss_saturation_resolve (SS_SATURATION_AUTO, 0, image->header, image->data,
-                                   image->width, image->height).level;
-  return isfinite (level) ? level : INFINITY;
+  SsSaturationSource source;
+  if (isfinite (level))
+    return level;
+  return ss_psf_fit_saturation_level_of (image->header, image->data, image->width,
+                                         image->height, &source);
 }
 
 /* The clipped pixels (CLIPPED, a W × H window's mask) nearest (X, Y),
