@@ -465,22 +465,19 @@ deblur_plane_group (CliDeblurInput *in, const CliOptions *o, const CliConfig *c,
   return status;
 }
 
-/* A result with a pixel that is not a number is no image (a solve that
- * diverged, on data no blur explains): said, and nothing written, rather
- * than a file of NaN or infinities with exit status 0. */
+/* The engine refuses a solve that diverged (ss_solve_result_check_finite);
+ * a finite estimate can still overflow when scaled back to the data's
+ * units, and a file of infinities is written by no one. */
 static int
 refuse_non_finite (const CliDeblurInput *in, const SsImage *out)
 {
-  gsize n = ss_image_plane_size (out) * out->planes, bad = 0;
-  const float *data = out->data;
-#pragma omp parallel for reduction(+ : bad) schedule(static) if (n > SS_PARALLEL_PIXELS)
-  for (gsize i = 0; i < n; i++)
-    bad += isfinite (data[i]) ? 0 : 1;
+  gsize n = ss_image_plane_size (out) * out->planes;
+  gsize bad = ss_count_non_finite (out->data, n);
   if (bad == 0)
     return -1;
-  cli_error (in->in_path, "the solve diverged: %" G_GSIZE_FORMAT " of the result's %"
-             G_GSIZE_FORMAT " pixels are not finite; nothing written (another solver, a larger "
-             "--alpha or fewer --iters may converge)", bad, n);
+  cli_error (in->in_path, "the result is not finite in the data's units: %" G_GSIZE_FORMAT
+             " of its %" G_GSIZE_FORMAT " pixels; nothing written (another solver or a larger "
+             "--alpha may converge)", bad, n);
   return CLI_EXIT_FAILURE;
 }
 

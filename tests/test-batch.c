@@ -196,6 +196,55 @@ test_batch_refuses_mixed_sizes (void)
   test_problem_clear (&b);
 }
 
+/* A solve that diverges (a box blur's spectral zeros divided by an α of
+ * 1e-45) gives no image: an SS_ERROR_NUMERIC error and no estimate, alone
+ * and as one image of a batch, so that neither the app nor the command
+ * line can show or write it. The same problem at a sane α solves. */
+static void
+test_diverged_solve_refused (void)
+{
+  g_autoptr (GRand) rng = test_rng ();
+  g_autoptr (GError) error = NULL;
+  g_autoptr (SsBackend) backend = ss_backend_new (SS_BACKEND_CPU, &error);
+  g_assert_no_error (error);
+  int side = 4 * g_rand_int_range (rng, 6, 12);   /* a multiple of the box: exact zeros */
+  TestProblem a;
+  test_problem_init (&a, rng, side, side, "box:4", 1.0, 0.01);
+  SsProblem problem = { .op = a.op, .y = a.y };
+  SsSolveParams params = test_solve_params (SS_SOLVER_DIRECT_FFT, 1e-45, 1);
+
+  SsSolveResult result = { 0 };
+  g_assert_false (ss_backend_solve (backend, &problem, &params, NULL, NULL, NULL, &result,
+                                    &error));
+  g_assert_error (error, SS_ERROR, SS_ERROR_NUMERIC);
+  g_test_message ("%s", error->message);
+  g_assert_nonnull (strstr (error->message, "diverged"));
+  g_assert_null (result.x);
+  ss_solve_result_clear (&result);
+  g_clear_error (&error);
+
+  /* In a batch of two, the second at the tiny α: named by its place. */
+  SsProblem problems[2] = { problem, problem };
+  double alphas[2] = { 1e-2, 1e-45 };
+  SsSolveResult results[2] = { { 0 } };
+  g_assert_false (ss_backend_solve_batch (backend, problems, 2, alphas, &params, NULL, NULL, NULL,
+                                          results, &error));
+  g_assert_error (error, SS_ERROR, SS_ERROR_NUMERIC);
+  g_assert_nonnull (strstr (error->message, "image 2 of 2"));
+  g_assert_null (results[1].x);
+  ss_solve_result_clear (&results[0]);
+  ss_solve_result_clear (&results[1]);
+  g_clear_error (&error);
+
+  params.alpha = 1e-2;
+  g_assert_true (ss_backend_solve (backend, &problem, &params, NULL, NULL, NULL, &result,
+                                   &error));
+  g_assert_no_error (error);
+  g_assert_cmpuint (ss_count_non_finite (result.x, (gsize) side * side), ==, 0);
+  ss_solve_result_clear (&result);
+  test_problem_clear (&a);
+}
+
 /* What may be batched on a GPU: one size and one c^, whatever the masks. */
 static void
 test_share_operator (void)
@@ -369,6 +418,7 @@ main (int argc, char **argv)
   g_test_add_func ("/batch/fista-matches-separate", test_fista_batch_matches_separate);
   g_test_add_func ("/batch/refuses-mixed-sizes", test_batch_refuses_mixed_sizes);
   g_test_add_func ("/batch/share-operator", test_share_operator);
+  g_test_add_func ("/batch/diverged-solve-refused", test_diverged_solve_refused);
   g_test_add_func ("/batch/parse-devices", test_parse_devices);
   g_test_add_func ("/batch/backend-devices", test_backend_devices);
   g_test_add_func ("/batch/list-devices", test_list_devices);

@@ -323,8 +323,13 @@ solve_batch_on (SsBackend *backend, int devices, const SsProblem *problems, int 
                            0, cancellable, results, error);
   g_mutex_clear (&shared.lock);
   for (int i = 0; ok && i < count; i++)
-    ss_solve_result_warn_if_flat (&results[i], problems[i].y,
-                                  (gsize) problems[i].op->width * problems[i].op->height);
+    if (!ss_backend_finish_result (&results[i], &problems[i], error))
+      {
+        /* Which image of the batch: the caller knows it as a plane. */
+        if (count > 1)
+          g_prefix_error (error, "image %d of %d: ", i + 1, count);
+        return FALSE;
+      }
   return ok;
 }
 

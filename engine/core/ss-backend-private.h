@@ -26,10 +26,14 @@ struct _SsBackend {
  * on the CPU whatever was asked, as a solver with no GPU form at all is. */
 gboolean ss_backend_cuda_falls_back (const SsBackend *backend, const GError *cuda_error);
 
-/* ss_backend_solve with the backend untyped, for the rules that solve
- * through a function (SsSolveOnceFunc): `auto`'s candidates, batches solved
- * one by one. */
+/* ss_backend_solve with the backend untyped and without the result's
+ * checks, for the rules that solve through a function (SsSolveOnceFunc):
+ * `auto`'s candidates, batches solved one by one. */
 gboolean ss_backend_solve_on (gpointer backend, const SsProblem *problem,
                               const SsSolveParams *params, SsReportFunc report,
                               gpointer user_data, GCancellable *cancellable,
                               SsSolveResult *result, GError **error);
+/* What every finished solve's RESULT goes through before anyone sees it: a
+ * result not finite is an error (its estimate freed), a flat one warned of. */
+gboolean ss_backend_finish_result (SsSolveResult *result, const SsProblem *problem,
+                                   GError **error);

@@ -386,13 +386,37 @@ measure_floor (gpointer data, const SsProblem *problem, const SsSolveParams *par
   return ss_pixel_l1_floor (problem, params);
 }
 
+/* The solve without the result's checks: `auto`'s candidates (a diverged
+ * one is not chosen, its held-out error not finite) and a batch's runs
+ * (checked together, ss-backend-batch.c). */
 gboolean
-ss_backend_solve_on (gpointer backend, const SsProblem *problem, const SsSolveParams *params,
+ss_backend_solve_on (gpointer data, const SsProblem *problem, const SsSolveParams *params,
                      SsReportFunc report, gpointer user_data, GCancellable *cancellable,
                      SsSolveResult *result, GError **error)
 {
-  return ss_backend_solve (backend, problem, params, report, user_data, cancellable, result,
-                           error);
+  SsBackend *backend = data;
+  if (!check_problem (problem, error) || !ss_solve_params_validate (params, error))
+    return FALSE;
+  /* `auto`: its candidates, each with every rule (ss-solver-choice.h). */
+  if (ss_solver_info (params->kind)->n_candidates > 0)
+    return ss_solver_choice_solve (ss_backend_solve_on, backend, problem, params,
+                                   SS_SOLVER_CHOICE_CROP, report, user_data, cancellable, result,
+                                   error);
+  /* A real image's floor, or the hold-out rule (ss-pixel-l1.h). */
+  if (ss_pixel_l1_applies (problem, params))
+    return ss_pixel_l1_solve (solve_once, measure_floor, backend, problem, params, report,
+                              user_data, cancellable, result, error);
+  return solve_once (backend, problem, params, report, user_data, cancellable, result, error);
+}
+
+gboolean
+ss_backend_finish_result (SsSolveResult *result, const SsProblem *problem, GError **error)
+{
+  gsize n = (gsize) problem->op->width * problem->op->height;
+  if (!ss_solve_result_check_finite (result, n, error))
+    return FALSE;
+  ss_solve_result_warn_if_flat (result, problem->y, n);
+  return TRUE;
 }
 
 gboolean
@@ -400,24 +424,9 @@ ss_backend_solve (SsBackend *backend, const SsProblem *problem, const SsSolvePar
                   SsReportFunc report, gpointer user_data, GCancellable *cancellable,
                   SsSolveResult *result, GError **error)
 {
-  if (!check_problem (problem, error) || !ss_solve_params_validate (params, error))
-    return FALSE;
-  gboolean ok;
-  /* `auto`: its candidates, each with every rule (ss-solver-choice.h). */
-  if (ss_solver_info (params->kind)->n_candidates > 0)
-    ok = ss_solver_choice_solve (ss_backend_solve_on, backend, problem, params,
-                                 SS_SOLVER_CHOICE_CROP, report, user_data, cancellable, result,
-                                 error);
-  /* A real image's floor, or the hold-out rule (ss-pixel-l1.h). */
-  else if (ss_pixel_l1_applies (problem, params))
-    ok = ss_pixel_l1_solve (solve_once, measure_floor, backend, problem, params, report,
-                            user_data, cancellable, result, error);
-  else
-    ok = solve_once (backend, problem, params, report, user_data, cancellable, result, error);
-  if (ok)
-    ss_solve_result_warn_if_flat (result, problem->y,
-                                  (gsize) problem->op->width * problem->op->height);
-  return ok;
+  return ss_backend_solve_on (backend, problem, params, report, user_data, cancellable, result,
+                              error)
+         && ss_backend_finish_result (result, problem, error);
 }
 
 /* The padding margin of a bench problem: its PSF's reach (the row box of

@@ -1,6 +1,7 @@
 /* ss-solver.c: solver parameters and results (backend-independent). */
 #include "ss-solver.h"
 #include "ss-error.h"
+#include "ss-mem.h"
 #include "ss-rl-holdout.h"
 
 #include <math.h>
@@ -127,17 +128,37 @@ ss_solve_result_warn_if_flat (SsSolveResult *result, const float *y, gsize n)
       if (hi - lo > tolerance)
         return;
     }
-  static const char flat_text[] = "the result is flat, no structure in it: α is too large for "
-                                  "these data, too few iterations ran, or too few pixels were "
-                                  "left in the fit";
-  /* A batch's own runs went through ss_backend_solve, which said it. */
-  if (result->warning && strstr (result->warning, flat_text))
-    return;
-  g_autofree char *flat = g_strdup (flat_text);
+  g_autofree char *flat = g_strdup ("the result is flat, no structure in it: α is too large "
+                                    "for these data, too few iterations ran, or too few pixels "
+                                    "were left in the fit");
   char *joined = result->warning ? g_strdup_printf ("%s; %s", result->warning, flat)
                                  : g_steal_pointer (&flat);
   g_free (result->warning);
   result->warning = joined;
+}
+
+gsize
+ss_count_non_finite (const float *data, gsize n)
+{
+  gsize bad = 0;
+#pragma omp parallel for reduction(+ : bad) schedule(static) if (n > SS_PARALLEL_PIXELS)
+  for (gsize i = 0; i < n; i++)
+    bad += isfinite (data[i]) ? 0 : 1;
+  return bad;
+}
+
+gboolean
+ss_solve_result_check_finite (SsSolveResult *result, gsize n, GError **error)
+{
+  gsize bad = result->x != NULL ? ss_count_non_finite (result->x, n) : 0;
+  if (bad == 0)
+    return TRUE;
+  g_clear_pointer (&result->x, g_free);
+  g_set_error (error, SS_ERROR, SS_ERROR_NUMERIC,
+               "the solve diverged: %" G_GSIZE_FORMAT " of the result's %" G_GSIZE_FORMAT
+               " pixels are not finite (another solver, a larger α or fewer iterations may "
+               "converge)", bad, n);
+  return FALSE;
 }
 
 char *

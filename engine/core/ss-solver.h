@@ -194,6 +194,13 @@ void ss_solve_result_copy_summary (const SsSolveResult *src, SsSolveResult *dst)
  * solver that takes the data in at its second step, nearly every pixel
  * left out), and a flat file must not be written silently. */
 void ss_solve_result_warn_if_flat (SsSolveResult *result, const float *y, gsize n);
+/* How many of the N values at DATA are NaN or infinite. */
+gsize ss_count_non_finite (const float *data, gsize n);
+/* FALSE with an SS_ERROR_NUMERIC error, and RESULT's estimate freed, when a
+ * pixel of its N is not finite: a solve that diverged (an α far too small
+ * for the data, a blur no image explains) gives no image, and neither the
+ * app nor the command line may show or write one. */
+gboolean ss_solve_result_check_finite (SsSolveResult *result, gsize n, GError **error);
 /* What a hold-out rule chose, in words ("hold-out: 55 validating on 3/4
  * of the pixels, then 82 on all of them; sparsity 0.9 chosen"), for a
  * summary, a status line or a FITS HISTORY card; NULL (no rule ran) or
