@@ -405,6 +405,22 @@ read_options_from_options (const CliOptions *o, CliConfig *c, GError **error)
   return TRUE;
 }
 
+/* A sampling ratio under 1 leaves pixels out, which a solver without masks
+ * (direct-fft) cannot take: a conflict of the command line, said before any
+ * file is read, rather than a refusal that names the input image. */
+static gboolean
+check_solver_takes_ratio (const CliOptions *o, const CliConfig *c, GError **error)
+{
+  const SsSolverInfo *info = ss_solver_info (c->params.kind);
+  if (c->acquisition.ratio >= 1.0 || info == NULL || (info->caps & SS_SOLVER_MASKS))
+    return TRUE;
+  g_set_error (error, SS_ERROR, SS_ERROR_INVALID_ARGUMENT,
+               "--solver %s needs every pixel observed, and --ratio is %g%s: give --ratio 1, or "
+               "a solver that takes a mask (cpadmm, fista, direct)", info->name,
+               c->acquisition.ratio, o->ratio ? "" : " (the default here)");
+  return FALSE;
+}
+
 int
 cli_config_from_options (const CliOptions *options, CliGroups groups, double default_ratio,
                          const char *default_psf, CliConfig *config)
@@ -444,6 +460,9 @@ cli_config_from_options (const CliOptions *options, CliGroups groups, double def
       config->real_params = real.params;
     }
   if ((groups & CLI_GROUP_TRUTH) && !boundary_from_options (options, config, &error))
+    return cli_fail (CLI_EXIT_USAGE, NULL, error);
+  if ((groups & CLI_GROUP_ACQUISITION) && (groups & CLI_GROUP_SOLVER)
+      && !check_solver_takes_ratio (options, config, &error))
     return cli_fail (CLI_EXIT_USAGE, NULL, error);
   return -1;
 }

@@ -159,6 +159,16 @@ build_case (const QualityOptions *q, const QualityCase *spec, CaseData *data, GE
 
 /* ---- the command -------------------------------------------------------------------- */
 
+static CaseSet
+case_set_named (const char *name)
+{
+  return g_str_equal (name, "small")    ? CASES_SMALL
+         : g_str_equal (name, "frames") ? CASES_FRAMES
+                                        : CASES_FULL;
+}
+
+/* --only picks among every case, or among --cases' set when that was given
+ * too (only_names_known has refused a name outside it). */
 static gboolean
 case_selected (const QualityOptions *q, const QualityCase *spec)
 {
@@ -167,10 +177,7 @@ case_selected (const QualityOptions *q, const QualityCase *spec)
       g_auto (GStrv) names = g_strsplit (q->only, ",", -1);
       return g_strv_contains ((const char *const *) names, spec->name);
     }
-  CaseSet set = g_str_equal (q->cases, "small")    ? CASES_SMALL
-                : g_str_equal (q->cases, "frames") ? CASES_FRAMES
-                                                   : CASES_FULL;
-  return spec->set == set;
+  return spec->set == case_set_named (q->cases);
 }
 
 static gboolean
@@ -341,9 +348,10 @@ run_quality (QualityOptions *q)
   return CLI_EXIT_OK;
 }
 
-/* Are the --only names cases of the table? */
+/* Are the --only names cases of the table, and of the set SET_NAME when
+ * --cases was given (NULL: any set)? */
 static gboolean
-only_names_known (const char *only)
+only_names_known (const char *only, const char *set_name)
 {
   if (only == NULL)
     return TRUE;
@@ -352,13 +360,16 @@ only_names_known (const char *only)
     {
       gboolean known = FALSE;
       for (gsize c = 0; c < G_N_ELEMENTS (cases) && !known; c++)
-        known = g_str_equal (names[i], cases[c].name);
+        known = g_str_equal (names[i], cases[c].name)
+                && (set_name == NULL || cases[c].set == case_set_named (set_name));
       if (!known)
         {
           g_autoptr (GString) list = g_string_new (NULL);
           for (gsize c = 0; c < G_N_ELEMENTS (cases); c++)
-            g_string_append_printf (list, "%s%s", c ? ", " : "", cases[c].name);
-          cli_error (NULL, "--only '%s': no such case (cases: %s)", names[i], list->str);
+            if (set_name == NULL || cases[c].set == case_set_named (set_name))
+              g_string_append_printf (list, "%s%s", list->len ? ", " : "", cases[c].name);
+          cli_error (NULL, "--only '%s': no such case%s%s (cases: %s)", names[i],
+                     set_name ? " in --cases " : "", set_name ? set_name : "", list->str);
           return FALSE;
         }
     }
@@ -549,7 +560,8 @@ refuse_bad_values (const QualityOptions *q)
       cli_error (NULL, "--draw %d: expected 0 (the published cases) to 1000000", q->draw);
       return CLI_EXIT_USAGE;
     }
-  if (!only_names_known (q->only) || !method_names_known (q->methods) || !set_values_valid (q))
+  if (!only_names_known (q->only, q->cases) || !method_names_known (q->methods)
+      || !set_values_valid (q))
     return CLI_EXIT_USAGE;
   return -1;
 }

@@ -967,6 +967,11 @@ test_real_default_solver (Fixture *f, gconstpointer data)
   g_assert_cmpint (run.status, ==, 0);
   g_assert_nonnull (strstr (run.err, "--iters has no effect on direct-fft"));
   cli_run_clear (&run);
+  /* run's default ratio, 0.5, leaves pixels out that direct-fft cannot:
+   * a conflict of the command line (status 2), not a failed solve. */
+  run = RUN_CLI ("run", in_path, "--solver", "direct-fft", "--alpha", "1e-3");
+  assert_refused (&run, 2, "--ratio is 0.5 (the default here)");
+  cli_run_clear (&run);
 }
 
 /* Every plane of a cube is deblurred in turn, each on its own: the cube's
@@ -2367,6 +2372,8 @@ test_quality_bad_values (Fixture *f, gconstpointer data)
     { { "--methods", "admm", "--set", "prior=foo" }, "prior=foo" },
     { { "--methods", "cpadmm", "--set", "nosuch=1" }, "nosuch=1" },
     { { "--methods", "cpadmm", "--only", "nope" }, "nope" },
+    /* --only within --cases: small-stars is no full case. */
+    { { "--methods", "cpadmm", "--cases", "full" }, "in --cases full" },
     { { "--methods", "cpadmm", "extra" }, "extra" },
     { { "--methods", "siril", "--no-siril" }, "siril" },
   };
