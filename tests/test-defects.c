@@ -332,11 +332,11 @@ blurred_star_field (int w, int h, double fwhm, int n_stars)
   return img;
 }
 
-static double
-gaussian_psf_ratio (double fwhm)
+static SsHotRatios
+gaussian_psf_ratios (double fwhm)
 {
   SsPsfSpec spec = { .kind = SS_PSF_GAUSSIAN, .fwhm = fwhm };
-  return ss_hot_pixels_psf_ratio (&spec, NULL);
+  return ss_hot_pixels_psf_ratios (&spec, NULL);
 }
 
 /* Hot pixels: spikes of 15σ to 10⁴σ planted apart in a blurred star field
@@ -357,8 +357,8 @@ test_hot_pixels (void)
       for (int wide = 1; wide <= 2; wide++)
         {
           memcpy (scaled, img, n * sizeof (float));
-          count = ss_hot_pixels_blank (img, w, h, sky, noise, gaussian_psf_ratio (wide * fwhm),
-                                       scaled);
+          SsHotRatios wider = gaussian_psf_ratios (wide * fwhm);
+          count = ss_hot_pixels_blank (img, w, h, sky, noise, &wider, scaled);
           g_assert_cmpuint (count, ==, 0);
         }
       g_autofree guint8 *hot = g_new0 (guint8, n);
@@ -379,8 +379,8 @@ test_hot_pixels (void)
       /* A spike on a star's wing may stay under the rule; count what the
        * rule's own inequality says, against the planted spikes. */
       memcpy (scaled, img, n * sizeof (float));
-      double ratio = gaussian_psf_ratio (fwhm);
-      count = ss_hot_pixels_blank (img, w, h, sky, noise, ratio, scaled);
+      SsHotRatios ratios = gaussian_psf_ratios (fwhm);
+      count = ss_hot_pixels_blank (img, w, h, sky, noise, &ratios, scaled);
       gsize found = 0, in_sky = 0;
       for (gsize i = 0; i < n; i++)
         {
@@ -406,7 +406,7 @@ test_hot_pixels (void)
       g_test_message ("FWHM %.2f: %" G_GSIZE_FORMAT " of %d spikes found, %" G_GSIZE_FORMAT
                       " of them plainly in the sky", fwhm, found, planted, in_sky);
       const float one = 1.0f;
-      g_assert_true (isinf (ss_hot_pixels_peak_ratio (&one, 1, 1)));
+      g_assert_true (isinf (ss_hot_pixels_kernel_ratios (&one, 1, 1).peak));
     }
 }
 
@@ -452,7 +452,8 @@ test_hot_pairs (void)
           k++;
         }
       g_autofree float *scaled = g_memdup2 (img, n * sizeof (float));
-      gsize count = ss_hot_pixels_blank (img, w, h, sky, noise, gaussian_psf_ratio (fwhm), scaled);
+      SsHotRatios ratios = gaussian_psf_ratios (fwhm);
+      gsize count = ss_hot_pixels_blank (img, w, h, sky, noise, &ratios, scaled);
       for (gsize i = 0; i < n; i++)
         if (isnan (scaled[i]))
           g_assert_true (hot[i]);
@@ -480,6 +481,137 @@ test_hot_pairs (void)
     }
 }
 
+/* Whether the pixel at I (of an image W wide) is a plain track pixel:
+ * on the track, 100σ or more over the sky, with a line through it (one of
+ * the 4) whose two neighbours are off the track and within 3σ of the sky. */
+static gboolean
+plain_track_pixel (const float *img, const guint8 *track, int w, gsize i, double sky,
+                   double sigma)
+{
+  static const int lines[4][2] = { { 1, 0 }, { 0, 1 }, { 1, 1 }, { 1, -1 } };
+  if (!track[i] || img[i] < sky + 100.0 * sigma)
+    return FALSE;
+  for (int k = 0; k < 4; k++)
+    {
+      gssize step = (gssize) lines[k][1] * w + lines[k][0];
+      gsize a = i + step, b = i - step;
+      if (!track[a] && !track[b] && img[a] < sky + 3.0 * sigma && img[b] < sky + 3.0 * sigma)
+        return TRUE;
+    }
+  return FALSE;
+}
+
+/* Cosmic-ray tracks, one pixel wide, 3 to 12 long at any angle, planted
+ * apart in a blurred star field: nothing but their pixels is blanked, and
+ * every plain track pixel (plain_track_pixel) chained to two more (two of
+ * its neighbours plain, or one and a plain neighbour of that one) is. The
+ * rule's bound for such a pixel: the margin times a line ratio squared (at
+ * most 2 × 2.43², the FWHM-2.5 Gaussian's diagonal, or 12) times the
+ * neighbours' height over the line's level (3σ over the sky, which is
+ * within a few σ of the data's first percentile), plus 10σ: well under
+ * 100σ. Before the line rule, only a track's pixels that happened to stand
+ * a peak ratio above all 8 neighbours were found. */
+static void
+test_hot_tracks (void)
+{
+  gsize expected_in_all = 0;   /* a track by a bright star may have no plain pixel */
+  for (int trial = 0; trial < 4; trial++)
+    {
+      int w = g_test_rand_int_range (100, 200), h = g_test_rand_int_range (100, 200);
+      gsize n = (gsize) w * h;
+      double fwhm = g_test_rand_double_range (2.5, 4.0);
+      g_autofree float *img = blurred_star_field (w, h, fwhm, 60);
+      double sky = ss_median (img, n);
+      g_autofree guint8 *track = g_new0 (guint8, n);
+      g_autofree guint8 *near = g_new0 (guint8, n);   /* within 3 px of a track */
+      int planted = g_test_rand_int_range (2, 8);
+      for (int k = 0; k < planted;)
+        {
+          int length = g_test_rand_int_range (3, 13);
+          double angle = g_test_rand_double_range (0, G_PI);
+          double x0 = g_test_rand_double_range (16, w - 16), y0 = g_test_rand_double_range (16, h - 16);
+          gsize cells[64];
+          int count = 0;
+          gboolean apart = TRUE;
+          for (int u = 0; u < 4 * length; u++)
+            {
+              double t = u * (length - 1) / (4.0 * length - 1);
+              int x = (int) lround (x0 + t * cos (angle)), y = (int) lround (y0 + t * sin (angle));
+              gsize i = (gsize) y * w + x;
+              gboolean seen = FALSE;
+              for (int c = 0; c < count; c++)
+                seen = seen || cells[c] == i;
+              if (!seen)
+                {
+                  cells[count++] = i;
+                  apart = apart && !near[i];
+                }
+            }
+          if (!apart)
+            continue;
+          double height = 3.0 * pow (10.0, g_test_rand_double_range (2.5, 4));
+          for (int c = 0; c < count; c++)
+            {
+              track[cells[c]] = 1;
+              img[cells[c]] += (float) (height * g_test_rand_double_range (0.5, 1.5));
+              int cx = (int) (cells[c] % w), cy = (int) (cells[c] / w);
+              for (int dy = -3; dy <= 3; dy++)
+                for (int dx = -3; dx <= 3; dx++)
+                  near[(gsize) (cy + dy) * w + cx + dx] = 1;
+            }
+          k++;
+        }
+      double noise = ss_noise_estimate (img, w, h);
+      g_autofree float *scaled = g_memdup2 (img, n * sizeof (float));
+      SsHotRatios ratios = gaussian_psf_ratios (fwhm);
+      gsize count = ss_hot_pixels_blank (img, w, h, sky, noise, &ratios, scaled);
+      gsize blanked = 0, on_tracks = 0, expected = 0;
+      g_autofree guint8 *plain = g_new0 (guint8, n);
+      for (gsize i = 0; i < n; i++)
+        {
+          on_tracks += track[i];
+          plain[i] = plain_track_pixel (img, track, w, i, sky, noise);
+          if (isnan (scaled[i]))
+            {
+              g_assert_true (track[i]);
+              blanked++;
+            }
+        }
+      g_assert_cmpuint (count, ==, blanked);
+      for (gsize i = 0; i < n; i++)
+        {
+          if (!plain[i])
+            continue;
+          int chained = 0, beyond = 0;
+          int x = (int) (i % w), y = (int) (i / w);
+          for (int dy = -1; dy <= 1; dy++)
+            for (int dx = -1; dx <= 1; dx++)
+              {
+                gsize q = (gsize) (y + dy) * w + x + dx;
+                if (!(dx || dy) || !plain[q])
+                  continue;
+                chained++;
+                for (int ey = -1; ey <= 1; ey++)
+                  for (int ex = -1; ex <= 1; ex++)
+                    {
+                      gsize r = (gsize) (y + dy + ey) * w + x + dx + ex;
+                      beyond += r != i && r != q && plain[r];
+                    }
+              }
+          if (chained >= 2 || beyond > 0)
+            {
+              expected++;
+              g_assert_true (isnan (scaled[i]));
+            }
+        }
+      g_test_message ("FWHM %.2f: %d tracks of %" G_GSIZE_FORMAT " pixels, %" G_GSIZE_FORMAT
+                      " blanked, %" G_GSIZE_FORMAT " plain and chained", fwhm, planted,
+                      on_tracks, blanked, expected);
+      expected_in_all += expected;
+    }
+  g_assert_cmpuint (expected_in_all, >, 0);
+}
+
 /* The peak ratio is the PSF's peak's, wherever its file puts it: a kernel
  * rolled off its centre pixel gives the same ratio (its centre pixel's, a
  * wing's under 1, made every star's core hot), and never under 1. */
@@ -490,16 +622,21 @@ test_hot_pixels_peak_anywhere (void)
   SsPsfSpec spec = { .kind = SS_PSF_GAUSSIAN, .fwhm = g_test_rand_double_range (1.5, 5.0) };
   g_autoptr (SsImage) kernel = ss_psf_render (&spec, side, side, NULL);
   g_assert_nonnull (kernel);
-  double centred = ss_hot_pixels_peak_ratio (kernel->data, side, side);
+  SsHotRatios centred = ss_hot_pixels_kernel_ratios (kernel->data, side, side);
   int sx = g_test_rand_int_range (1, side), sy = g_test_rand_int_range (1, side);
   g_autofree float *rolled = g_new (float, side * side);
   for (int y = 0; y < side; y++)
     for (int x = 0; x < side; x++)
       rolled[((y + sy) % side) * side + (x + sx) % side] = kernel->data[y * side + x];
-  g_assert_cmpfloat (ss_hot_pixels_peak_ratio (rolled, side, side), ==, centred);
-  g_assert_cmpfloat (centred, >, 1.0);
+  SsHotRatios moved = ss_hot_pixels_kernel_ratios (rolled, side, side);
+  g_assert_cmpfloat (moved.peak, ==, centred.peak);
+  g_assert_cmpfloat (moved.line, ==, centred.line);
+  g_assert_cmpfloat (centred.peak, >, 1.0);
+  /* A round blur's diagonal neighbours are its dimmest around the centre. */
+  g_assert_cmpfloat (centred.line, >, centred.peak);
   const float flat[9] = { 1, 1, 1, 1, 1, 1, 1, 1, 1 };
-  g_assert_cmpfloat (ss_hot_pixels_peak_ratio (flat, 3, 3), ==, 1.0);
+  g_assert_cmpfloat (ss_hot_pixels_kernel_ratios (flat, 3, 3).peak, ==, 1.0);
+  g_assert_cmpfloat (ss_hot_pixels_kernel_ratios (flat, 3, 3).line, ==, 1.0);
 }
 
 int
@@ -516,5 +653,6 @@ main (int argc, char **argv)
   g_test_add_func ("/hot-pixels/found", test_hot_pixels);
   g_test_add_func ("/hot-pixels/peak-anywhere", test_hot_pixels_peak_anywhere);
   g_test_add_func ("/hot-pixels/pairs", test_hot_pairs);
+  g_test_add_func ("/hot-pixels/tracks", test_hot_tracks);
   return g_test_run ();
 }

@@ -3,6 +3,7 @@
 #include "ss-bad-pixels.h"
 #include "ss-mem.h"
 #include "ss-noise.h"
+#include "ss-select.h"
 
 #include <math.h>
 
@@ -77,8 +78,12 @@ ss_cold_pixels_blank (const float *data, int width, int height, double sky, doub
   return blanked;
 }
 
-double
-ss_hot_pixels_peak_ratio (const float *kernel, int width, int height)
+/* The four lines through a pixel, each by one of its two neighbours on it
+ * (the other is the opposite one). */
+static const int line_steps[4][2] = { { 1, 0 }, { 0, 1 }, { 1, 1 }, { 1, -1 } };
+
+SsHotRatios
+ss_hot_pixels_kernel_ratios (const float *kernel, int width, int height)
 {
   /* The peak where it is: a PSF file's may sit off its centre pixel (an
    * even size, a star cut out a pixel off), and its centre's ratio would
@@ -87,19 +92,31 @@ ss_hot_pixels_peak_ratio (const float *kernel, int width, int height)
   for (gsize i = 1; i < n; i++)
     peak = kernel[i] > kernel[peak] ? i : peak;
   int px = (int) (peak % width), py = (int) (peak / width);
-  float around = 0.0f;
+#define AT(dx, dy) kernel[(gsize) ((py + (dy) + height) % height) * width + (px + (dx) + width) % width]
+  float around = 0.0f, line_least = INFINITY;
   for (int dy = -1; dy <= 1; dy++)
     for (int dx = -1; dx <= 1; dx++)
       if ((dx || dy) && (width > 1 || dx == 0) && (height > 1 || dy == 0))
-        {
-          int x = (px + dx + width) % width, y = (py + dy + height) % height;
-          around = fmaxf (around, kernel[(gsize) y * width + x]);
-        }
-  return around > 0.0f ? MAX (kernel[peak] / around, 1.0) : INFINITY;
+        around = fmaxf (around, AT (dx, dy));
+  /* A kernel of one row or column has one line: the others' neighbours
+   * wrap onto the peak itself. */
+  for (int k = 0; k < 4; k++)
+    {
+      int dx = line_steps[k][0], dy = line_steps[k][1];
+      if ((width > 1 || dx == 0) && (height > 1 || dy == 0))
+        line_least = fminf (line_least, fmaxf (AT (dx, dy), AT (-dx, -dy)));
+    }
+#undef AT
+  SsHotRatios r = { INFINITY, INFINITY };
+  if (around > 0.0f)
+    r.peak = MAX (kernel[peak] / around, 1.0);
+  if (line_least > 0.0f && isfinite (line_least))
+    r.line = MAX (kernel[peak] / line_least, 1.0);
+  return r;
 }
 
-double
-ss_hot_pixels_psf_ratio (const SsPsfSpec *spec, const SsPsfFit *fit)
+SsHotRatios
+ss_hot_pixels_psf_ratios (const SsPsfSpec *spec, const SsPsfFit *fit)
 {
   /* Up to 2049²: a Tiny Tim or WebbPSF file is often 256 px or more. */
   for (int side = 33; side <= 2049; side = 4 * side - 3)
@@ -107,9 +124,83 @@ ss_hot_pixels_psf_ratio (const SsPsfSpec *spec, const SsPsfFit *fit)
       g_autoptr (SsImage) kernel = fit != NULL ? ss_psf_fit_render (fit, side, side, NULL)
                                                : ss_psf_render (spec, side, side, NULL);
       if (kernel != NULL)
-        return ss_hot_pixels_peak_ratio (kernel->data, side, side);
+        return ss_hot_pixels_kernel_ratios (kernel->data, side, side);
     }
-  return INFINITY;
+  return (SsHotRatios) { INFINITY, INFINITY };
+}
+
+/* The level a line's heights are taken over: the sky, or the data's first
+ * percentile where that is lower. The ratios bound heights over the light's
+ * true zero, and a level above it raises every ratio: on a frame the Sun
+ * fills, the median sits far above its dark lanes, and a faint loop beside
+ * a lane stood a line ratio over it. The single and pair rules ask every
+ * neighbour to be dim, which such a loop is not. */
+static float
+line_base (const float *data, gsize n, double sky)
+{
+  /* From about 65536 pixels spread over the frame: a floor, not a measure,
+   * and a pass over every pixel cost a quarter of a camera frame's prepare
+   * step. */
+  gsize stride = n / 65536 + 1, taken = 0;
+  g_autofree float *sample = g_new (float, n / stride + 1);
+  for (gsize i = 0; i < n; i += stride)
+    sample[taken++] = data[i];
+  SsSelectView all;
+  ss_select_view_init (&all);
+  gsize finite = ss_select_count (sample, taken, &all);
+  double low = finite > 0 ? ss_select_kth (sample, taken, &all, finite / 100) : NAN;
+  return (float) (isfinite (low) ? MIN (sky, low) : sky);
+}
+
+/* Whether P stands above both its neighbours on one of the 4 lines through
+ * it (over the level BASE) by more than FACTOR times the brighter of the
+ * two, plus LEAST. A NaN neighbour counts as the other (fmaxf); P must lie
+ * a pixel inside the image (a ROW STRIDE wide). */
+static gboolean
+stands_across_a_line (const float *p, int stride, float base, float factor, float least)
+{
+  float value = p[0] - base;
+  for (int k = 0; k < 4; k++)
+    {
+      int step = line_steps[k][1] * stride + line_steps[k][0];
+      float brighter = fmaxf (p[step], p[-step]);
+      if (isfinite (brighter) && value > factor * fmaxf (brighter - base, 0.0f) + least)
+        return TRUE;
+    }
+  return FALSE;
+}
+
+/* Whether P is a pixel of a track one pixel wide: it stands across a line,
+ * and so do two more pixels chained to it (two of its neighbours, or one
+ * neighbour and a neighbour of that one). One or two pixels standing alone
+ * are the peak and pair rules' to judge: the core of a compact source
+ * sharper than a blur given too wide stands so. P must lie 3 pixels inside
+ * the image. */
+static gboolean
+on_a_track (const float *p, int stride, float base, float factor, float least)
+{
+  if (!stands_across_a_line (p, stride, base, factor, least))
+    return FALSE;
+  int chained = 0;
+  for (int dy = -1; dy <= 1; dy++)
+    for (int dx = -1; dx <= 1; dx++)
+      {
+        const float *q = p + dy * stride + dx;
+        if (!(dx || dy) || !stands_across_a_line (q, stride, base, factor, least))
+          continue;
+        if (++chained >= 2)
+          return TRUE;
+        /* A neighbour of Q's beyond P: the track runs on through Q. */
+        for (int ey = -1; ey <= 1; ey++)
+          for (int ex = -1; ex <= 1; ex++)
+            {
+              gboolean is_p_or_q = (dx + ex == 0 && dy + ey == 0) || (ex == 0 && ey == 0);
+              if (!is_p_or_q
+                  && stands_across_a_line (q + ey * stride + ex, stride, base, factor, least))
+                return TRUE;
+            }
+      }
+  return FALSE;
 }
 
 /* Whether P and its brightest neighbour are a hit on two touching pixels:
@@ -161,12 +252,17 @@ pair_is_hot (const float *p, int stride, float base, float factor, float least)
 
 gsize
 ss_hot_pixels_blank (const float *data, int width, int height, double sky, double noise,
-                     double peak_ratio, float *scaled)
+                     const SsHotRatios *ratios, float *scaled)
 {
-  if (!isfinite (peak_ratio))
+  if (!isfinite (ratios->peak))
     return 0;
-  const float factor = (float) (SS_HOT_MARGIN * peak_ratio);
+  const float factor = (float) (SS_HOT_MARGIN * ratios->peak);
+  /* A kernel of one row or column: no line of its own across a track. */
+  const float line_factor = isfinite (ratios->line) ? (float) (SS_HOT_MARGIN * ratios->line * ratios->line)
+                                                    : INFINITY;
   const float least = (float) (SS_HOT_SIGMAS * MAX (noise, 0.0)), base = (float) sky;
+  const float lines_over = isfinite (line_factor) ? line_base (data, (gsize) width * height, sky)
+                                                  : base;
   gsize blanked = 0;
 #pragma omp parallel for reduction(+ : blanked) schedule(static) \
   if ((gsize) width * height > SS_PARALLEL_PIXELS)
@@ -182,8 +278,10 @@ ss_hot_pixels_blank (const float *data, int width, int height, double sky, doubl
           continue;   /* among blanks: nothing to hold it against */
         float neighbour = fmaxf (brightest - base, 0.0f);
         gboolean inside_pair_reach = x >= 2 && x < width - 2 && y >= 2 && y < height - 2;
+        gboolean inside_track_reach = x >= 3 && x < width - 3 && y >= 3 && y < height - 3;
         if (value > factor * neighbour + least
-            || (inside_pair_reach && pair_is_hot (data + i, width, base, factor, least)))
+            || (inside_pair_reach && pair_is_hot (data + i, width, base, factor, least))
+            || (inside_track_reach && on_a_track (data + i, width, lines_over, line_factor, least)))
           {
             scaled[i] = NAN;
             blanked++;
@@ -222,6 +320,6 @@ ss_defects_blank (const SsDefectRules *rules, const float *data, int width, int 
   defects->noise = ss_noise_estimate (data, width, height);
   if (rules->nonneg)
     defects->cold = ss_cold_pixels_blank (data, width, height, sky, defects->noise, scaled);
-  defects->hot = ss_hot_pixels_blank (data, width, height, sky, defects->noise,
-                                      ss_hot_pixels_psf_ratio (spec, fit), scaled);
+  SsHotRatios ratios = ss_hot_pixels_psf_ratios (spec, fit);
+  defects->hot = ss_hot_pixels_blank (data, width, height, sky, defects->noise, &ratios, scaled);
 }

@@ -42,9 +42,26 @@
  * or corner to corner), each the other's brightest neighbour, is held the
  * same way: the weaker of the two against the brightest pixel touching
  * either, by the same factor (a star midway between two pixels is the worst
- * case, and its ratio is the peak ratio's). Pixels on the image's edge are
- * not judged, nor pairs within 2 pixels of it; three or more touching are
- * not found.
+ * case, and its ratio is the peak ratio's). A cosmic ray's track, one
+ * pixel wide and three or more long, at any angle, is found pixel by pixel
+ * across it: a pixel stands across a line when, over the line's level (the
+ * sky, or the data's first percentile where lower: on a frame the Sun fills
+ * the median sits far above the dark lanes), it exceeds the brighter of its
+ * two opposite neighbours on one of the 4 lines through it (left and right,
+ * above and below, either diagonal) by SS_HOT_MARGIN times the blur's line
+ * ratio squared, plus SS_HOT_SIGMAS σ; a track pixel stands so, and so do
+ * two more chained to it (one or two pixels standing alone are the peak
+ * and pair rules' to judge). The line ratio is the most a blur's centre
+ * stands above both neighbours on a line (its diagonal, for a round blur);
+ * a star stands no more than that on any line through any of its pixels
+ * (exactly for a Gaussian, up to 6% more in the far wings of
+ * pixel-integrated ones of FWHM 2). The square is that ratio for a blur √2
+ * times sharper (so for a Gaussian): with the ratio itself, a blur given
+ * twice too wide made the compact elongated galaxies of the HDF stand
+ * across lines (6 and 17 pixels with Gaussians of FWHM 4 and 5, its own
+ * being about 2); with the square, none. Pixels on the image's edge are not judged, nor pairs
+ * within 2 pixels of it or tracks within 3; a track two pixels wide, or a
+ * hit on a block of pixels, is not found.
  */
 #pragma once
 
@@ -66,20 +83,25 @@ gsize ss_cold_pixels_blank (const float *data, int width, int height, double sky
 #define SS_HOT_MARGIN 2.0
 #define SS_HOT_SIGMAS 10.0
 
-/* The blur's peak ratio: KERNEL's (WIDTH × HEIGHT, wrapped around) largest
- * value over the largest of the 8 around it, at least 1; INFINITY for a
- * kernel of one pixel (no blur: nothing is hot then). */
-double ss_hot_pixels_peak_ratio (const float *kernel, int width, int height);
+/* How far a blur's centre stands above the pixels around it: each at least
+ * 1, INFINITY for a kernel of one pixel (no blur: nothing is hot then). */
+typedef struct {
+  double peak;   /* over the largest of the 8 around it */
+  double line;   /* over the larger of two opposite neighbours, the largest of the 4 lines */
+} SsHotRatios;
 
-/* The peak ratio of FIT's profile (may be NULL) or else of SPEC, rendered
+/* KERNEL's (WIDTH × HEIGHT, wrapped around) ratios at its largest value. */
+SsHotRatios ss_hot_pixels_kernel_ratios (const float *kernel, int width, int height);
+
+/* The ratios of FIT's profile (may be NULL) or else of SPEC, rendered
  * small; INFINITY (nothing is hot) for a PSF too wide to render so. */
-double ss_hot_pixels_psf_ratio (const SsPsfSpec *spec, const SsPsfFit *fit);
+SsHotRatios ss_hot_pixels_psf_ratios (const SsPsfSpec *spec, const SsPsfFit *fit);
 
 /* Sets SCALED[i] to NAN (a blank) where DATA (WIDTH × HEIGHT, input units)
- * has a hot pixel for SKY, NOISE (input units) and the blur's PEAK_RATIO;
+ * has a hot pixel for SKY, NOISE (input units) and the blur's RATIOS;
  * returns how many that were finite in SCALED. */
 gsize ss_hot_pixels_blank (const float *data, int width, int height, double sky, double noise,
-                           double peak_ratio, float *scaled);
+                           const SsHotRatios *ratios, float *scaled);
 
 /* The rules deblur takes for a real image's defects, the CLI's prepare
  * step and the app's job alike. */
