@@ -154,8 +154,10 @@ line_base (const float *data, gsize n, double sky)
 
 /* Whether P stands above both its neighbours on one of the 4 lines through
  * it (over the level BASE) by more than FACTOR times the brighter of the
- * two, plus LEAST. A NaN neighbour counts as the other (fmaxf); P must lie
- * a pixel inside the image (a ROW STRIDE wide). */
+ * two, plus LEAST. A line with a blank (NaN) on it is not judged: the blank
+ * may hide the light that explains P, and taking the other neighbour alone
+ * made the edge of a cut-off profile beside a blank a track. P must lie a
+ * pixel inside the image (a ROW STRIDE wide). */
 static gboolean
 stands_across_a_line (const float *p, int stride, float base, float factor, float least)
 {
@@ -163,8 +165,9 @@ stands_across_a_line (const float *p, int stride, float base, float factor, floa
   for (int k = 0; k < 4; k++)
     {
       int step = line_steps[k][1] * stride + line_steps[k][0];
-      float brighter = fmaxf (p[step], p[-step]);
-      if (isfinite (brighter) && value > factor * fmaxf (brighter - base, 0.0f) + least)
+      float a = p[step], b = p[-step];
+      if (isfinite (a) && isfinite (b)
+          && value > factor * fmaxf (fmaxf (a, b) - base, 0.0f) + least)
         return TRUE;
     }
   return FALSE;
@@ -257,9 +260,10 @@ ss_hot_pixels_blank (const float *data, int width, int height, double sky, doubl
   if (!isfinite (ratios->peak))
     return 0;
   const float factor = (float) (SS_HOT_MARGIN * ratios->peak);
-  /* A kernel of one row or column: no line of its own across a track. */
-  const float line_factor = isfinite (ratios->line) ? (float) (SS_HOT_MARGIN * ratios->line * ratios->line)
-                                                    : INFINITY;
+  /* A kernel of one row or column has no line of its own across a track. */
+  const float line_factor = isfinite (ratios->line)
+                              ? (float) (SS_HOT_MARGIN * ratios->line * ratios->line)
+                              : INFINITY;
   const float least = (float) (SS_HOT_SIGMAS * MAX (noise, 0.0)), base = (float) sky;
   const float lines_over = isfinite (line_factor) ? line_base (data, (gsize) width * height, sky)
                                                   : base;
