@@ -200,14 +200,8 @@ accumulate_result (SsSolveResult *total, const SsSolveResult *r, int count)
       total->backend = g_strdup (r->backend);
       total->device = g_strdup (r->device);
     }
-  /* Every plane's warning, once each (the planes of a batch often share one). */
-  if (r->warning != NULL && (total->warning == NULL || strstr (total->warning, r->warning) == NULL))
-    {
-      char *joined = total->warning ? g_strdup_printf ("%s; %s", total->warning, r->warning)
-                                    : g_strdup (r->warning);
-      g_free (total->warning);
-      total->warning = joined;
-    }
+  /* Every plane's warning, once each. */
+  ss_solve_result_add_warning (total, r->warning);
   total->width = r->width;
   total->height = r->height;
   total->iterations += r->iterations;

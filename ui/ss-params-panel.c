@@ -63,13 +63,8 @@ ss_params_panel_choose_psf_file (SsParamsPanel *self, const char *path)
 {
   g_return_if_fail (SS_IS_PARAMS_PANEL (self) && path != NULL);
   g_autoptr (GPtrArray) hdus = ss_fits_list_hdus (path, NULL);
-  int images = 0, first = 0;
-  for (guint i = 0; hdus != NULL && i < hdus->len; i++)
-    {
-      const SsFitsHdu *hdu = g_ptr_array_index (hdus, i);
-      if (hdu->has_image && images++ == 0)
-        first = hdu->number;
-    }
+  int first;
+  guint images = ss_fits_count_images (hdus, &first);
   /* A newer choice of file supersedes a question still open about another. */
   if (self->psf_chooser != NULL)
     gtk_window_destroy (GTK_WINDOW (self->psf_chooser));

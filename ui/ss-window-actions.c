@@ -26,7 +26,7 @@ ss_window_update_actions (SsWindow *self)
   ss_window_enable_action (self, "open-sample", !self->running);
   ss_window_enable_action (self, "open-recent", !self->running);
   ss_window_enable_action (self, "export", self->input != NULL && !self->exporting);
-  ss_window_enable_action (self, "choose-hdu", idle && ss_window_count_images (self->hdus) > 0);
+  ss_window_enable_action (self, "choose-hdu", idle && ss_fits_count_images (self->hdus, NULL) > 0);
   gtk_widget_set_sensitive (GTK_WIDGET (self->compare_button), can_solve);
 }
 

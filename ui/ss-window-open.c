@@ -477,22 +477,13 @@ ss_window_open_path (SsWindow *self, const char *path)
 
 /* ---- the HDU and plane ------------------------------------------------------ */
 
-guint
-ss_window_count_images (GPtrArray *hdus)
-{
-  guint count = 0;
-  for (guint i = 0; hdus && i < hdus->len; i++)
-    count += ((const SsFitsHdu *) g_ptr_array_index (hdus, i))->has_image ? 1 : 0;
-  return count;
-}
-
 /* Whether the open file has something else to offer: another image HDU, or
  * another plane of a cube (a colour image's mean is what most want). */
 static gboolean
 offers_a_choice (SsWindow *self)
 {
   const SsFitsHdu *hdu = find_hdu (self->hdus, self->hdu);
-  return ss_window_count_images (self->hdus) > 1
+  return ss_fits_count_images (self->hdus, NULL) > 1
          || (hdu != NULL && hdu->planes > 1 && hdu->planes != 3);
 }
 
@@ -516,7 +507,7 @@ void
 ss_window_choose_hdu (SsWindow *self)
 {
   g_return_if_fail (SS_IS_WINDOW (self));
-  if (self->chooser != NULL || self->hdus == NULL || ss_window_count_images (self->hdus) == 0
+  if (self->chooser != NULL || self->hdus == NULL || ss_fits_count_images (self->hdus, NULL) == 0
       || self->running || self->loading)
     return;
   self->chooser = ss_hdu_chooser_new (GTK_WINDOW (self), self->path, self->hdus, self->hdu,

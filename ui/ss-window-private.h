@@ -149,8 +149,6 @@ void ss_window_on_fullscreened (SsWindow *self);
 
 /* ---- ss-window-open.c ----------------------------------------------------- */
 
-/* The HDUs of HDUS (SsFitsHdu) that hold an image. */
-guint ss_window_count_images (GPtrArray *hdus);
 /* "win.open", "win.open-recent" and "win.choose-hdu". */
 void ss_window_action_open (GSimpleAction *action, GVariant *param, gpointer data);
 void ss_window_action_open_recent (GSimpleAction *action, GVariant *param, gpointer data);

@@ -263,6 +263,19 @@ finish_compare_entry (SsWindow *self, SsSolveTask *task, gboolean ok, gboolean c
   g_clear_object (&self->compare_entry);
 }
 
+/* Whether TASK ran detached (mark_detached): if so it no longer does, and
+ * the application it held is released, here on the main thread. */
+static gboolean
+end_detached (SsWindow *self, SsSolveTask *task)
+{
+  if (g_object_get_data (G_OBJECT (task), "ss-detached") == NULL)
+    return FALSE;
+  self->detached_solves--;
+  g_object_set_data (G_OBJECT (task), "ss-detached", NULL);
+  ss_window_release_application_of (G_OBJECT (task));
+  return TRUE;
+}
+
 static void
 on_solve_done (GObject *source, GAsyncResult *result, gpointer user_data)
 {
@@ -274,17 +287,12 @@ on_solve_done (GObject *source, GAsyncResult *result, gpointer user_data)
   if (self->disposed || task != self->task)
     {
       /* A stop that was detached, or a closed window: nobody is waiting. */
-      if (g_object_get_data (G_OBJECT (task), "ss-detached") != NULL)
+      if (end_detached (self, task) && !self->disposed && self->detached_solves == 0)
         {
-          self->detached_solves--;
-          ss_window_release_application_of (G_OBJECT (task));   /* mark_detached's */
-          if (!self->disposed && self->detached_solves == 0)
-            {
-              /* A load or a star search started since owns the status line. */
-              if (!self->loading && !self->fitting)
-                ss_window_set_status (self, "Stopped; the solver's last step has finished");
-              ss_window_update_actions (self);
-            }
+          /* A load or a star search started since owns the status line. */
+          if (!self->loading && !self->fitting)
+            ss_window_set_status (self, "Stopped; the solver's last step has finished");
+          ss_window_update_actions (self);
         }
       g_object_unref (self);
       return;
@@ -292,12 +300,7 @@ on_solve_done (GObject *source, GAsyncResult *result, gpointer user_data)
   gboolean cancelled = g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED);
   /* Held for a closing window (ss_window_hold_running_solve) that is still
    * here: released now, on this thread. */
-  if (g_object_get_data (G_OBJECT (task), "ss-detached") != NULL)
-    {
-      self->detached_solves--;
-      g_object_set_data (G_OBJECT (task), "ss-detached", NULL);
-      ss_window_release_application_of (G_OBJECT (task));
-    }
+  end_detached (self, task);
   g_object_ref (task);
   ss_window_detach_task (self);
   ss_window_set_job (self, ss_solve_task_get_job (task));

@@ -128,11 +128,18 @@ ss_solve_result_warn_if_flat (SsSolveResult *result, const float *y, gsize n)
       if (hi - lo > tolerance)
         return;
     }
-  g_autofree char *flat = g_strdup ("the result is flat, no structure in it: α is too large "
-                                    "for these data, too few iterations ran, or too few pixels "
-                                    "were left in the fit");
-  char *joined = result->warning ? g_strdup_printf ("%s; %s", result->warning, flat)
-                                 : g_steal_pointer (&flat);
+  ss_solve_result_add_warning (result, "the result is flat, no structure in it: α is too "
+                                       "large for these data, too few iterations ran, or too "
+                                       "few pixels were left in the fit");
+}
+
+void
+ss_solve_result_add_warning (SsSolveResult *result, const char *text)
+{
+  if (text == NULL || (result->warning != NULL && strstr (result->warning, text) != NULL))
+    return;
+  char *joined = result->warning ? g_strdup_printf ("%s; %s", result->warning, text)
+                                 : g_strdup (text);
   g_free (result->warning);
   result->warning = joined;
 }

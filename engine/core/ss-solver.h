@@ -194,6 +194,9 @@ void ss_solve_result_copy_summary (const SsSolveResult *src, SsSolveResult *dst)
  * solver that takes the data in at its second step, nearly every pixel
  * left out), and a flat file must not be written silently. */
 void ss_solve_result_warn_if_flat (SsSolveResult *result, const float *y, gsize n);
+/* Adds TEXT (may be NULL) to RESULT's warning, after a "; ", unless the
+ * warning already says it (the planes of a batch often share one). */
+void ss_solve_result_add_warning (SsSolveResult *result, const char *text);
 /* How many of the N values at DATA are NaN or infinite. */
 gsize ss_count_non_finite (const float *data, gsize n);
 /* FALSE with an SS_ERROR_NUMERIC error, and RESULT's estimate freed, when a

@@ -210,6 +210,23 @@ list_visit (fitsfile *fits, int number, const HduInfo *info, gpointer data)
   g_ptr_array_add (data, hdu_entry (fits, number, info));
 }
 
+guint
+ss_fits_count_images (const GPtrArray *hdus, int *first)
+{
+  guint count = 0;
+  if (first != NULL)
+    *first = -1;
+  for (guint i = 0; hdus != NULL && i < hdus->len; i++)
+    {
+      const SsFitsHdu *hdu = g_ptr_array_index (hdus, i);
+      if (!hdu->has_image)
+        continue;
+      if (count++ == 0 && first != NULL)
+        *first = hdu->number;
+    }
+  return count;
+}
+
 GPtrArray *
 ss_fits_list_hdus (const char *path, GError **error)
 {

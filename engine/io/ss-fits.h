@@ -72,6 +72,9 @@ void ss_fits_hdu_free (SsFitsHdu *hdu);
  * has_image is the one ss_fits_read reads by default. An HDU after the
  * first that cannot be read ends the list (the file is damaged there). */
 GPtrArray *ss_fits_list_hdus (const char *path, GError **error);
+/* How many HDUS (SsFitsHdu, may be NULL) hold an image; *FIRST (may be
+ * NULL) gets the first one's number, -1 when none does. */
+guint ss_fits_count_images (const GPtrArray *hdus, int *first);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (SsFitsHdu, ss_fits_hdu_free)
 
 G_END_DECLS

@@ -2,6 +2,7 @@
 #include "ss-psf.h"
 #include "ss-error.h"
 #include "ss-fits.h"
+#include "ss-solver.h"
 
 #include <glib/gstdio.h>
 #include <math.h>
@@ -481,9 +482,7 @@ ss_psf_reach (const SsPsfSpec *spec)
 static gboolean
 check_finite (const SsImage *psf, const char *path, GError **error)
 {
-  gsize n = ss_image_plane_size (psf), bad = 0;
-  for (gsize i = 0; i < n; i++)
-    bad += isfinite (psf->data[i]) ? 0 : 1;
+  gsize n = ss_image_plane_size (psf), bad = ss_count_non_finite (psf->data, n);
   if (bad == 0)
     return TRUE;
   g_set_error (error, SS_ERROR, SS_ERROR_INVALID_ARGUMENT,
@@ -598,27 +597,26 @@ static void
 note_hdus (const char *file, const char *path, GPtrArray *notes)
 {
   g_autoptr (GPtrArray) hdus = notes != NULL ? ss_fits_list_hdus (file, NULL) : NULL;
-  if (hdus == NULL)
+  int first;
+  guint images = ss_fits_count_images (hdus, &first);
+  if (images <= 1)
     return;
   GString *list = g_string_new (NULL);
-  int images = 0, first = -1;
   for (guint i = 0; i < hdus->len; i++)
     {
       const SsFitsHdu *hdu = g_ptr_array_index (hdus, i);
       if (!hdu->has_image)
         continue;
-      first = images++ == 0 ? hdu->number : first;
       g_string_append_printf (list, "%s%d", list->len ? ", " : "", hdu->number);
       if (hdu->name != NULL)
         g_string_append_printf (list, " '%s'", hdu->name);
       g_string_append_printf (list, " %" G_GINT64_FORMAT "×%" G_GINT64_FORMAT, hdu->width,
                               hdu->height);
     }
-  if (images > 1)
-    g_ptr_array_add (notes, g_strdup_printf ("PSF file %s: %d of its HDUs hold images (%s); the "
-                                             "first, HDU %d, is the blur (file:%s[N] or "
-                                             "file:%s[EXTNAME] picks another)", path, images,
-                                             list->str, first, file, file));
+  g_ptr_array_add (notes, g_strdup_printf ("PSF file %s: %u of its HDUs hold images (%s); the "
+                                           "first, HDU %d, is the blur (file:%s[N] or "
+                                           "file:%s[EXTNAME] picks another)", path, images,
+                                           list->str, first, file, file));
   g_string_free (list, TRUE);
 }
 
