@@ -91,8 +91,8 @@ validation_role (gsize pixel, int frame_width, SsRegion image)
   return role == SS_RL_HOLDOUT_NONE ? SS_RL_HOLDOUT_FIT : role;
 }
 
-/* The validation problem: RL's split, the held-out pixels counted above the
- * source level of ORIGINAL (the data before any floor shift). */
+/* The validation problem: RL's split, the held-out pixels counted where
+ * ORIGINAL (the data before any floor shift) stands above the source level. */
 static gboolean
 validation_build (SsHoldoutSplit *v, const SsProblem *problem, const float *original)
 {
@@ -102,7 +102,8 @@ validation_build (SsHoldoutSplit *v, const SsProblem *problem, const float *orig
   else
     ss_problem_noise_and_median (problem, &noise, NULL);
   return ss_holdout_split_build (v, problem, validation_role, original,
-                                 (float) ss_rl_holdout_source_level (noise));
+                                 (float) ss_rl_holdout_source_level (
+                                   noise, SS_PIXEL_L1_HOLDOUT_SOURCE_SIGMAS));
 }
 
 static void

@@ -29,7 +29,8 @@ typedef struct {
   const SsOperator *op;
   SsRegion image;   /* SsProblem.image: the pixels the hold-out rule splits */
   guint8 *roles;    /* in the hold-out rule's validation run, each pixel's part: FIT, TEST
-                       (held out, observed and above the source level) or NONE; else NULL */
+                       (held out, observed, its neighbours above the source level) or NONE;
+                       else NULL */
   const SsFft *fft;
   SsRlSetup setup;
   float *x, *next, *real, *spectrum;   /* x holds z */
@@ -65,13 +66,16 @@ static void
 holdout_roles (RlState *s, const float *y)
 {
   const guint8 *mask = s->op->mask;
-  const float level = (float) ss_rl_holdout_source_level (s->setup.noise);
+  const float level = (float) ss_rl_holdout_source_level (s->setup.noise, SS_RL_HOLDOUT_SOURCE_SIGMAS);
 #pragma omp parallel for schedule(static) if (s->n > SS_PARALLEL_PIXELS)
   for (gsize i = 0; i < s->n; i++)
     {
       int role = (mask == NULL || mask[i]) ? ss_rl_holdout_role (i, s->op->width, s->image)
                                            : SS_RL_HOLDOUT_NONE;
-      s->roles[i] = role == SS_RL_HOLDOUT_TEST && !(y[i] > level) ? SS_RL_HOLDOUT_NONE : role;
+      if (role == SS_RL_HOLDOUT_TEST
+          && !(ss_rl_holdout_neighbour_level (y, mask, s->op->width, s->op->height, i) > level))
+        role = SS_RL_HOLDOUT_NONE;
+      s->roles[i] = role;
     }
 }
 

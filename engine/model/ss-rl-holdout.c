@@ -46,7 +46,7 @@ ss_rl_holdout_full_iterations (const SsRlHoldout *holdout, int remaining)
 }
 
 double
-ss_rl_holdout_source_level (double noise)
+ss_rl_holdout_source_level (double noise, double sigmas)
 {
-  return isfinite (noise) && noise > 0 ? SS_RL_HOLDOUT_SOURCE_SIGMAS * noise : -INFINITY;
+  return isfinite (noise) && noise > 0 ? sigmas * noise : -INFINITY;
 }
