@@ -403,7 +403,7 @@ clipped_star_field (int side, double clip, double *flux, double *cx, double *cy)
                          : g_test_rand_double_range (4, side - 4);
       double y0 = bright ? side / 2 + g_test_rand_double_range (-4, 4)
                          : g_test_rand_double_range (4, side - 4);
-      double light = bright ? g_test_rand_double_range (2e5, 4e5)
+      double light = bright ? g_test_rand_double_range (3e5, 5e5)
                             : g_test_rand_double_range (200, 2000);
       if (bright)
         {
@@ -454,7 +454,10 @@ test_saturated_star (Fixture *f, gconstpointer data)
   gsize clipped = 0;
   for (gsize i = 0; i < (gsize) side * side; i++)
     clipped += pixels[i] >= clip ? 1 : 0;
-  g_assert_cmpuint (clipped, >=, 9);   /* light 2e5 over 2π s² peaks at 1.2e4 or more */
+  /* Light 3e5 over 2π s² peaks at 2.9e4 or more: over the clip within 2.05 px
+   * of the centre, 9 pixels or more wherever it falls (at 2e5, 1.7 px: 8 on
+   * some draws). */
+  g_assert_cmpuint (clipped, >=, 9);
   g_autofree char *in_path = temp_path (f, "clipped.fits");
   g_autofree char *bare_path = temp_path (f, "clipped-bare.fits");
   write_fits_float (bare_path, pixels, side, side);
