@@ -66,7 +66,8 @@ static void
 holdout_roles (RlState *s, const float *y)
 {
   const guint8 *mask = s->op->mask;
-  const float level = (float) ss_rl_holdout_source_level (s->setup.noise, SS_RL_HOLDOUT_SOURCE_SIGMAS);
+  const float level
+    = (float) ss_rl_holdout_source_level (s->setup.noise, SS_RL_HOLDOUT_SOURCE_SIGMAS);
 #pragma omp parallel for schedule(static) if (s->n > SS_PARALLEL_PIXELS)
   for (gsize i = 0; i < s->n; i++)
     {

@@ -64,8 +64,8 @@ rl_ratio_kernel (float *__restrict__ r, const float *__restrict__ y,
 
 /* The validation run's ratio: as above on the fitted part of IMAGE's
  * observed pixels, 0 elsewhere; with MEASURE, Σ (y' − r − β)² over the
- * held-out part whose neighbours' mean y exceeds LEVEL into ACC (the held-out error of the z
- * that r = C z is of). */
+ * held-out part whose neighbours' mean y exceeds LEVEL into ACC (the
+ * held-out error of the z that r = C z is of). */
 template <bool MEASURE>
 __global__ void
 rl_validation_ratio_kernel (float *__restrict__ r, const float *__restrict__ y,
@@ -81,7 +81,8 @@ rl_validation_ratio_kernel (float *__restrict__ r, const float *__restrict__ y,
       int role = (mask == NULL || mask[i]) ? ss_rl_holdout_role (i, width, image)
                                            : SS_RL_HOLDOUT_NONE;
       if (MEASURE && role == SS_RL_HOLDOUT_TEST
-          && ss_rl_holdout_neighbour_level (y, mask, width, (int) (n / (size_t) width), i) > level)
+          && ss_rl_holdout_neighbour_level (y, mask, width, (int) (n / (size_t) width), i)
+               > level)
         {
           double d = (double) data - model;
           held_out[0] += d * d;
@@ -371,7 +372,8 @@ ss_cuda_rl_new (SsCudaContext *ctx, const SsCudaProblem *p, const SsSolveParams 
       rl_destroy (&s->base);
       return NULL;
     }
-  s->source_level = (float) ss_rl_holdout_source_level (s->setup.noise, SS_RL_HOLDOUT_SOURCE_SIGMAS);
+  s->source_level
+    = (float) ss_rl_holdout_source_level (s->setup.noise, SS_RL_HOLDOUT_SOURCE_SIGMAS);
   ss_cuda_reporter_borrow (reporter, s->spec, s->r, TRUE);
   ss_cuda_iterator_bind (it, s, rl_iterate, rl_estimate, rl_reset, TRUE);
   ss_cuda_iterator_stages (it, rl_stage, rl_stage_names, G_N_ELEMENTS (rl_stage_names));
