@@ -505,9 +505,8 @@ holdout_on_hubble_window (const SsImage *hdf, GRand *rng)
       y[i] = (float) ((frame->data[i] - sky) / top);
       truth[i] = (float) ((scene[i] * flux + exposure.sky - sky) / top);
     }
-  g_autoptr (GError) op_error = NULL;
-  SsOperator *op = ss_operator_new_blur (&psf, NULL, side, side, &op_error);
-  g_assert_no_error (op_error);
+  SsOperator *op = ss_operator_new_blur (&psf, NULL, side, side, &error);
+  g_assert_no_error (error);
   SsProblem problem = { .op = op, .y = y, .truth = truth, .background = sky / top };
 
   SsSolveParams params = rl_params (300, 0);

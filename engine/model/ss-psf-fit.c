@@ -54,9 +54,9 @@ ss_psf_fit_saturation_level_of (const SsHeader *header, const float *data, int w
 double
 ss_psf_fit_saturation_for (const SsImage *image, double level)
 {
-  SsSaturationSource source;
   if (isfinite (level))
     return level;
+  SsSaturationSource source;
   return ss_psf_fit_saturation_level_of (image->header, image->data, image->width,
                                          image->height, &source);
 }
