@@ -297,17 +297,30 @@ config_numbers (const CsOptions *o, CsConfig *c, GError **error)
 }
 
 /* -o PREFIX names PREFIX.csv and PREFIX.png: an empty name, or one that
- * ends in a directory, would write the hidden files ".csv" and ".png". */
+ * ends in a directory, would write the hidden files ".csv" and ".png"; a
+ * device or pipe (`-o /dev/null`, meant to discard the output) would have
+ * the files written beside it, in /dev. */
 static gboolean
 check_prefix (const char *prefix, GError **error)
 {
   g_autofree char *base = g_path_get_basename (prefix);
-  if (prefix[0] != '\0' && !g_str_has_suffix (prefix, G_DIR_SEPARATOR_S)
-      && !g_str_equal (base, ".") && !g_str_equal (base, ".."))
-    return TRUE;
-  g_set_error (error, SS_ERROR, SS_ERROR_INVALID_ARGUMENT,
-               "-o '%s': need a file name PREFIX (it writes PREFIX.csv and PREFIX.png)", prefix);
-  return FALSE;
+  if (prefix[0] == '\0' || g_str_has_suffix (prefix, G_DIR_SEPARATOR_S)
+      || g_str_equal (base, ".") || g_str_equal (base, ".."))
+    {
+      g_set_error (error, SS_ERROR, SS_ERROR_INVALID_ARGUMENT,
+                   "-o '%s': need a file name PREFIX (it writes PREFIX.csv and PREFIX.png)",
+                   prefix);
+      return FALSE;
+    }
+  if (g_file_test (prefix, G_FILE_TEST_EXISTS)
+      && !g_file_test (prefix, G_FILE_TEST_IS_REGULAR | G_FILE_TEST_IS_DIR))
+    {
+      g_set_error (error, SS_ERROR, SS_ERROR_INVALID_ARGUMENT,
+                   "-o '%s' is a device or pipe, not a file name PREFIX (it writes PREFIX.csv "
+                   "and PREFIX.png beside it)", prefix);
+      return FALSE;
+    }
+  return TRUE;
 }
 
 /* Contradictions between the mode and the options (exit 2). */

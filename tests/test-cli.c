@@ -13,6 +13,7 @@
 
 #include <locale.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -2177,6 +2178,15 @@ test_cs_phase_transition (Fixture *f, gconstpointer data)
   assert_refused (&run, 1, "pt.csv");
   g_assert_cmpstr (run.out, ==, "");
   cli_run_clear (&run);
+  /* A pipe (or device, as `-o /dev/null` is) is no name prefix: refused,
+   * nothing written beside it. */
+  g_autofree char *pipe = temp_path (f, "pipe");
+  g_assert_cmpint (mkfifo (pipe, 0644), ==, 0);
+  run = RUN_CLI ("cs", "--phase-transition", "--n", "128", "--trials", "2", "-o", pipe);
+  assert_refused (&run, 2, "device or pipe");
+  cli_run_clear (&run);
+  g_autofree char *pipe_csv = temp_path (f, "pipe.csv");
+  assert_absent (pipe_csv);
 }
 
 /* cs refuses bad arguments with exit 2 and one line naming the option. */
