@@ -21,6 +21,27 @@ ss_bench_params_init (SsBenchParams *params)
   params->margin = -1;
 }
 
+SsSolveParams
+ss_bench_solve_params (const SsBenchParams *params)
+{
+  SsSolveParams sp;
+  ss_solve_params_init (&sp);
+  sp.kind = params->solver;
+  if (params->solver == SS_SOLVER_ADMM_PRIOR)
+    {
+      ss_solve_params_set_defaults (&sp, params->solver);
+      sp.prior = params->prior;
+      sp.data_term = SS_DATA_LS;
+    }
+  if (params->solver == SS_SOLVER_RL)
+    {
+      ss_solve_params_set_defaults (&sp, params->solver);
+      sp.rl_stop = SS_RL_STOP_NONE;
+      sp.tv = 0;
+    }
+  return sp;
+}
+
 void
 ss_bench_result_clear (SsBenchResult *result)
 {

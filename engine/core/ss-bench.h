@@ -49,6 +49,12 @@ typedef struct {
 void ss_bench_params_init (SsBenchParams *params);
 void ss_bench_result_clear (SsBenchResult *result);
 
+/* The solve parameters an iterative bench times PARAMS's solver with, the
+ * same on every backend: the solver's own for most; admm with the bench's
+ * prior on the unweighted data; plain RL, every iteration (the rules' runs
+ * are timed by `bench --whole`). The caller sets the counts. */
+SsSolveParams ss_bench_solve_params (const SsBenchParams *params);
+
 /* RL's benchmark problem, the same on every backend: a Gaussian blur (FWHM
  * 2.5; RL refuses the other benches' random sensing) of WIDTH x HEIGHT and
  * data in [0.5, 1.5) drawn from SEED (its values do not change an

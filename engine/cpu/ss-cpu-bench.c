@@ -183,23 +183,7 @@ bench_iterative (const SsBenchParams *params, const SsProblem *problem, SsBenchR
    * iterations plus one report's metrics (counted against us), and leaves
    * out what a solve pays once (allocating and first-touching its state,
    * FFTW planning), which is not iteration time. */
-  SsSolveParams sp;
-  ss_solve_params_init (&sp);
-  sp.kind = params->solver;
-  if (params->solver == SS_SOLVER_ADMM_PRIOR)
-    {
-      /* admm with the bench's prior, on the unweighted data, as on the GPU. */
-      ss_solve_params_set_defaults (&sp, params->solver);
-      sp.prior = params->prior;
-      sp.data_term = SS_DATA_LS;
-    }
-  if (params->solver == SS_SOLVER_RL)
-    {
-      /* Plain RL, every iteration, as on the GPU: the rules' runs are timed by --whole. */
-      ss_solve_params_set_defaults (&sp, params->solver);
-      sp.rl_stop = SS_RL_STOP_NONE;
-      sp.tv = 0;
-    }
+  SsSolveParams sp = ss_bench_solve_params (params);
   sp.nonneg = TRUE;
   sp.iterations = 2 * params->iterations;
   sp.report_every = params->iterations;

@@ -139,23 +139,7 @@ bench_iterative (SsCudaContext *ctx, const SsBenchParams *params, SsCudaProblem 
     return FALSE;
   result->bandwidth = bandwidth;
   result->floor_fft_seconds = fft;
-  SsSolveParams sp;
-  ss_solve_params_init (&sp);
-  sp.kind = params->solver;
-  if (params->solver == SS_SOLVER_ADMM_PRIOR)
-    {
-      /* admm is timed with the bench's prior, on the unweighted data. */
-      ss_solve_params_set_defaults (&sp, params->solver);
-      sp.prior = params->prior;
-      sp.data_term = SS_DATA_LS;
-    }
-  if (params->solver == SS_SOLVER_RL)
-    {
-      /* Plain RL, every iteration: the rules' runs are timed by --whole. */
-      ss_solve_params_set_defaults (&sp, params->solver);
-      sp.rl_stop = SS_RL_STOP_NONE;
-      sp.tv = 0;
-    }
+  SsSolveParams sp = ss_bench_solve_params (params);
   result->floor_bytes = params->solver == SS_SOLVER_CPADMM ? ss_cuda_cpadmm_iteration_bytes (p)
                         : params->solver == SS_SOLVER_ADMM_PRIOR
                           ? ss_cuda_admm_prior_iteration_bytes (p, &sp)
