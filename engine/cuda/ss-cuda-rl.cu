@@ -70,7 +70,7 @@ template <bool MEASURE>
 __global__ void
 rl_validation_ratio_kernel (float *__restrict__ r, const float *__restrict__ y,
                             const unsigned char *__restrict__ mask, size_t n, int width,
-                            SsRegion image, float b, float beta, float level,
+                            int height, SsRegion image, float b, float beta, float level,
                             double *__restrict__ acc)
 {
   double held_out[1] = { 0.0 };
@@ -81,8 +81,7 @@ rl_validation_ratio_kernel (float *__restrict__ r, const float *__restrict__ y,
       int role = (mask == NULL || mask[i]) ? ss_rl_holdout_role (i, width, image)
                                            : SS_RL_HOLDOUT_NONE;
       if (MEASURE && role == SS_RL_HOLDOUT_TEST
-          && ss_rl_holdout_neighbour_level (y, mask, width, (int) (n / (size_t) width), i)
-               > level)
+          && ss_rl_holdout_neighbour_level (y, mask, width, height, i) > level)
         {
           double d = (double) data - model;
           held_out[0] += d * d;
@@ -150,10 +149,12 @@ rl_validation_ratio (Rl *s, unsigned flags, GError **error)
   double *acc = s->reporter->block + SS_ACC_HELD_OUT;
   if (flags & SS_ITER_DELTA)
     rl_validation_ratio_kernel<true><<<blocks, SS_CUDA_THREADS, 0, ctx->stream>>> (
-      s->r, p->y, p->mask, p->n, p->width, s->image, b, beta, s->source_level, acc);
+      s->r, p->y, p->mask, p->n, p->width, p->height, s->image, b, beta, s->source_level,
+      acc);
   else
     rl_validation_ratio_kernel<false><<<blocks, SS_CUDA_THREADS, 0, ctx->stream>>> (
-      s->r, p->y, p->mask, p->n, p->width, s->image, b, beta, s->source_level, acc);
+      s->r, p->y, p->mask, p->n, p->width, p->height, s->image, b, beta, s->source_level,
+      acc);
   return LAUNCH_OK ("rl_validation_ratio_kernel");
 }
 
