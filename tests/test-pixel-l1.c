@@ -203,23 +203,34 @@ fitted_clear (Fitted *f)
   g_free (f->y);
 }
 
+/* A validation's readings as the rule's definition gives them. */
+typedef struct {
+  int count;
+  int iteration[512];
+  double error[512];
+  gsize counted;   /* held-out pixels counted */
+} Readings;
+
 /* The validation run rebuilt from the rule's definition: for k = EVERY,
  * 2·EVERY, ... a separate solve of k iterations on the fitted pixels, its
  * held-out error from C x of the estimate over the held-out pixels above
- * 1 σ, the rule's patience. *BEST gets k* and *BEST_ERROR its error;
- * returns the iterations the run went to. */
+ * 1 σ, to CAP and, with PATIENCE, no further than the rule's patience
+ * after the least. Fills READ; returns the iterations the run went to. */
 static int
-validate_by_separate_solves (const Scene *s, const SsSolveParams *params, int every,
-                             double noise, int *best, double *best_error)
+validate_by_separate_solves (const Scene *s, const SsSolveParams *params, int every, int cap,
+                             gboolean patience, double noise, Readings *read)
 {
   Fitted half;
   fitted_init (&half, s, ss_rl_holdout_kept);
   const guint8 *fit = half.fit;
   SsProblem problem = { .op = &half.op, .y = half.y };
   g_autofree float *cx = g_new (float, s->n);
-  int cap = params->iterations / 2;
-  *best = 0;
-  *best_error = INFINITY;
+  int best = 0;
+  double best_error = INFINITY;
+  read->count = 0;
+  read->counted = 0;
+  for (gsize i = 0; i < s->n; i++)
+    read->counted += !fit[i] && s->y[i] > noise;
   for (int k = every;; k += every)
     {
       SsSolveParams run = *params;
@@ -232,17 +243,45 @@ validate_by_separate_solves (const Scene *s, const SsSolveParams *params, int ev
         if (!fit[i] && s->y[i] > noise)
           error += ((double) cx[i] - s->y[i]) * ((double) cx[i] - s->y[i]);
       ss_solve_result_clear (&result);
-      if (error < *best_error)
+      g_assert_cmpint (read->count, <, (int) G_N_ELEMENTS (read->iteration));
+      read->iteration[read->count] = run.iterations;
+      read->error[read->count++] = error;
+      if (error < best_error)
         {
-          *best_error = error;
-          *best = run.iterations;
+          best_error = error;
+          best = run.iterations;
         }
-      if (run.iterations >= cap || run.iterations >= *best + MAX (*best / 2, 2 * every))
+      if (run.iterations >= cap
+          || (patience && run.iterations >= best + MAX (best / 2, 2 * every)))
         {
           fitted_clear (&half);
           return run.iterations;
         }
     }
+}
+
+static double
+least_error (const Readings *read)
+{
+  double least = INFINITY;
+  for (int i = 0; i < read->count; i++)
+    least = MIN (least, read->error[i]);
+  return least;
+}
+
+/* The count of READ for KIND: the earliest reading within one standard
+ * error, √(2/N) of the least over N counted pixels, where KIND's descriptor
+ * asks for it, else the least. */
+static int
+picked_count (SsSolverKind kind, const Readings *read)
+{
+  double least = least_error (read);
+  double tolerance = ss_solver_info (kind)->holdout_one_se
+                       ? sqrt (2.0 / (double) read->counted) : 0.0;
+  for (int i = 0; i < read->count; i++)
+    if (read->error[i] <= least * (1.0 + tolerance))
+      return read->iteration[i];
+  g_assert_not_reached ();
 }
 
 /* The steps the rule reads a solver in (ss_pixel_l1_holdout_slicing), from
@@ -260,6 +299,26 @@ read_steps (const SsSolveParams *params, SsSolveParams *read)
   read->inner_iterations = inner;
   read->iterations = params->iterations * params->inner_iterations / inner;
   return 1;
+}
+
+/* The finer readings taken when the count is the first reading: the
+ * first two readings' span read at every step, ALM's outer steps of 10 as
+ * steps of 2 (the same budget); none for HTP's steps of 2. */
+static gboolean
+finer_steps (const SsSolveParams *read, int every, SsSolveParams *fine, int *cap)
+{
+  *fine = *read;
+  if (every > 1)
+    {
+      *cap = 2 * every;
+      return TRUE;
+    }
+  if (read->kind != SS_SOLVER_ALM)
+    return FALSE;
+  fine->inner_iterations = 2;
+  fine->iterations = read->iterations * read->inner_iterations / 2;
+  *cap = 2 * read->inner_iterations / 2;
+  return TRUE;
 }
 
 /* A field of STARS point sources, 0.5 to 2 each, on a dark sky. */
@@ -297,37 +356,54 @@ check_holdout_scene (SsSolverKind kind, int iterations, double sigma, int stars)
    * keeps the best, stopping at the first k worse than the one before. */
   const gboolean greedy = kind == SS_SOLVER_NIHT || kind == SS_SOLVER_HTP;
   const double factors[] = { 1, 3, 10, 30, 90 };
-  int validated = 0, best = 0;
+  int validated = 0, cap = read.iterations / 2;
   double chosen_error = INFINITY, previous = INFINITY, sparsity = params.sparsity;
+  Readings chosen_read = { 0 }, rung_read;
   for (guint r = 0; r < (greedy ? G_N_ELEMENTS (factors) : 1); r++)
     {
       SsSolveParams rung = read;
       rung.sparsity = MIN (params.sparsity * factors[r], 0.9);
-      int rung_best;
-      double error;
-      validated += validate_by_separate_solves (&s, &rung, every, sigma, &rung_best, &error);
-      g_test_message ("%s: k %g, best %d, error %.6g", ss_solver_kind_to_string (kind),
-                      rung.sparsity, rung_best, error);
+      validated += validate_by_separate_solves (&s, &rung, every, cap, TRUE, sigma, &rung_read);
+      double error = least_error (&rung_read);
+      g_test_message ("%s: k %g, error %.6g", ss_solver_kind_to_string (kind), rung.sparsity,
+                      error);
       if (r == 0 || error < chosen_error)
         {
           chosen_error = error;
-          best = rung_best;
+          chosen_read = rung_read;
           sparsity = rung.sparsity;
         }
       if (error >= previous)
         break;
       previous = error;
     }
-  g_test_message ("%s: validation %d (best %d), full %d, k %g", ss_solver_kind_to_string (kind),
-                  result.validation_iterations, best,
+  /* Still improving at the cap: all the iterations, ALM's as asked (its
+   * own long outer steps), HTP's in the steps it was read in. */
+  int best = 0;
+  for (int i = 0; i < chosen_read.count; i++)
+    if (chosen_read.error[i] == chosen_error && best == 0)
+      best = chosen_read.iteration[i];
+  gboolean to_cap = best >= cap;
+  SsSolveParams plain = to_cap && kind == SS_SOLVER_ALM ? params : read;
+  int picked = to_cap ? 0 : picked_count (kind, &chosen_read), fine_cap;
+  SsSolveParams fine;
+  gboolean refined = !to_cap && picked == chosen_read.iteration[0]
+                     && finer_steps (&read, every, &fine, &fine_cap);
+  if (refined)
+    {
+      fine.sparsity = sparsity;
+      Readings fine_read;
+      validated += validate_by_separate_solves (&s, &fine, 1, fine_cap, FALSE, sigma, &fine_read);
+      picked = picked_count (kind, &fine_read);
+      plain = fine;
+    }
+  int full = to_cap ? plain.iterations : (int) ceil (SS_PIXEL_L1_HOLDOUT_SCALE * picked);
+  g_test_message ("%s: validation %d (least at %d, count %d%s), full %d, k %g",
+                  ss_solver_kind_to_string (kind), result.validation_iterations, best, picked,
+                  refined ? ", read again finer" : "",
                   result.iterations - result.validation_iterations, result.sparsity);
   g_assert_cmpint (result.validation_iterations, ==, validated);
   g_assert_cmpfloat (result.sparsity, ==, greedy ? sparsity : 0.0);
-  /* Still improving at the cap: all the iterations, ALM's as asked (its
-   * own long outer steps), HTP's in the steps it was read in. */
-  gboolean to_cap = best >= read.iterations / 2;
-  SsSolveParams plain = to_cap && kind == SS_SOLVER_ALM ? params : read;
-  int full = to_cap ? plain.iterations : (int) ceil (SS_PIXEL_L1_HOLDOUT_SCALE * best);
   g_assert_cmpint (result.iterations - result.validation_iterations, ==, full);
   g_assert_cmpint (result.validation_inner_iterations, ==, every == 1 ? read.inner_iterations : 0);
   g_assert_cmpint (result.full_inner_iterations, ==, every == 1 ? plain.inner_iterations : 0);
@@ -390,6 +466,53 @@ test_holdout_alm (void)
 {
   /* 20 outer steps of 50: 100 steps of 10, the validation capped at 50. */
   check_holdout (SS_SOLVER_ALM, 20, 0.002);
+  /* Noise enough that the first step of 10 is the least: read again in
+   * steps of 2. */
+  check_holdout (SS_SOLVER_ALM, 20, 0.05);
+}
+
+/* ss_pixel_l1_pick on random readings, a NaN among them: the earliest
+ * within the tolerance of the least finite error, against a scan of every
+ * reading; with no tolerance the least itself, with a tolerance larger
+ * than every ratio the first finite reading. */
+static void
+test_pick (void)
+{
+  g_autoptr (GRand) rng = test_rng ();
+  for (int trial = 0; trial < 200; trial++)
+    {
+      SsPixelL1Readings r = { 0 };
+      int count = g_rand_int_range (rng, 1, 40), every = g_rand_int_range (rng, 1, 6);
+      int nan_at = g_rand_int_range (rng, 0, count + 1);   /* count: none */
+      for (int i = 0; i < count; i++)
+        ss_pixel_l1_readings_add (&r, (i + 1) * every,
+                                  i == nan_at ? NAN : g_rand_double_range (rng, 1.0, 2.0));
+      double tolerance = g_rand_double_range (rng, 0.0, 0.2), least = INFINITY;
+      int first = 0;
+      for (int i = 0; i < count; i++)
+        if (isfinite (r.error[i]))
+          {
+            least = MIN (least, r.error[i]);
+            first = first ? first : r.iteration[i];
+          }
+      int expected = 0, at_least = 0;
+      for (int i = count - 1; i >= 0; i--)
+        {
+          if (r.error[i] <= least * (1.0 + tolerance))
+            expected = r.iteration[i];
+          if (r.error[i] == least)
+            at_least = r.iteration[i];
+        }
+      g_assert_cmpint (ss_pixel_l1_pick (&r, tolerance), ==, expected);
+      g_assert_cmpint (ss_pixel_l1_pick (&r, 0.0), ==, at_least);
+      g_assert_cmpint (ss_pixel_l1_pick (&r, 1.0), ==, first);
+      g_assert_cmpint (expected, <=, at_least);
+      ss_pixel_l1_readings_clear (&r);
+    }
+  SsPixelL1Readings none = { 0 };
+  ss_pixel_l1_readings_add (&none, 5, NAN);
+  g_assert_cmpint (ss_pixel_l1_pick (&none, 0.1), ==, 0);
+  ss_pixel_l1_readings_clear (&none);
 }
 
 static int
@@ -786,6 +909,7 @@ main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
   g_test_add_func ("/pixel-l1/held-out-metric", test_held_out_metric);
+  g_test_add_func ("/pixel-l1/pick", test_pick);
   g_test_add_func ("/pixel-l1/holdout/cpadmm", test_holdout_cpadmm);
   g_test_add_func ("/pixel-l1/holdout/fista", test_holdout_fista);
   g_test_add_func ("/pixel-l1/holdout/alm", test_holdout_alm);

@@ -161,6 +161,8 @@ static const SsParamInfo params[SS_N_PARAMS] = {
     "whose prediction of the other quarter is best, then solve all the data for that many, "
     "within the iteration count (ALM: read every outer step of at most 10 inner steps, the same "
     "budget; the greedy solvers: also their sparsity, the best of k, 3k, 10k, 30k and 90k). "
+    "CPADMM, ISTA and the greedy solvers take the earliest iteration within one standard error "
+    "of the best; a count at the first reading is read again at every step. "
     "--alpha auto turns it on: the LASSO's own minimiser fits the noise of extended light",
     SS_PARAM_BOOL, 0, 0, 1, .offset = FIELD (holdout) },
 };
@@ -215,7 +217,7 @@ static const SsSolverInfo solvers[SS_N_SOLVERS] = {
     .caps = SS_SOLVER_ITERATIVE | SS_SOLVER_MASKS | SS_SOLVER_BATCHES | SS_SOLVER_PIXEL_L1,
     .params = LASSO_COMMON | USES (SS_PARAM_RHO) | USES (SS_PARAM_SIGMA) | USES (SS_PARAM_TAU)
               | USES (SS_PARAM_HOLDOUT),
-    .compare_by_default = TRUE,
+    .compare_by_default = TRUE, .holdout_one_se = TRUE,
     .cpu = ss_cpu_cpadmm, .cuda = CUDA_ENTRY (ss_cuda_cpadmm_entry) },
   [SS_SOLVER_FISTA] = {
     .kind = SS_SOLVER_FISTA, .name = "fista", .label = "FISTA",
@@ -233,6 +235,7 @@ static const SsSolverInfo solvers[SS_N_SOLVERS] = {
     .caps = SS_SOLVER_ITERATIVE | SS_SOLVER_MASKS | SS_SOLVER_PIXEL_L1,
     .params = LASSO_COMMON | USES (SS_PARAM_BACKTRACKING) | USES (SS_PARAM_CONTINUATION)
               | USES (SS_PARAM_HOLDOUT),
+    .holdout_one_se = TRUE,
     .cpu = ss_cpu_fista, .cuda = CUDA_ENTRY (ss_cuda_fista_entry) },
   [SS_SOLVER_DIRECT] = {
     .kind = SS_SOLVER_DIRECT, .name = "direct", .label = "Direct (dense)",
@@ -258,13 +261,13 @@ static const SsSolverInfo solvers[SS_N_SOLVERS] = {
     .help = "Keeps the k brightest pixels after each gradient step of fixed size 1/max|c|² "
             "(iterative hard thresholding, seed 003)",
     .caps = SS_SOLVER_ITERATIVE | SS_SOLVER_MASKS | SS_SOLVER_PIXEL_L1, .params = GREEDY_COMMON,
-    .cs_algorithm = "iht", .cpu = ss_cpu_cs_image, .cuda = CUDA_CS_ENTRY },
+    .holdout_one_se = TRUE, .cs_algorithm = "iht", .cpu = ss_cpu_cs_image, .cuda = CUDA_CS_ENTRY },
   [SS_SOLVER_NIHT] = {
     .kind = SS_SOLVER_NIHT, .name = "niht", .label = "NIHT",
     .help = "Hard thresholding to k pixels with the optimal step on the current support "
             "(normalised IHT, seed 003)",
     .caps = SS_SOLVER_ITERATIVE | SS_SOLVER_MASKS | SS_SOLVER_PIXEL_L1, .params = GREEDY_COMMON,
-    .cs_algorithm = "niht", .cpu = ss_cpu_cs_image, .cuda = CUDA_CS_ENTRY },
+    .holdout_one_se = TRUE, .cs_algorithm = "niht", .cpu = ss_cpu_cs_image, .cuda = CUDA_CS_ENTRY },
   [SS_SOLVER_HTP] = {
     .kind = SS_SOLVER_HTP, .name = "htp", .label = "HTP",
     .help = "NIHT's support, then the least-squares fit on it (hard thresholding pursuit, "
@@ -272,7 +275,7 @@ static const SsSolverInfo solvers[SS_N_SOLVERS] = {
     .caps = SS_SOLVER_ITERATIVE | SS_SOLVER_MASKS | SS_SOLVER_PIXEL_L1,
     .params = GREEDY_COMMON | USES (SS_PARAM_INNER_ITERATIONS),
     .defaults = { { SS_PARAM_ITERATIONS, 50 }, { SS_PARAM_INNER_ITERATIONS, 20 } },
-    .holdout_inner_iterations = GREEDY_HOLDOUT_INNER,
+    .holdout_inner_iterations = GREEDY_HOLDOUT_INNER, .holdout_one_se = TRUE,
     .n_defaults = 2, .cs_algorithm = "htp", .cpu = ss_cpu_cs_image, .cuda = CUDA_CS_ENTRY },
   [SS_SOLVER_COSAMP] = {
     .kind = SS_SOLVER_COSAMP, .name = "cosamp", .label = "CoSaMP",
@@ -281,7 +284,7 @@ static const SsSolverInfo solvers[SS_N_SOLVERS] = {
     .caps = SS_SOLVER_ITERATIVE | SS_SOLVER_MASKS | SS_SOLVER_PIXEL_L1,
     .params = GREEDY_COMMON | USES (SS_PARAM_INNER_ITERATIONS),
     .defaults = { { SS_PARAM_ITERATIONS, 50 }, { SS_PARAM_INNER_ITERATIONS, 20 } },
-    .holdout_inner_iterations = GREEDY_HOLDOUT_INNER,
+    .holdout_inner_iterations = GREEDY_HOLDOUT_INNER, .holdout_one_se = TRUE,
     .n_defaults = 2, .cs_algorithm = "cosamp", .cpu = ss_cpu_cs_image, .cuda = CUDA_CS_ENTRY },
   [SS_SOLVER_ALM] = {
     .kind = SS_SOLVER_ALM, .name = "alm", .label = "ALM",

@@ -326,6 +326,10 @@ typedef struct {
    * on 90% of the pixels fits the noise; CoSaMP on the galaxies 55.56 dB
    * against 49.97, though 55.62 against 57.05 on the bright stars). */
   gboolean holdout_cap_as_asked;
+  /* Under the hold-out rule, the full solve takes the earliest count whose
+   * held-out error is within one standard error of the least
+   * (ss_pixel_l1_pick); FALSE: the least. */
+  gboolean holdout_one_se;
   /* A solver that runs others and keeps the better (ss-solver-choice.h):
    * the first n_candidates of these, the first chosen when nothing tells
    * them apart. */
