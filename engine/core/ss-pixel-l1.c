@@ -120,15 +120,16 @@ cancel_child (GCancellable *parent, gpointer child)
 
 /* A validation run on V: its readings go into READINGS and the iteration
  * count k* of its best held-out prediction into HOLDOUT, which stops it
- * after its patience or, with READ_TO_CAP, at its cap; *ITERATIONS is what
- * it ran and RESULT's seconds how long it took (a run the rule stops has no
- * result of its own). FALSE with the error when it failed or CANCELLABLE
- * was cancelled (RESULT then holds its partial estimate). */
+ * after its patience or, with READ_TO_CAP, at its cap; *VALIDATED and
+ * *SECONDS add what it ran and how long it took (a run the rule stops has
+ * no result of its own). FALSE with the error when it failed or
+ * CANCELLABLE was cancelled: *PARTIAL then holds its partial estimate and
+ * READINGS is cleared. */
 static gboolean
 run_validation (SsSolveOnceFunc once, gpointer backend, const SsHoldoutSplit *v,
                 const SsSolveParams *params, Relay *relay, SsRlHoldout *holdout,
                 SsPixelL1Readings *readings, gboolean read_to_cap, GCancellable *cancellable,
-                SsSolveResult *result, int *iterations, GError **error)
+                int *validated, double *seconds, SsSolveResult *partial, GError **error)
 {
   SsSolveParams run = *params;
   run.iterations = holdout->cap;
@@ -138,6 +139,7 @@ run_validation (SsSolveOnceFunc once, gpointer backend, const SsHoldoutSplit *v,
   gulong handler = cancellable ? g_cancellable_connect (cancellable, G_CALLBACK (cancel_child),
                                                         stop, NULL)
                                : 0;
+  relay->offset = *validated;
   relay->provisional = TRUE;
   relay->holdout = holdout;
   relay->readings = readings;
@@ -145,22 +147,30 @@ run_validation (SsSolveOnceFunc once, gpointer backend, const SsHoldoutSplit *v,
   relay->stop = stop;
   relay->last_iteration = 0;
   g_autoptr (GError) local = NULL;
+  SsSolveResult result = { 0 };
   gint64 start = g_get_monotonic_time ();
-  gboolean ok = once (backend, &v->problem, &run, relay_report, relay, stop, result, &local);
-  result->seconds = (double) (g_get_monotonic_time () - start) / G_USEC_PER_SEC;
+  gboolean ok = once (backend, &v->problem, &run, relay_report, relay, stop, &result, &local);
+  result.seconds = (double) (g_get_monotonic_time () - start) / G_USEC_PER_SEC;
   if (cancellable)
     g_cancellable_disconnect (cancellable, handler);
   relay->holdout = NULL;
   relay->readings = NULL;
   relay->provisional = FALSE;
-  *iterations = relay->last_iteration;
   /* The rule's own stop is the run's end, not a failure. */
   if (!ok && g_error_matches (local, G_IO_ERROR, G_IO_ERROR_CANCELLED)
       && !g_cancellable_is_cancelled (cancellable))
     ok = TRUE;
   if (!ok)
-    g_propagate_error (error, g_steal_pointer (&local));
-  return ok;
+    {
+      g_propagate_error (error, g_steal_pointer (&local));
+      ss_pixel_l1_readings_clear (readings);
+      *partial = result;
+      return FALSE;
+    }
+  *validated += relay->last_iteration;
+  *seconds += result.seconds;
+  ss_solve_result_clear (&result);
+  return TRUE;
 }
 
 /* ---- readings and the count they give ------------------------------------- */
@@ -309,19 +319,9 @@ run_validations (SsSolveOnceFunc once, gpointer backend, const SsHoldoutSplit *v
       SsRlHoldout holdout;
       ss_rl_holdout_init_every (&holdout, params->iterations, every);
       SsPixelL1Readings read = { 0 };
-      SsSolveResult run = { 0 };
-      int ran = 0;
-      relay->offset = *validated;
       if (!run_validation (once, backend, v, &rung, relay, &holdout, &read, FALSE, cancellable,
-                           &run, &ran, error))
-        {
-          ss_pixel_l1_readings_clear (&read);
-          *partial = run;
-          return FALSE;
-        }
-      *validated += ran;
-      *seconds += run.seconds;
-      ss_solve_result_clear (&run);
+                           validated, seconds, partial, error))
+        return FALSE;
       if (r == 0 || holdout.best_error < chosen->best_error)
         {
           *chosen = holdout;
@@ -360,19 +360,9 @@ pick_count (SsSolveOnceFunc once, gpointer backend, const SsHoldoutSplit *v, int
     return TRUE;
   SsRlHoldout holdout = { .cap = fine_cap, .every = fine_every, .best_error = INFINITY };
   SsPixelL1Readings read = { 0 };
-  SsSolveResult result = { 0 };
-  int ran = 0;
-  relay->offset = *validated;
   if (!run_validation (once, backend, v, &fine, relay, &holdout, &read, TRUE, cancellable,
-                       &result, &ran, error))
-    {
-      ss_pixel_l1_readings_clear (&read);
-      *partial = result;
-      return FALSE;
-    }
-  *validated += ran;
-  *seconds += result.seconds;
-  ss_solve_result_clear (&result);
+                       validated, seconds, partial, error))
+    return FALSE;
   *picked = ss_pixel_l1_pick (&read, tolerance);
   ss_pixel_l1_readings_clear (&read);
   *run = fine;
