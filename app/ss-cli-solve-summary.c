@@ -169,6 +169,8 @@ print_summary_json (const CliSummary *s, const CliConfig *config, const SsSolveR
     {
       ss_json_add_int (&o, "validation_inner_iterations", result->validation_inner_iterations);
       ss_json_add_int (&o, "full_inner_iterations", result->full_inner_iterations);
+      if (result->refined_inner_iterations > 0)
+        ss_json_add_int (&o, "refined_inner_iterations", result->refined_inner_iterations);
     }
   ss_json_add_number (&o, "seconds", result->seconds);
   ss_json_add_number (&o, "iterations_per_second",

@@ -407,12 +407,15 @@ check_holdout_scene (SsSolverKind kind, int iterations, double sigma, int stars)
   g_assert_cmpint (result.iterations - result.validation_iterations, ==, full);
   g_assert_cmpint (result.validation_inner_iterations, ==, every == 1 ? read.inner_iterations : 0);
   g_assert_cmpint (result.full_inner_iterations, ==, every == 1 ? plain.inner_iterations : 0);
+  g_assert_cmpint (result.refined_inner_iterations, ==,
+                   refined && every == 1 ? plain.inner_iterations : 0);
   /* What the summary, the status line and HISTORY say of it. */
   g_autofree char *said = ss_solve_result_describe_holdout (&result);
   g_autofree char *counts = g_strdup_printf ("%d validating on 3/4 of the pixels, then %d on all",
                                              validated, full);
   g_autofree char *chosen = g_strdup_printf ("sparsity %g chosen", sparsity);
   g_assert_nonnull (strstr (said, counts));
+  g_assert_true ((strstr (said, "read again") != NULL) == (refined && every == 1));
   g_assert_true ((strstr (said, chosen) != NULL) == greedy);
 
   /* The estimate is the plain solve of the full run's count, bit for bit. */

@@ -426,6 +426,8 @@ solve_with_holdout (SsSolveOnceFunc once, gpointer backend, const SsProblem *pro
     {
       result->validation_inner_iterations = params->inner_iterations;
       result->full_inner_iterations = run.inner_iterations;
+      if (!to_cap && run.inner_iterations != params->inner_iterations)
+        result->refined_inner_iterations = run.inner_iterations;
     }
   if (ss_solver_uses (ss_solver_info (params->kind), SS_PARAM_SPARSITY))
     result->sparsity = sparsity;

@@ -186,7 +186,11 @@ ss_solve_result_describe_holdout (const SsSolveResult *r)
                           SS_RL_HOLDOUT_FOLDS,
                           r->iterations - r->choice_iterations - r->validation_iterations);
   /* The counts are outer steps the rule may have shortened (ALM, HTP, CoSaMP). */
-  if (r->validation_inner_iterations > 0)
+  if (r->validation_inner_iterations > 0 && r->refined_inner_iterations > 0)
+    g_string_append_printf (s, " (outer steps of %d, the first read again in steps of %d; then "
+                            "of %d inner steps)", r->validation_inner_iterations,
+                            r->refined_inner_iterations, r->full_inner_iterations);
+  else if (r->validation_inner_iterations > 0)
     g_string_append_printf (s, " (outer steps of %d, then of %d inner steps)",
                             r->validation_inner_iterations, r->full_inner_iterations);
   if (r->sparsity > 0)

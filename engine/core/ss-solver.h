@@ -167,6 +167,10 @@ typedef struct {
    * than asked (ALM, ss_pixel_l1_holdout_slicing): the inner steps per
    * outer step of the validation and of the full solve; 0 otherwise. */
   int validation_inner_iterations, full_inner_iterations;
+  /* Where the validation's first outer step was read again in shorter ones
+   * (ss_pixel_l1_finer_readings): their inner steps, those the full solve
+   * runs in; 0 otherwise. */
+  int refined_inner_iterations;
   /* The greedy solvers' k as the hold-out rule chose it (ss-pixel-l1.h),
    * a count or a fraction as SsSolveParams.sparsity; 0 otherwise. */
   double sparsity;
