@@ -46,9 +46,8 @@ typedef struct {
   gsize preview_size;
   int offset;             /* iterations of the runs before this one */
   gboolean provisional;   /* a validation run: none of its reports is the last */
-  SsRlHoldout *holdout;   /* a validation run's rule, or NULL */
-  SsPixelL1Readings *readings;  /* and its readings */
-  gboolean read_to_cap;   /* a finer validation: read to its cap, no patience */
+  SsPixelL1Readings *readings;  /* a validation run's readings, or NULL */
+  SsRlHoldout *holdout;   /* and its patience, or NULL: read to its end */
   GCancellable *stop;     /* cancelled when the rule has seen its minimum */
   int last_iteration;
 } Relay;
@@ -58,11 +57,10 @@ relay_report (const SsReport *report, gpointer user_data)
 {
   Relay *r = user_data;
   r->last_iteration = report->iteration;
-  if (r->holdout && !g_cancellable_is_cancelled (r->stop))
+  if (r->readings && !g_cancellable_is_cancelled (r->stop))
     {
       ss_pixel_l1_readings_add (r->readings, report->iteration, report->held_out);
-      if (ss_rl_holdout_record (r->holdout, report->iteration, report->held_out)
-          && (!r->read_to_cap || report->iteration >= r->holdout->cap))
+      if (r->holdout && ss_rl_holdout_record (r->holdout, report->iteration, report->held_out))
         g_cancellable_cancel (r->stop);
     }
   if (r->report == NULL)
@@ -118,22 +116,22 @@ cancel_child (GCancellable *parent, gpointer child)
   g_cancellable_cancel (child);
 }
 
-/* A validation run on V: its readings go into READINGS and the iteration
- * count k* of its best held-out prediction into HOLDOUT, which stops it
- * after its patience or, with READ_TO_CAP, at its cap; *VALIDATED and
+/* A validation run on V of CAP iterations read every EVERY: its readings
+ * go into READINGS and, with a HOLDOUT, the count k* of its best held-out
+ * prediction, which stops it after its patience; *VALIDATED and
  * *SECONDS add what it ran and how long it took (a run the rule stops has
  * no result of its own). FALSE with the error when it failed or
  * CANCELLABLE was cancelled: *PARTIAL then holds its partial estimate and
  * READINGS is cleared. */
 static gboolean
 run_validation (SsSolveOnceFunc once, gpointer backend, const SsHoldoutSplit *v,
-                const SsSolveParams *params, Relay *relay, SsRlHoldout *holdout,
-                SsPixelL1Readings *readings, gboolean read_to_cap, GCancellable *cancellable,
+                const SsSolveParams *params, int cap, int every, Relay *relay,
+                SsRlHoldout *holdout, SsPixelL1Readings *readings, GCancellable *cancellable,
                 int *validated, double *seconds, SsSolveResult *partial, GError **error)
 {
   SsSolveParams run = *params;
-  run.iterations = holdout->cap;
-  run.report_every = holdout->every;
+  run.iterations = cap;
+  run.report_every = every;
   run.holdout = FALSE;
   g_autoptr (GCancellable) stop = g_cancellable_new ();
   gulong handler = cancellable ? g_cancellable_connect (cancellable, G_CALLBACK (cancel_child),
@@ -143,7 +141,6 @@ run_validation (SsSolveOnceFunc once, gpointer backend, const SsHoldoutSplit *v,
   relay->provisional = TRUE;
   relay->holdout = holdout;
   relay->readings = readings;
-  relay->read_to_cap = read_to_cap;
   relay->stop = stop;
   relay->last_iteration = 0;
   g_autoptr (GError) local = NULL;
@@ -319,8 +316,8 @@ run_validations (SsSolveOnceFunc once, gpointer backend, const SsHoldoutSplit *v
       SsRlHoldout holdout;
       ss_rl_holdout_init_every (&holdout, params->iterations, every);
       SsPixelL1Readings read = { 0 };
-      if (!run_validation (once, backend, v, &rung, relay, &holdout, &read, FALSE, cancellable,
-                           validated, seconds, partial, error))
+      if (!run_validation (once, backend, v, &rung, holdout.cap, holdout.every, relay, &holdout,
+                           &read, cancellable, validated, seconds, partial, error))
         return FALSE;
       if (r == 0 || holdout.best_error < chosen->best_error)
         {
@@ -358,10 +355,10 @@ pick_count (SsSolveOnceFunc once, gpointer backend, const SsHoldoutSplit *v, int
   if (readings->count == 0 || *picked != readings->iteration[0]
       || !ss_pixel_l1_finer_readings (run, every, &fine, &fine_every, &fine_cap))
     return TRUE;
-  SsRlHoldout holdout = { .cap = fine_cap, .every = fine_every, .best_error = INFINITY };
+  /* Read to the end: a bump in the first readings must not end it. */
   SsPixelL1Readings read = { 0 };
-  if (!run_validation (once, backend, v, &fine, relay, &holdout, &read, TRUE, cancellable,
-                       validated, seconds, partial, error))
+  if (!run_validation (once, backend, v, &fine, fine_cap, fine_every, relay, NULL, &read,
+                       cancellable, validated, seconds, partial, error))
     return FALSE;
   *picked = ss_pixel_l1_pick (&read, tolerance);
   ss_pixel_l1_readings_clear (&read);
