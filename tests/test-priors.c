@@ -385,20 +385,32 @@ test_admm_tv_positive_minimiser (void)
 {
   g_autoptr (GRand) rng = test_rng ();
   TestProblem p;
-  test_problem_init (&p, rng, 20, 18, "gaussian:2", 1.0, 0.05);
   double alpha = 0.01;
   SsSolveParams params = test_solve_params (SS_SOLVER_ADMM_PRIOR, alpha, 5000);
   params.prior = SS_PRIOR_TV;
   params.data_term = SS_DATA_LS;
   params.nonneg = TRUE;
   params.report_every = params.iterations;
-  SsSolveResult result = test_cpu_solve (&p, &params);
-  float floor = admm_floor (&p, &params);
-  g_autofree float *reference = tv_primal_dual (&p, alpha, floor, 20000);
-  double f = tv_objective (&p, result.x, alpha), f_ref = tv_objective (&p, reference, alpha);
+  /* About one field in 150 has no pixel on the floor at the minimiser,
+   * where positivity would go untested: such a field is drawn again. */
+  float floor = 0;
+  float *reference = NULL;
   gsize on_floor = 0;
-  for (gsize i = 0; i < p.n; i++)
-    on_floor += reference[i] <= floor;
+  for (int draw = 0; draw < 8 && on_floor == 0; draw++)
+    {
+      if (reference)
+        {
+          g_free (reference);
+          test_problem_clear (&p);
+        }
+      test_problem_init (&p, rng, 20, 18, "gaussian:2", 1.0, 0.05);
+      floor = admm_floor (&p, &params);
+      reference = tv_primal_dual (&p, alpha, floor, 20000);
+      for (gsize i = 0; i < p.n; i++)
+        on_floor += reference[i] <= floor;
+    }
+  SsSolveResult result = test_cpu_solve (&p, &params);
+  double f = tv_objective (&p, result.x, alpha), f_ref = tv_objective (&p, reference, alpha);
   double gap = test_rel_diff (result.x, reference, p.n);
   g_test_message ("floor %.4g (%" G_GSIZE_FORMAT " pixels on it); objective %.9g, projected "
                   "primal-dual %.9g; images differ by %.3g relative", floor, on_floor, f, f_ref,
@@ -406,6 +418,7 @@ test_admm_tv_positive_minimiser (void)
   g_assert_cmpuint (on_floor, >, 0);
   g_assert_cmpfloat (fabs (f - f_ref), <=, 1e-5 * f_ref);
   g_assert_cmpfloat (gap, <, 1e-2);
+  g_free (reference);
   ss_solve_result_clear (&result);
   test_problem_clear (&p);
 }
