@@ -167,8 +167,10 @@ test_fista_matches_cpu (CudaFixture *f, gconstpointer data)
 
 /* RL and RL-TV, masked or not, with the discrepancy rule, the hold-out rule
  * (on the whole frame and on an inner region, as a padded image has) or
- * without: the GPU stops at the same report, its validation run takes as
- * many iterations, and it agrees with the CPU within 1e-4. */
+ * without, with the floor raised above the sky or not: the GPU stops at the
+ * same report, its validation run takes as many iterations, it raises the
+ * floor where the CPU does (no warning), and it agrees with the CPU within
+ * 1e-4. */
 static void
 test_rl_matches_cpu (CudaFixture *f, gconstpointer data)
 {
@@ -180,17 +182,20 @@ test_rl_matches_cpu (CudaFixture *f, gconstpointer data)
     double ratio, tv, background;
     SsRlStop stop;
     int iterations, border;   /* border: the image region's margin in the frame */
-    double noise;
+    double noise, floor;      /* floor: SsSolveParams.rl_floor */
   } cases[] = {
-    { 64, 48, "gaussian:2", 1.0, 0, 0, SS_RL_STOP_NONE, 60, 0, 0.01 },
-    { 45, 37, "moffat:3,2.5", 0.7, 0, 0.2, SS_RL_STOP_NONE, 60, 0, 0.01 },   /* PSF: 35 px */
-    { 64, 64, "gaussian:2.5", 1.0, 0.004, 0.1, SS_RL_STOP_NONE, 60, 0, 0.01 },
-    { 96, 64, "gaussian:3", 1.0, 0, 0.3, SS_RL_STOP_DISCREPANCY, 60, 0, 0.01 },
+    { 64, 48, "gaussian:2", 1.0, 0, 0, SS_RL_STOP_NONE, 60, 0, 0.01, 0 },
+    { 45, 37, "moffat:3,2.5", 0.7, 0, 0.2, SS_RL_STOP_NONE, 60, 0, 0.01, 0 },   /* PSF: 35 px */
+    { 64, 64, "gaussian:2.5", 1.0, 0.004, 0.1, SS_RL_STOP_NONE, 60, 0, 0.01, 0 },
+    { 96, 64, "gaussian:3", 1.0, 0, 0.3, SS_RL_STOP_DISCREPANCY, 60, 0, 0.01, 0 },
     /* The hold-out rule: at noise 0.01 the held-out error still falls at
      * the validation cap, at 0.03 it turns inside it. */
-    { 96, 80, "gaussian:2", 1.0, 0, 0.1, SS_RL_STOP_HOLDOUT, 600, 0, 0.01 },
-    { 96, 80, "gaussian:2", 1.0, 0, 0.1, SS_RL_STOP_HOLDOUT, 600, 0, 0.03 },
-    { 80, 72, "moffat:3,2.5", 0.8, 0, 0.2, SS_RL_STOP_HOLDOUT, 600, 6, 0.03 },
+    { 96, 80, "gaussian:2", 1.0, 0, 0.1, SS_RL_STOP_HOLDOUT, 600, 0, 0.01, 0 },
+    { 96, 80, "gaussian:2", 1.0, 0, 0.1, SS_RL_STOP_HOLDOUT, 600, 0, 0.03, 0 },
+    { 80, 72, "moffat:3,2.5", 0.8, 0, 0.2, SS_RL_STOP_HOLDOUT, 600, 6, 0.03, 0 },
+    /* The floor raised above a flat sky. */
+    { 64, 48, "gaussian:2", 1.0, 0, 0.2, SS_RL_STOP_NONE, 60, 0, 0.01, 0.7 },
+    { 80, 72, "moffat:3,2.5", 0.8, 0, 0.2, SS_RL_STOP_HOLDOUT, 600, 6, 0.03, 0.5 },
   };
   for (gsize i = 0; i < G_N_ELEMENTS (cases); i++)
     {
@@ -204,6 +209,7 @@ test_rl_matches_cpu (CudaFixture *f, gconstpointer data)
       params.report_every = 5;
       params.tv = cases[i].tv;
       params.rl_stop = cases[i].stop;
+      params.rl_floor = cases[i].floor;
       int b = cases[i].border;
       SsProblem problem = { .op = p.op, .y = p.y, .truth = p.truth,
                             .background = cases[i].background,
@@ -214,10 +220,14 @@ test_rl_matches_cpu (CudaFixture *f, gconstpointer data)
       g_assert_true (ss_cpu_solve (&problem, &params, NULL, NULL, NULL, &cpu, &error));
       g_assert_true (ss_cuda_solve (f->ctx, &problem, &params, NULL, NULL, NULL, &gpu, &error));
       g_assert_no_error (error);
-      g_test_message ("rl %d×%d %s ratio %.1f tv %g stop %d: %d iterations (%d validating); "
-                      "GPU %d (%d)", cases[i].width, cases[i].height, cases[i].psf,
-                      cases[i].ratio, cases[i].tv, cases[i].stop, cpu.iterations,
-                      cpu.validation_iterations, gpu.iterations, gpu.validation_iterations);
+      g_test_message ("rl %d×%d %s ratio %.1f tv %g stop %d floor %g: %d iterations (%d "
+                      "validating); GPU %d (%d); warning %s", cases[i].width, cases[i].height,
+                      cases[i].psf, cases[i].ratio, cases[i].tv, cases[i].stop, cases[i].floor,
+                      cpu.iterations, cpu.validation_iterations, gpu.iterations,
+                      gpu.validation_iterations, cpu.warning ? cpu.warning : "none");
+      g_assert_cmpstr (gpu.warning, ==, cpu.warning);
+      if (cases[i].floor > 0)
+        g_assert_null (cpu.warning);
       g_assert_cmpint (gpu.validation_iterations, ==, cpu.validation_iterations);
       g_assert_cmpint (cases[i].stop == SS_RL_STOP_HOLDOUT, ==, cpu.validation_iterations > 0);
       /* RL-TV divides by 1 − tv·div(∇x/|∇x|): where the gradient nearly

@@ -917,6 +917,85 @@ test_rl_sky_floor (void)
   g_assert_cmpfloat (c.background, ==, c.darkest);
 }
 
+/* The floor raised K σ above a flat sky (SsSolveParams.rl_floor, ss-rl.h):
+ * the setup's β is b + K·noise there, the darkest level with a warning
+ * where the floor is not a flat sky, the sky itself with no warning at
+ * K = 0; and one iteration from a positive start is RL's step with that
+ * background, computed here from the operator in double precision:
+ * z0 = start + b − β, z1 = z0 ⊙ Cᵀ((y + b)/(C z0 + β)) (every pixel
+ * observed: Cᵀ1 = 1), x1 = z1 + β − b. */
+static void
+test_rl_raised_floor (void)
+{
+  g_autoptr (GRand) rng = test_rng ();
+  int w = 96 + g_rand_int_range (rng, 0, 33), h = 64 + g_rand_int_range (rng, 0, 33);
+  gsize n = (gsize) w * h;
+  const double sky = 0.2, noise = 0.01, k = 0.25 + 1.75 * g_rand_double (rng);
+  g_autofree float *scene = test_sparse_image (rng, w, h, 0.01);
+  g_autofree float *y = NULL;
+  g_autoptr (SsOperator) op = blur_problem (scene, w, h, "gaussian:2.5", &y);
+  g_autofree float *dark = g_new (float, n);
+  for (gsize i = 0; i < n; i++)
+    {
+      y[i] += (float) (noise * ss_rand_normal (rng));
+      dark[i] = y[i] - (i % w < (gsize) w / 4 ? 10 * noise : 0);
+    }
+  SsSolveParams params = rl_params (1, 0);
+  params.rl_floor = k;
+  SsProblem flat = { .op = op, .y = y, .background = sky };
+  SsRlSetup s;
+  g_autoptr (GError) error = NULL;
+  g_assert_true (ss_rl_setup (&flat, &params, &s, &error));
+  g_test_message ("%dx%d, K %.3f: b %.5g, noise %.4g, β %.5g", w, h, k, s.offset, s.noise,
+                  s.background);
+  g_assert_true (s.raised);
+  g_assert_cmpfloat_with_epsilon (s.background, s.offset + k * s.noise, 1e-12);
+  g_assert_cmpfloat (s.background - s.offset, >, 0.5 * k * noise);
+  g_assert_null (ss_rl_floor_warning (&s));
+
+  SsProblem shadowed = { .op = op, .y = dark, .background = sky };
+  SsRlSetup d;
+  g_assert_true (ss_rl_setup (&shadowed, &params, &d, &error));
+  g_assert_false (d.raised);
+  g_assert_cmpfloat (d.background, ==, d.darkest);
+  g_assert_nonnull (ss_rl_floor_warning (&d));
+  SsSolveParams plain = rl_params (1, 0);
+  g_assert_true (ss_rl_setup (&flat, &plain, &d, &error));
+  g_assert_false (d.raised);
+  g_assert_cmpfloat (d.background, ==, d.offset);
+  g_assert_null (ss_rl_floor_warning (&d));
+
+  /* The step from a start above the raised floor (so z0 > 0 everywhere). */
+  double shift = s.offset - s.background;
+  g_autofree float *start = g_new (float, n);
+  g_autofree float *z = g_new (float, n);
+  g_autofree float *model = g_new (float, n);
+  g_autofree float *back = g_new (float, n);
+  for (gsize i = 0; i < n; i++)
+    {
+      start[i] = scene[i] + (float) (k * s.noise) + 0.05f;
+      z[i] = (float) (start[i] + shift);
+    }
+  g_assert_true (ss_operator_apply (op, z, model, &error));
+  for (gsize i = 0; i < n; i++)
+    model[i] = (float) (MAX ((double) y[i] + s.offset, 0) / ((double) model[i] + s.background));
+  g_assert_true (ss_operator_apply_adjoint (op, model, back, &error));
+  g_autofree float *expected = g_new (float, n);
+  for (gsize i = 0; i < n; i++)
+    expected[i] = (float) ((double) z[i] * back[i] - shift);
+  SsSolveResult result = { 0 };
+  g_assert_true (ss_cpu_rl_from (&flat, &params, start, &result, &error));
+  g_assert_no_error (error);
+  double diff = test_rel_diff (result.x, expected, n);
+  g_test_message ("one step against its reference: %.3g relative", diff);
+  g_assert_cmpfloat (diff, <, 1e-5);
+  ss_solve_result_clear (&result);
+  /* Without the raise the step differs: the check can fail. */
+  g_assert_true (ss_cpu_rl_from (&flat, &plain, start, &result, &error));
+  g_assert_cmpfloat (test_rel_diff (result.x, expected, n), >, 1e-3);
+  ss_solve_result_clear (&result);
+}
+
 /* RL's weight 1/Cᵀ1 without a mask comes from c^'s DC term, not a
  * transform: it must equal the transform's, on a fresh blur of any size. */
 static void
@@ -963,6 +1042,7 @@ main (int argc, char **argv)
   g_test_add_func ("/rl/discrepancy-stops", test_rl_discrepancy_stops);
   g_test_add_func ("/rl/smoothing-factor", test_rl_smoothing_factor);
   g_test_add_func ("/rl/sky-floor", test_rl_sky_floor);
+  g_test_add_func ("/rl/raised-floor", test_rl_raised_floor);
   g_test_add_func ("/rl/holdout/rule", test_rl_holdout_rule);
   g_test_add_func ("/rl/holdout/split", test_rl_holdout_split);
   g_test_add_func ("/rl/holdout/solve", test_rl_holdout_solve);

@@ -75,6 +75,8 @@ typedef struct {
   SsDirectMethod direct_method;
   double tv;              /* RL-TV weight lambda (0: plain Richardson–Lucy); >= 0 */
   SsRlStop rl_stop;       /* Richardson–Lucy's stopping rule */
+  double rl_floor;        /* Richardson–Lucy on a flat sky: its background this many noise σ
+                             above the sky (0: the sky itself; ss-rl.h); >= 0 */
   SsPrior prior;          /* ADMM-prior: the prior */
   SsDataTerm data_term;   /* ADMM-prior: the data term */
   int reweight;           /* ADMM-prior: reweighted-l1 stages (0: plain l1) */
@@ -236,6 +238,7 @@ typedef enum {
   SS_PARAM_INNER_ITERATIONS,
   SS_PARAM_TV,
   SS_PARAM_RL_STOP,
+  SS_PARAM_RL_FLOOR,
   SS_PARAM_PRIOR,
   SS_PARAM_DATA_TERM,
   SS_PARAM_REWEIGHT,

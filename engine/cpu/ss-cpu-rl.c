@@ -357,6 +357,8 @@ rl_run (const SsProblem *problem, const SsSolveParams *params, const float *star
       /* s.next holds the estimate: handed over, so the clean-up skips it. */
       ss_cpu_finish_result (result, &reporter, &s.next, iteration, &mem);
       result->validation_iterations = validation;
+      if (ss_rl_floor_warning (&s.setup) != NULL)
+        ss_solve_result_add_warning (result, ss_rl_floor_warning (&s.setup));
     }
   state_free (&s, &mem);
   ss_cpu_reporter_clear (&reporter);

@@ -379,6 +379,7 @@ ss_cuda_rl_new (SsCudaContext *ctx, const SsCudaProblem *p, const SsSolveParams 
   ss_cuda_iterator_bind (it, s, rl_iterate, rl_estimate, rl_reset, TRUE);
   ss_cuda_iterator_stages (it, rl_stage, rl_stage_names, G_N_ELEMENTS (rl_stage_names));
   it->stop = s->setup.stop_level >= 0 ? rl_stop : NULL;
+  it->warning = ss_rl_floor_warning (&s->setup);
   if (s->holdout)
     {
       it->stop = rl_validation_stop;

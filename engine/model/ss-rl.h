@@ -48,7 +48,10 @@ G_BEGIN_DECLS
 typedef struct SsRlSetup {
   double offset;          /* b, scaled units */
   double darkest;         /* the darkest level of the smoothed data, clamped to [0, b] */
-  double background;      /* β, 0 <= β <= b: the darkest level, or b on a flat sky floor */
+  double background;      /* β: the darkest level (0 <= β <= b), or on a flat sky floor b,
+                             or b + raise·noise (the raised floor below) */
+  double raise;           /* SsSolveParams.rl_floor: σ above the sky for β on a flat sky */
+  gboolean raised;        /* β was raised above the sky (a flat sky, raise > 0) */
   double start;           /* the flat first estimate of z: mean of y' − β over observed pixels */
   double stop_level;      /* residual ||PCx − y||²/m at which the discrepancy rule stops;
                              -1 when the rule is off */
@@ -134,6 +137,25 @@ float *ss_rl_weight (const SsOperator *op, GError **error);
  * lies within 2.06 dips, every one that loses beyond 2.85 (a Hubble crop,
  * −0.25 dB), the Sun crops beyond 30. */
 #define SS_RL_SKY_FLOOR_DIPS 2.25
+
+/* The floor raised above the sky (SsSolveParams.rl_floor, `--floor K`):
+ * where the sky is the floor (above), β = b + K σ. RL's fixed point is then
+ * the Poisson likelihood's with the model C z + b + Kσ, z >= 0, which is the
+ * likelihood with an l1 prior of weight Kσ/b solved by its EM step, up to a
+ * scale of z (Lantéri et al.'s penalised EM): every region darker than the
+ * raised floor goes to 0, so RL stops fitting the sky's noise and the stars
+ * keep sharpening. The estimate keeps the pedestal, x = z + Kσ: the output's
+ * sky sits Kσ above the subtracted one. On by choice only (default 0): on the
+ * star and galaxy fields of quality's cases and grid (QUALITY.md, "RL's floor
+ * above the sky, measured again"), K = 0.5 gained up to 4.5 dB over the sky
+ * itself, but on the Hubble field at 10²–300 e⁻, where the sky test also
+ * holds and the faint light below σ is real, it lost 3.5–3.9 dB, and RL's
+ * own held-out error tells those apart only within a few percent. */
+
+/* The warning for a solve whose SETUP was asked to raise the floor where the
+ * data's floor is not a flat sky (the floor stayed the darkest level), or
+ * NULL; static text. */
+const char *ss_rl_floor_warning (const SsRlSetup *setup);
 
 /* The discrepancy rule stops at this fraction of the noise level (above). */
 #define SS_RL_DISCREPANCY_FACTOR 0.85
