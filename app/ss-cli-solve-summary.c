@@ -160,6 +160,14 @@ print_summary_json (const CliSummary *s, const CliConfig *config, const SsSolveR
    * is what was asked. */
   if (result->sparsity > 0)
     ss_json_add_number (&o, "sparsity_chosen", result->sparsity);
+  /* RL's floor above the sky (ss-rl.h): raised, and how the rule chose. */
+  if (result->floor_raised || result->floor_iterations > 0)
+    ss_json_add_bool (&o, "floor_raised", result->floor_raised);
+  if (result->floor_iterations > 0)
+    {
+      ss_json_add_int (&o, "floor_validation_iterations", result->floor_iterations);
+      ss_json_add_number (&o, "floor_error_ratio", result->floor_error_ratio);
+    }
   if (result->choice != NULL)
     {
       ss_json_add_int (&o, "choice_iterations", result->choice_iterations);

@@ -182,20 +182,28 @@ test_rl_matches_cpu (CudaFixture *f, gconstpointer data)
     double ratio, tv, background;
     SsRlStop stop;
     int iterations, border;   /* border: the image region's margin in the frame */
-    double noise, floor;      /* floor: SsSolveParams.rl_floor */
+    double noise;
+    SsRlFloor floor;
   } cases[] = {
-    { 64, 48, "gaussian:2", 1.0, 0, 0, SS_RL_STOP_NONE, 60, 0, 0.01, 0 },
-    { 45, 37, "moffat:3,2.5", 0.7, 0, 0.2, SS_RL_STOP_NONE, 60, 0, 0.01, 0 },   /* PSF: 35 px */
-    { 64, 64, "gaussian:2.5", 1.0, 0.004, 0.1, SS_RL_STOP_NONE, 60, 0, 0.01, 0 },
-    { 96, 64, "gaussian:3", 1.0, 0, 0.3, SS_RL_STOP_DISCREPANCY, 60, 0, 0.01, 0 },
+    { 64, 48, "gaussian:2", 1.0, 0, 0, SS_RL_STOP_NONE, 60, 0, 0.01, SS_RL_FLOOR_HOLDOUT },
+    /* A PSF of 35 px. */
+    { 45, 37, "moffat:3,2.5", 0.7, 0, 0.2, SS_RL_STOP_NONE, 60, 0, 0.01, SS_RL_FLOOR_HOLDOUT },
+    { 64, 64, "gaussian:2.5", 1.0, 0.004, 0.1, SS_RL_STOP_NONE, 60, 0, 0.01,
+      SS_RL_FLOOR_HOLDOUT },
+    { 96, 64, "gaussian:3", 1.0, 0, 0.3, SS_RL_STOP_DISCREPANCY, 60, 0, 0.01,
+      SS_RL_FLOOR_HOLDOUT },
     /* The hold-out rule: at noise 0.01 the held-out error still falls at
      * the validation cap, at 0.03 it turns inside it. */
-    { 96, 80, "gaussian:2", 1.0, 0, 0.1, SS_RL_STOP_HOLDOUT, 600, 0, 0.01, 0 },
-    { 96, 80, "gaussian:2", 1.0, 0, 0.1, SS_RL_STOP_HOLDOUT, 600, 0, 0.03, 0 },
-    { 80, 72, "moffat:3,2.5", 0.8, 0, 0.2, SS_RL_STOP_HOLDOUT, 600, 6, 0.03, 0 },
-    /* The floor raised above a flat sky. */
-    { 64, 48, "gaussian:2", 1.0, 0, 0.2, SS_RL_STOP_NONE, 60, 0, 0.01, 0.7 },
-    { 80, 72, "moffat:3,2.5", 0.8, 0, 0.2, SS_RL_STOP_HOLDOUT, 600, 6, 0.03, 0.5 },
+    { 96, 80, "gaussian:2", 1.0, 0, 0.1, SS_RL_STOP_HOLDOUT, 600, 0, 0.01,
+      SS_RL_FLOOR_HOLDOUT },
+    { 96, 80, "gaussian:2", 1.0, 0, 0.1, SS_RL_STOP_HOLDOUT, 600, 0, 0.03,
+      SS_RL_FLOOR_HOLDOUT },
+    { 80, 72, "moffat:3,2.5", 0.8, 0, 0.2, SS_RL_STOP_HOLDOUT, 600, 6, 0.03,
+      SS_RL_FLOOR_HOLDOUT },
+    /* The floor raised above a flat sky (the hold-out cases above choose it). */
+    { 64, 48, "gaussian:2", 1.0, 0, 0.2, SS_RL_STOP_NONE, 60, 0, 0.01, SS_RL_FLOOR_RAISED },
+    { 80, 72, "moffat:3,2.5", 0.8, 0, 0.2, SS_RL_STOP_HOLDOUT, 600, 6, 0.03,
+      SS_RL_FLOOR_RAISED },
   };
   for (gsize i = 0; i < G_N_ELEMENTS (cases); i++)
     {
@@ -220,14 +228,19 @@ test_rl_matches_cpu (CudaFixture *f, gconstpointer data)
       g_assert_true (ss_cpu_solve (&problem, &params, NULL, NULL, NULL, &cpu, &error));
       g_assert_true (ss_cuda_solve (f->ctx, &problem, &params, NULL, NULL, NULL, &gpu, &error));
       g_assert_no_error (error);
-      g_test_message ("rl %d×%d %s ratio %.1f tv %g stop %d floor %g: %d iterations (%d "
-                      "validating); GPU %d (%d); warning %s", cases[i].width, cases[i].height,
+      g_test_message ("rl %d×%d %s ratio %.1f tv %g stop %d floor %d: %d iterations (%d "
+                      "validating, %d of them with the floor raised, error ratio %.4f); GPU %d "
+                      "(%d, %d, %.4f); raised %d; warning %s", cases[i].width, cases[i].height,
                       cases[i].psf, cases[i].ratio, cases[i].tv, cases[i].stop, cases[i].floor,
-                      cpu.iterations, cpu.validation_iterations, gpu.iterations,
-                      gpu.validation_iterations, cpu.warning ? cpu.warning : "none");
+                      cpu.iterations, cpu.validation_iterations, cpu.floor_iterations,
+                      cpu.floor_error_ratio, gpu.iterations, gpu.validation_iterations,
+                      gpu.floor_iterations, gpu.floor_error_ratio, cpu.floor_raised,
+                      cpu.warning ? cpu.warning : "none");
       g_assert_cmpstr (gpu.warning, ==, cpu.warning);
-      if (cases[i].floor > 0)
-        g_assert_null (cpu.warning);
+      g_assert_cmpint (gpu.floor_raised, ==, cpu.floor_raised);
+      g_assert_cmpint (gpu.floor_iterations, ==, cpu.floor_iterations);
+      if (cases[i].floor == SS_RL_FLOOR_RAISED)
+        g_assert_true (cpu.floor_raised);
       g_assert_cmpint (gpu.validation_iterations, ==, cpu.validation_iterations);
       g_assert_cmpint (cases[i].stop == SS_RL_STOP_HOLDOUT, ==, cpu.validation_iterations > 0);
       /* RL-TV divides by 1 − tv·div(∇x/|∇x|): where the gradient nearly

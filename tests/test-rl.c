@@ -377,6 +377,76 @@ test_rl_holdout_solve (void)
   test_problem_clear (&p);
 }
 
+/* RL's hold-out rule choosing the floor (ss-rl.h) on a sparse field over a
+ * flat sky, against the two floors solved separately: its validation is
+ * theirs end to end (the sky's run, then the raised one's), its choice is
+ * the tolerance applied to the error ratio it reports, and its estimate is
+ * the chosen floor's own solve. Where the floor is not a flat sky there is
+ * nothing to choose: one validation run, the floor not raised. */
+static void
+test_rl_holdout_floor_choice (void)
+{
+  g_autoptr (GRand) rng = test_rng ();
+  int w = 72 + g_rand_int_range (rng, 0, 17), h = 64 + g_rand_int_range (rng, 0, 17);
+  gsize n = (gsize) w * h;
+  const double sky = 0.2, noise = 0.03;
+  g_autofree float *scene = test_sparse_image (rng, w, h, 0.02);
+  g_autofree float *y = NULL;
+  g_autoptr (SsOperator) op = blur_problem (scene, w, h, "gaussian:2", &y);
+  g_autofree float *dark = g_new (float, n);
+  for (gsize i = 0; i < n; i++)
+    {
+      y[i] += (float) (noise * ss_rand_normal (rng));
+      dark[i] = y[i] - (i % w < (gsize) w / 4 ? 10 * noise : 0);
+    }
+  SsProblem problem = { .op = op, .y = y, .background = sky };
+  SsSolveParams params = rl_params (1000, 0);
+  params.report_every = 10;
+  params.rl_stop = SS_RL_STOP_HOLDOUT;
+  SsSolveResult chosen = rl_solve (&problem, &params), alone[2];
+  for (int raised = 0; raised < 2; raised++)
+    {
+      params.rl_floor = raised ? SS_RL_FLOOR_RAISED : SS_RL_FLOOR_SKY;
+      alone[raised] = rl_solve (&problem, &params);
+      g_assert_cmpint (alone[raised].floor_raised, ==, raised);
+      g_assert_cmpint (alone[raised].floor_iterations, ==, 0);
+    }
+  g_test_message ("%dx%d: validation %d (sky %d, raised %d), error ratio %.4f, raised %d; "
+                  "full runs %d, alone %d / %d", w, h, chosen.validation_iterations,
+                  alone[0].validation_iterations, alone[1].validation_iterations,
+                  chosen.floor_error_ratio, chosen.floor_raised,
+                  chosen.iterations - chosen.validation_iterations,
+                  alone[0].iterations - alone[0].validation_iterations,
+                  alone[1].iterations - alone[1].validation_iterations);
+  g_assert_cmpint (chosen.floor_iterations, ==, alone[1].validation_iterations);
+  g_assert_cmpint (chosen.validation_iterations, ==,
+                   alone[0].validation_iterations + alone[1].validation_iterations);
+  g_assert_true (isfinite (chosen.floor_error_ratio) && chosen.floor_error_ratio > 0);
+  g_assert_cmpint (chosen.floor_raised, ==,
+                   chosen.floor_error_ratio <= 1 + SS_RL_FLOOR_TOLERANCE);
+  /* The cap counts the first validation run only, so the full run is the
+   * chosen floor's own: as long as the one alone (the cap counting its
+   * validation), or all that is left when its rule ran to the cap. */
+  const SsSolveResult *same = &alone[chosen.floor_raised];
+  int full = chosen.iterations - chosen.validation_iterations;
+  int alone_full = same->iterations - same->validation_iterations;
+  if (full == alone_full)
+    g_assert_cmpmem (chosen.x, n * sizeof (float), same->x, n * sizeof (float));
+  else
+    g_assert_cmpint (full, ==, params.iterations - alone[0].validation_iterations);
+  for (int raised = 0; raised < 2; raised++)
+    ss_solve_result_clear (&alone[raised]);
+  ss_solve_result_clear (&chosen);
+
+  SsProblem shadowed = { .op = op, .y = dark, .background = sky };
+  params.rl_floor = SS_RL_FLOOR_HOLDOUT;
+  SsSolveResult one = rl_solve (&shadowed, &params);
+  g_assert_cmpint (one.floor_iterations, ==, 0);
+  g_assert_false (one.floor_raised);
+  g_assert_null (one.warning);
+  ss_solve_result_clear (&one);
+}
+
 /* Reports that are all finite, and how many. */
 typedef struct {
   int reports, finite;
@@ -917,10 +987,10 @@ test_rl_sky_floor (void)
   g_assert_cmpfloat (c.background, ==, c.darkest);
 }
 
-/* The floor raised K σ above a flat sky (SsSolveParams.rl_floor, ss-rl.h):
- * the setup's β is b + K·noise there, the darkest level with a warning
- * where the floor is not a flat sky, the sky itself with no warning at
- * K = 0; and one iteration from a positive start is RL's step with that
+/* The floor raised K = SS_RL_FLOOR_SIGMAS σ above a flat sky
+ * (SsSolveParams.rl_floor, ss-rl.h): the setup's β is b + K·noise there,
+ * the darkest level with a warning where the floor is not a flat sky, the
+ * sky itself with no warning with --floor sky; and one iteration from a positive start is RL's step with that
  * background, computed here from the operator in double precision:
  * z0 = start + b − β, z1 = z0 ⊙ Cᵀ((y + b)/(C z0 + β)) (every pixel
  * observed: Cᵀ1 = 1), x1 = z1 + β − b. */
@@ -930,7 +1000,7 @@ test_rl_raised_floor (void)
   g_autoptr (GRand) rng = test_rng ();
   int w = 96 + g_rand_int_range (rng, 0, 33), h = 64 + g_rand_int_range (rng, 0, 33);
   gsize n = (gsize) w * h;
-  const double sky = 0.2, noise = 0.01, k = 0.25 + 1.75 * g_rand_double (rng);
+  const double sky = 0.2, noise = 0.01, k = SS_RL_FLOOR_SIGMAS;
   g_autofree float *scene = test_sparse_image (rng, w, h, 0.01);
   g_autofree float *y = NULL;
   g_autoptr (SsOperator) op = blur_problem (scene, w, h, "gaussian:2.5", &y);
@@ -941,12 +1011,12 @@ test_rl_raised_floor (void)
       dark[i] = y[i] - (i % w < (gsize) w / 4 ? 10 * noise : 0);
     }
   SsSolveParams params = rl_params (1, 0);
-  params.rl_floor = k;
+  params.rl_floor = SS_RL_FLOOR_RAISED;
   SsProblem flat = { .op = op, .y = y, .background = sky };
   SsRlSetup s;
   g_autoptr (GError) error = NULL;
   g_assert_true (ss_rl_setup (&flat, &params, &s, &error));
-  g_test_message ("%dx%d, K %.3f: b %.5g, noise %.4g, β %.5g", w, h, k, s.offset, s.noise,
+  g_test_message ("%dx%d, K %.2f: b %.5g, noise %.4g, β %.5g", w, h, k, s.offset, s.noise,
                   s.background);
   g_assert_true (s.raised);
   g_assert_cmpfloat_with_epsilon (s.background, s.offset + k * s.noise, 1e-12);
@@ -960,6 +1030,7 @@ test_rl_raised_floor (void)
   g_assert_cmpfloat (d.background, ==, d.darkest);
   g_assert_nonnull (ss_rl_floor_warning (&d));
   SsSolveParams plain = rl_params (1, 0);
+  plain.rl_floor = SS_RL_FLOOR_SKY;
   g_assert_true (ss_rl_setup (&flat, &plain, &d, &error));
   g_assert_false (d.raised);
   g_assert_cmpfloat (d.background, ==, d.offset);
@@ -1046,6 +1117,7 @@ main (int argc, char **argv)
   g_test_add_func ("/rl/holdout/rule", test_rl_holdout_rule);
   g_test_add_func ("/rl/holdout/split", test_rl_holdout_split);
   g_test_add_func ("/rl/holdout/solve", test_rl_holdout_solve);
+  g_test_add_func ("/rl/holdout/floor-choice", test_rl_holdout_floor_choice);
   g_test_add_func ("/rl/holdout/black-sky", test_rl_holdout_black_sky);
   g_test_add_func ("/rl/holdout/sky-dominated", test_rl_holdout_sky_dominated);
   g_test_add_func ("/rl/refuses-sensing", test_rl_refuses_sensing);

@@ -193,6 +193,12 @@ ss_solve_result_describe_holdout (const SsSolveResult *r)
   else if (r->validation_inner_iterations > 0)
     g_string_append_printf (s, " (outer steps of %d, then of %d inner steps)",
                             r->validation_inner_iterations, r->full_inner_iterations);
+  /* RL's floor (ss-rl.h), when the rule chose it. */
+  if (r->floor_iterations > 0)
+    g_string_append_printf (s, "; floor %s: the last %d validating with it raised half a σ "
+                            "above the sky, held-out error %.3f of the sky's",
+                            r->floor_raised ? "raised" : "at the sky", r->floor_iterations,
+                            r->floor_error_ratio);
   if (r->sparsity > 0)
     g_string_append_printf (s, "; sparsity %g chosen", r->sparsity);
   return g_string_free (s, FALSE);

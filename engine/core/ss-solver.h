@@ -47,6 +47,15 @@ typedef enum {
   SS_RL_STOP_NONE,        /* run every iteration */
 } SsRlStop;
 
+/* Richardson–Lucy's background β where the data's floor is a flat sky
+ * (ss-rl.h): the sky, or SS_RL_FLOOR_SIGMAS noise σ above it. */
+typedef enum {
+  SS_RL_FLOOR_HOLDOUT,    /* the one whose validation run predicts the held-out pixels as well
+                             (ss-rl-holdout.h; the sky without that rule); the default */
+  SS_RL_FLOOR_SKY,        /* the sky */
+  SS_RL_FLOOR_RAISED,     /* SS_RL_FLOOR_SIGMAS σ above it */
+} SsRlFloor;
+
 /* The analysis prior of the ADMM-prior solver. */
 typedef enum {
   SS_PRIOR_TV,            /* isotropic total variation */
@@ -75,8 +84,7 @@ typedef struct {
   SsDirectMethod direct_method;
   double tv;              /* RL-TV weight lambda (0: plain Richardson–Lucy); >= 0 */
   SsRlStop rl_stop;       /* Richardson–Lucy's stopping rule */
-  double rl_floor;        /* Richardson–Lucy on a flat sky: its background this many noise σ
-                             above the sky (0: the sky itself; ss-rl.h); >= 0 */
+  SsRlFloor rl_floor;     /* Richardson–Lucy's background on a flat sky */
   SsPrior prior;          /* ADMM-prior: the prior */
   SsDataTerm data_term;   /* ADMM-prior: the data term */
   int reweight;           /* ADMM-prior: reweighted-l1 stages (0: plain l1) */
@@ -181,6 +189,13 @@ typedef struct {
    * why, in words (g_free); 0 and NULL otherwise. */
   int choice_iterations;
   char *choice;
+  /* RL's floor (ss-rl.h): above the sky in the estimate; where the hold-out
+   * rule chose it, the iterations of the second validation run (with the
+   * floor raised; counted in validation_iterations too) and its held-out
+   * error over the first's; 0 otherwise. */
+  gboolean floor_raised;
+  int floor_iterations;
+  double floor_error_ratio;
   double seconds;         /* solve time, setup included, file I/O excluded */
   double mse, psnr, residual, objective, rel_change;
   gsize peak_memory_bytes;/* engine buffers (host for CPU, device for CUDA) */

@@ -287,14 +287,16 @@ validation_run (RlState *s, const SsProblem *problem, SsRlHoldout *holdout,
   mask_adjoint (s);
   ss_rl_invert_weight (s->weight, s->n);
   restart (s, NULL);
+  /* HOLDOUT counts this run's iterations (a second run follows a first). */
+  int offset = *iteration;
   gboolean ok = TRUE, done = FALSE;
   while (ok && !done)
     {
-      int starting_from = *iteration;
+      int starting_from = *iteration - offset;
       double held_out = data_ratio (s, problem->y);
       multiplicative_step (s, (float) params->tv);
       ++*iteration;
-      if (*iteration % SS_RL_HOLDOUT_EVERY == 0)
+      if ((*iteration - offset) % SS_RL_HOLDOUT_EVERY == 0)
         done = ss_rl_holdout_record (holdout, starting_from, held_out);
       gboolean measure = done || ss_cpu_is_report_point (params, *iteration);
       double change2 = accept_step (s, measure);
@@ -310,6 +312,33 @@ validation_run (RlState *s, const SsProblem *problem, SsRlHoldout *holdout,
   s->roles = NULL;
   mask_adjoint (s);
   ss_rl_invert_weight (s->weight, s->n);
+  return ok;
+}
+
+/* The hold-out rule's validation (validation_run), then, where the floor
+ * is the rule's to choose (ss_rl_floor_choosable), a second one with the
+ * floor raised; the floor whose run predicts the held-out pixels as well
+ * (ss_rl_floor_keeps_raised) stays in S's setup, its rule in HOLDOUT.
+ * *FIRST: the first run's iterations (the solve's cap counts them, not the
+ * second's); RESULT gets the choice. */
+static gboolean
+validate (RlState *s, const SsProblem *problem, SsRlHoldout *holdout, SsCpuReporter *reporter,
+          SsMemCounter *mem, int *iteration, int *first, SsSolveResult *result, GError **error)
+{
+  gboolean ok = validation_run (s, problem, holdout, reporter, mem, iteration, error);
+  *first = *iteration;
+  if (!ok || !ss_rl_floor_choosable (&s->setup))
+    return ok;
+  SsRlHoldout raised = *holdout;
+  ss_rl_holdout_init (&raised, reporter->params->iterations);
+  ss_rl_setup_raise_floor (&s->setup, TRUE);
+  ok = validation_run (s, problem, &raised, reporter, mem, iteration, error);
+  result->floor_iterations = *iteration - *first;
+  result->floor_error_ratio = raised.best_error / holdout->best_error;
+  if (ss_rl_floor_keeps_raised (holdout->best_error, raised.best_error))
+    *holdout = raised;
+  else
+    ss_rl_setup_raise_floor (&s->setup, FALSE);
   return ok;
 }
 
@@ -334,14 +363,16 @@ rl_run (const SsProblem *problem, const SsSolveParams *params, const float *star
   if (ok)
     measure_setup (&s, problem->y);
 
-  int iteration = 0, validation = 0;
+  int iteration = 0, validation = 0, first = 0;
   SsRlHoldout holdout;
+  SsSolveResult floor_choice = { 0 };
   if (ok && params->rl_stop == SS_RL_STOP_HOLDOUT
       && ss_rl_holdout_init (&holdout, params->iterations))
     {
-      ok = validation_run (&s, problem, &holdout, &reporter, &mem, &iteration, error);
+      ok = validate (&s, problem, &holdout, &reporter, &mem, &iteration, &first, &floor_choice,
+                     error);
       validation = iteration;
-      int full = ss_rl_holdout_full_iterations (&holdout, params->iterations - iteration);
+      int full = ss_rl_holdout_full_iterations (&holdout, params->iterations - first);
       restart (&s, start);
       ok = ok && full_run (&s, problem, params, &reporter, iteration + full, &iteration, error);
     }
@@ -357,8 +388,10 @@ rl_run (const SsProblem *problem, const SsSolveParams *params, const float *star
       /* s.next holds the estimate: handed over, so the clean-up skips it. */
       ss_cpu_finish_result (result, &reporter, &s.next, iteration, &mem);
       result->validation_iterations = validation;
-      if (ss_rl_floor_warning (&s.setup) != NULL)
-        ss_solve_result_add_warning (result, ss_rl_floor_warning (&s.setup));
+      result->floor_iterations = floor_choice.floor_iterations;
+      result->floor_error_ratio = floor_choice.floor_error_ratio;
+      result->floor_raised = s.setup.raised;
+      ss_solve_result_add_warning (result, ss_rl_floor_warning (&s.setup));
     }
   state_free (&s, &mem);
   ss_cpu_reporter_clear (&reporter);

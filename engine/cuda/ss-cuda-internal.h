@@ -258,8 +258,9 @@ typedef struct {
   gboolean (*next_run) (gpointer solver, SsSolveParams *run, int done, GError **error);
   /* While TRUE no report is final (a run that more runs follow). */
   gboolean provisional;
-  /* Static text the solver adds to the result's warning (NULL: none). */
-  const char *warning;
+  /* What the solver adds to a successful solve's result (RL's floor), or
+   * NULL. */
+  void (*finish) (gpointer solver, SsSolveResult *result);
   /* Added to the run's own iteration count in reports: the iterations of the
    * runs before it. */
   int iteration_offset;

@@ -13,11 +13,13 @@
  * ss-rl.h's, with their transforms done here (ss-cuda-rl-setup.cu). The
  * iteration's arguments are fixed, so it is captured as a CUDA graph. The
  * discrepancy rule is the iterator's stop hook: one wait per report, none per
- * iteration. The hold-out rule (ss-rl-holdout.h) is two runs of the
- * iterator (next_run): the validation run fits three quarters of the image's pixels,
- * its reports come every SS_RL_HOLDOUT_EVERY iterations and the ratio of
- * each report's last iteration also sums the held-out error, read by the
- * stop hook; then the run on all the data, with graphs of its own.
+ * iteration. The hold-out rule (ss-rl-holdout.h) is two or three runs of
+ * the iterator (next_run): the validation run fits three quarters of the
+ * image's pixels, its reports come every SS_RL_HOLDOUT_EVERY iterations and
+ * the ratio of each report's last iteration also sums the held-out error,
+ * read by the stop hook; where the floor is the rule's to choose (ss-rl.h), a second
+ * validation run with it raised; then the run on all the data. Each run
+ * captures graphs of its own, since β is a kernel argument.
  */
 #include "ss-cuda-internal.h"
 #include "ss-cuda-device.cuh"
@@ -43,6 +45,10 @@ typedef struct {
   gboolean holdout;         /* the hold-out rule is on */
   gboolean validating;      /* in its validation run */
   int runs;                 /* runs started */
+  int first_validation;     /* iterations of the first validation run (the cap counts them) */
+  SsRlHoldout sky_rule;     /* the first's rule, while the floor raised is validated */
+  int floor_iterations;     /* the second validation run's, where the floor was chosen */
+  double floor_error_ratio; /* its least held-out error over the first's */
   int iterations;           /* the solve's iterations and report interval, as asked for: */
   int report_every;         /* params is the driver's run, which next_run changes */
   SsRlHoldout rule;
@@ -274,38 +280,82 @@ rl_stop (gpointer solver, const SsReport *report, const double *acc)
 
 /* The validation run's stop hook: the report's last iteration measured the
  * held-out error of the estimate it started from, one iteration before the
- * report's (the CPU does the same); it came with the report's block. */
+ * report's (the CPU does the same); it came with the report's block. The
+ * rule counts the run's own iterations (the floor's follows the first). */
 static gboolean
 rl_validation_stop (gpointer solver, const SsReport *report, const double *acc)
 {
   Rl *s = (Rl *) solver;
-  return ss_rl_holdout_record (&s->rule, report->iteration - 1, acc[SS_ACC_HELD_OUT]);
+  return ss_rl_holdout_record (&s->rule, report->iteration - 1 - s->it->iteration_offset,
+                               acc[SS_ACC_HELD_OUT]);
 }
 
-/* The hold-out rule's two runs (SsCudaIterator.next_run). */
+/* After the floor's validation run (ss-rl.h): the floor whose run predicts
+ * the held-out pixels as well stays, with its rule. */
+static void
+rl_choose_floor (Rl *s, int done)
+{
+  s->floor_iterations = done - s->first_validation;
+  s->floor_error_ratio = s->rule.best_error / s->sky_rule.best_error;
+  if (!ss_rl_floor_keeps_raised (s->sky_rule.best_error, s->rule.best_error))
+    {
+      s->rule = s->sky_rule;
+      ss_rl_setup_raise_floor (&s->setup, FALSE);
+    }
+}
+
+/* The hold-out rule's runs (SsCudaIterator.next_run): the validation run,
+ * where the floor is the rule's to choose a second one with it raised (as
+ * ss-cpu-rl.c's validate), then the run on all the data. */
 static gboolean
 rl_next_run (gpointer solver, SsSolveParams *run, int done, GError **error)
 {
   Rl *s = (Rl *) solver;
   SsCudaContext *ctx = s->base.ctx;
   s->runs++;
-  if (s->runs == 1)
+  if (!s->validating)
+    return FALSE;
+  gboolean floor_run = s->runs == 2 && ss_rl_floor_choosable (&s->setup);
+  if (s->runs == 1 || floor_run)
     {
+      if (floor_run)
+        {
+          s->first_validation = done;
+          s->sky_rule = s->rule;
+          ss_rl_holdout_init (&s->rule, s->iterations);
+          ss_rl_setup_raise_floor (&s->setup, TRUE);
+          if (!rl_reset (s, error))
+            return FALSE;
+        }
       /* Readings every SS_RL_HOLDOUT_EVERY iterations until the rule ends
        * the run; the count only bounds it. */
       run->report_every = SS_RL_HOLDOUT_EVERY;
       run->iterations = (s->rule.cap / SS_RL_HOLDOUT_EVERY + 2) * SS_RL_HOLDOUT_EVERY;
       return TRUE;
     }
-  if (s->runs > 2)
-    return FALSE;
+  if (s->runs == 2)
+    s->first_validation = done;
+  else
+    rl_choose_floor (s, done);
   s->validating = FALSE;
   s->it->provisional = FALSE;
   s->it->stop = NULL;
   run->report_every = s->report_every;
-  run->iterations = ss_rl_holdout_full_iterations (&s->rule, s->iterations - done);
+  run->iterations = ss_rl_holdout_full_iterations (&s->rule, s->iterations - s->first_validation);
   return ss_cuda_rl_normaliser (ctx, s->p, FALSE, s->image, s->weight, s->back, s->spec, error)
          && rl_reset (s, error);
+}
+
+/* SsCudaIterator.finish: the floor, and a warning where it could not be
+ * raised as asked. */
+static void
+rl_finish (gpointer solver, SsSolveResult *result)
+{
+  Rl *s = (Rl *) solver;
+  result->floor_raised = s->setup.raised;
+  result->floor_iterations = s->floor_iterations;
+  result->floor_error_ratio = s->floor_error_ratio;
+  ss_solve_result_add_warning (result, ss_rl_floor_warning (&s->setup));
 }
 
 static void
@@ -379,7 +429,7 @@ ss_cuda_rl_new (SsCudaContext *ctx, const SsCudaProblem *p, const SsSolveParams 
   ss_cuda_iterator_bind (it, s, rl_iterate, rl_estimate, rl_reset, TRUE);
   ss_cuda_iterator_stages (it, rl_stage, rl_stage_names, G_N_ELEMENTS (rl_stage_names));
   it->stop = s->setup.stop_level >= 0 ? rl_stop : NULL;
-  it->warning = ss_rl_floor_warning (&s->setup);
+  it->finish = rl_finish;
   if (s->holdout)
     {
       it->stop = rl_validation_stop;

@@ -159,8 +159,8 @@ solve_iterative (SsCudaContext *ctx, const SsCudaProblem *p, const SsSolveParams
       ok = download_estimate (ctx, p, it.estimate (it.solver), result, error);
       fill_result_metrics (result, &outcome.last, outcome.iterations);
       result->validation_iterations = outcome.earlier_runs;
-      if (it.warning != NULL)
-        ss_solve_result_add_warning (result, it.warning);
+      if (it.finish != NULL)
+        it.finish (it.solver, result);
       if (ok && outcome.cancelled)
         {
           g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_CANCELLED, "the solve was cancelled");

@@ -169,8 +169,8 @@ ss_rl_setup_data (const SsProblem *problem, const SsSolveParams *params, SsRlSet
   setup->stop_level = -1;
   setup->observed = (double) op->m;
   setup->sky = background > 0;
-  setup->raise = params->rl_floor;
-  setup->raised = FALSE;
+  setup->floor = params->rl_floor;
+  setup->sky_floor = setup->raised = FALSE;
   /* The noise serves the stopping rules and the sky-floor test; the median
    * only the discrepancy rule. Measured once, here, when anything needs it. */
   gboolean discrepancy = params->rl_stop == SS_RL_STOP_DISCREPANCY;
@@ -213,20 +213,40 @@ ss_rl_setup_finish (SsRlSetup *setup, double darkest, double smoothing)
   double dip = setup->noise * smoothing * sqrt (2.0 * log (MAX (setup->observed, 2.0)));
   if (setup->sky && isfinite (dip) && dip > 0
       && setup->offset - setup->darkest <= SS_RL_SKY_FLOOR_DIPS * dip)
-    {
-      setup->background = setup->offset;
-      setup->raised = setup->raise > 0;
-      if (setup->raised)
-        setup->background += setup->raise * setup->noise;
-    }
+    setup->sky_floor = TRUE;
   setup->start = MAX (setup->mean - setup->background, 1e-6 * setup->top);
+  if (setup->sky_floor)
+    ss_rl_setup_raise_floor (setup, setup->floor == SS_RL_FLOOR_RAISED);
+}
+
+void
+ss_rl_setup_raise_floor (SsRlSetup *setup, gboolean raise)
+{
+  if (!setup->sky_floor)
+    return;
+  setup->raised = raise;
+  setup->background = setup->offset + (raise ? SS_RL_FLOOR_SIGMAS * setup->noise : 0.0);
+  setup->start = MAX (setup->mean - setup->background, 1e-6 * setup->top);
+}
+
+gboolean
+ss_rl_floor_choosable (const SsRlSetup *setup)
+{
+  return setup->floor == SS_RL_FLOOR_HOLDOUT && setup->sky_floor && isfinite (setup->noise)
+         && setup->noise > 0;
+}
+
+gboolean
+ss_rl_floor_keeps_raised (double sky_error, double raised_error)
+{
+  return isfinite (raised_error) && raised_error <= (1 + SS_RL_FLOOR_TOLERANCE) * sky_error;
 }
 
 const char *
 ss_rl_floor_warning (const SsRlSetup *setup)
 {
-  return setup->raise > 0 && !setup->raised
-           ? "--floor not applied: the data's floor is not a flat sky, so Richardson–Lucy's "
+  return setup->floor == SS_RL_FLOOR_RAISED && !setup->raised
+           ? "--floor raised not applied: the data's floor is not a flat sky, so Richardson–Lucy's "
              "background stays the darkest level of the smoothed data"
            : NULL;
 }
