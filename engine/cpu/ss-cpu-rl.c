@@ -212,12 +212,12 @@ squared_norm (const float *x, gsize n)
   return sum;
 }
 
-/* The estimate in the engine's units, x = z + β − b, in s->next (free
- * between iterations). */
+/* The estimate in the engine's units, x = z + ss_rl_estimate_shift, in
+ * s->next (free between iterations). */
 static const float *
 export_estimate (RlState *s)
 {
-  const float shift = (float) (s->setup.background - s->setup.offset);
+  const float shift = (float) ss_rl_estimate_shift (&s->setup);
   for (gsize i = 0; i < s->n; i++)
     s->next[i] = s->x[i] + shift;
   return s->next;
@@ -230,11 +230,11 @@ residual (RlState *s, const float *x, const float *y)
   return ss_cpu_masked_misfit (s->fft, s->op, x, y, s->real, s->spectrum) / (double) s->op->m;
 }
 
-/* z from START (engine units, x = z + β − b) or flat. */
+/* z from START (engine units, x = z + ss_rl_estimate_shift) or flat. */
 static void
 restart (RlState *s, const float *start)
 {
-  const float to_z = (float) (s->setup.offset - s->setup.background);
+  const float to_z = (float) -ss_rl_estimate_shift (&s->setup);
   for (gsize i = 0; i < s->n; i++)
     s->x[i] = start ? fmaxf (start[i] + to_z, 0.0f) : (float) s->setup.start;
 }

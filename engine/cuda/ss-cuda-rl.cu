@@ -189,7 +189,7 @@ launch_update (Rl *s, unsigned flags, unsigned blocks)
   const SsCudaProblem *p = s->p;
   cudaStream_t st = s->base.ctx->stream;
   float lambda = (float) s->params->tv;
-  float shift = (float) (s->setup.background - s->setup.offset);
+  float shift = (float) ss_rl_estimate_shift (&s->setup);
   double *acc = s->reporter->block;
   if (flags & SS_ITER_DELTA)
     rl_update_kernel<TV, SS_ITER_WRITE_ESTIMATE | SS_ITER_DELTA>

@@ -229,6 +229,12 @@ ss_rl_setup_raise_floor (SsRlSetup *setup, gboolean raise)
   setup->start = MAX (setup->mean - setup->background, 1e-6 * setup->top);
 }
 
+double
+ss_rl_estimate_shift (const SsRlSetup *setup)
+{
+  return setup->raised ? 0.0 : setup->background - setup->offset;
+}
+
 gboolean
 ss_rl_floor_choosable (const SsRlSetup *setup)
 {

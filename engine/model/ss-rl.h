@@ -145,7 +145,7 @@ float *ss_rl_weight (const SsOperator *op, GError **error);
  * likelihood with an l1 prior of weight Kσ/b solved by its EM step, up to a
  * scale of z: every region darker than the raised floor goes to 0, so RL
  * stops fitting the sky's noise and the stars keep sharpening. The estimate
- * keeps the pedestal, x = z + Kσ: its sky sits Kσ above the subtracted one.
+ * is z, without the pedestal (ss_rl_estimate_shift).
  * Measured on 37 cases (quality's seven and 30 of the same scenes through
  * other PSFs and peaks) and 39 held out (quality's draws 1-3 and 24 new
  * grid cases; QUALITY.md, "RL's floor above the sky"): K = 0.5 gained up to
@@ -160,6 +160,14 @@ float *ss_rl_weight (const SsOperator *op, GError **error);
  * for raising it everywhere, which loses up to 4.65. */
 #define SS_RL_FLOOR_SIGMAS 0.5
 #define SS_RL_FLOOR_TOLERANCE 0.02
+
+/* The estimate is x = z + this shift: β − b, the darkest level's depth
+ * below the sky (<= 0), but 0 on a raised floor, whose pedestal Kσ is the
+ * prior's, not light: x = z + Kσ put the result's empty sky Kσ above the
+ * sky, and `auto`'s prediction of held-out sky pixels with it (its RL
+ * candidate's error +17-25% on quality's galaxies and faint stars, enough
+ * to lose both to ALM). */
+double ss_rl_estimate_shift (const SsRlSetup *setup);
 
 /* β at the sky (RAISE FALSE) or SS_RL_FLOOR_SIGMAS noise σ above it, and
  * the flat start from it; only where SETUP's floor is a flat sky. */
