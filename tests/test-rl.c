@@ -381,7 +381,7 @@ test_rl_holdout_solve (void)
  * flat sky, against the two floors solved separately: its validation is
  * theirs end to end (the sky's run, then the raised one's), its choice is
  * the tolerance applied to the error ratio it reports, and its estimate is
- * the chosen floor's own solve. Where the floor is not a flat sky there is
+ * plain RL's with the chosen floor and count. Where the floor is not a flat sky there is
  * nothing to choose: one validation run, the floor not raised. */
 static void
 test_rl_holdout_floor_choice (void)
@@ -424,22 +424,33 @@ test_rl_holdout_floor_choice (void)
   g_assert_true (isfinite (chosen.floor_error_ratio) && chosen.floor_error_ratio > 0);
   g_assert_cmpint (chosen.floor_raised, ==,
                    chosen.floor_error_ratio <= 1 + SS_RL_FLOOR_TOLERANCE);
-  /* The cap counts the first validation run only, so the full run is the
-   * chosen floor's own: as long as the one alone (the cap counting its
-   * validation), or all that is left when its rule ran to the cap. */
+  /* The full run is the chosen floor's RL from the flat start: as long as
+   * the one alone, unless the cap cut either short (it counts the first
+   * validation run only, so the chosen path may run longer), and the same
+   * image as plain RL with that floor and that count. */
   const SsSolveResult *same = &alone[chosen.floor_raised];
   int full = chosen.iterations - chosen.validation_iterations;
   int alone_full = same->iterations - same->validation_iterations;
-  if (full == alone_full)
-    g_assert_cmpmem (chosen.x, n * sizeof (float), same->x, n * sizeof (float));
-  else
-    g_assert_cmpint (full, ==, params.iterations - alone[0].validation_iterations);
+  if (full != alone_full)
+    {
+      g_assert_cmpint (alone_full, ==, params.iterations - same->validation_iterations);
+      g_assert_cmpint (full, >, alone_full);
+    }
+  g_assert_cmpint (full, <=, params.iterations - alone[0].validation_iterations);
+  params.rl_stop = SS_RL_STOP_NONE;
+  params.rl_floor = chosen.floor_raised ? SS_RL_FLOOR_RAISED : SS_RL_FLOOR_SKY;
+  params.iterations = full;
+  SsSolveResult plain = rl_solve (&problem, &params);
+  g_assert_cmpmem (chosen.x, n * sizeof (float), plain.x, n * sizeof (float));
+  ss_solve_result_clear (&plain);
   for (int raised = 0; raised < 2; raised++)
     ss_solve_result_clear (&alone[raised]);
   ss_solve_result_clear (&chosen);
 
   SsProblem shadowed = { .op = op, .y = dark, .background = sky };
   params.rl_floor = SS_RL_FLOOR_HOLDOUT;
+  params.rl_stop = SS_RL_STOP_HOLDOUT;
+  params.iterations = 1000;
   SsSolveResult one = rl_solve (&shadowed, &params);
   g_assert_cmpint (one.floor_iterations, ==, 0);
   g_assert_false (one.floor_raised);
