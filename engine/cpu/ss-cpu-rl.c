@@ -329,7 +329,7 @@ validate (RlState *s, const SsProblem *problem, SsRlHoldout *holdout, SsCpuRepor
   *first = *iteration;
   if (!ok || !ss_rl_floor_choosable (&s->setup))
     return ok;
-  SsRlHoldout raised = *holdout;
+  SsRlHoldout raised;
   ss_rl_holdout_init (&raised, reporter->params->iterations);
   ss_rl_setup_raise_floor (&s->setup, TRUE);
   ok = validation_run (s, problem, &raised, reporter, mem, iteration, error);
