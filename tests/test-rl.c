@@ -377,6 +377,25 @@ test_rl_holdout_solve (void)
   test_problem_clear (&p);
 }
 
+/* A sparse field (DENSITY) blurred by PSF with Gaussian noise of NOISE,
+ * sky subtracted: *Y, whose floor is a flat sky, and *DARK, the same with
+ * its left quarter 10 noise σ deeper, whose floor is not. */
+static SsOperator *
+sky_field (GRand *rng, int w, int h, double density, const char *psf, double noise, float **y,
+           float **dark)
+{
+  gsize n = (gsize) w * h;
+  g_autofree float *scene = test_sparse_image (rng, w, h, density);
+  SsOperator *op = blur_problem (scene, w, h, psf, y);
+  *dark = g_new (float, n);
+  for (gsize i = 0; i < n; i++)
+    {
+      (*y)[i] += (float) (noise * ss_rand_normal (rng));
+      (*dark)[i] = (*y)[i] - (i % w < (gsize) w / 4 ? 10 * noise : 0);
+    }
+  return op;
+}
+
 /* RL's hold-out rule choosing the floor (ss-rl.h) on a sparse field over a
  * flat sky, against the two floors solved separately: its validation is
  * theirs end to end (the sky's run, then the raised one's), its choice is
@@ -389,16 +408,9 @@ test_rl_holdout_floor_choice (void)
   g_autoptr (GRand) rng = test_rng ();
   int w = 72 + g_rand_int_range (rng, 0, 17), h = 64 + g_rand_int_range (rng, 0, 17);
   gsize n = (gsize) w * h;
-  const double sky = 0.2, noise = 0.03;
-  g_autofree float *scene = test_sparse_image (rng, w, h, 0.02);
-  g_autofree float *y = NULL;
-  g_autoptr (SsOperator) op = blur_problem (scene, w, h, "gaussian:2", &y);
-  g_autofree float *dark = g_new (float, n);
-  for (gsize i = 0; i < n; i++)
-    {
-      y[i] += (float) (noise * ss_rand_normal (rng));
-      dark[i] = y[i] - (i % w < (gsize) w / 4 ? 10 * noise : 0);
-    }
+  const double sky = 0.2;
+  g_autofree float *y = NULL, *dark = NULL;
+  g_autoptr (SsOperator) op = sky_field (rng, w, h, 0.02, "gaussian:2", 0.03, &y, &dark);
   SsProblem problem = { .op = op, .y = y, .background = sky };
   SsSolveParams params = rl_params (1000, 0);
   params.report_every = 10;
@@ -1013,15 +1025,8 @@ test_rl_raised_floor (void)
   int w = 96 + g_rand_int_range (rng, 0, 33), h = 64 + g_rand_int_range (rng, 0, 33);
   gsize n = (gsize) w * h;
   const double sky = 0.2, noise = 0.01, k = SS_RL_FLOOR_SIGMAS;
-  g_autofree float *scene = test_sparse_image (rng, w, h, 0.01);
-  g_autofree float *y = NULL;
-  g_autoptr (SsOperator) op = blur_problem (scene, w, h, "gaussian:2.5", &y);
-  g_autofree float *dark = g_new (float, n);
-  for (gsize i = 0; i < n; i++)
-    {
-      y[i] += (float) (noise * ss_rand_normal (rng));
-      dark[i] = y[i] - (i % w < (gsize) w / 4 ? 10 * noise : 0);
-    }
+  g_autofree float *y = NULL, *dark = NULL;
+  g_autoptr (SsOperator) op = sky_field (rng, w, h, 0.01, "gaussian:2.5", noise, &y, &dark);
   SsSolveParams params = rl_params (1, 0);
   params.rl_floor = SS_RL_FLOOR_RAISED;
   SsProblem flat = { .op = op, .y = y, .background = sky };
@@ -1048,7 +1053,7 @@ test_rl_raised_floor (void)
   g_assert_cmpfloat (d.background, ==, d.offset);
   g_assert_null (ss_rl_floor_warning (&d));
 
-  /* The step from a start above the raised floor (so z0 > 0 everywhere). */
+  /* The step from a positive start (z0 = start: no pedestal). */
   g_assert_cmpfloat (ss_rl_estimate_shift (&s), ==, 0.0);
   g_autofree float *start = g_new (float, n);
   g_autofree float *z = g_new (float, n);
@@ -1056,7 +1061,7 @@ test_rl_raised_floor (void)
   g_autofree float *back = g_new (float, n);
   for (gsize i = 0; i < n; i++)
     {
-      start[i] = scene[i] + (float) (k * s.noise) + 0.05f;
+      start[i] = MAX (y[i], 0.0f) + 0.05f;
       z[i] = start[i];
     }
   g_assert_true (ss_operator_apply (op, z, model, &error));
