@@ -415,6 +415,7 @@ test_rl_holdout_floor_choice (void)
   SsSolveParams params = rl_params (1000, 0);
   params.report_every = 10;
   params.rl_stop = SS_RL_STOP_HOLDOUT;
+  params.rl_floor = SS_RL_FLOOR_HOLDOUT;
   SsSolveResult chosen = rl_solve (&problem, &params), alone[2];
   for (int raised = 0; raised < 2; raised++)
     {
@@ -616,8 +617,10 @@ holdout_on_hubble_window (const SsImage *hdf, GRand *rng)
   params.rl_stop = SS_RL_STOP_HOLDOUT;
   g_assert_true (ss_cpu_solve (&problem, &params, NULL, NULL, NULL, &result, &error));
   g_assert_no_error (error);
-  g_test_message ("window at (%d, %d): validation %d, full %d iterations; MSE %.4g, RL's best "
-                  "%.4g (%.2f)", x0, y0, result.validation_iterations,
+  g_test_message ("window at (%d, %d): validation %d (%d with the floor raised: error ratio "
+                  "%.4f, %s), full %d iterations; MSE %.4g, RL's best %.4g (%.2f)", x0, y0,
+                  result.validation_iterations, result.floor_iterations,
+                  result.floor_error_ratio, result.floor_raised ? "raised" : "at the sky",
                   result.iterations - result.validation_iterations, result.mse, best,
                   result.mse / best);
   double ratio = result.mse / best;
@@ -991,7 +994,10 @@ test_rl_sky_floor (void)
   SsProblem flat = { .op = op, .y = y, .background = sky };
   SsRlSetup a;
   g_autoptr (GError) error = NULL;
+  /* The default floor is the sky itself (ss-rl.h says why). */
+  g_assert_cmpint (params.rl_floor, ==, SS_RL_FLOOR_SKY);
   g_assert_true (ss_rl_setup (&flat, &params, &a, &error));
+  g_assert_false (ss_rl_floor_choosable (&a));
   g_test_message ("flat sky: b %.4g, darkest %.4g, β %.4g", a.offset, a.darkest, a.background);
   g_assert_cmpfloat (a.darkest, <, a.offset);
   g_assert_cmpfloat (a.background, ==, a.offset);

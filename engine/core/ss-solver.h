@@ -50,10 +50,10 @@ typedef enum {
 /* Richardson–Lucy's background β where the data's floor is a flat sky
  * (ss-rl.h): the sky, or SS_RL_FLOOR_SIGMAS noise σ above it. */
 typedef enum {
-  SS_RL_FLOOR_HOLDOUT,    /* the one whose validation run predicts the held-out pixels as well
-                             (ss-rl-holdout.h; the sky without that rule); the default */
-  SS_RL_FLOOR_SKY,        /* the sky */
+  SS_RL_FLOOR_SKY,        /* the sky; the default (and a zeroed SsSolveParams's) */
   SS_RL_FLOOR_RAISED,     /* SS_RL_FLOOR_SIGMAS σ above it */
+  SS_RL_FLOOR_HOLDOUT,    /* the one whose validation run predicts the held-out pixels as well
+                             (ss-rl-holdout.h; the sky without that rule) */
 } SsRlFloor;
 
 /* The analysis prior of the ADMM-prior solver. */
