@@ -17,9 +17,9 @@
  * the iterator (next_run): the validation run fits three quarters of the
  * image's pixels, its reports come every SS_RL_HOLDOUT_EVERY iterations and
  * the ratio of each report's last iteration also sums the held-out error,
- * read by the stop hook; where the floor is the rule's to choose (ss-rl.h), a second
- * validation run with it raised; then the run on all the data. Each run
- * captures graphs of its own, since β is a kernel argument.
+ * read by the stop hook; with --floor holdout (ss-rl.h), a second
+ * validation run with the floor raised; then the run on all the data. Each
+ * run captures graphs of its own, since β is a kernel argument.
  */
 #include "ss-cuda-internal.h"
 #include "ss-cuda-device.cuh"
@@ -306,7 +306,8 @@ rl_choose_floor (Rl *s, int done)
 
 /* The hold-out rule's runs (SsCudaIterator.next_run): the validation run,
  * where the floor is the rule's to choose a second one with it raised (as
- * ss-cpu-rl.c's validate), then the run on all the data. */
+ * ss-cpu-rl.c's validate), then the run on all the data. Both validation
+ * runs share the fitted pixels' normaliser, set up before the first. */
 static gboolean
 rl_next_run (gpointer solver, SsSolveParams *run, int done, GError **error)
 {

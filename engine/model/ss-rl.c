@@ -252,8 +252,8 @@ const char *
 ss_rl_floor_warning (const SsRlSetup *setup)
 {
   return setup->floor == SS_RL_FLOOR_RAISED && !setup->raised
-           ? "--floor raised not applied: the data's floor is not a flat sky, so Richardson–Lucy's "
-             "background stays the darkest level of the smoothed data"
+           ? "--floor raised not applied: the data's floor is not a flat sky, so "
+             "Richardson–Lucy's background stays the darkest level of the smoothed data"
            : NULL;
 }
 
