@@ -400,8 +400,8 @@ sky_field (GRand *rng, int w, int h, double density, const char *psf, double noi
  * flat sky, against the two floors solved separately: its validation is
  * theirs end to end (the sky's run, then the raised one's), its choice is
  * the tolerance applied to the error ratio it reports, and its estimate is
- * plain RL's with the chosen floor and count. Where the floor is not a flat sky there is
- * nothing to choose: one validation run, the floor not raised. */
+ * plain RL's with the chosen floor and count. Where the floor is not a flat
+ * sky there is nothing to choose: one validation run, the floor not raised. */
 static void
 test_rl_holdout_floor_choice (void)
 {
