@@ -317,13 +317,12 @@ validation_run (RlState *s, const SsProblem *problem, SsRlHoldout *holdout,
 
 /* The hold-out rule's validation (validation_run), then, where the floor
  * is the rule's to choose (ss_rl_floor_choosable), a second one with the
- * floor raised; the floor whose run predicts the held-out pixels as well
- * (ss_rl_floor_keeps_raised) stays in S's setup, its rule in HOLDOUT.
- * *FIRST: the first run's iterations (the solve's cap counts them, not the
- * second's); RESULT gets the choice. */
+ * floor raised; the floor ss_rl_setup_choose_floor keeps stays in S's
+ * setup, its rule in HOLDOUT. *FIRST: the first run's iterations (the
+ * solve's cap counts them, not the second's). */
 static gboolean
 validate (RlState *s, const SsProblem *problem, SsRlHoldout *holdout, SsCpuReporter *reporter,
-          SsMemCounter *mem, int *iteration, int *first, SsSolveResult *result, GError **error)
+          SsMemCounter *mem, int *iteration, int *first, GError **error)
 {
   gboolean ok = validation_run (s, problem, holdout, reporter, mem, iteration, error);
   *first = *iteration;
@@ -333,12 +332,8 @@ validate (RlState *s, const SsProblem *problem, SsRlHoldout *holdout, SsCpuRepor
   ss_rl_holdout_init (&raised, reporter->params->iterations);
   ss_rl_setup_raise_floor (&s->setup, TRUE);
   ok = validation_run (s, problem, &raised, reporter, mem, iteration, error);
-  result->floor_iterations = *iteration - *first;
-  result->floor_error_ratio = raised.best_error / holdout->best_error;
-  if (ss_rl_floor_keeps_raised (holdout->best_error, raised.best_error))
+  if (ss_rl_setup_choose_floor (&s->setup, holdout->best_error, raised.best_error))
     *holdout = raised;
-  else
-    ss_rl_setup_raise_floor (&s->setup, FALSE);
   return ok;
 }
 
@@ -365,12 +360,10 @@ rl_run (const SsProblem *problem, const SsSolveParams *params, const float *star
 
   int iteration = 0, validation = 0, first = 0;
   SsRlHoldout holdout;
-  SsSolveResult floor_choice = { 0 };
   if (ok && params->rl_stop == SS_RL_STOP_HOLDOUT
       && ss_rl_holdout_init (&holdout, params->iterations))
     {
-      ok = validate (&s, problem, &holdout, &reporter, &mem, &iteration, &first, &floor_choice,
-                     error);
+      ok = validate (&s, problem, &holdout, &reporter, &mem, &iteration, &first, error);
       validation = iteration;
       int full = ss_rl_holdout_full_iterations (&holdout, params->iterations - first);
       restart (&s, start);
@@ -388,10 +381,7 @@ rl_run (const SsProblem *problem, const SsSolveParams *params, const float *star
       /* s.next holds the estimate: handed over, so the clean-up skips it. */
       ss_cpu_finish_result (result, &reporter, &s.next, iteration, &mem);
       result->validation_iterations = validation;
-      result->floor_iterations = floor_choice.floor_iterations;
-      result->floor_error_ratio = floor_choice.floor_error_ratio;
-      result->floor_raised = s.setup.raised;
-      ss_solve_result_add_warning (result, ss_rl_floor_warning (&s.setup));
+      ss_rl_result_floor (&s.setup, validation - first, result);
     }
   state_free (&s, &mem);
   ss_cpu_reporter_clear (&reporter);

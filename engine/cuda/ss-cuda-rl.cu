@@ -48,7 +48,6 @@ typedef struct {
   int first_validation;     /* iterations of the first validation run (the cap counts them) */
   SsRlHoldout sky_rule;     /* the first's rule, while the floor raised is validated */
   int floor_iterations;     /* the second validation run's, where the floor was chosen */
-  double floor_error_ratio; /* its least held-out error over the first's */
   int iterations;           /* the solve's iterations and report interval, as asked for: */
   int report_every;         /* params is the driver's run, which next_run changes */
   SsRlHoldout rule;
@@ -296,12 +295,8 @@ static void
 rl_choose_floor (Rl *s, int done)
 {
   s->floor_iterations = done - s->first_validation;
-  s->floor_error_ratio = s->rule.best_error / s->sky_rule.best_error;
-  if (!ss_rl_floor_keeps_raised (s->sky_rule.best_error, s->rule.best_error))
-    {
-      s->rule = s->sky_rule;
-      ss_rl_setup_raise_floor (&s->setup, FALSE);
-    }
+  if (!ss_rl_setup_choose_floor (&s->setup, s->sky_rule.best_error, s->rule.best_error))
+    s->rule = s->sky_rule;
 }
 
 /* The hold-out rule's runs (SsCudaIterator.next_run): the validation run,
@@ -353,10 +348,7 @@ static void
 rl_finish (gpointer solver, SsSolveResult *result)
 {
   Rl *s = (Rl *) solver;
-  result->floor_raised = s->setup.raised;
-  result->floor_iterations = s->floor_iterations;
-  result->floor_error_ratio = s->floor_error_ratio;
-  ss_solve_result_add_warning (result, ss_rl_floor_warning (&s->setup));
+  ss_rl_result_floor (&s->setup, s->floor_iterations, result);
 }
 
 static void

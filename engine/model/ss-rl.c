@@ -171,6 +171,7 @@ ss_rl_setup_data (const SsProblem *problem, const SsSolveParams *params, SsRlSet
   setup->sky = background > 0;
   setup->floor = params->rl_floor;
   setup->sky_floor = setup->raised = FALSE;
+  setup->floor_error_ratio = 0;
   /* The noise serves the stopping rules and the sky-floor test; the median
    * only the discrepancy rule. Measured once, here, when anything needs it. */
   gboolean discrepancy = params->rl_stop == SS_RL_STOP_DISCREPANCY;
@@ -214,9 +215,10 @@ ss_rl_setup_finish (SsRlSetup *setup, double darkest, double smoothing)
   if (setup->sky && isfinite (dip) && dip > 0
       && setup->offset - setup->darkest <= SS_RL_SKY_FLOOR_DIPS * dip)
     setup->sky_floor = TRUE;
-  setup->start = MAX (setup->mean - setup->background, 1e-6 * setup->top);
   if (setup->sky_floor)
     ss_rl_setup_raise_floor (setup, setup->floor == SS_RL_FLOOR_RAISED);
+  else
+    setup->start = MAX (setup->mean - setup->background, 1e-6 * setup->top);
 }
 
 void
@@ -238,23 +240,30 @@ ss_rl_estimate_shift (const SsRlSetup *setup)
 gboolean
 ss_rl_floor_choosable (const SsRlSetup *setup)
 {
-  return setup->floor == SS_RL_FLOOR_HOLDOUT && setup->sky_floor && isfinite (setup->noise)
-         && setup->noise > 0;
+  return setup->floor == SS_RL_FLOOR_HOLDOUT && setup->sky_floor;
 }
 
 gboolean
-ss_rl_floor_keeps_raised (double sky_error, double raised_error)
+ss_rl_setup_choose_floor (SsRlSetup *setup, double sky_error, double raised_error)
 {
-  return isfinite (raised_error) && raised_error <= (1 + SS_RL_FLOOR_TOLERANCE) * sky_error;
+  setup->floor_error_ratio = raised_error / sky_error;
+  gboolean keep = isfinite (raised_error)
+                  && raised_error <= (1 + SS_RL_FLOOR_TOLERANCE) * sky_error;
+  if (!keep)
+    ss_rl_setup_raise_floor (setup, FALSE);
+  return keep;
 }
 
-const char *
-ss_rl_floor_warning (const SsRlSetup *setup)
+void
+ss_rl_result_floor (const SsRlSetup *setup, int floor_iterations, SsSolveResult *result)
 {
-  return setup->floor == SS_RL_FLOOR_RAISED && !setup->raised
-           ? "--floor raised not applied: the data's floor is not a flat sky, so "
-             "Richardson–Lucy's background stays the darkest level of the smoothed data"
-           : NULL;
+  result->floor_raised = setup->raised;
+  result->floor_iterations = floor_iterations;
+  result->floor_error_ratio = setup->floor_error_ratio;
+  if (setup->floor == SS_RL_FLOOR_RAISED && !setup->raised)
+    ss_solve_result_add_warning (result, "--floor raised not applied: the data's floor is not "
+                                         "a flat sky, so Richardson–Lucy's background stays the "
+                                         "darkest level of the smoothed data");
 }
 
 gboolean

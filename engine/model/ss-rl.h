@@ -53,6 +53,8 @@ typedef struct SsRlSetup {
   SsRlFloor floor;        /* SsSolveParams.rl_floor */
   gboolean sky_floor;     /* the data's floor is a flat sky: β is b, or raised above it */
   gboolean raised;        /* β is raised above the sky */
+  double floor_error_ratio; /* where the hold-out rule chose the floor, the raised run's least
+                               held-out error over the sky's; 0 otherwise */
   double start;           /* the flat first estimate of z: mean of y' − β over observed pixels */
   double stop_level;      /* residual ||PCx − y||²/m at which the discrepancy rule stops;
                              -1 when the rule is off */
@@ -176,16 +178,18 @@ double ss_rl_estimate_shift (const SsRlSetup *setup);
 /* β at the sky (RAISE FALSE) or SS_RL_FLOOR_SIGMAS noise σ above it, and
  * the flat start from it; only where SETUP's floor is a flat sky. */
 void ss_rl_setup_raise_floor (SsRlSetup *setup, gboolean raise);
-/* TRUE when SETUP's floor is for the hold-out rule to choose: a flat sky,
- * a known noise, SS_RL_FLOOR_HOLDOUT. */
+/* TRUE when SETUP's floor is for the hold-out rule to choose: a flat sky
+ * (whose test needs a known noise), SS_RL_FLOOR_HOLDOUT. */
 gboolean ss_rl_floor_choosable (const SsRlSetup *setup);
-/* The choice from the two validation runs' least held-out errors. */
-gboolean ss_rl_floor_keeps_raised (double sky_error, double raised_error);
-
-/* The warning for a solve whose SETUP was asked to raise the floor where the
- * data's floor is not a flat sky (the floor stayed the darkest level), or
- * NULL; static text. */
-const char *ss_rl_floor_warning (const SsRlSetup *setup);
+/* After the raised floor's validation run, from the two runs' least
+ * held-out errors: keeps the raised floor when RAISED_ERROR is within
+ * SS_RL_FLOOR_TOLERANCE of SKY_ERROR, else puts β back at the sky; records
+ * the ratio. TRUE when the floor stays raised. */
+gboolean ss_rl_setup_choose_floor (SsRlSetup *setup, double sky_error, double raised_error);
+/* RESULT's floor fields from SETUP (FLOOR_ITERATIONS: the raised floor's
+ * validation run, 0 without one), and the warning where a raise asked for
+ * could not be made. */
+void ss_rl_result_floor (const SsRlSetup *setup, int floor_iterations, SsSolveResult *result);
 
 /* The discrepancy rule stops at this fraction of the noise level (above). */
 #define SS_RL_DISCREPANCY_FACTOR 0.85
