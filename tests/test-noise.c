@@ -63,6 +63,39 @@ test_noise_estimate_known_sigma (void)
     }
 }
 
+/* A padded problem's noise and median are its image's own (SsProblem.image):
+ * the same estimators on the unpadded image are the oracle, exactly, for
+ * both borders deblur pads with; a mask's holes are skipped in either. */
+static void
+test_problem_stats_on_image_region (void)
+{
+  for (int mode = SS_BOUNDARY_MIRROR; mode <= SS_BOUNDARY_TAPER; mode++)
+    {
+      int w = g_test_rand_int_range (48, 96), h = g_test_rand_int_range (48, 96);
+      double sigma = pow (10.0, g_test_rand_double_range (-3, 0));
+      g_autofree float *img = make_sky_with_noise (w, h, sigma, (w * h) / 1000);
+      g_autofree float *padded = NULL;
+      int pw, ph, x0, y0;
+      g_autoptr (GError) error = NULL;
+      g_assert_true (ss_boundary_pad (img, w, h, mode, g_test_rand_int_range (8, 30), &padded,
+                                      &pw, &ph, &x0, &y0, &error));
+      SsPsfSpec psf = { 0 };
+      g_assert_true (ss_psf_spec_parse ("gaussian:2", &psf, NULL));
+      g_autoptr (SsOperator) op = ss_operator_new_blur (&psf, NULL, pw, ph, &error);
+      g_assert_no_error (error);
+      ss_psf_spec_clear (&psf);
+      SsProblem problem = { .op = op, .y = padded, .image = { x0, y0, w, h } };
+      double noise, median, whole;
+      ss_problem_noise_and_median (&problem, &noise, &median);
+      whole = ss_noise_estimate (padded, pw, ph);
+      g_test_message ("%s %d×%d in %d×%d, σ %.4g: the image's %.4g, the padded frame's %.4g",
+                      mode == SS_BOUNDARY_MIRROR ? "mirror" : "taper", w, h, pw, ph, sigma,
+                      noise, whole);
+      g_assert_cmpfloat (noise, ==, ss_noise_estimate (img, w, h));
+      g_assert_cmpfloat (median, ==, ss_median (img, (gsize) w * h));
+    }
+}
+
 /* Blanks that leave few whole 3x3 windows: 55-65% of the pixels at
  * random, every third column, every other row; and a 4.4 Mpx frame with
  * every third column blank, whose rows and columns are sampled. The estimate falls back on
@@ -409,6 +442,7 @@ main (int argc, char **argv)
   g_test_add_func ("/noise/estimate-1d-and-degenerate", test_noise_estimate_1d_and_degenerate);
   g_test_add_func ("/noise/estimate-large-frame", test_noise_estimate_large_frame);
   g_test_add_func ("/noise/estimate-mean", test_noise_estimate_mean);
+  g_test_add_func ("/noise/problem-image-region", test_problem_stats_on_image_region);
   g_test_add_func ("/noise/alpha-auto-where-light-is", test_alpha_auto_where_light_is);
   g_test_add_func ("/noise/column-norm-parseval", test_column_norm_parseval);
   g_test_add_func ("/noise/alpha-auto-sigma-0.005", test_alpha_auto_low_noise);

@@ -68,8 +68,9 @@ G_BEGIN_DECLS
 double ss_noise_estimate (const float *data, int width, int height);
 
 /* The noise σ and the median of PROBLEM's observed y: the caller's when it
- * measured them (SsProblem.stats), else measured here with the unobserved
- * pixels skipped: they are 0 in y, and a hole read as data is a step the
+ * measured them (SsProblem.stats), else measured here on the image's own
+ * pixels (SsProblem.image, when the frame is padded) with the unobserved
+ * ones skipped: they are 0 in y, and a hole read as data is a step the
  * high-pass takes for noise. Either pointer may be NULL. */
 void ss_problem_noise_and_median (const SsProblem *problem, double *noise, double *median);
 
