@@ -168,6 +168,8 @@ print_summary_json (const CliSummary *s, const CliConfig *config, const SsSolveR
       ss_json_add_int (&o, "floor_validation_iterations", result->floor_iterations);
       ss_json_add_number (&o, "floor_error_ratio", result->floor_error_ratio);
     }
+  if (result->floor_sky_tail > 0)
+    ss_json_add_number (&o, "floor_sky_tail", result->floor_sky_tail);
   if (result->choice != NULL)
     {
       ss_json_add_int (&o, "choice_iterations", result->choice_iterations);

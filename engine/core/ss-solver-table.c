@@ -40,9 +40,9 @@ static const char *const rl_stop_labels[] = {
 };
 
 /* In SsRlFloor's order, the default first. */
-static const char *const rl_floors[] = { "sky", "raised", "holdout", NULL };
+static const char *const rl_floors[] = { "holdout", "sky", "raised", NULL };
 static const char *const rl_floor_labels[] = {
-  "The sky", "Half a σ above the sky", "Chosen by the hold-out rule", NULL,
+  "Chosen by the hold-out rule", "The sky", "Half a σ above the sky", NULL,
 };
 
 static const char *const priors[] = { "tv", "starlet", "tv+starlet", NULL };
@@ -142,13 +142,14 @@ static const SsParamInfo params[SS_N_PARAMS] = {
     .choice_labels = rl_stop_labels, .offset = FIELD (rl_stop) },
   [SS_PARAM_RL_FLOOR] = {
     SS_PARAM_RL_FLOOR, "floor", "Floor",
-    "Richardson–Lucy's background where the data's floor is a flat sky: 'sky' (the default), or "
-    "'raised' half a noise σ above it, the Poisson likelihood with an l1 prior (the empty sky "
-    "goes to 0 and the stars keep sharpening: up to +5.5 dB on star fields, but −4.7 on the "
-    "Hubble field at 10²–300 e⁻, whose faint light below σ is real); 'holdout' validates both "
-    "and keeps 'raised' when its held-out error is within 2% of the sky's, which still raised "
-    "it on a third of small sky-dominated Hubble windows (without --stop holdout: the sky)",
-    SS_PARAM_CHOICE, SS_RL_FLOOR_SKY, 0, 2, .choices = rl_floors,
+    "Richardson–Lucy's background where the data's floor is a flat sky: 'sky', or 'raised' "
+    "half a noise σ above it, the Poisson likelihood with an l1 prior (the empty sky goes to 0 "
+    "and the stars keep sharpening: up to +5.5 dB on star fields, but −4.7 on the Hubble field "
+    "at 10²–300 e⁻, whose faint light below σ is real); 'holdout' (the default) raises it "
+    "where the data smoothed by the blur show no faint light below the sky's median and a "
+    "second validation run's held-out error is within 15% of the sky's (without --stop "
+    "holdout: the sky)",
+    SS_PARAM_CHOICE, SS_RL_FLOOR_HOLDOUT, 0, 2, .choices = rl_floors,
     .choice_labels = rl_floor_labels, .offset = FIELD (rl_floor) },
   [SS_PARAM_PRIOR] = {
     SS_PARAM_PRIOR, "prior", "Prior",

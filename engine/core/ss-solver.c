@@ -3,6 +3,7 @@
 #include "ss-error.h"
 #include "ss-mem.h"
 #include "ss-rl-holdout.h"
+#include "ss-rl.h"
 
 #include <math.h>
 #include <string.h>
@@ -196,9 +197,13 @@ ss_solve_result_describe_holdout (const SsSolveResult *r)
   /* RL's floor (ss-rl.h), when the rule chose it. */
   if (r->floor_iterations > 0)
     g_string_append_printf (s, "; floor %s: the last %d validating with it raised half a σ "
-                            "above the sky, held-out error %.3f of the sky's",
+                            "above the sky, held-out error %.3f of the sky's (the sky's tail "
+                            "%.2f of a flat sky's)",
                             r->floor_raised ? "raised" : "at the sky", r->floor_iterations,
-                            r->floor_error_ratio);
+                            r->floor_error_ratio, r->floor_sky_tail);
+  else if (r->floor_sky_tail >= SS_RL_SKY_TAIL_LIMIT)
+    g_string_append_printf (s, "; floor at the sky: faint light below its median (the sky's "
+                            "tail %.2f of a flat sky's)", r->floor_sky_tail);
   if (r->sparsity > 0)
     g_string_append_printf (s, "; sparsity %g chosen", r->sparsity);
   return g_string_free (s, FALSE);

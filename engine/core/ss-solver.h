@@ -50,10 +50,12 @@ typedef enum {
 /* Richardson–Lucy's background β where the data's floor is a flat sky
  * (ss-rl.h): the sky, or SS_RL_FLOOR_SIGMAS noise σ above it. */
 typedef enum {
-  SS_RL_FLOOR_SKY,        /* the sky; the default (and a zeroed SsSolveParams's) */
+  SS_RL_FLOOR_HOLDOUT,    /* raised where no faint light lies below the sky's median and its
+                             validation run predicts the held-out pixels nearly as well
+                             (ss-rl.h; the sky without the hold-out stop); the default (and a
+                             zeroed SsSolveParams's) */
+  SS_RL_FLOOR_SKY,        /* the sky */
   SS_RL_FLOOR_RAISED,     /* SS_RL_FLOOR_SIGMAS σ above it */
-  SS_RL_FLOOR_HOLDOUT,    /* the one whose validation run predicts the held-out pixels as well
-                             (ss-rl-holdout.h; the sky without that rule) */
 } SsRlFloor;
 
 /* The analysis prior of the ADMM-prior solver. */
@@ -192,10 +194,12 @@ typedef struct {
   /* RL's floor (ss-rl.h): above the sky in the estimate; where the hold-out
    * rule chose it, the iterations of the second validation run (with the
    * floor raised; counted in validation_iterations too) and its held-out
-   * error over the first's; 0 otherwise. */
+   * error over the first's; 0 otherwise. The sky's tail the rule read first
+   * (ss-rl.h) where it was asked on a flat sky; 0 otherwise. */
   gboolean floor_raised;
   int floor_iterations;
   double floor_error_ratio;
+  double floor_sky_tail;
   double seconds;         /* solve time, setup included, file I/O excluded */
   double mse, psnr, residual, objective, rel_change;
   gsize peak_memory_bytes;/* engine buffers (host for CPU, device for CUDA) */

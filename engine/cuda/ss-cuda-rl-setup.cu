@@ -108,45 +108,103 @@ rl_fitted_kernel (float *__restrict__ out, const unsigned char *__restrict__ mas
                : 0.0f;
 }
 
-/* Σ over the full spectrum of |c^|⁴, from the half-spectrum (each column
- * weighted by how many full-spectrum entries it stands for), into ACC. */
+/* Σ over the full spectrum of |c^|² and |c^|⁴, from the half-spectrum (each
+ * column weighted by how many full-spectrum entries it stands for), into
+ * ACC[0] and ACC[1]. */
 __global__ void
-rl_power4_kernel (const float2 *__restrict__ chat, int spec_width, int height, int width,
-                  double *__restrict__ acc)
+rl_spectrum_powers_kernel (const float2 *__restrict__ chat, int spec_width, int height, int width,
+                           double *__restrict__ acc)
 {
   size_t count = (size_t) spec_width * height;
-  double v[1] = { 0.0 };
+  double v[2] = { 0.0, 0.0 };
   for (size_t i = blockIdx.x * (size_t) blockDim.x + threadIdx.x; i < count;
        i += (size_t) gridDim.x * blockDim.x)
     {
       int kx = (int) (i % spec_width);
       double power = (double) chat[i].x * chat[i].x + (double) chat[i].y * chat[i].y;
-      v[0] += ss_half_spectrum_weight (kx, width) * power * power;
+      double weight = ss_half_spectrum_weight (kx, width);
+      v[0] += weight * power;
+      v[1] += weight * power * power;
     }
-  ss_block_sum_to<1> (v, acc);
+  ss_block_sum_to<2> (v, acc);
 }
 
-/* ss_rl_smoothing_factor from the device's c^ (the host's may be deferred). */
+/* ss_rl_blur_norm and ss_rl_smoothing_factor from the device's c^ (the
+ * host's may be deferred). */
 static gboolean
-smoothing_factor (SsCudaContext *ctx, const SsCudaProblem *p, double *factor, GError **error)
+spectrum_norms (SsCudaContext *ctx, const SsCudaProblem *p, double *blur_norm,
+                double *smoothing, GError **error)
 {
-  double *acc = NULL, sum = 0;
-  if (!ss_cuda_alloc (ctx, (void **) &acc, sizeof (double), "RL's setup", error))
+  double *acc = NULL, sums[2] = { 0, 0 };
+  if (!ss_cuda_alloc (ctx, (void **) &acc, sizeof sums, "RL's setup", error))
     return FALSE;
   int spec_width = p->width / 2 + 1;
-  gboolean ok = CUDA_OK (cudaMemsetAsync (acc, 0, sizeof (double), ctx->stream));
+  gboolean ok = CUDA_OK (cudaMemsetAsync (acc, 0, sizeof sums, ctx->stream));
   if (ok)
     {
-      rl_power4_kernel<<<ss_cuda_blocks (ctx, (size_t) spec_width * p->height), SS_CUDA_THREADS,
-                         0, ctx->stream>>> (p->chat, spec_width, p->height, p->width, acc);
-      ok = LAUNCH_OK ("rl_power4_kernel")
-           && CUDA_OK (cudaMemcpyAsync (&sum, acc, sizeof sum, cudaMemcpyDeviceToHost,
+      rl_spectrum_powers_kernel<<<ss_cuda_blocks (ctx, (size_t) spec_width * p->height),
+                                  SS_CUDA_THREADS, 0, ctx->stream>>> (p->chat, spec_width,
+                                                                      p->height, p->width, acc);
+      ok = LAUNCH_OK ("rl_spectrum_powers_kernel")
+           && CUDA_OK (cudaMemcpyAsync (sums, acc, sizeof sums, cudaMemcpyDeviceToHost,
                                         ctx->stream))
            && CUDA_OK (cudaStreamSynchronize (ctx->stream));
     }
-  ss_cuda_free (ctx, acc, sizeof (double));
-  double dc = ss_operator_dc (p->host->op);
-  *factor = ok && dc > 0 ? sqrt (sum / ((double) p->width * p->height)) / (dc * dc) : NAN;
+  ss_cuda_free (ctx, acc, sizeof sums);
+  double dc = ss_operator_dc (p->host->op), n = (double) p->width * p->height;
+  *blur_norm = ok && dc > 0 ? sqrt (sums[0] / n) / dc : NAN;
+  *smoothing = ok && dc > 0 ? sqrt (sums[1] / n) / (dc * dc) : NAN;
+  return ok;
+}
+
+/* Over REGION's pixels whose weight exceeds THRESHOLD: how many (ACC[0]),
+ * and how many have sum/weight below LEVEL (ACC[1]); ss_rl_sky_tail_of's
+ * counts. */
+__global__ void
+rl_sky_tail_kernel (const float *__restrict__ sum, const float *__restrict__ weight, int width,
+                    SsRegion region, float threshold, float level, double *__restrict__ acc)
+{
+  double v[2] = { 0.0, 0.0 };
+  size_t count = (size_t) region.width * region.height;
+  for (size_t k = blockIdx.x * (size_t) blockDim.x + threadIdx.x; k < count;
+       k += (size_t) gridDim.x * blockDim.x)
+    {
+      size_t i = (size_t) (region.y0 + (int) (k / region.width)) * width + region.x0
+                 + (int) (k % region.width);
+      if (weight[i] > threshold)
+        {
+          v[0] += 1.0;
+          v[1] += sum[i] < level * weight[i] ? 1.0 : 0.0;
+        }
+    }
+  ss_block_sum_to<2> (v, acc);
+}
+
+/* ss_rl_sky_tail_of on the device's SUM and WEIGHT (whose top is TOP). */
+static gboolean
+sky_tail (SsCudaContext *ctx, const SsCudaProblem *p, const float *sum, const float *weight,
+          float top, SsRegion region, double level, double *tail, GError **error)
+{
+  *tail = NAN;
+  if (isnan (level))
+    return TRUE;
+  double *acc = NULL, counts[2] = { 0, 0 };
+  if (!ss_cuda_alloc (ctx, (void **) &acc, sizeof counts, "RL's setup", error))
+    return FALSE;
+  gboolean ok = CUDA_OK (cudaMemsetAsync (acc, 0, sizeof counts, ctx->stream));
+  if (ok)
+    {
+      size_t count = (size_t) region.width * region.height;
+      rl_sky_tail_kernel<<<ss_cuda_blocks (ctx, count), SS_CUDA_THREADS, 0, ctx->stream>>> (
+        sum, weight, p->width, region, 0.5f * top, (float) level, acc);
+      ok = LAUNCH_OK ("rl_sky_tail_kernel")
+           && CUDA_OK (cudaMemcpyAsync (counts, acc, sizeof counts, cudaMemcpyDeviceToHost,
+                                        ctx->stream))
+           && CUDA_OK (cudaStreamSynchronize (ctx->stream));
+    }
+  ss_cuda_free (ctx, acc, sizeof counts);
+  if (ok)
+    *tail = ss_rl_sky_tail_from_counts (counts[0], counts[1]);
   return ok;
 }
 
@@ -257,12 +315,14 @@ ss_cuda_rl_setup (SsCudaContext *ctx, const SsCudaProblem *p, const SsSolveParam
       ok = LAUNCH_OK ("rl_darkest_kernel")
            && finish_partials (ctx, partial, blocks, FALSE, &low, error);
     }
+  double blur_norm = NAN, smoothing = NAN, tail = NAN;
+  ok = ok && spectrum_norms (ctx, p, &blur_norm, &smoothing, error)
+       && sky_tail (ctx, p, sum, weight, top, setup->tail_region,
+                    ss_rl_sky_tail_level (setup, blur_norm), &tail, error);
   ok = ok && invert_normaliser (ctx, p, weight, top, error);
   ss_cuda_free (ctx, partial, blocks * sizeof (float));
-  double smoothing = NAN;
-  ok = ok && smoothing_factor (ctx, p, &smoothing, error);
   if (ok)
-    ss_rl_setup_finish (setup, isfinite (low) ? MAX (low, 0) : 0, smoothing);
+    ss_rl_setup_finish (setup, isfinite (low) ? MAX (low, 0) : 0, smoothing, tail);
   return ok;
 }
 

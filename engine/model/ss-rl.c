@@ -61,8 +61,8 @@ adjoint_of_mask (const SsOperator *op, float *weight, GError **error)
 /* min of Cᵀ(P y')/Cᵀ(P1) over the pixels that see observations: the darkest
  * level of the data, smoothed twice by the blur. */
 gboolean
-ss_rl_darkest_level (const SsOperator *op, const float *y, double offset, double *level,
-                     GError **error)
+ss_rl_darkest_level (const SsOperator *op, const float *y, double offset, SsRegion tail_region,
+                     double tail_level, double *level, double *sky_tail, GError **error)
 {
   gsize n = (gsize) op->width * op->height;
   g_autofree float *shifted = g_new (float, n);
@@ -77,6 +77,7 @@ ss_rl_darkest_level (const SsOperator *op, const float *y, double offset, double
       || !adjoint_of_mask (op, weight, error))
     return FALSE;
   *level = ss_rl_darkest_of (sum, weight, n);
+  *sky_tail = ss_rl_sky_tail_of (sum, weight, n, op->width, tail_region, tail_level);
   return TRUE;
 }
 
@@ -90,6 +91,60 @@ ss_rl_darkest_of (const float *sum, const float *weight, gsize n)
     if (weight[i] > 0.5 * top)
       low = MIN (low, sum[i] / weight[i]);
   return isfinite (low) ? MAX (low, 0) : 0;
+}
+
+double
+ss_rl_sky_tail_of (const float *sum, const float *weight, gsize n, int width, SsRegion region,
+                   double level)
+{
+  if (isnan (level))
+    return NAN;
+  double top = 0;
+  for (gsize i = 0; i < n; i++)
+    top = MAX (top, weight[i]);
+  gsize counted = 0, below = 0;
+  for (int y = region.y0; y < region.y0 + region.height; y++)
+    for (int x = region.x0; x < region.x0 + region.width; x++)
+      {
+        gsize i = (gsize) y * width + x;
+        if (weight[i] > 0.5 * top)
+          {
+            counted++;
+            below += sum[i] < level * weight[i];
+          }
+      }
+  return ss_rl_sky_tail_from_counts ((double) counted, (double) below);
+}
+
+SsRegion
+ss_rl_sky_tail_region (const SsProblem *problem)
+{
+  const SsOperator *op = problem->op;
+  SsRegion image = problem->image;
+  if (image.width <= 0 || image.height <= 0)
+    return (SsRegion) { 0, 0, op->width, op->height };
+  /* Inset by the padding's margins, which are the blur's reach: there the
+   * smoothing sees only the image's own pixels, not the border's mirror
+   * (whose repeated noise smooths less) or flat blend. */
+  int mx = MIN (image.x0, (image.width - 1) / 2), my = MIN (image.y0, (image.height - 1) / 2);
+  return (SsRegion) { image.x0 + mx, image.y0 + my, image.width - 2 * mx,
+                      image.height - 2 * my };
+}
+
+double
+ss_rl_sky_tail_from_counts (double counted, double below)
+{
+  /* Φ(−t) = erfc(t/√2)/2, the share of white noise t σ below its mean. */
+  double gaussian = 0.5 * erfc (SS_RL_SKY_TAIL_SIGMAS / G_SQRT2);
+  return counted > 0 ? below / (counted * gaussian) : NAN;
+}
+
+double
+ss_rl_sky_tail_level (const SsRlSetup *setup, double blur_norm)
+{
+  if (!setup->sky || !(setup->noise > 0) || !(blur_norm > 0))
+    return NAN;
+  return setup->offset - SS_RL_SKY_TAIL_SIGMAS * setup->noise * blur_norm;
 }
 
 void
@@ -172,6 +227,8 @@ ss_rl_setup_data (const SsProblem *problem, const SsSolveParams *params, SsRlSet
   setup->floor = params->rl_floor;
   setup->sky_floor = setup->raised = FALSE;
   setup->floor_error_ratio = 0;
+  setup->sky_tail = NAN;
+  setup->tail_region = ss_rl_sky_tail_region (problem);
   /* The noise serves the stopping rules and the sky-floor test; the median
    * only the discrepancy rule. Measured once, here, when anything needs it. */
   gboolean discrepancy = params->rl_stop == SS_RL_STOP_DISCREPANCY;
@@ -191,8 +248,11 @@ ss_rl_setup_data (const SsProblem *problem, const SsSolveParams *params, SsRlSet
   return TRUE;
 }
 
-double
-ss_rl_smoothing_factor (const float *chat, int width, int height)
+/* Σ over the full spectrum of |c^|^(2 EXPONENT) from the half-spectrum,
+ * over n |c^_0|^(2 EXPONENT), square-rooted: ‖k‖₂ / k^_0 for k = C (1) or
+ * CᵀC (2), by Parseval. */
+static double
+spectrum_norm (const float *chat, int width, int height, int exponent)
 {
   int spec_width = width / 2 + 1;
   double dc2 = (double) chat[0] * chat[0] + (double) chat[1] * chat[1], sum = 0;
@@ -201,14 +261,28 @@ ss_rl_smoothing_factor (const float *chat, int width, int height)
       {
         const float *c = chat + 2 * ((gsize) ky * spec_width + kx);
         double power = (double) c[0] * c[0] + (double) c[1] * c[1];
-        sum += ss_half_spectrum_weight (kx, width) * power * power;
+        sum += ss_half_spectrum_weight (kx, width) * (exponent == 2 ? power * power : power);
       }
-  return dc2 > 0 ? sqrt (sum / ((double) width * height)) / dc2 : NAN;
+  double scale = exponent == 2 ? dc2 : sqrt (dc2);
+  return dc2 > 0 ? sqrt (sum / ((double) width * height)) / scale : NAN;
+}
+
+double
+ss_rl_smoothing_factor (const float *chat, int width, int height)
+{
+  return spectrum_norm (chat, width, height, 2);
+}
+
+double
+ss_rl_blur_norm (const float *chat, int width, int height)
+{
+  return spectrum_norm (chat, width, height, 1);
 }
 
 void
-ss_rl_setup_finish (SsRlSetup *setup, double darkest, double smoothing)
+ss_rl_setup_finish (SsRlSetup *setup, double darkest, double smoothing, double sky_tail)
 {
+  setup->sky_tail = sky_tail;
   setup->darkest = MIN (darkest, setup->offset);
   setup->background = setup->darkest;
   double dip = setup->noise * smoothing * sqrt (2.0 * log (MAX (setup->observed, 2.0)));
@@ -240,7 +314,8 @@ ss_rl_estimate_shift (const SsRlSetup *setup)
 gboolean
 ss_rl_floor_choosable (const SsRlSetup *setup)
 {
-  return setup->floor == SS_RL_FLOOR_HOLDOUT && setup->sky_floor;
+  return setup->floor == SS_RL_FLOOR_HOLDOUT && setup->sky_floor
+         && setup->sky_tail < SS_RL_SKY_TAIL_LIMIT;
 }
 
 gboolean
@@ -260,6 +335,9 @@ ss_rl_result_floor (const SsRlSetup *setup, int floor_iterations, SsSolveResult 
   result->floor_raised = setup->raised;
   result->floor_iterations = floor_iterations;
   result->floor_error_ratio = setup->floor_error_ratio;
+  gboolean read = setup->floor == SS_RL_FLOOR_HOLDOUT && setup->sky_floor
+                  && isfinite (setup->sky_tail);
+  result->floor_sky_tail = read ? setup->sky_tail : 0;
   if (setup->floor == SS_RL_FLOOR_RAISED && !setup->raised)
     ss_solve_result_add_warning (result, "--floor raised not applied: the data's floor is not "
                                          "a flat sky, so Richardson–Lucy's background stays the "
@@ -270,12 +348,18 @@ gboolean
 ss_rl_setup (const SsProblem *problem, const SsSolveParams *params, SsRlSetup *setup,
              GError **error)
 {
-  double darkest;
-  if (!ss_rl_setup_data (problem, params, setup, error)
-      || !ss_rl_darkest_level (problem->op, problem->y, setup->offset, &darkest, error))
+  double darkest, sky_tail;
+  if (!ss_rl_setup_data (problem, params, setup, error))
     return FALSE;
   const SsOperator *op = problem->op;
+  double tail_level = op->chat ? ss_rl_sky_tail_level (setup, ss_rl_blur_norm (op->chat, op->width,
+                                                                                 op->height))
+                               : NAN;
+  if (!ss_rl_darkest_level (op, problem->y, setup->offset, setup->tail_region, tail_level,
+                            &darkest, &sky_tail, error))
+    return FALSE;
   ss_rl_setup_finish (setup, darkest,
-                      op->chat ? ss_rl_smoothing_factor (op->chat, op->width, op->height) : NAN);
+                      op->chat ? ss_rl_smoothing_factor (op->chat, op->width, op->height) : NAN,
+                      sky_tail);
   return TRUE;
 }
