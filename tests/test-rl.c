@@ -960,6 +960,21 @@ test_synth_sky_and_exposure (void)
   ss_psf_spec_clear (&psf);
 }
 
+/* A W × H kernel of random weights in [LOW, 1) on the blob DX0..DX1 ×
+ * DY0..DY1 around pixel (0, 0), wrapped; 0 elsewhere. */
+static float *
+random_blob_kernel (GRand *rng, int w, int h, int dx0, int dx1, int dy0, int dy1, double low)
+{
+  float *kernel = g_new0 (float, (gsize) w * h);
+  for (int dy = dy0; dy <= dy1; dy++)
+    for (int dx = dx0; dx <= dx1; dx++)
+      {
+        gsize at = (gsize) ((dy + h) % h) * w + (dx + w) % w;
+        kernel[at] = (float) g_rand_double_range (rng, low, 1);
+      }
+  return kernel;
+}
+
 /* ‖k‖₂ of k = CᵀC scaled to sum 1, by Parseval from c^, against the
  * autocorrelation of a fresh random non-negative kernel summed directly. */
 static void
@@ -968,11 +983,8 @@ test_rl_smoothing_factor (void)
   g_autoptr (GRand) rng = test_rng ();
   int w = g_rand_int_range (rng, 20, 40), h = g_rand_int_range (rng, 20, 40);
   gsize n = (gsize) w * h;
-  g_autofree float *kernel = g_new0 (float, n);
   /* A 5 × 4 blob of random weights around pixel (0, 0), wrapped. */
-  for (int dy = -2; dy <= 1; dy++)
-    for (int dx = -2; dx <= 2; dx++)
-      kernel[(gsize) ((dy + h) % h) * w + (dx + w) % w] = (float) g_rand_double (rng);
+  g_autofree float *kernel = random_blob_kernel (rng, w, h, -2, 2, -2, 1, 0);
   g_autoptr (GError) error = NULL;
   g_autoptr (SsOperator) op = ss_operator_new_from_kernel (kernel, NULL, w, h, &error);
   g_assert_no_error (error);
@@ -1020,10 +1032,7 @@ test_rl_sky_tail_count (void)
   g_autoptr (GRand) rng = test_rng ();
   int w = g_rand_int_range (rng, 28, 40), h = g_rand_int_range (rng, 24, 36);
   gsize n = (gsize) w * h;
-  g_autofree float *kernel = g_new0 (float, n);
-  for (int dy = -1; dy <= 2; dy++)
-    for (int dx = -2; dx <= 1; dx++)
-      kernel[(gsize) ((dy + h) % h) * w + (dx + w) % w] = (float) g_rand_double_range (rng, 0.2, 1);
+  g_autofree float *kernel = random_blob_kernel (rng, w, h, -2, 1, -1, 2, 0.2);
   g_autoptr (GError) error = NULL;
   g_autoptr (SsOperator) op = ss_operator_new_from_kernel (kernel, NULL, w, h, &error);
   g_assert_no_error (error);
