@@ -144,8 +144,8 @@ static const SsParamInfo params[SS_N_PARAMS] = {
     SS_PARAM_RL_FLOOR, "floor", "Floor",
     "Richardson–Lucy's background where the data's floor is a flat sky: 'sky', or 'raised' "
     "half a noise σ above it, the Poisson likelihood with an l1 prior (the empty sky goes to 0 "
-    "and the stars keep sharpening: up to +5.5 dB on star fields, but −4.7 on the Hubble field "
-    "at 10²–300 e⁻, whose faint light below σ is real); 'holdout' (the default) raises it "
+    "and the stars keep sharpening: up to +5.5 dB on star fields, but up to −5.7 on the Hubble "
+    "field at 10²–10³ e⁻, whose faint light below σ is real); 'holdout' (the default) raises it "
     "where the data smoothed by the blur show no faint light below the sky's median and a "
     "second validation run's held-out error is within 15% of the sky's (without --stop "
     "holdout: the sky)",
