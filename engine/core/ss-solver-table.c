@@ -412,17 +412,19 @@ ss_solver_uses (const SsSolverInfo *info, SsParamId id)
 SsSolverKind
 ss_solver_default_for_real_data (void)
 {
-  /* `auto`: Richardson–Lucy's image wherever RL is the better of the two
-   * (quality's galaxies, bright stars, Hubble and Sun crops: the same PSNR
-   * as `rl`), ALM's on faint star fields (+1.7 to +2.9 dB over RL, and over
-   * RL at its best iteration on the suite's case). Its price: 2–3× RL's time
-   * up to two megapixels, about 1.1× on a camera frame (judged on a crop).
-   * Before, `rl` with its hold-out stop: above its input and above Wiener
-   * at its best balance on every case, within 0.5 dB of its best iteration;
-   * admm (TV + starlet) loses 1.2–1.9 dB to it on the Hubble crops and
-   * bright stars; cpadmm with --alpha auto falls below the input on two of
-   * three small cases (QUALITY.md). */
-  return SS_SOLVER_AUTO;
+  /* `rl`, with its hold-out stop and its floor chosen by the sky's tail
+   * (ss-rl.h). From 2026-11-26 to 2026-11-27 the default was `auto` (RL's
+   * image or ALM's, whichever predicts held-out pixels better), for the
+   * faint star fields where ALM beat RL at the sky by 1.7-2.9 dB. With RL's
+   * floor raised there, `rl` is over ALM on them, and `auto`'s ALM picks
+   * lost 19.6 dB summed to `rl` over 76 cases (worse on 12 of its 15 ALM
+   * picks, better on 3 by up to 1.26 dB; equal on the other 61), at 2-3
+   * times `rl`'s time (QUALITY.md, "`auto` against `rl` once RL's floor is
+   * chosen"). Before `auto`, `rl` too: above its input and above Wiener at
+   * its best balance on every case; admm (TV + starlet) loses 1.2-1.9 dB to
+   * it on the Hubble crops and bright stars; cpadmm with --alpha auto falls
+   * below the input on two of three small cases. */
+  return SS_SOLVER_RL;
 }
 
 double
