@@ -630,10 +630,14 @@ test_flag_pixels (Fixture *f, gconstpointer data)
 }
 
 /* A dead pixel (-32768, a flag written as data, or the bias) in a real
- * image is left out as cold (ss-bad-pixels.h): the default's result is
- * the clean image's but near that pixel, and non-negative (one such pixel
- * set RL's offset for the whole image: a result shifted under the sky with
- * a crater of -1317, exit 0); --allow-negative keeps it in the fit. */
+ * image is left out as cold (ss-bad-pixels.h): the default's result, RL's,
+ * is the clean image's but near that pixel, and non-negative (one such
+ * pixel set RL's offset for the whole image: a result shifted under the
+ * sky with a crater of -1317, exit 0); --allow-negative keeps it in the
+ * fit. RL runs a fixed count here: its hold-out stop reads every 5
+ * iterations, and a pixel left out of the fit may move the reading it
+ * stops at (25 against 30 validating on one draw of 80, a change of 0.13
+ * far from the pixel), which is the rule's, not the pixel's. */
 static void
 test_dead_pixel (Fixture *f, gconstpointer data)
 {
@@ -651,9 +655,11 @@ test_dead_pixel (Fixture *f, gconstpointer data)
   for (int k = 0; k < 2; k++)
     {
       g_autofree char *out_path = temp_path (f, k ? "dead-out.fits" : "clean-out.fits");
-      CliRun run = RUN_CLI ("deblur", inputs[k], "-o", out_path, "--psf", "gaussian:2", "--json");
+      CliRun run = RUN_CLI ("deblur", inputs[k], "-o", out_path, "--psf", "gaussian:2",
+                            "--stop", "none", "--iters", "40", "--json");
       g_assert_cmpint (run.status, ==, 0);
       g_autofree char *summary = json_line (run.out, "summary");
+      assert_json_string (summary, "solver", "rl");
       g_assert_cmpfloat (json_number (summary, "cold_pixels"), ==, k);
       cli_run_clear (&run);
       long w, h;
