@@ -126,12 +126,12 @@ measure_setup (RlState *s, const float *y)
     s->real[i] = (mask == NULL || mask[i]) ? fmaxf (y[i] + b, 0.0f) : 0.0f;
   ss_cpu_circulant (s->fft, s->op, s->real, s->real, s->spectrum, s->next, TRUE);
   const SsOperator *op = s->op;
-  double tail_level = ss_rl_sky_tail_level (&s->setup,
-                                            ss_rl_blur_norm (op->chat, op->width, op->height));
-  ss_rl_setup_finish (&s->setup, ss_rl_darkest_of (s->next, s->weight, s->n),
-                      ss_rl_smoothing_factor (op->chat, op->width, op->height),
+  double blur_norm, smoothing;
+  ss_rl_spectrum_norms (op->chat, op->width, op->height, &blur_norm, &smoothing);
+  ss_rl_setup_finish (&s->setup, ss_rl_darkest_of (s->next, s->weight, s->n), smoothing,
                       ss_rl_sky_tail_of (s->next, s->weight, s->n, op->width,
-                                         s->setup.tail_region, tail_level));
+                                         s->setup.tail_region,
+                                         ss_rl_sky_tail_level (&s->setup, blur_norm)));
   ss_rl_invert_weight (s->weight, s->n);
 }
 

@@ -129,8 +129,7 @@ rl_spectrum_powers_kernel (const float2 *__restrict__ chat, int spec_width, int 
   ss_block_sum_to<2> (v, acc);
 }
 
-/* ss_rl_blur_norm and ss_rl_smoothing_factor from the device's c^ (the
- * host's may be deferred). */
+/* ss_rl_spectrum_norms from the device's c^ (the host's may be deferred). */
 static gboolean
 spectrum_norms (SsCudaContext *ctx, const SsCudaProblem *p, double *blur_norm,
                 double *smoothing, GError **error)

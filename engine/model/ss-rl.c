@@ -248,35 +248,24 @@ ss_rl_setup_data (const SsProblem *problem, const SsSolveParams *params, SsRlSet
   return TRUE;
 }
 
-/* Σ over the full spectrum of |c^|^(2 EXPONENT) from the half-spectrum,
- * over n |c^_0|^(2 EXPONENT), square-rooted: ‖k‖₂ / k^_0 for k = C (1) or
- * CᵀC (2), by Parseval. */
-static double
-spectrum_norm (const float *chat, int width, int height, int exponent)
+void
+ss_rl_spectrum_norms (const float *chat, int width, int height, double *blur_norm,
+                      double *smoothing)
 {
   int spec_width = width / 2 + 1;
-  double dc2 = (double) chat[0] * chat[0] + (double) chat[1] * chat[1], sum = 0;
+  double dc2 = (double) chat[0] * chat[0] + (double) chat[1] * chat[1], sum2 = 0, sum4 = 0;
   for (int ky = 0; ky < height; ky++)
     for (int kx = 0; kx < spec_width; kx++)
       {
         const float *c = chat + 2 * ((gsize) ky * spec_width + kx);
         double power = (double) c[0] * c[0] + (double) c[1] * c[1];
-        sum += ss_half_spectrum_weight (kx, width) * (exponent == 2 ? power * power : power);
+        double weight = ss_half_spectrum_weight (kx, width);
+        sum2 += weight * power;
+        sum4 += weight * power * power;
       }
-  double scale = exponent == 2 ? dc2 : sqrt (dc2);
-  return dc2 > 0 ? sqrt (sum / ((double) width * height)) / scale : NAN;
-}
-
-double
-ss_rl_smoothing_factor (const float *chat, int width, int height)
-{
-  return spectrum_norm (chat, width, height, 2);
-}
-
-double
-ss_rl_blur_norm (const float *chat, int width, int height)
-{
-  return spectrum_norm (chat, width, height, 1);
+  double n = (double) width * height;
+  *blur_norm = dc2 > 0 ? sqrt (sum2 / n / dc2) : NAN;
+  *smoothing = dc2 > 0 ? sqrt (sum4 / n) / dc2 : NAN;
 }
 
 void
@@ -348,18 +337,15 @@ gboolean
 ss_rl_setup (const SsProblem *problem, const SsSolveParams *params, SsRlSetup *setup,
              GError **error)
 {
-  double darkest, sky_tail;
+  double darkest, sky_tail, blur_norm = NAN, smoothing = NAN;
   if (!ss_rl_setup_data (problem, params, setup, error))
     return FALSE;
   const SsOperator *op = problem->op;
-  double tail_level = op->chat ? ss_rl_sky_tail_level (setup, ss_rl_blur_norm (op->chat, op->width,
-                                                                                 op->height))
-                               : NAN;
-  if (!ss_rl_darkest_level (op, problem->y, setup->offset, setup->tail_region, tail_level,
-                            &darkest, &sky_tail, error))
+  if (op->chat)
+    ss_rl_spectrum_norms (op->chat, op->width, op->height, &blur_norm, &smoothing);
+  if (!ss_rl_darkest_level (op, problem->y, setup->offset, setup->tail_region,
+                            ss_rl_sky_tail_level (setup, blur_norm), &darkest, &sky_tail, error))
     return FALSE;
-  ss_rl_setup_finish (setup, darkest,
-                      op->chat ? ss_rl_smoothing_factor (op->chat, op->width, op->height) : NAN,
-                      sky_tail);
+  ss_rl_setup_finish (setup, darkest, smoothing, sky_tail);
   return TRUE;
 }

@@ -101,18 +101,18 @@ gboolean ss_rl_setup_data (const SsProblem *problem, const SsSolveParams *params
 gboolean ss_rl_darkest_level (const SsOperator *op, const float *y, double offset,
                               SsRegion tail_region, double tail_level, double *level,
                               double *sky_tail, GError **error);
-/* DARKEST as above; SMOOTHING, ss_rl_smoothing_factor of C (NAN when not
+/* DARKEST as above; SMOOTHING, ss_rl_spectrum_norms's of C (NAN when not
  * known: β is then the darkest level); SKY_TAIL, ss_rl_sky_tail_of at
  * ss_rl_sky_tail_level (NAN when not measured). */
 void ss_rl_setup_finish (SsRlSetup *setup, double darkest, double smoothing, double sky_tail);
-/* ‖k‖₂ for k = CᵀC scaled to sum 1, from C's half-spectrum CHAT (interleaved
- * complex, height × (width/2 + 1)) by Parseval: Σ k² = Σ_f |c^_f|⁴ / (n |c^_0|⁴).
- * Smoothing white noise of σ by k leaves σ ‖k‖₂. */
-double ss_rl_smoothing_factor (const float *chat, int width, int height);
-/* ‖c‖₂ / c^_0 for C's kernel c, by Parseval as above: white noise of σ
- * through Cᵀ(P ·)/Cᵀ(P1), the smoothing of the darkest level and of the
- * sky's tail, leaves σ ‖c‖₂ / c^_0. */
-double ss_rl_blur_norm (const float *chat, int width, int height);
+/* From C's half-spectrum CHAT (interleaved complex, height × (width/2 + 1)),
+ * in one pass, by Parseval: *SMOOTHING = ‖k‖₂ for k = CᵀC scaled to sum 1,
+ * Σ k² = Σ_f |c^_f|⁴ / (n |c^_0|⁴), and *BLUR_NORM = ‖c‖₂ / c^_0. White
+ * noise of σ smoothed by k leaves σ *SMOOTHING (the darkest level's dip);
+ * through Cᵀ(P ·)/Cᵀ(P1), the smoothing of the darkest level's data and of
+ * the sky's tail, σ *BLUR_NORM. */
+void ss_rl_spectrum_norms (const float *chat, int width, int height, double *blur_norm,
+                           double *smoothing);
 /* The darkest level from SUM = Cᵀ(P y') and WEIGHT = Cᵀ(P1) (n each): what
  * ss_rl_darkest_level computes after its transforms, for a backend that
  * made them with its own plans and buffers. */
@@ -129,7 +129,7 @@ SsRegion ss_rl_sky_tail_region (const SsProblem *problem);
 /* The tail from BELOW of COUNTED pixels (NAN when none were counted). */
 double ss_rl_sky_tail_from_counts (double counted, double below);
 /* The level the sky's tail counts below: the sky b less SS_RL_SKY_TAIL_SIGMAS
- * times the smoothed noise, σ BLUR_NORM (ss_rl_blur_norm); NAN where the
+ * times the smoothed noise, σ BLUR_NORM (ss_rl_spectrum_norms); NAN where the
  * noise is not known or no sky was subtracted. */
 double ss_rl_sky_tail_level (const SsRlSetup *setup, double blur_norm);
 /* WEIGHT = Cᵀ(P1) into RL's normaliser, in place (as ss_rl_weight). */
