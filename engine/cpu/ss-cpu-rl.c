@@ -128,11 +128,12 @@ measure_setup (RlState *s, const float *y)
   const SsOperator *op = s->op;
   double blur_norm, smoothing;
   ss_rl_spectrum_norms (op->chat, op->width, op->height, &blur_norm, &smoothing);
-  ss_rl_setup_finish (&s->setup, ss_rl_darkest_of (s->next, s->weight, s->n), smoothing,
-                      ss_rl_sky_tail_of (s->next, s->weight, s->n, op->width,
+  float top = ss_rl_weight_top (s->weight, s->n);
+  ss_rl_setup_finish (&s->setup, ss_rl_darkest_of (s->next, s->weight, s->n, top), smoothing,
+                      ss_rl_sky_tail_of (s->next, s->weight, s->n, top, op->width,
                                          s->setup.tail_region,
                                          ss_rl_sky_tail_level (&s->setup, blur_norm)));
-  ss_rl_invert_weight (s->weight, s->n);
+  ss_rl_invert_weight (s->weight, s->n, top);
 }
 
 /* real = P(y + b)₊ ⊘ (C z + β), 0 off the fitted pixels P. In the
@@ -290,7 +291,7 @@ validation_run (RlState *s, const SsProblem *problem, SsRlHoldout *holdout,
     return FALSE;
   holdout_roles (s, problem->y);
   mask_adjoint (s);
-  ss_rl_invert_weight (s->weight, s->n);
+  ss_rl_invert_weight (s->weight, s->n, ss_rl_weight_top (s->weight, s->n));
   restart (s, NULL);
   /* HOLDOUT counts this run's iterations (a second run follows a first). */
   int offset = *iteration;
@@ -316,7 +317,7 @@ validation_run (RlState *s, const SsProblem *problem, SsRlHoldout *holdout,
   ss_mem_free (mem, s->roles, s->n);
   s->roles = NULL;
   mask_adjoint (s);
-  ss_rl_invert_weight (s->weight, s->n);
+  ss_rl_invert_weight (s->weight, s->n, ss_rl_weight_top (s->weight, s->n));
   return ok;
 }
 

@@ -76,17 +76,25 @@ ss_rl_darkest_level (const SsOperator *op, const float *y, double offset, SsRegi
   if (!ss_operator_apply_adjoint (op, shifted, sum, error)
       || !adjoint_of_mask (op, weight, error))
     return FALSE;
-  *level = ss_rl_darkest_of (sum, weight, n);
-  *sky_tail = ss_rl_sky_tail_of (sum, weight, n, op->width, tail_region, tail_level);
+  float top = ss_rl_weight_top (weight, n);
+  *level = ss_rl_darkest_of (sum, weight, n, top);
+  *sky_tail = ss_rl_sky_tail_of (sum, weight, n, top, op->width, tail_region, tail_level);
   return TRUE;
 }
 
-double
-ss_rl_darkest_of (const float *sum, const float *weight, gsize n)
+float
+ss_rl_weight_top (const float *weight, gsize n)
 {
-  double top = 0, low = INFINITY;
+  float top = 0;
   for (gsize i = 0; i < n; i++)
-    top = MAX (top, weight[i]);
+    top = fmaxf (top, weight[i]);
+  return top;
+}
+
+double
+ss_rl_darkest_of (const float *sum, const float *weight, gsize n, float top)
+{
+  double low = INFINITY;
   for (gsize i = 0; i < n; i++)
     if (weight[i] > 0.5 * top)
       low = MIN (low, sum[i] / weight[i]);
@@ -94,14 +102,11 @@ ss_rl_darkest_of (const float *sum, const float *weight, gsize n)
 }
 
 double
-ss_rl_sky_tail_of (const float *sum, const float *weight, gsize n, int width, SsRegion region,
-                   double level)
+ss_rl_sky_tail_of (const float *sum, const float *weight, gsize n, float top, int width,
+                   SsRegion region, double level)
 {
   if (isnan (level))
     return NAN;
-  double top = 0;
-  for (gsize i = 0; i < n; i++)
-    top = MAX (top, weight[i]);
   gsize counted = 0, below = 0;
   for (int y = region.y0; y < region.y0 + region.height; y++)
     for (int x = region.x0; x < region.x0 + region.width; x++)
@@ -148,11 +153,8 @@ ss_rl_sky_tail_level (const SsRlSetup *setup, double blur_norm)
 }
 
 void
-ss_rl_invert_weight (float *weight, gsize n)
+ss_rl_invert_weight (float *weight, gsize n, float top)
 {
-  float top = 0;
-  for (gsize i = 0; i < n; i++)
-    top = fmaxf (top, weight[i]);
   for (gsize i = 0; i < n; i++)
     weight[i] = weight[i] > (float) SS_RL_WEIGHT_FLOOR * top ? 1.0f / weight[i] : 0.0f;
 }
@@ -164,7 +166,7 @@ ss_rl_weight (const SsOperator *op, GError **error)
   g_autofree float *weight = g_new (float, n);
   if (!adjoint_of_mask (op, weight, error))
     return NULL;
-  ss_rl_invert_weight (weight, n);
+  ss_rl_invert_weight (weight, n, ss_rl_weight_top (weight, n));
   return g_steal_pointer (&weight);
 }
 

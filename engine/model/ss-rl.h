@@ -113,15 +113,18 @@ void ss_rl_setup_finish (SsRlSetup *setup, double darkest, double smoothing, dou
  * the sky's tail, σ *BLUR_NORM. */
 void ss_rl_spectrum_norms (const float *chat, int width, int height, double *blur_norm,
                            double *smoothing);
+/* The largest of WEIGHT = Cᵀ(P1) (n of them), which the three functions
+ * below take as TOP: one pass over the frame, not one each. */
+float ss_rl_weight_top (const float *weight, gsize n);
 /* The darkest level from SUM = Cᵀ(P y') and WEIGHT = Cᵀ(P1) (n each): what
  * ss_rl_darkest_level computes after its transforms, for a backend that
  * made them with its own plans and buffers. */
-double ss_rl_darkest_of (const float *sum, const float *weight, gsize n);
+double ss_rl_darkest_of (const float *sum, const float *weight, gsize n, float top);
 /* The sky's tail from the same SUM and WEIGHT (n each, WIDTH a row): of
- * the pixels of REGION whose WEIGHT exceeds half its top, the share whose
+ * the pixels of REGION whose WEIGHT exceeds half its TOP, the share whose
  * level SUM/WEIGHT is below LEVEL, over the share Φ(−SS_RL_SKY_TAIL_SIGMAS)
  * that white noise about the sky would put there; NAN when LEVEL is NAN. */
-double ss_rl_sky_tail_of (const float *sum, const float *weight, gsize n, int width,
+double ss_rl_sky_tail_of (const float *sum, const float *weight, gsize n, float top, int width,
                           SsRegion region, double level);
 /* Where the tail is counted: PROBLEM's image region inset by its padding's
  * margins, or the whole frame when it has none (a periodic problem). */
@@ -132,8 +135,9 @@ double ss_rl_sky_tail_from_counts (double counted, double below);
  * times the smoothed noise, σ BLUR_NORM (ss_rl_spectrum_norms); NAN where the
  * noise is not known or no sky was subtracted. */
 double ss_rl_sky_tail_level (const SsRlSetup *setup, double blur_norm);
-/* WEIGHT = Cᵀ(P1) into RL's normaliser, in place (as ss_rl_weight). */
-void ss_rl_invert_weight (float *weight, gsize n);
+/* WEIGHT = Cᵀ(P1), whose largest is TOP, into RL's normaliser, in place
+ * (as ss_rl_weight). */
+void ss_rl_invert_weight (float *weight, gsize n, float top);
 
 /* Where RL's normaliser 1/Cᵀ(P1) is kept: Cᵀ(P1) above this fraction of its
  * top; below it the normaliser is 0 and the pixel keeps its value. There
