@@ -16,7 +16,8 @@
  * iteration. The hold-out rule (ss-rl-holdout.h) is two or three runs of
  * the iterator (next_run): the validation run fits three quarters of the
  * image's pixels, its reports come every SS_RL_HOLDOUT_EVERY iterations and
- * the ratio of each report's last iteration also sums the held-out error,
+ * the ratio of each report's last iteration also sums the held-out error
+ * over the held-out pixels made once (rl_roles_kernel),
  * read by the stop hook; with --floor holdout (ss-rl.h), a second
  * validation run with the floor raised; then the run on all the data. Each
  * run captures graphs of its own, since β is a kernel argument.
@@ -38,10 +39,12 @@ typedef struct {
   cufftHandle r2c, c2r;
   float *z, *r, *back, *weight, *estimate;
   float2 *spec;
+  unsigned char *roles;     /* the validation runs' part of each pixel (rl_roles_kernel),
+                               kept to the end (freeing it would wait on the device);
+                               NULL without the hold-out rule */
   SsCudaReporter *reporter;
   SsCudaIterator *it;
   SsRegion image;           /* the pixels the hold-out rule splits */
-  float source_level;       /* held-out pixels count above it (ss_rl_holdout_source_level) */
   gboolean holdout;         /* the hold-out rule is on */
   gboolean validating;      /* in its validation run */
   int runs;                 /* runs started */
@@ -67,26 +70,50 @@ rl_ratio_kernel (float *__restrict__ r, const float *__restrict__ y,
     }
 }
 
+/* Each pixel's part in the validation run (ss-rl-holdout.h), made once
+ * before it, as the CPU makes them: FIT, TEST where held out, observed
+ * and its neighbours' mean y above LEVEL, else NONE. */
+__global__ void
+rl_roles_kernel (unsigned char *__restrict__ roles, const float *__restrict__ y,
+                 const unsigned char *__restrict__ mask, size_t n, int width, int height,
+                 SsRegion image, float level)
+{
+  for (size_t i = blockIdx.x * (size_t) blockDim.x + threadIdx.x; i < n;
+       i += (size_t) gridDim.x * blockDim.x)
+    {
+      int role = (mask == NULL || mask[i]) ? ss_rl_holdout_role (i, width, image)
+                                           : SS_RL_HOLDOUT_NONE;
+      if (role == SS_RL_HOLDOUT_TEST
+          && !(ss_rl_holdout_neighbour_level (y, mask, width, height, i) > level))
+        role = SS_RL_HOLDOUT_NONE;
+      roles[i] = (unsigned char) role;
+    }
+}
+
 /* The validation run's ratio: as above on the fitted part of IMAGE's
- * observed pixels, 0 elsewhere; with MEASURE, Σ (y' − r − β)² over the
- * held-out part whose neighbours' mean y exceeds LEVEL into ACC (the
- * held-out error of the z that r = C z is of). */
+ * observed pixels, 0 elsewhere; with MEASURE, Σ (y' − r − β)² over the TEST
+ * pixels of ROLES into ACC (the held-out error of the z that r = C z is of).
+ * Only the measuring iteration reads ROLES: computing the neighbours' mean
+ * there took 398–408 µs on a 26-megapixel frame (H100, ncu) against
+ * 126–127 reading the roles; the others compute the fitted part from the
+ * split's hash, which the memory traffic hides (117–119 µs, as the plain
+ * ratio's 116, against 146–147 reading the roles' byte). */
 template <bool MEASURE>
 __global__ void
 rl_validation_ratio_kernel (float *__restrict__ r, const float *__restrict__ y,
-                            const unsigned char *__restrict__ mask, size_t n, int width,
-                            int height, SsRegion image, float b, float beta, float level,
-                            double *__restrict__ acc)
+                            const unsigned char *__restrict__ mask,
+                            const unsigned char *__restrict__ roles, size_t n, int width,
+                            SsRegion image, float b, float beta, double *__restrict__ acc)
 {
   double held_out[1] = { 0.0 };
   for (size_t i = blockIdx.x * (size_t) blockDim.x + threadIdx.x; i < n;
        i += (size_t) gridDim.x * blockDim.x)
     {
       float data = fmaxf (y[i] + b, 0.0f), model = r[i] + beta;
-      int role = (mask == NULL || mask[i]) ? ss_rl_holdout_role (i, width, image)
-                                           : SS_RL_HOLDOUT_NONE;
-      if (MEASURE && role == SS_RL_HOLDOUT_TEST
-          && ss_rl_holdout_neighbour_level (y, mask, width, height, i) > level)
+      int role = MEASURE ? (int) roles[i]
+                         : (mask == NULL || mask[i]) ? ss_rl_holdout_role (i, width, image)
+                                                     : SS_RL_HOLDOUT_NONE;
+      if (MEASURE && role == SS_RL_HOLDOUT_TEST)
         {
           double d = (double) data - model;
           held_out[0] += d * d;
@@ -142,6 +169,28 @@ rl_fill_kernel (float *__restrict__ x, size_t n, float value)
 
 /* ---- launches ---------------------------------------------------------------- */
 
+/* The validation runs' roles, into a buffer of their own; held-out pixels
+ * count above ss_rl_holdout_source_level of the setup's noise. */
+static gboolean
+rl_make_roles (Rl *s, const char *what, GError **error)
+{
+  SsCudaContext *ctx = s->base.ctx;
+  const SsCudaProblem *p = s->p;
+  float level = (float) ss_rl_holdout_source_level (s->setup.noise, SS_RL_HOLDOUT_SOURCE_SIGMAS);
+  if (!ss_cuda_alloc (ctx, (void **) &s->roles, p->n, what, error))
+    return FALSE;
+  rl_roles_kernel<<<ss_cuda_blocks (ctx, p->n), SS_CUDA_THREADS, 0, ctx->stream>>> (
+    s->roles, p->y, p->mask, p->n, p->width, p->height, s->image, level);
+  return LAUNCH_OK ("rl_roles_kernel");
+}
+
+static void
+rl_free_roles (Rl *s)
+{
+  ss_cuda_free (s->base.ctx, s->roles, s->p->n);
+  s->roles = NULL;
+}
+
 /* The validation run's ratio; the iteration ending a report interval
  * (FLAGS with SS_ITER_DELTA) measures the held-out error for the report. */
 static gboolean
@@ -154,12 +203,10 @@ rl_validation_ratio (Rl *s, unsigned flags, GError **error)
   double *acc = s->reporter->block + SS_ACC_HELD_OUT;
   if (flags & SS_ITER_DELTA)
     rl_validation_ratio_kernel<true><<<blocks, SS_CUDA_THREADS, 0, ctx->stream>>> (
-      s->r, p->y, p->mask, p->n, p->width, p->height, s->image, b, beta, s->source_level,
-      acc);
+      s->r, p->y, p->mask, s->roles, p->n, p->width, s->image, b, beta, acc);
   else
     rl_validation_ratio_kernel<false><<<blocks, SS_CUDA_THREADS, 0, ctx->stream>>> (
-      s->r, p->y, p->mask, p->n, p->width, p->height, s->image, b, beta, s->source_level,
-      acc);
+      s->r, p->y, p->mask, s->roles, p->n, p->width, s->image, b, beta, acc);
   return LAUNCH_OK ("rl_validation_ratio_kernel");
 }
 
@@ -363,6 +410,7 @@ rl_destroy (SsCudaSolver *solver)
   ss_cuda_free (ctx, s->weight, image);
   ss_cuda_free (ctx, s->estimate, image);
   ss_cuda_free (ctx, s->spec, s->p->spec * sizeof (float2));
+  rl_free_roles (s);
   g_free (s);
 }
 
@@ -377,7 +425,9 @@ ss_cuda_rl_new (SsCudaContext *ctx, const SsCudaProblem *p, const SsSolveParams 
       return NULL;
     }
   size_t image = p->n * sizeof (float);
-  size_t bytes = 5 * image + p->spec * sizeof (float2);
+  gboolean holdout = params->rl_stop == SS_RL_STOP_HOLDOUT;
+  /* With the hold-out rule, a byte a pixel for the validation's roles. */
+  size_t bytes = 5 * image + p->spec * sizeof (float2) + (holdout ? p->n : 0);
   g_autofree char *what = g_strdup_printf ("a %d×%d rl solve", p->width, p->height);
   if (!ss_cuda_check_solver_room (ctx, p->width, p->height, 1, bytes, what, error))
     return NULL;
@@ -408,16 +458,15 @@ ss_cuda_rl_new (SsCudaContext *ctx, const SsCudaProblem *p, const SsSolveParams 
                 && ss_cuda_rl_setup (ctx, p, params, s->weight, s->z, s->back, s->spec,
                                      &s->setup, error)
                 && (!s->holdout
-                    || ss_cuda_rl_normaliser (ctx, p, TRUE, s->image, s->weight, s->back,
-                                              s->spec, error))
+                    || (ss_cuda_rl_normaliser (ctx, p, TRUE, s->image, s->weight, s->back,
+                                               s->spec, error)
+                        && rl_make_roles (s, what, error)))
                 && rl_reset (s, error);
   if (!ok)
     {
       rl_destroy (&s->base);
       return NULL;
     }
-  s->source_level
-    = (float) ss_rl_holdout_source_level (s->setup.noise, SS_RL_HOLDOUT_SOURCE_SIGMAS);
   ss_cuda_reporter_borrow (reporter, s->spec, s->r, TRUE);
   ss_cuda_iterator_bind (it, s, rl_iterate, rl_estimate, rl_reset, TRUE);
   ss_cuda_iterator_stages (it, rl_stage, rl_stage_names, G_N_ELEMENTS (rl_stage_names));
