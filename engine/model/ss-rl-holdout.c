@@ -30,7 +30,12 @@ ss_rl_holdout_record (SsRlHoldout *holdout, int estimate_iterations, double erro
   /* The curve is smooth (a sum over half the frame) and turns once: a
    * patience of half the best count, at least two readings, is enough to
    * tell a minimum from a pause, and bounds the wasted work to half the
-   * validation run. */
+   * validation run. Not less: on RL's curves of 76 cases and 160 windows
+   * (2026-11-27, QUALITY.md's sets), a third of the best count would have
+   * saved 5–7% of the validation's iterations but ended 5 runs at a pause,
+   * most at 10² e⁻ where the raised floor's curve dips, rises and falls
+   * again: k* 109 for 219 (bright stars, Gaussian 2.5), 44 for 284 and 59
+   * for the cap's 1004 (windows at Gaussian 5). */
   int patience = MAX (holdout->best / 2, 2 * holdout->every);
   return estimate_iterations >= holdout->cap || estimate_iterations >= holdout->best + patience;
 }
