@@ -501,25 +501,46 @@ plain_track_pixel (const float *img, const guint8 *track, int w, gsize i, double
   return FALSE;
 }
 
-/* Cosmic-ray tracks, one pixel wide, 3 to 12 long at any angle, planted
- * apart in a blurred star field: nothing but their pixels is blanked, and
- * every plain track pixel (plain_track_pixel) chained to two more (two of
- * its neighbours plain, or one and a plain neighbour of that one) is. The
- * rule's bound for such a pixel: the margin times a line ratio squared (at
- * most 2 × 2.43², the FWHM-2.5 Gaussian's diagonal, or 12) times the
- * neighbours' height over the line's level (3σ over the sky, which is
- * within a few σ of the data's first percentile), plus 10σ: well under
- * 100σ. Before the line rule, only a track's pixels that happened to stand
- * a peak ratio above all 8 neighbours were found. */
+/* Whether the pixel at I (of an image W wide) is a plain pixel of a track
+ * two pixels wide: on the track, 100σ or more over the sky, with a partner
+ * beside it along its row or column that is too, and the two pixels beyond
+ * the pair on that line off the track and within 3σ of the sky. */
+static gboolean
+plain_wide_track_pixel (const float *img, const guint8 *track, int w, gsize i, double sky,
+                        double sigma)
+{
+  if (!track[i] || img[i] < sky + 100.0 * sigma)
+    return FALSE;
+  for (int k = 0; k < 2; k++)
+    for (int sign = -1; sign <= 1; sign += 2)
+      {
+        gssize step = sign * (k == 0 ? 1 : (gssize) w);
+        gsize partner = i + step, before = i - step, beyond = i + 2 * step;
+        if (track[partner] && img[partner] >= sky + 100.0 * sigma && !track[before]
+            && !track[beyond] && img[before] < sky + 3.0 * sigma
+            && img[beyond] < sky + 3.0 * sigma)
+          return TRUE;
+      }
+  return FALSE;
+}
+
+/* Plants cosmic-ray tracks, 3 to 12 long at any angle, apart in a blurred
+ * star field of FWHM in [FWHM_LO, FWHM_HI): WIDE ones two pixels wide (each
+ * cell with its neighbour below, or beside it for a steep track). Nothing
+ * but their pixels may be blanked, and every plain track pixel (PLAIN)
+ * chained to two more (two of its neighbours plain, or one and a plain
+ * neighbour of that one) must be. */
 static void
-test_hot_tracks (void)
+check_planted_tracks (gboolean wide, double fwhm_lo, double fwhm_hi,
+                      gboolean (*plain_pixel) (const float *, const guint8 *, int, gsize, double,
+                                               double))
 {
   gsize expected_in_all = 0;   /* a track by a bright star may have no plain pixel */
   for (int trial = 0; trial < 4; trial++)
     {
       int w = g_test_rand_int_range (100, 200), h = g_test_rand_int_range (100, 200);
       gsize n = (gsize) w * h;
-      double fwhm = g_test_rand_double_range (2.5, 4.0);
+      double fwhm = g_test_rand_double_range (fwhm_lo, fwhm_hi);
       g_autofree float *img = blurred_star_field (w, h, fwhm, 60);
       double sky = ss_median (img, n);
       g_autofree guint8 *track = g_new0 (guint8, n);
@@ -530,21 +551,25 @@ test_hot_tracks (void)
           int length = g_test_rand_int_range (3, 13);
           double angle = g_test_rand_double_range (0, G_PI);
           double x0 = g_test_rand_double_range (16, w - 16), y0 = g_test_rand_double_range (16, h - 16);
-          gsize cells[64];
+          gboolean steep = fabs (sin (angle)) > fabs (cos (angle));
+          gsize cells[128];
           int count = 0;
           gboolean apart = TRUE;
           for (int u = 0; u < 4 * length; u++)
             {
               double t = u * (length - 1) / (4.0 * length - 1);
               int x = (int) lround (x0 + t * cos (angle)), y = (int) lround (y0 + t * sin (angle));
-              gsize i = (gsize) y * w + x;
-              gboolean seen = FALSE;
-              for (int c = 0; c < count; c++)
-                seen = seen || cells[c] == i;
-              if (!seen)
+              for (int part = 0; part <= (wide ? 1 : 0); part++)
                 {
-                  cells[count++] = i;
-                  apart = apart && !near[i];
+                  gsize i = (gsize) (y + (part && !steep)) * w + x + (part && steep);
+                  gboolean seen = FALSE;
+                  for (int c = 0; c < count; c++)
+                    seen = seen || cells[c] == i;
+                  if (!seen)
+                    {
+                      cells[count++] = i;
+                      apart = apart && !near[i];
+                    }
                 }
             }
           if (!apart)
@@ -570,7 +595,7 @@ test_hot_tracks (void)
       for (gsize i = 0; i < n; i++)
         {
           on_tracks += track[i];
-          plain[i] = plain_track_pixel (img, track, w, i, sky, noise);
+          plain[i] = plain_pixel (img, track, w, i, sky, noise);
           if (isnan (scaled[i]))
             {
               g_assert_true (track[i]);
@@ -612,6 +637,36 @@ test_hot_tracks (void)
   g_assert_cmpuint (expected_in_all, >, 0);
 }
 
+/* Tracks one pixel wide. The rule's bound for a plain pixel: the margin
+ * times a line ratio squared (at most 2 × 2.43², the FWHM-2.5 Gaussian's
+ * diagonal, or 12) times the neighbours' height over the line's level (3σ
+ * over the sky, which is within a few σ of the data's first percentile),
+ * plus 10σ: well under 100σ. Before the line rule, only a track's pixels
+ * that happened to stand a peak ratio above all 8 neighbours were found. */
+static void
+test_hot_tracks (void)
+{
+  check_planted_tracks (FALSE, 2.5, 4.0, plain_track_pixel);
+}
+
+/* Tracks two pixels wide. The rule's bound for a plain pixel, judged along
+ * its row or column with its partner: the margin times the wide ratio
+ * squared (2 × 2.52², a Gaussian's of FWHM 3, or 13) times 3σ, plus 10σ:
+ * 48σ, and under the plain pixels' 100σ over the FWHM drawn (checked
+ * below). Growth from the hits may take more of a track, never a pixel off
+ * it. Before the pair's line rule and growth, 120 of 559 such track pixels
+ * were found on a 256² field (Gaussian FWHM 3, 40 tracks; QUALITY.md). */
+static void
+test_hot_wide_tracks (void)
+{
+  for (double fwhm = 3.0; fwhm <= 4.0; fwhm += 0.5)
+    {
+      SsHotRatios r = gaussian_psf_ratios (fwhm);
+      g_assert_cmpfloat (SS_HOT_MARGIN * r.wide * r.wide * 3.0 + SS_HOT_SIGMAS, <, 100.0);
+    }
+  check_planted_tracks (TRUE, 3.0, 4.0, plain_wide_track_pixel);
+}
+
 /* The peak ratio is the PSF's peak's, wherever its file puts it: a kernel
  * rolled off its centre pixel gives the same ratio (its centre pixel's, a
  * wing's under 1, made every star's core hot), and never under 1. */
@@ -631,12 +686,28 @@ test_hot_pixels_peak_anywhere (void)
   SsHotRatios moved = ss_hot_pixels_kernel_ratios (rolled, side, side);
   g_assert_cmpfloat (moved.peak, ==, centred.peak);
   g_assert_cmpfloat (moved.line, ==, centred.line);
+  g_assert_cmpfloat (moved.wide, ==, centred.wide);
+  g_assert_cmpfloat (moved.wide_diagonal, ==, centred.wide_diagonal);
+  /* The wide ratios against the kernel's own pixels about its peak (the
+   * kernel wraps around), read directly. */
+  int peak = 0;
+  for (int i = 1; i < side * side; i++)
+    peak = kernel->data[i] > kernel->data[peak] ? i : peak;
+#define K(dx, dy) \
+  ((double) kernel->data[((peak / side + (dy) + side) % side) * side + (peak % side + (dx) + side) % side])
+  double row = MAX (K (1, 0) / K (2, 0), K (-1, 0) / K (-2, 0));
+  double column = MAX (K (0, 1) / K (0, 2), K (0, -1) / K (0, -2));
+  g_assert_cmpfloat_with_epsilon (centred.wide, MAX (row, column), 1e-6 * centred.wide);
+  g_assert_cmpfloat (centred.wide_diagonal, >=, K (1, 1) / K (2, 2) * (1 - 1e-6));
+#undef K
   g_assert_cmpfloat (centred.peak, >, 1.0);
   /* A round blur's diagonal neighbours are its dimmest around the centre. */
   g_assert_cmpfloat (centred.line, >, centred.peak);
   const float flat[9] = { 1, 1, 1, 1, 1, 1, 1, 1, 1 };
   g_assert_cmpfloat (ss_hot_pixels_kernel_ratios (flat, 3, 3).peak, ==, 1.0);
   g_assert_cmpfloat (ss_hot_pixels_kernel_ratios (flat, 3, 3).line, ==, 1.0);
+  /* Too small to have a pixel beyond the centre's neighbour: no wide rule. */
+  g_assert_true (isinf (ss_hot_pixels_kernel_ratios (flat, 3, 3).wide));
 }
 
 int
@@ -654,5 +725,6 @@ main (int argc, char **argv)
   g_test_add_func ("/hot-pixels/peak-anywhere", test_hot_pixels_peak_anywhere);
   g_test_add_func ("/hot-pixels/pairs", test_hot_pairs);
   g_test_add_func ("/hot-pixels/tracks", test_hot_tracks);
+  g_test_add_func ("/hot-pixels/wide-tracks", test_hot_wide_tracks);
   return g_test_run ();
 }

@@ -6,6 +6,7 @@
 #include "ss-select.h"
 
 #include <math.h>
+#include <string.h>
 
 /* The largest finite value among the 8 neighbours of P (a row STRIDE
  * wide): NaN ones are passed over (fmaxf); NAN when none is finite. */
@@ -93,7 +94,7 @@ ss_hot_pixels_kernel_ratios (const float *kernel, int width, int height)
     peak = kernel[i] > kernel[peak] ? i : peak;
   int px = (int) (peak % width), py = (int) (peak / width);
 #define AT(dx, dy) kernel[(gsize) ((py + (dy) + height) % height) * width + (px + (dx) + width) % width]
-  float around = 0.0f, line_least = INFINITY;
+  float around = 0.0f, line_least = INFINITY, wide[2] = { 0.0f, 0.0f };
   for (int dy = -1; dy <= 1; dy++)
     for (int dx = -1; dx <= 1; dx++)
       if ((dx || dy) && (width > 1 || dx == 0) && (height > 1 || dy == 0))
@@ -106,8 +107,22 @@ ss_hot_pixels_kernel_ratios (const float *kernel, int width, int height)
       if ((width > 1 || dx == 0) && (height > 1 || dy == 0))
         line_least = fminf (line_least, fmaxf (AT (dx, dy), AT (-dx, -dy)));
     }
+  /* On each line, both ways: the pixel beside the centre over the one
+   * beyond it; rows and columns apart from the diagonals, whose pixels lie
+   * further out (a kernel too small to have them has no wide ratio). */
+  for (int k = 0; k < 4; k++)
+    for (int sign = -1; sign <= 1; sign += 2)
+      {
+        int dx = sign * line_steps[k][0], dy = sign * line_steps[k][1];
+        if ((width > 4 || dx == 0) && (height > 4 || dy == 0) && AT (2 * dx, 2 * dy) > 0.0f)
+          wide[k / 2] = fmaxf (wide[k / 2], AT (dx, dy) / AT (2 * dx, 2 * dy));
+      }
 #undef AT
-  SsHotRatios r = { INFINITY, INFINITY };
+  SsHotRatios r = { INFINITY, INFINITY, INFINITY, INFINITY };
+  if (wide[0] > 0.0f)
+    r.wide = MAX (wide[0], 1.0);
+  if (wide[1] > 0.0f)
+    r.wide_diagonal = MAX (wide[1], 1.0);
   if (around > 0.0f)
     r.peak = MAX (kernel[peak] / around, 1.0);
   if (line_least > 0.0f && isfinite (line_least))
@@ -126,7 +141,7 @@ ss_hot_pixels_psf_ratios (const SsPsfSpec *spec, const SsPsfFit *fit)
       if (kernel != NULL)
         return ss_hot_pixels_kernel_ratios (kernel->data, side, side);
     }
-  return (SsHotRatios) { INFINITY, INFINITY };
+  return (SsHotRatios) { INFINITY, INFINITY, INFINITY, INFINITY };
 }
 
 /* The level a line's heights are taken over: the sky, or the data's first
@@ -153,13 +168,14 @@ line_base (const float *data, gsize n, double sky)
 }
 
 /* Whether P stands above both its neighbours on one of the 4 lines through
- * it (over the level BASE) by more than FACTOR times the brighter of the
- * two, plus LEAST. A line with a blank (NaN) on it is not judged: the blank
- * may hide the light that explains P, and taking the other neighbour alone
- * made the edge of a cut-off profile beside a blank a track. P must lie a
- * pixel inside the image (a ROW STRIDE wide). */
+ * it (over the level BASE) by more than FACTOR[k] times the brighter of the
+ * two on line k (line_steps' order), plus LEAST. A line with a blank (NaN)
+ * on it is not judged: the blank may hide the light that explains P, and
+ * taking the other neighbour alone made the edge of a cut-off profile
+ * beside a blank a track. P must lie a pixel inside the image (a ROW
+ * STRIDE wide). */
 static gboolean
-stands_across_a_line (const float *p, int stride, float base, float factor, float least)
+stands_across_a_line (const float *p, int stride, float base, const float *factor, float least)
 {
   float value = p[0] - base;
   for (int k = 0; k < 4; k++)
@@ -167,20 +183,48 @@ stands_across_a_line (const float *p, int stride, float base, float factor, floa
       int step = line_steps[k][1] * stride + line_steps[k][0];
       float a = p[step], b = p[-step];
       if (isfinite (a) && isfinite (b)
-          && value > factor * fmaxf (fmaxf (a, b) - base, 0.0f) + least)
+          && value > factor[k] * fmaxf (fmaxf (a, b) - base, 0.0f) + least)
         return TRUE;
     }
   return FALSE;
 }
 
-/* Whether P is a pixel of a track one pixel wide: it stands across a line,
- * and so do two more pixels chained to it (two of its neighbours, or one
- * neighbour and a neighbour of that one). One or two pixels standing alone
- * are the peak and pair rules' to judge: the core of a compact source
- * sharper than a blur given too wide stands so. P must lie 3 pixels inside
+/* Whether P and a neighbour of its on one of the 4 lines (its partner)
+ * stand across that line together: over BASE, the weaker of the two
+ * exceeds FACTOR[k] times the brighter of the pixels beyond them on line k
+ * (P's other neighbour and the partner's), plus LEAST. Lines with a blank
+ * are not judged, as in stands_across_a_line. P must lie 2 pixels inside
  * the image. */
 static gboolean
-on_a_track (const float *p, int stride, float base, float factor, float least)
+pair_stands_across_a_line (const float *p, int stride, float base, const float *factor,
+                           float least)
+{
+  for (int k = 0; k < 4; k++)
+    for (int sign = -1; sign <= 1; sign += 2)
+      {
+        int step = sign * (line_steps[k][1] * stride + line_steps[k][0]);
+        float partner = p[step], before = p[-step], beyond = p[2 * step];
+        if (isfinite (partner) && isfinite (before) && isfinite (beyond)
+            && fminf (p[0], partner) - base
+                 > factor[k] * fmaxf (fmaxf (before, beyond) - base, 0.0f) + least)
+          return TRUE;
+      }
+  return FALSE;
+}
+
+typedef gboolean (*StandsFunc) (const float *p, int stride, float base, const float *factor,
+                                float least);
+
+/* Whether P is a pixel of a track: it stands across a line
+ * (STANDS_ACROSS_A_LINE: alone for a track one pixel wide, with a partner
+ * for one two pixels wide), and so do two more pixels chained to it (two of
+ * its neighbours, or one neighbour and a neighbour of that one). One or two
+ * pixels standing alone are the peak and pair rules' to judge: the core of
+ * a compact source sharper than a blur given too wide stands so. P must lie
+ * 3 pixels inside the image, 4 for a pair's line. */
+static gboolean
+on_a_track (const float *p, int stride, float base, const float *factor, float least,
+            StandsFunc stands_across_a_line)
 {
   if (!stands_across_a_line (p, stride, base, factor, least))
     return FALSE;
@@ -253,6 +297,115 @@ pair_is_hot (const float *p, int stride, float base, float factor, float least)
   return isfinite (ring) && weaker > factor * fmaxf (ring - base, 0.0f) + least;
 }
 
+/* Whether the pixel at I, touching a hit already found (HOT), is one too:
+ * held as the single pixel rule holds one but against its neighbours that
+ * are not hits, or else with the brightest of them as the pair rule holds
+ * a pair, against the pixels touching either that are not hits. Set aside
+ * the hits, a track's pixels beside the ones found (where a slanting track
+ * two pixels wide is three wide along a row, or a line through a pixel had
+ * a blank) stand so; a star's pixels beside a track crossing it do not:
+ * its brighter pixels hold the pair. Hits are HOT's pixels at 1 (2: added
+ * in the round being judged). I must lie 2 pixels inside the image, a row
+ * STRIDE wide. */
+static gboolean
+grows_from_hits (const float *data, const guint8 *hot, gsize i, int stride, float base,
+                 float factor, float least)
+{
+  float value = data[i] - base;
+  gboolean touches = FALSE;
+  float brightest = -INFINITY;
+  int bx = 0, by = 0;
+  for (int dy = -1; dy <= 1; dy++)
+    for (int dx = -1; dx <= 1; dx++)
+      {
+        gsize j = i + (gssize) dy * stride + dx;
+        if (!(dx || dy))
+          continue;
+        if (hot[j] == 1)
+          touches = TRUE;
+        else if (data[j] > brightest)
+          {
+            brightest = data[j];
+            bx = dx;
+            by = dy;
+          }
+      }
+  if (!touches || !isfinite (brightest))
+    return FALSE;
+  if (value > factor * fmaxf (brightest - base, 0.0f) + least)
+    return TRUE;
+  float weaker = fminf (value, brightest - base), ring = -INFINITY;
+  if (!(weaker > least))
+    return FALSE;
+  for (int dy = -2; dy <= 2; dy++)
+    for (int dx = -2; dx <= 2; dx++)
+      {
+        gboolean touches_p = ABS (dx) <= 1 && ABS (dy) <= 1;
+        gboolean touches_partner = ABS (dx - bx) <= 1 && ABS (dy - by) <= 1;
+        gboolean in_pair = (dx == 0 && dy == 0) || (dx == bx && dy == by);
+        gsize j = i + (gssize) dy * stride + dx;
+        if ((touches_p || touches_partner) && !in_pair && hot[j] != 1)
+          ring = fmaxf (ring, data[j]);
+      }
+  return isfinite (ring) && weaker > factor * fmaxf (ring - base, 0.0f) + least;
+}
+
+/* Grows the hits found (HOT, 1 where found) by grows_from_hits, in rounds
+ * until one adds none (at most SS_HOT_GROWTH_ROUNDS): each round judges the
+ * pixels touching the last round's hits, against the hits found before it
+ * (a pixel added is 2 until the round ends). The pixels added are blanked
+ * in SCALED and counted. Hits are few: a round costs their neighbours, not
+ * a pass over the frame. */
+static gsize
+grow_from_hits (const float *data, int width, int height, float base, float factor,
+                float least, guint8 *hot, float *scaled)
+{
+  gsize n = (gsize) width * height, added_in_all = 0;
+  g_autoptr (GArray) last = g_array_new (FALSE, FALSE, sizeof (gsize));
+  g_autoptr (GArray) added = g_array_new (FALSE, FALSE, sizeof (gsize));
+  for (gsize i = 0; i < n; i++)
+    if (hot[i])
+      g_array_append_val (last, i);
+  for (int round = 0; round < SS_HOT_GROWTH_ROUNDS && last->len > 0; round++)
+    {
+      g_array_set_size (added, 0);
+      for (guint k = 0; k < last->len; k++)
+        {
+          gsize hit = g_array_index (last, gsize, k);
+          int hx = (int) (hit % width), hy = (int) (hit / width);
+          for (int y = MAX (hy - 1, 2); y <= MIN (hy + 1, height - 3); y++)
+            for (int x = MAX (hx - 1, 2); x <= MIN (hx + 1, width - 3); x++)
+              {
+                gsize i = (gsize) y * width + x;
+                if (hot[i] || !(data[i] - base > least) || !isfinite (scaled[i])
+                    || !grows_from_hits (data, hot, i, width, base, factor, least))
+                  continue;
+                hot[i] = 2;
+                g_array_append_val (added, i);
+              }
+        }
+      for (guint k = 0; k < added->len; k++)
+        {
+          gsize i = g_array_index (added, gsize, k);
+          hot[i] = 1;
+          scaled[i] = NAN;
+        }
+      added_in_all += added->len;
+      GArray *swap = last;
+      last = added;
+      added = swap;
+    }
+  return added_in_all;
+}
+
+/* A line rule's factor: SS_HOT_MARGIN times RATIO squared, the ratio of a
+ * Gaussian √2 times sharper (ss-bad-pixels.h says why); no rule without one. */
+static float
+squared_factor (double ratio)
+{
+  return isfinite (ratio) ? (float) (SS_HOT_MARGIN * ratio * ratio) : INFINITY;
+}
+
 gsize
 ss_hot_pixels_blank (const float *data, int width, int height, double sky, double noise,
                      const SsHotRatios *ratios, float *scaled)
@@ -261,13 +414,17 @@ ss_hot_pixels_blank (const float *data, int width, int height, double sky, doubl
     return 0;
   const float factor = (float) (SS_HOT_MARGIN * ratios->peak);
   /* A kernel of one row or column has no line of its own across a track. */
-  const float line_factor = isfinite (ratios->line)
-                              ? (float) (SS_HOT_MARGIN * ratios->line * ratios->line)
-                              : INFINITY;
+  const float line_factor = squared_factor (ratios->line);
+  const float line_factors[4] = { line_factor, line_factor, line_factor, line_factor };
+  const float straight = squared_factor (ratios->wide),
+              diagonal = squared_factor (ratios->wide_diagonal);
+  const float wide_factors[4] = { straight, straight, diagonal, diagonal };
   const float least = (float) (SS_HOT_SIGMAS * MAX (noise, 0.0)), base = (float) sky;
-  const float lines_over = isfinite (line_factor) ? line_base (data, (gsize) width * height, sky)
-                                                  : base;
+  const float lines_over = isfinite (line_factor) || isfinite (straight) || isfinite (diagonal)
+                             ? line_base (data, (gsize) width * height, sky)
+                             : base;
   gsize blanked = 0;
+  g_autofree guint8 *hot = g_new0 (guint8, (gsize) width * height);   /* what the rules took */
 #pragma omp parallel for reduction(+ : blanked) schedule(static) \
   if ((gsize) width * height > SS_PARALLEL_PIXELS)
   for (int y = 1; y < height - 1; y++)
@@ -283,14 +440,24 @@ ss_hot_pixels_blank (const float *data, int width, int height, double sky, doubl
         float neighbour = fmaxf (brightest - base, 0.0f);
         gboolean inside_pair_reach = x >= 2 && x < width - 2 && y >= 2 && y < height - 2;
         gboolean inside_track_reach = x >= 3 && x < width - 3 && y >= 3 && y < height - 3;
+        /* A pair's line reaches a pixel further. */
+        gboolean inside_wide_reach = x >= 4 && x < width - 4 && y >= 4 && y < height - 4;
         if (value > factor * neighbour + least
             || (inside_pair_reach && pair_is_hot (data + i, width, base, factor, least))
-            || (inside_track_reach && on_a_track (data + i, width, lines_over, line_factor, least)))
+            || (inside_track_reach
+                && on_a_track (data + i, width, lines_over, line_factors, least,
+                               stands_across_a_line))
+            || (inside_wide_reach
+                && on_a_track (data + i, width, lines_over, wide_factors, least,
+                               pair_stands_across_a_line)))
           {
             scaled[i] = NAN;
+            hot[i] = 1;
             blanked++;
           }
       }
+  if (blanked > 0)
+    blanked += grow_from_hits (data, width, height, base, factor, least, hot, scaled);
   return blanked;
 }
 

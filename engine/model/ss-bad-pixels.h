@@ -59,9 +59,25 @@
  * times sharper (so for a Gaussian): with the ratio itself, a blur given
  * twice too wide made the compact elongated galaxies of the HDF stand
  * across lines (6 and 17 pixels with Gaussians of FWHM 4 and 5, its own
- * being about 2); with the square, none. Pixels on the image's edge are not judged, nor pairs
- * within 2 pixels of it or tracks within 3; a track two pixels wide, or a
- * hit on a block of pixels, is not found.
+ * being about 2); with the square, none. A track two pixels wide is found
+ * the same way by pairs: a pixel and its neighbour on one of the 4 lines
+ * stand across it together when the weaker of the two exceeds the brighter
+ * of the pixels beyond them on it by SS_HOT_MARGIN times the blur's wide
+ * ratio on that line squared, plus SS_HOT_SIGMAS σ, and two more pixels
+ * chained to it stand so too (its partner is one: an isolated pair is the
+ * pair rule's). The wide ratio, the pixel beside the centre over the one
+ * beyond it (rows and columns apart from diagonals), bounds a pair under
+ * the blur: the worst is a star midway between the two, whose ratio is a
+ * Gaussian's at half a step over one and a half steps, under the centred
+ * one's at one over two. Last, the hits found grow: a pixel touching one
+ * is taken when, the hits set aside, it stands as a hot pixel over its
+ * other neighbours, or as a hot pair with the brightest of them (a
+ * slanting track two pixels wide is three wide along a row, and such
+ * pixels hold each other on every line; a star under a track is held by
+ * its own brighter pixels). Pixels on the image's edge are not judged, nor
+ * pairs or growth within 2 pixels of it, tracks within 3 and tracks two
+ * pixels wide within 4; a hit on a block of pixels wider than two is found
+ * only by growth from a hit beside it.
  */
 #pragma once
 
@@ -81,6 +97,10 @@ gsize ss_cold_pixels_blank (const float *data, int width, int height, double sky
                             float *scaled);
 
 #define SS_HOT_MARGIN 2.0
+/* Rounds of growth from the hits found (ss_hot_pixels_blank), each a
+ * pixel further: a track's missed pixels lie within one or two of a found
+ * one; the bound keeps a frame full of hits from costing more. */
+#define SS_HOT_GROWTH_ROUNDS 8
 #define SS_HOT_SIGMAS 10.0
 
 /* How far a blur's centre stands above the pixels around it: each at least
@@ -88,6 +108,10 @@ gsize ss_cold_pixels_blank (const float *data, int width, int height, double sky
 typedef struct {
   double peak;   /* over the largest of the 8 around it */
   double line;   /* over the larger of two opposite neighbours, the largest of the 4 lines */
+  double wide;            /* a pixel beside it along a row or column over the pixel beyond
+                             that, the largest of the four ways: the most two pixels side by
+                             side stand above the pixels beyond them on their line */
+  double wide_diagonal;   /* the same along the diagonals */
 } SsHotRatios;
 
 /* KERNEL's (WIDTH × HEIGHT, wrapped around) ratios at its largest value. */
