@@ -17,16 +17,35 @@ call_name (const char *call)
   return g_strndup (call, (gsize) (end - call));
 }
 
+/* The GError of CALL failing with a library's status: out of memory where
+ * the library says so, else a CUDA error; the message names the call and
+ * the status. Returns FALSE. */
+static gboolean
+library_call_failed (const char *call, gboolean out_of_memory, const char *status_name,
+                     const char *status_detail, GError **error)
+{
+  g_autofree char *name = call_name (call);
+  g_set_error (error, SS_ERROR, out_of_memory ? SS_ERROR_OUT_OF_MEMORY : SS_ERROR_CUDA,
+               "%s failed: %s (%s)", name, status_name, status_detail);
+  return FALSE;
+}
+
+/* A library's numeric status as the detail of library_call_failed's message. */
+static gboolean
+library_status_failed (const char *call, gboolean out_of_memory, const char *status_name,
+                       int status, GError **error)
+{
+  char number[16];
+  g_snprintf (number, sizeof number, "%d", status);
+  return library_call_failed (call, out_of_memory, status_name, number, error);
+}
+
 gboolean
 ss_cuda_ok (cudaError_t status, const char *call, GError **error)
 {
-  if (status == cudaSuccess)
-    return TRUE;
-  g_autofree char *name = call_name (call);
-  int code = status == cudaErrorMemoryAllocation ? SS_ERROR_OUT_OF_MEMORY : SS_ERROR_CUDA;
-  g_set_error (error, SS_ERROR, code, "%s failed: %s (%s)", name, cudaGetErrorString (status),
-               cudaGetErrorName (status));
-  return FALSE;
+  return status == cudaSuccess
+         || library_call_failed (call, status == cudaErrorMemoryAllocation,
+                                 cudaGetErrorString (status), cudaGetErrorName (status), error);
 }
 
 static const char *
@@ -55,25 +74,17 @@ cufft_result_name (cufftResult status)
 gboolean
 ss_cufft_ok (cufftResult status, const char *call, GError **error)
 {
-  if (status == CUFFT_SUCCESS)
-    return TRUE;
-  g_autofree char *name = call_name (call);
-  int code = status == CUFFT_ALLOC_FAILED ? SS_ERROR_OUT_OF_MEMORY : SS_ERROR_CUDA;
-  g_set_error (error, SS_ERROR, code, "%s failed: %s (%d)", name, cufft_result_name (status),
-               (int) status);
-  return FALSE;
+  return status == CUFFT_SUCCESS
+         || library_status_failed (call, status == CUFFT_ALLOC_FAILED,
+                                   cufft_result_name (status), (int) status, error);
 }
 
 gboolean
 ss_cublas_ok (cublasStatus_t status, const char *call, GError **error)
 {
-  if (status == CUBLAS_STATUS_SUCCESS)
-    return TRUE;
-  g_autofree char *name = call_name (call);
-  int code = status == CUBLAS_STATUS_ALLOC_FAILED ? SS_ERROR_OUT_OF_MEMORY : SS_ERROR_CUDA;
-  g_set_error (error, SS_ERROR, code, "%s failed: %s (%d)", name, cublasGetStatusName (status),
-               (int) status);
-  return FALSE;
+  return status == CUBLAS_STATUS_SUCCESS
+         || library_status_failed (call, status == CUBLAS_STATUS_ALLOC_FAILED,
+                                   cublasGetStatusName (status), (int) status, error);
 }
 
 static const char *
@@ -96,13 +107,9 @@ cusolver_status_name (cusolverStatus_t status)
 gboolean
 ss_cusolver_ok (cusolverStatus_t status, const char *call, GError **error)
 {
-  if (status == CUSOLVER_STATUS_SUCCESS)
-    return TRUE;
-  g_autofree char *name = call_name (call);
-  int code = status == CUSOLVER_STATUS_ALLOC_FAILED ? SS_ERROR_OUT_OF_MEMORY : SS_ERROR_CUDA;
-  g_set_error (error, SS_ERROR, code, "%s failed: %s (%d)", name, cusolver_status_name (status),
-               (int) status);
-  return FALSE;
+  return status == CUSOLVER_STATUS_SUCCESS
+         || library_status_failed (call, status == CUSOLVER_STATUS_ALLOC_FAILED,
+                                   cusolver_status_name (status), (int) status, error);
 }
 
 /* ---- devices and the context ---------------------------------------------- */
