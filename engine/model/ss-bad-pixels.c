@@ -212,19 +212,14 @@ pair_stands_across_a_line (const float *p, int stride, float base, const float *
   return FALSE;
 }
 
-typedef gboolean (*StandsFunc) (const float *p, int stride, float base, const float *factor,
-                                float least);
-
-/* Whether P is a pixel of a track: it stands across a line
- * (STANDS_ACROSS_A_LINE: alone for a track one pixel wide, with a partner
- * for one two pixels wide), and so do two more pixels chained to it (two of
- * its neighbours, or one neighbour and a neighbour of that one). One or two
- * pixels standing alone are the peak and pair rules' to judge: the core of
- * a compact source sharper than a blur given too wide stands so. P must lie
- * 3 pixels inside the image, 4 for a pair's line. */
+/* Whether P is a pixel of a track one pixel wide: it stands across a line,
+ * and so do two more pixels chained to it (two of its neighbours, or one
+ * neighbour and a neighbour of that one). One or two pixels standing alone
+ * are the peak and pair rules' to judge: the core of a compact source
+ * sharper than a blur given too wide stands so. P must lie 3 pixels inside
+ * the image. */
 static gboolean
-on_a_track (const float *p, int stride, float base, const float *factor, float least,
-            StandsFunc stands_across_a_line)
+on_a_track (const float *p, int stride, float base, const float *factor, float least)
 {
   if (!stands_across_a_line (p, stride, base, factor, least))
     return FALSE;
@@ -247,6 +242,28 @@ on_a_track (const float *p, int stride, float base, const float *factor, float l
                 return TRUE;
             }
       }
+  return FALSE;
+}
+
+/* Whether P is a pixel of a track two pixels wide: it stands across a line
+ * with a partner (pair_stands_across_a_line), and so do three of its
+ * neighbours: its partner and the next pixels of the track. Three, not
+ * two: at the corner of a profile cut off to exactly 0 (a noiseless test
+ * field's stars cut at a box) a pixel and its diagonal partner stood over
+ * the zeros beyond them, with one more pixel beside them. P must lie 3
+ * pixels inside the image. */
+static gboolean
+on_a_wide_track (const float *p, int stride, float base, const float *factor, float least)
+{
+  if (!pair_stands_across_a_line (p, stride, base, factor, least))
+    return FALSE;
+  int chained = 0;
+  for (int dy = -1; dy <= 1; dy++)
+    for (int dx = -1; dx <= 1; dx++)
+      if ((dx || dy)
+          && pair_stands_across_a_line (p + dy * stride + dx, stride, base, factor, least)
+          && ++chained >= 3)
+        return TRUE;
   return FALSE;
 }
 
@@ -440,16 +457,11 @@ ss_hot_pixels_blank (const float *data, int width, int height, double sky, doubl
         float neighbour = fmaxf (brightest - base, 0.0f);
         gboolean inside_pair_reach = x >= 2 && x < width - 2 && y >= 2 && y < height - 2;
         gboolean inside_track_reach = x >= 3 && x < width - 3 && y >= 3 && y < height - 3;
-        /* A pair's line reaches a pixel further. */
-        gboolean inside_wide_reach = x >= 4 && x < width - 4 && y >= 4 && y < height - 4;
         if (value > factor * neighbour + least
             || (inside_pair_reach && pair_is_hot (data + i, width, base, factor, least))
             || (inside_track_reach
-                && on_a_track (data + i, width, lines_over, line_factors, least,
-                               stands_across_a_line))
-            || (inside_wide_reach
-                && on_a_track (data + i, width, lines_over, wide_factors, least,
-                               pair_stands_across_a_line)))
+                && (on_a_track (data + i, width, lines_over, line_factors, least)
+                    || on_a_wide_track (data + i, width, lines_over, wide_factors, least))))
           {
             scaled[i] = NAN;
             hot[i] = 1;

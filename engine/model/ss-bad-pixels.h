@@ -63,9 +63,11 @@
  * the same way by pairs: a pixel and its neighbour on one of the 4 lines
  * stand across it together when the weaker of the two exceeds the brighter
  * of the pixels beyond them on it by SS_HOT_MARGIN times the blur's wide
- * ratio on that line squared, plus SS_HOT_SIGMAS σ, and two more pixels
- * chained to it stand so too (its partner is one: an isolated pair is the
- * pair rule's). The wide ratio, the pixel beside the centre over the one
+ * ratio on that line squared, plus SS_HOT_SIGMAS σ, and three of its
+ * neighbours stand so too (its partner and the track's next pixels: an
+ * isolated pair is the pair rule's, and a profile cut off to exactly 0
+ * showed a pair standing over the zeros at its corner, with one pixel
+ * more). The wide ratio, the pixel beside the centre over the one
  * beyond it (rows and columns apart from diagonals), bounds a pair under
  * the blur: the worst is a star midway between the two, whose ratio is a
  * Gaussian's at half a step over one and a half steps, under the centred
@@ -75,9 +77,9 @@
  * slanting track two pixels wide is three wide along a row, and such
  * pixels hold each other on every line; a star under a track is held by
  * its own brighter pixels). Pixels on the image's edge are not judged, nor
- * pairs or growth within 2 pixels of it, tracks within 3 and tracks two
- * pixels wide within 4; a hit on a block of pixels wider than two is found
- * only by growth from a hit beside it.
+ * pairs or growth within 2 pixels of it, nor tracks within 3; a hit on a
+ * block of pixels wider than two is found only by growth from a hit beside
+ * it.
  */
 #pragma once
 
