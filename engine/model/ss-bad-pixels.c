@@ -168,14 +168,14 @@ line_base (const float *data, gsize n, double sky)
 }
 
 /* Whether P stands above both its neighbours on one of the 4 lines through
- * it (over the level BASE) by more than FACTOR[k] times the brighter of the
- * two on line k (line_steps' order), plus LEAST. A line with a blank (NaN)
+ * it (over the level BASE) by more than FACTOR times the brighter of the
+ * two, plus LEAST. A line with a blank (NaN)
  * on it is not judged: the blank may hide the light that explains P, and
  * taking the other neighbour alone made the edge of a cut-off profile
  * beside a blank a track. P must lie a pixel inside the image (a ROW
  * STRIDE wide). */
 static gboolean
-stands_across_a_line (const float *p, int stride, float base, const float *factor, float least)
+stands_across_a_line (const float *p, int stride, float base, float factor, float least)
 {
   float value = p[0] - base;
   for (int k = 0; k < 4; k++)
@@ -183,7 +183,7 @@ stands_across_a_line (const float *p, int stride, float base, const float *facto
       int step = line_steps[k][1] * stride + line_steps[k][0];
       float a = p[step], b = p[-step];
       if (isfinite (a) && isfinite (b)
-          && value > factor[k] * fmaxf (fmaxf (a, b) - base, 0.0f) + least)
+          && value > factor * fmaxf (fmaxf (a, b) - base, 0.0f) + least)
         return TRUE;
     }
   return FALSE;
@@ -219,7 +219,7 @@ pair_stands_across_a_line (const float *p, int stride, float base, const float *
  * sharper than a blur given too wide stands so. P must lie 3 pixels inside
  * the image. */
 static gboolean
-on_a_track (const float *p, int stride, float base, const float *factor, float least)
+on_a_track (const float *p, int stride, float base, float factor, float least)
 {
   if (!stands_across_a_line (p, stride, base, factor, least))
     return FALSE;
@@ -267,6 +267,36 @@ on_a_wide_track (const float *p, int stride, float base, const float *factor, fl
   return FALSE;
 }
 
+/* The brightest pixel touching P or its partner at (PARTNER_DX,
+ * PARTNER_DY), the pair left out, and those marked in HOT (HOT[0] is P's
+ * mark; NULL: none) passed over: what a hot pair is held against. P must lie
+ * 2 pixels inside the image (a ROW STRIDE wide). */
+static float
+ring_around_pair (const float *p, int stride, int partner_dx, int partner_dy,
+                  const guint8 *hot)
+{
+  float ring = -INFINITY;
+  for (int dy = -2; dy <= 2; dy++)
+    for (int dx = -2; dx <= 2; dx++)
+      {
+        gboolean touches_p = ABS (dx) <= 1 && ABS (dy) <= 1;
+        gboolean touches_partner = ABS (dx - partner_dx) <= 1 && ABS (dy - partner_dy) <= 1;
+        gboolean in_pair = (dx == 0 && dy == 0) || (dx == partner_dx && dy == partner_dy);
+        gssize j = (gssize) dy * stride + dx;
+        if ((touches_p || touches_partner) && !in_pair && !(hot && hot[j] == 1))
+          ring = fmaxf (ring, p[j]);
+      }
+  return ring;
+}
+
+/* Whether a pair whose weaker pixel stands WEAKER over BASE exceeds FACTOR
+ * times RING's height (ring_around_pair) plus LEAST. */
+static gboolean
+pair_stands_over_ring (float weaker, float ring, float base, float factor, float least)
+{
+  return isfinite (ring) && weaker > factor * fmaxf (ring - base, 0.0f) + least;
+}
+
 /* Whether P and its brightest neighbour are a hit on two touching pixels:
  * the weaker of the two over the sky BASE stands more than FACTOR times
  * the brightest pixel touching either of them (over the sky) plus LEAST.
@@ -301,17 +331,8 @@ pair_is_hot (const float *p, int stride, float base, float factor, float least)
   float weaker = fminf (p[0], partner) - base;
   if (!(weaker > least) || !(weaker > factor * fmaxf (second - base, 0.0f) + least))
     return FALSE;
-  float ring = -INFINITY;
-  for (int dy = -2; dy <= 2; dy++)
-    for (int dx = -2; dx <= 2; dx++)
-      {
-        gboolean touches_p = ABS (dx) <= 1 && ABS (dy) <= 1;
-        gboolean touches_partner = ABS (dx - partner_dx) <= 1 && ABS (dy - partner_dy) <= 1;
-        gboolean in_pair = (dx == 0 && dy == 0) || (dx == partner_dx && dy == partner_dy);
-        if ((touches_p || touches_partner) && !in_pair)
-          ring = fmaxf (ring, p[dy * stride + dx]);
-      }
-  return isfinite (ring) && weaker > factor * fmaxf (ring - base, 0.0f) + least;
+  return pair_stands_over_ring (weaker, ring_around_pair (p, stride, partner_dx, partner_dy, NULL),
+                                base, factor, least);
 }
 
 /* Whether the pixel at I, touching a hit already found (HOT), is one too:
@@ -351,20 +372,10 @@ grows_from_hits (const float *data, const guint8 *hot, gsize i, int stride, floa
     return FALSE;
   if (value > factor * fmaxf (brightest - base, 0.0f) + least)
     return TRUE;
-  float weaker = fminf (value, brightest - base), ring = -INFINITY;
-  if (!(weaker > least))
-    return FALSE;
-  for (int dy = -2; dy <= 2; dy++)
-    for (int dx = -2; dx <= 2; dx++)
-      {
-        gboolean touches_p = ABS (dx) <= 1 && ABS (dy) <= 1;
-        gboolean touches_partner = ABS (dx - bx) <= 1 && ABS (dy - by) <= 1;
-        gboolean in_pair = (dx == 0 && dy == 0) || (dx == bx && dy == by);
-        gsize j = i + (gssize) dy * stride + dx;
-        if ((touches_p || touches_partner) && !in_pair && hot[j] != 1)
-          ring = fmaxf (ring, data[j]);
-      }
-  return isfinite (ring) && weaker > factor * fmaxf (ring - base, 0.0f) + least;
+  float weaker = fminf (value, brightest - base);
+  return weaker > least
+         && pair_stands_over_ring (weaker, ring_around_pair (data + i, stride, bx, by, hot + i),
+                                   base, factor, least);
 }
 
 /* Grows the hits found (HOT, 1 where found) by grows_from_hits, in rounds
@@ -432,7 +443,6 @@ ss_hot_pixels_blank (const float *data, int width, int height, double sky, doubl
   const float factor = (float) (SS_HOT_MARGIN * ratios->peak);
   /* A kernel of one row or column has no line of its own across a track. */
   const float line_factor = squared_factor (ratios->line);
-  const float line_factors[4] = { line_factor, line_factor, line_factor, line_factor };
   const float straight = squared_factor (ratios->wide),
               diagonal = squared_factor (ratios->wide_diagonal);
   const float wide_factors[4] = { straight, straight, diagonal, diagonal };
@@ -460,7 +470,7 @@ ss_hot_pixels_blank (const float *data, int width, int height, double sky, doubl
         if (value > factor * neighbour + least
             || (inside_pair_reach && pair_is_hot (data + i, width, base, factor, least))
             || (inside_track_reach
-                && (on_a_track (data + i, width, lines_over, line_factors, least)
+                && (on_a_track (data + i, width, lines_over, line_factor, least)
                     || on_a_wide_track (data + i, width, lines_over, wide_factors, least))))
           {
             scaled[i] = NAN;
