@@ -233,9 +233,8 @@ cli_quality_run_as_user (const QualityOptions *q, const CaseData *data, const Ss
             {
               g_free (note);
               note = g_strdup_printf (
-                "stop %s after %d",
-                ss_param_info (SS_PARAM_RL_STOP)->choices[p.job.params.rl_stop],
-                result.iterations);
+                "stop %s after %d%s", ss_param_info (SS_PARAM_RL_STOP)->choices[p.job.params.rl_stop],
+                result.iterations, result.blend_early_iterations > 0 ? ", blended" : "");
             }
           else if (result.sparsity > 0)
             {

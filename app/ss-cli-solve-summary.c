@@ -170,6 +170,12 @@ print_summary_json (const CliSummary *s, const CliConfig *config, const SsSolveR
     }
   if (result->floor_sky_tail > 0)
     ss_json_add_number (&o, "floor_sky_tail", result->floor_sky_tail);
+  /* RL's brightness blend (ss-rl-blend.h). */
+  if (result->blend_early_iterations > 0)
+    {
+      ss_json_add_int (&o, "blend_early_iterations", result->blend_early_iterations);
+      ss_json_add_number (&o, "blend_error_ratio", result->blend_error_ratio);
+    }
   if (result->choice != NULL)
     {
       ss_json_add_int (&o, "choice_iterations", result->choice_iterations);

@@ -7,6 +7,8 @@
 #include "sharpsky.h"
 #include "ss-cpu.h"
 #include "ss-fft.h"
+#include "ss-scaling.h"
+#include "ss-synth.h"
 
 #include <fitsio.h>
 #include <glib/gstdio.h>
@@ -98,6 +100,54 @@ test_dot (const float *a, const float *b, gsize n)
   for (gsize i = 0; i < n; i++)
     s += (double) a[i] * b[i];
   return s;
+}
+
+/* A synthetic field of stars and galaxies (ss-synth.h, a fresh seed) of
+ * SIDE², blurred by PSF and exposed with PEAK e⁻ over a sky of SKY e⁻ and
+ * READ e⁻ of read noise, scaled as deblur scales it (the median off, the
+ * top at 1); the median is the problem's background. */
+typedef struct {
+  SsOperator *op;
+  float *y;
+  double background;
+  gsize n;
+} TestField;
+
+static inline void
+test_field_init (TestField *f, GRand *rng, int side, const char *psf, double peak, double sky,
+                 double read)
+{
+  g_autoptr (GError) error = NULL;
+  SsSynthSky scene_spec;
+  ss_synth_sky_init (&scene_spec, side, side, g_rand_int (rng));
+  g_autoptr (SsImage) scene = ss_synth_sky_render (&scene_spec, &error);
+  g_assert_no_error (error);
+  SsPsfSpec spec = { 0 };
+  g_assert_true (ss_psf_spec_parse (psf, &spec, NULL));
+  SsSynthExposure exposure = { .peak = peak, .sky = sky, .read_noise = read,
+                               .seed = g_rand_int (rng) };
+  double flux = 0;
+  f->n = (gsize) side * side;
+  g_autoptr (SsImage) frame
+    = ss_synth_expose (scene->data, side, side, &spec, &exposure, &flux, &error);
+  g_assert_no_error (error);
+  double median = ss_median (frame->data, f->n), top = -INFINITY;
+  for (gsize i = 0; i < f->n; i++)
+    top = MAX (top, frame->data[i] - median);
+  f->y = g_new (float, f->n);
+  for (gsize i = 0; i < f->n; i++)
+    f->y[i] = (float) ((frame->data[i] - median) / top);
+  f->background = median / top;
+  f->op = ss_operator_new_blur (&spec, NULL, side, side, &error);
+  g_assert_no_error (error);
+  ss_psf_spec_clear (&spec);
+}
+
+static inline void
+test_field_clear (TestField *f)
+{
+  ss_operator_free (f->op);
+  g_free (f->y);
 }
 
 /* A random compressed-deblurring problem: a sparse truth (a tenth of the

@@ -4,6 +4,7 @@
 #include "test-common.h"
 #include "ss-noise.h"
 #include "ss-rl.h"
+#include "ss-rl-blend.h"
 #include "ss-rl-holdout.h"
 #include "ss-report.h"
 #include "ss-scaling.h"
@@ -51,6 +52,46 @@ rl_solve (const SsProblem *problem, const SsSolveParams *params)
   g_assert_true (ss_cpu_solve (problem, params, NULL, NULL, NULL, &result, &error));
   g_assert_no_error (error);
   return result;
+}
+
+/* The image the hold-out rule's solve HELD must give: plain RL (PARAMS, no
+ * stopping rule) for its full run's count, bit for bit; where it blended
+ * (ss-rl-blend.h), E + w (L − E) of plain RL stopped at its early count (E)
+ * and at the full count (L), w = E₊ / (E₊ + SS_RL_BLEND_SIGMAS σ) with σ
+ * the data's noise, computed here in the image's units (the engine blends
+ * z and adds the shift: float rounding apart). */
+static void
+assert_holdout_image (const SsProblem *problem, SsSolveParams params, const SsSolveResult *held)
+{
+  gsize n = (gsize) problem->op->width * problem->op->height;
+  params.rl_stop = SS_RL_STOP_NONE;
+  params.iterations = held->iterations - held->validation_iterations;
+  SsSolveResult late = rl_solve (problem, &params);
+  if (held->blend_early_iterations == 0)
+    {
+      g_assert_cmpmem (held->x, n * sizeof (float), late.x, n * sizeof (float));
+      ss_solve_result_clear (&late);
+      return;
+    }
+  g_assert_cmpint (held->blend_early_iterations, <, params.iterations);
+  params.iterations = held->blend_early_iterations;
+  SsSolveResult early = rl_solve (problem, &params);
+  double noise = NAN;
+  ss_problem_noise_and_median (problem, &noise, NULL);
+  double level = SS_RL_BLEND_SIGMAS * noise, top = 0, worst = 0;
+  for (gsize i = 0; i < n; i++)
+    {
+      double e = early.x[i], bright = MAX (e, 0);
+      double want = e + bright / (bright + level) * (late.x[i] - e);
+      worst = MAX (worst, fabs (held->x[i] - want));
+      top = MAX (top, fabs (want));
+    }
+  g_test_message ("blended with the image after %d of %d iterations: largest difference "
+                  "%.3g of the image's top", held->blend_early_iterations,
+                  held->iterations - held->validation_iterations, worst / top);
+  g_assert_cmpfloat (worst, <=, 1e-5 * top);
+  ss_solve_result_clear (&early);
+  ss_solve_result_clear (&late);
 }
 
 /* A blur of the noiseless positive TRUTH, with every pixel observed. */
@@ -329,7 +370,8 @@ test_rl_holdout_split (void)
 /* A solve with the hold-out rule on a noisy star field: the validation run
  * ends at a reading past its minimum, and the estimate it returns is plain
  * RL's (stop none) after the full run's iterations, bit for bit: the same
- * start, normaliser and steps. The full run is SS_RL_HOLDOUT_SCALE times
+ * start, normaliser and steps (or where the validation chose a brightness
+ * blend, the blend of two such runs: assert_holdout_image). The full run is SS_RL_HOLDOUT_SCALE times
  * the validation's best count when the minimum is inside the cap (half the
  * iterations), as on most draws; on a draw whose held-out error still falls
  * there (about one in forty), the full run takes the rest. */
@@ -366,14 +408,8 @@ test_rl_holdout_solve (void)
       g_assert_cmpint (full, ==, params.iterations - validation);
     }
 
-  params.rl_stop = SS_RL_STOP_NONE;
-  params.iterations = full;
-  SsSolveResult plain = rl_solve (&problem, &params);
-  g_assert_cmpint (plain.validation_iterations, ==, 0);
-  gsize n = (gsize) p.op->width * p.op->height;
-  g_assert_cmpmem (held.x, n * sizeof (float), plain.x, n * sizeof (float));
+  assert_holdout_image (&problem, params, &held);
   ss_solve_result_clear (&held);
-  ss_solve_result_clear (&plain);
   test_problem_clear (&p);
 }
 
@@ -400,7 +436,7 @@ sky_field (GRand *rng, int w, int h, double density, const char *psf, double noi
  * flat sky, against the two floors solved separately: its validation is
  * theirs end to end (the sky's run, then the raised one's), its choice is
  * the tolerance applied to the error ratio it reports, and its estimate is
- * plain RL's with the chosen floor and count. Where the floor is not a flat
+ * plain RL's with the chosen floor and count (assert_holdout_image). Where the floor is not a flat
  * sky, or faint light lies below the sky's median, there is nothing to
  * choose: one validation run, the floor not raised. */
 static void
@@ -452,12 +488,8 @@ test_rl_holdout_floor_choice (void)
       g_assert_cmpint (full, >, alone_full);
     }
   g_assert_cmpint (full, <=, params.iterations - alone[0].validation_iterations);
-  params.rl_stop = SS_RL_STOP_NONE;
   params.rl_floor = chosen.floor_raised ? SS_RL_FLOOR_RAISED : SS_RL_FLOOR_SKY;
-  params.iterations = full;
-  SsSolveResult plain = rl_solve (&problem, &params);
-  g_assert_cmpmem (chosen.x, n * sizeof (float), plain.x, n * sizeof (float));
-  ss_solve_result_clear (&plain);
+  assert_holdout_image (&problem, params, &chosen);
   for (int raised = 0; raised < 2; raised++)
     ss_solve_result_clear (&alone[raised]);
   ss_solve_result_clear (&chosen);
@@ -680,6 +712,106 @@ test_rl_holdout_sky_dominated (void)
   double median = (ratios[WINDOWS / 2 - 1] + ratios[WINDOWS / 2]) / 2;
   g_test_message ("median of the MSE over RL's best: %.3f", median);
   g_assert_cmpfloat (median, <=, 1.2);
+}
+
+/* The brightness blend (ss-rl-blend.h) on fresh synthetic fields of stars
+ * and galaxies (ss-synth.h, 128²) blurred by a Gaussian of FWHM 2, a peak
+ * of 10⁴ e⁻ over a sky of 50, read noise 3 (a blend gained 1.1 dB on
+ * such a 512² field, QUALITY.md; 6 of 8 of these fields blended in a
+ * trial run): the solve is the blend of plain RL at the counts it reports
+ * (assert_holdout_image), the blend predicted the held-out pixels better
+ * than the unblended image, and E came 1.4–11 times earlier (the ladder's
+ * range, rounded). Fields are drawn until one has blended and two were
+ * solved, at most 6: one must blend, so the path is exercised. */
+static void
+test_rl_holdout_blend (void)
+{
+  g_autoptr (GRand) rng = test_rng ();
+  int blended = 0;
+  for (int field = 0; field < 6 && !(blended > 0 && field >= 2); field++)
+    {
+      TestField f;
+      test_field_init (&f, rng, 128, "gaussian:2", 1e4, 50, 3);
+      SsProblem problem = { .op = f.op, .y = f.y, .background = f.background };
+      SsSolveParams params = rl_params (2000, 0);
+      params.report_every = 10;
+      params.rl_stop = SS_RL_STOP_HOLDOUT;
+      SsSolveResult held = rl_solve (&problem, &params);
+      int full = held.iterations - held.validation_iterations;
+      g_test_message ("field %d: validation %d, full %d, floor %s, blend after %d (held-out "
+                      "error %.4f of the unblended's)", field, held.validation_iterations, full,
+                      held.floor_raised ? "raised" : "at the sky", held.blend_early_iterations,
+                      held.blend_error_ratio);
+      if (held.blend_early_iterations > 0)
+        {
+          blended++;
+          g_assert_cmpfloat (held.blend_error_ratio, >, 0);
+          g_assert_cmpfloat (held.blend_error_ratio, <, 1);
+          double ratio = (double) full / held.blend_early_iterations;
+          g_assert_cmpfloat (ratio, >=, 1.3);
+          g_assert_cmpfloat (ratio, <=, 12);
+        }
+      else
+        g_assert_cmpfloat (held.blend_error_ratio, ==, 0);
+      params.rl_floor = held.floor_raised ? SS_RL_FLOOR_RAISED : SS_RL_FLOOR_SKY;
+      assert_holdout_image (&problem, params, &held);
+      ss_solve_result_clear (&held);
+      test_field_clear (&f);
+    }
+  g_assert_cmpint (blended, >, 0);
+}
+
+/* The ladder of the blend's iterates (ss-rl-blend.h): readings
+ * SS_RL_HOLDOUT_EVERY · 2^j go to slot j mod SS_RL_BLEND_SLOTS, other
+ * counts to none; the candidates are the rungs 1.4–11 times earlier than
+ * the best; E's count is the full run's over the ratio, never 0 or all. */
+static void
+test_rl_blend_ladder (void)
+{
+  for (int j = 0; j < 12; j++)
+    {
+      int rung = SS_RL_HOLDOUT_EVERY << j;
+      g_assert_cmpint (ss_rl_blend_ladder_slot (rung), ==, j % SS_RL_BLEND_SLOTS);
+      g_assert_cmpint (ss_rl_blend_ladder_slot (rung + SS_RL_HOLDOUT_EVERY), ==,
+                       j == 0 ? 1 : -1);
+      g_assert_cmpint (ss_rl_blend_ladder_slot (rung + 1), ==, -1);
+    }
+  g_assert_cmpint (ss_rl_blend_ladder_slot (0), ==, -1);
+  g_autoptr (GRand) rng = test_rng ();
+  for (int draw = 0; draw < 200; draw++)
+    {
+      /* A run that ended at END readings with its best at BEST, the
+       * ladder's last SLOTS rungs kept (as the runs keep them). */
+      int end = SS_RL_HOLDOUT_EVERY * g_rand_int_range (rng, 4, 400);
+      int best = SS_RL_HOLDOUT_EVERY * g_rand_int_range (rng, (int) ceil (end / 1.5 / SS_RL_HOLDOUT_EVERY), end / SS_RL_HOLDOUT_EVERY + 1);
+      SsRlBlendLadder ladder = { { 0 } };
+      for (int at = SS_RL_HOLDOUT_EVERY; at <= end; at += SS_RL_HOLDOUT_EVERY)
+        if (ss_rl_blend_ladder_slot (at) >= 0)
+          ladder.iterations[ss_rl_blend_ladder_slot (at)] = at;
+      int slots[SS_RL_BLEND_SLOTS];
+      int count = ss_rl_blend_candidates (&ladder, best, slots);
+      /* Every rung in the range was kept: as many as the range holds. */
+      int expected = 0;
+      for (int at = SS_RL_HOLDOUT_EVERY; at <= end; at *= 2)
+        expected += (double) best / at >= G_SQRT2 && (double) best / at < 8 * G_SQRT2;
+      g_assert_cmpint (count, ==, expected);
+      for (int i = 0; i < count; i++)
+        {
+          double ratio = (double) best / ladder.iterations[slots[i]];
+          g_assert_cmpfloat (ratio, >=, G_SQRT2);
+          g_assert_cmpfloat (ratio, <, 8 * G_SQRT2);
+        }
+      int full = g_rand_int_range (rng, 1, 3000);
+      double ratio = 1 + 10 * g_rand_double (rng);
+      int early = ss_rl_blend_early_iterations (full, ratio);
+      g_assert_cmpint (early, >=, 0);
+      g_assert_cmpint (early, <, full);
+      if (early > 0)
+        g_assert_cmpint (abs (early - (int) lround (full / ratio)), ==, 0);
+      else
+        g_assert_cmpint (lround (full / ratio) == 0 || lround (full / ratio) >= full, ==, TRUE);
+    }
+  g_assert_cmpint (ss_rl_blend_early_iterations (100, 0), ==, 0);
 }
 
 /* RL refuses an operator that is not a blur (random sensing). */
@@ -1330,6 +1462,8 @@ main (int argc, char **argv)
   g_test_add_func ("/rl/holdout/floor-choice", test_rl_holdout_floor_choice);
   g_test_add_func ("/rl/holdout/black-sky", test_rl_holdout_black_sky);
   g_test_add_func ("/rl/holdout/sky-dominated", test_rl_holdout_sky_dominated);
+  g_test_add_func ("/rl/holdout/blend", test_rl_holdout_blend);
+  g_test_add_func ("/rl/blend-ladder", test_rl_blend_ladder);
   g_test_add_func ("/rl/refuses-sensing", test_rl_refuses_sensing);
   g_test_add_func ("/rl/blur-check-from-kernel", test_rl_blur_check_from_kernel);
   g_test_add_func ("/rl/reuses-data-stats", test_rl_reuses_data_stats);

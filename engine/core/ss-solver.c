@@ -204,6 +204,10 @@ ss_solve_result_describe_holdout (const SsSolveResult *r)
   else if (r->floor_sky_tail >= SS_RL_SKY_TAIL_LIMIT)
     g_string_append_printf (s, "; floor at the sky: faint light below its median (the sky's "
                             "tail %.2f of a flat sky's)", r->floor_sky_tail);
+  if (r->blend_early_iterations > 0)
+    g_string_append_printf (s, "; blended by brightness with the image after %d of them "
+                            "(held-out error %.3f of the unblended's)",
+                            r->blend_early_iterations, r->blend_error_ratio);
   if (r->sparsity > 0)
     g_string_append_printf (s, "; sparsity %g chosen", r->sparsity);
   return g_string_free (s, FALSE);

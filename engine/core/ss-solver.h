@@ -200,6 +200,11 @@ typedef struct {
   int floor_iterations;
   double floor_error_ratio;
   double floor_sky_tail;
+  /* RL's brightness blend (ss-rl-blend.h): the full run's iterations at
+   * which its earlier image was kept, and the blend's held-out error over
+   * the unblended one's in the validation run; 0 without a blend. */
+  int blend_early_iterations;
+  double blend_error_ratio;
   double seconds;         /* solve time, setup included, file I/O excluded */
   double mse, psnr, residual, objective, rel_change;
   gsize peak_memory_bytes;/* engine buffers (host for CPU, device for CUDA) */

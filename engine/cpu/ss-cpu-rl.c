@@ -13,16 +13,29 @@
  * where checking means a reduction and a wait. The hold-out rule
  * (ss-rl-holdout.h) runs RL twice: on three quarters of P, measuring the
  * other quarter in the ratio's pass, then on all of P; the iterations and
- * reports of both count as one run.
+ * reports of both count as one run. The validation keeps iterates for the
+ * brightness blend (ss-rl-blend.h) and chooses it at its end; the full run
+ * then keeps E at its count and blends its last estimate.
  */
 #include "ss-cpu-private.h"
 #include "ss-error.h"
 #include "ss-rl.h"
+#include "ss-rl-blend.h"
 #include "ss-rl-holdout.h"
 #include "ss-rl-tv.h"
 
 #include <math.h>
 #include <string.h>
+
+/* The brightness blend's iterates (ss-rl-blend.h): in a validation run the
+ * best reading's and the ladder's, in the full run E in ladder[0]. */
+typedef struct {
+  float level;      /* SS_RL_BLEND_SIGMAS σ; 0 when there is no blend to choose */
+  float *best;
+  int best_iterations;
+  float *ladder[SS_RL_BLEND_SLOTS];
+  SsRlBlendLadder at;
+} RlBlend;
 
 typedef struct {
   gsize n;
@@ -35,6 +48,7 @@ typedef struct {
   SsRlSetup setup;
   float *x, *next, *real, *spectrum;   /* x holds z */
   float *weight;    /* 1 / Cᵀ(P1) (ss_rl_weight's), 0 where no light is observed */
+  RlBlend blend;
 } RlState;
 
 static gboolean
@@ -57,6 +71,25 @@ state_free (RlState *s, SsMemCounter *mem)
   ss_mem_free (mem, s->weight, 0);
   ss_mem_free (mem, s->spectrum, 0);
   ss_mem_free (mem, s->roles, 0);
+  ss_mem_free (mem, s->blend.best, 0);
+  for (int i = 0; i < SS_RL_BLEND_SLOTS; i++)
+    ss_mem_free (mem, s->blend.ladder[i], 0);
+}
+
+/* The blend's buffers, where the hold-out rule runs and the noise is known. */
+static gboolean
+blend_alloc (RlState *s, SsMemCounter *mem, GError **error)
+{
+  s->blend.level = (float) ss_rl_blend_level (s->setup.noise);
+  if (s->blend.level <= 0)
+    return TRUE;
+  gsize bytes = s->n * sizeof (float);
+  if (!(s->blend.best = ss_mem_alloc (mem, bytes, error)))
+    return FALSE;
+  for (int i = 0; i < SS_RL_BLEND_SLOTS; i++)
+    if (!(s->blend.ladder[i] = ss_mem_alloc (mem, bytes, error)))
+      return FALSE;
+  return TRUE;
 }
 
 /* The validation run's roles (ss-rl-holdout.h), made once: the split's
@@ -172,6 +205,16 @@ data_ratio (RlState *s, const float *y)
   return held_out;
 }
 
+/* OUT = the blend of EARLY and LATE (z units, ss-rl-blend.h). */
+static void
+blend_into (RlState *s, float *out, const float *early, const float *late)
+{
+  const float shift = (float) ss_rl_estimate_shift (&s->setup), level = s->blend.level;
+#pragma omp parallel for simd schedule(static) if (s->n > SS_PARALLEL_MIN)
+  for (gsize i = 0; i < s->n; i++)
+    out[i] = ss_rl_blend_value (early[i], late[i], shift, level);
+}
+
 /* next = x ⊙ (Cᵀ ratio) ⊙ weight (⊙ TV factor); x where weight is 0. */
 static void
 multiplicative_step (RlState *s, float lambda)
@@ -247,12 +290,15 @@ restart (RlState *s, const float *start)
 
 /* RL on all the data until iteration LAST (counting on from *ITERATION),
  * reporting at the report points; the discrepancy rule ends it early when
- * on. The last report is final. */
+ * on. The last report is final. With EARLY (> 0, a blend chosen), z after
+ * that iteration is kept as E and the last estimate is the blend of E and
+ * it (ss-rl-blend.h). */
 static gboolean
 full_run (RlState *s, const SsProblem *problem, const SsSolveParams *params,
-          SsCpuReporter *reporter, int last, int *iteration, GError **error)
+          SsCpuReporter *reporter, int last, int early, int *iteration, GError **error)
 {
   gboolean ok = TRUE, stop = FALSE;
+  float *kept = s->blend.ladder[0];
   while (ok && !stop && *iteration < last)
     {
       data_ratio (s, problem->y);
@@ -260,6 +306,10 @@ full_run (RlState *s, const SsProblem *problem, const SsSolveParams *params,
       ++*iteration;
       gboolean measure = ss_cpu_is_report_point (params, *iteration) || *iteration == last;
       double change2 = accept_step (s, measure);
+      if (early > 0 && *iteration == early)
+        memcpy (kept, s->x, s->n * sizeof (float));
+      if (early > 0 && *iteration == last)
+        blend_into (s, s->x, kept, s->x);
       if (!measure)
         continue;
       /* The change relative to the estimate in the engine's units, as the
@@ -272,6 +322,64 @@ full_run (RlState *s, const SsProblem *problem, const SsSolveParams *params,
       ok = ss_cpu_reporter_emit (reporter, *iteration, x, s->real, rel, final, error);
     }
   return ok;
+}
+
+/* In the validation run, after ITERATIONS of its own: z kept as the best
+ * reading's when the reading just IMPROVED the held-out error, and on the
+ * ladder at its rungs. */
+static void
+keep_iterates (RlState *s, int iterations, gboolean improved)
+{
+  RlBlend *b = &s->blend;
+  if (b->level <= 0)
+    return;
+  if (improved)
+    {
+      memcpy (b->best, s->x, s->n * sizeof (float));
+      b->best_iterations = iterations;
+    }
+  int slot = ss_rl_blend_ladder_slot (iterations);
+  if (slot >= 0)
+    {
+      memcpy (b->ladder[slot], s->x, s->n * sizeof (float));
+      b->at.iterations[slot] = iterations;
+    }
+}
+
+/* The held-out error of Z (the validation's roles in place); s->x and
+ * s->real are overwritten. */
+static double
+held_out_error (RlState *s, const float *z, const float *y)
+{
+  memcpy (s->x, z, s->n * sizeof (float));
+  return data_ratio (s, y);
+}
+
+/* At the validation run's end: the blend of its best iterate with the
+ * ladder's earlier ones that predicts the held-out pixels best, into
+ * HOLDOUT, where one predicts them better than the best alone. */
+static void
+choose_blend (RlState *s, const float *y, SsRlHoldout *holdout)
+{
+  RlBlend *b = &s->blend;
+  int slots[SS_RL_BLEND_SLOTS];
+  int count = b->level > 0 && b->best_iterations > 0
+                ? ss_rl_blend_candidates (&b->at, b->best_iterations, slots)
+                : 0;
+  if (count == 0)
+    return;
+  double best = held_out_error (s, b->best, y), chosen = best;
+  for (int i = 0; i < count; i++)
+    {
+      blend_into (s, s->next, b->ladder[slots[i]], b->best);
+      double error = held_out_error (s, s->next, y);
+      if (error < chosen)
+        {
+          chosen = error;
+          holdout->blend_ratio = (double) b->best_iterations / b->at.iterations[slots[i]];
+          holdout->blend_error = best > 0 ? error / best : 0;
+        }
+    }
 }
 
 /* The hold-out rule's validation run: RL fitted to the kept part of the
@@ -293,6 +401,8 @@ validation_run (RlState *s, const SsProblem *problem, SsRlHoldout *holdout,
   mask_adjoint (s);
   ss_rl_invert_weight (s->weight, s->n, ss_rl_weight_top (s->weight, s->n));
   restart (s, NULL);
+  memset (&s->blend.at, 0, sizeof s->blend.at);
+  s->blend.best_iterations = 0;
   /* HOLDOUT counts this run's iterations (a second run follows a first). */
   int offset = *iteration;
   gboolean ok = TRUE, done = FALSE;
@@ -302,10 +412,13 @@ validation_run (RlState *s, const SsProblem *problem, SsRlHoldout *holdout,
       double held_out = data_ratio (s, problem->y);
       multiplicative_step (s, (float) params->tv);
       ++*iteration;
-      if ((*iteration - offset) % SS_RL_HOLDOUT_EVERY == 0)
+      gboolean reading = (*iteration - offset) % SS_RL_HOLDOUT_EVERY == 0;
+      if (reading)
         done = ss_rl_holdout_record (holdout, starting_from, held_out);
       gboolean measure = done || ss_cpu_is_report_point (params, *iteration);
       double change2 = accept_step (s, measure);
+      if (reading)
+        keep_iterates (s, *iteration - offset, holdout->best == starting_from);
       if (!measure)
         continue;
       const float *x = export_estimate (s);
@@ -314,6 +427,8 @@ validation_run (RlState *s, const SsProblem *problem, SsRlHoldout *holdout,
       double rel = norm2 > 0 ? sqrt (change2 / norm2) : 0.0;
       ok = ss_cpu_reporter_emit (reporter, *iteration, x, s->real, rel, FALSE, error);
     }
+  if (ok)
+    choose_blend (s, problem->y, holdout);
   ss_mem_free (mem, s->roles, s->n);
   s->roles = NULL;
   mask_adjoint (s);
@@ -364,21 +479,27 @@ rl_run (const SsProblem *problem, const SsSolveParams *params, const float *star
   if (ok)
     measure_setup (&s, problem->y);
 
-  int iteration = 0, validation = 0, first = 0;
+  int iteration = 0, validation = 0, first = 0, blend_early = 0;
+  double blend = 0;
   SsRlHoldout holdout;
   if (ok && params->rl_stop == SS_RL_STOP_HOLDOUT
       && ss_rl_holdout_init (&holdout, params->iterations))
     {
-      ok = validate (&s, problem, &holdout, &reporter, &mem, &iteration, &first, error);
+      ok = blend_alloc (&s, &mem, error)
+           && validate (&s, problem, &holdout, &reporter, &mem, &iteration, &first, error);
       validation = iteration;
       int full = ss_rl_holdout_full_iterations (&holdout, params->iterations - first);
+      int early = ss_rl_blend_early_iterations (full, holdout.blend_ratio);
+      blend = early > 0 ? holdout.blend_error : 0;
       restart (&s, start);
-      ok = ok && full_run (&s, problem, params, &reporter, iteration + full, &iteration, error);
+      ok = ok && full_run (&s, problem, params, &reporter, iteration + full,
+                           early > 0 ? iteration + early : 0, &iteration, error);
+      blend_early = early;
     }
   else if (ok)
     {
       restart (&s, start);
-      ok = full_run (&s, problem, params, &reporter, params->iterations, &iteration, error);
+      ok = full_run (&s, problem, params, &reporter, params->iterations, 0, &iteration, error);
     }
   if (s.x)
     {
@@ -388,6 +509,8 @@ rl_run (const SsProblem *problem, const SsSolveParams *params, const float *star
       ss_cpu_finish_result (result, &reporter, &s.next, iteration, &mem);
       result->validation_iterations = validation;
       ss_rl_result_floor (&s.setup, validation - first, result);
+      result->blend_early_iterations = blend_early;
+      result->blend_error_ratio = blend;
     }
   state_free (&s, &mem);
   ss_cpu_reporter_clear (&reporter);

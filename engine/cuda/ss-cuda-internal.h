@@ -225,7 +225,10 @@ ss_cuda_reporter_borrow (SsCudaReporter *r, float2 *spec, float *real, gboolean 
 
 /* Iteration flags: the estimate is written to its own buffer, and the squared
  * change of the estimate is accumulated into SS_ACC_DELTA. */
-enum { SS_ITER_WRITE_ESTIMATE = 1, SS_ITER_DELTA = 2 };
+/* SS_ITER_LAST marks a run's last iteration (it comes with the other two):
+ * RL blends its estimate there (ss-rl-blend.h), before the final report
+ * reads it. */
+enum { SS_ITER_WRITE_ESTIMATE = 1, SS_ITER_DELTA = 2, SS_ITER_LAST = 4 };
 
 #define SS_CUDA_GRAPH_CHUNK 16
 

@@ -124,7 +124,10 @@ ss_cuda_run_iterations (SsCudaContext *ctx, SsCudaIterator *it, SsCudaReporter *
       ok = ss_cuda_reporter_reset (reporter, error)
            && ss_cuda_iterator_enqueue_plain (ctx, it, MAX (length - 2, 0), error)
            && (length < 2 || it->iterate (it->solver, SS_ITER_WRITE_ESTIMATE, error))
-           && it->iterate (it->solver, SS_ITER_WRITE_ESTIMATE | SS_ITER_DELTA, error)
+           && it->iterate (it->solver,
+                            SS_ITER_WRITE_ESTIMATE | SS_ITER_DELTA
+                              | (end == total ? SS_ITER_LAST : 0),
+                            error)
            && ss_cuda_reporter_enqueue (reporter, it->estimate (it->solver), error)
            && CUDA_OK (cudaMemcpyAsync (pinned + slot * stride, reporter->block,
                                         reporter->block_bytes, cudaMemcpyDeviceToHost,

@@ -20,11 +20,17 @@
  * over the held-out pixels made once (rl_roles_kernel),
  * read by the stop hook; with --floor holdout (ss-rl.h), a second
  * validation run with the floor raised; then the run on all the data. Each
- * run captures graphs of its own, since β is a kernel argument.
+ * run captures graphs of its own, since β is a kernel argument. The
+ * brightness blend (ss-rl-blend.h): the stop hook, which runs while the
+ * device waits, copies z at the readings the blend keeps; the validation's
+ * end (next_run) predicts the held-out pixels with each blend; where one is
+ * chosen the full run is two runs, E copied between them, and its last
+ * iteration (SS_ITER_LAST) blends the estimate before the final report.
  */
 #include "ss-cuda-internal.h"
 #include "ss-cuda-device.cuh"
 #include "ss-rl.h"
+#include "ss-rl-blend.h"
 #include "ss-rl-holdout.h"
 #include "ss-rl-tv.h"
 
@@ -54,6 +60,18 @@ typedef struct {
   int iterations;           /* the solve's iterations and report interval, as asked for: */
   int report_every;         /* params is the driver's run, which next_run changes */
   SsRlHoldout rule;
+  /* The brightness blend (ss-rl-blend.h), as ss-cpu-rl.c's: */
+  float blend_level;        /* SS_RL_BLEND_SIGMAS σ; 0 when there is none to choose */
+  float *best_image;        /* the validation's best reading's z */
+  int best_iterations;
+  float *ladder[SS_RL_BLEND_SLOTS]; /* its rungs' z; ladder[0] holds E in the full run */
+  SsRlBlendLadder ladder_at;
+  double *blend_errors;     /* device: the held-out errors of the best and each blend */
+  cudaError_t keep_status;  /* of the stop hook's copies, reported by the next run */
+  int validated;            /* the validation runs' iterations, the full run's start */
+  int early;                /* the full run's iterations at which E is kept; 0: no blend */
+  int after_early;          /* and those after it */
+  gboolean blending;        /* in the full run's part after E: its last iteration blends */
 } Rl;
 
 /* r = P (y + b)₊ ⊘ (r + β), 0 off the mask (r holds C z on entry). */
@@ -159,6 +177,17 @@ rl_update_kernel (float *__restrict__ z, float *__restrict__ back,
     ss_block_sum_to<1> (delta, acc + SS_ACC_DELTA);
 }
 
+/* OUT = the blend of EARLY and LATE (z units) + OUT_SHIFT. */
+__global__ void
+rl_blend_kernel (float *__restrict__ out, const float *__restrict__ early,
+                 const float *__restrict__ late, size_t n, float shift, float level,
+                 float out_shift)
+{
+  for (size_t i = blockIdx.x * (size_t) blockDim.x + threadIdx.x; i < n;
+       i += (size_t) gridDim.x * blockDim.x)
+    out[i] = ss_rl_blend_value (early[i], late[i], shift, level) + out_shift;
+}
+
 __global__ void
 rl_fill_kernel (float *__restrict__ x, size_t n, float value)
 {
@@ -228,6 +257,18 @@ rl_ratio (Rl *s, unsigned flags, GError **error)
   return LAUNCH_OK ("rl_ratio_kernel");
 }
 
+/* The full run's last estimate: x = the blend of E (ladder[0]) and z, + the
+ * shift. */
+static gboolean
+rl_blend_estimate (Rl *s, GError **error)
+{
+  SsCudaContext *ctx = s->base.ctx;
+  float shift = (float) ss_rl_estimate_shift (&s->setup);
+  rl_blend_kernel<<<ss_cuda_blocks (ctx, s->p->n), SS_CUDA_THREADS, 0, ctx->stream>>> (
+    s->estimate, s->ladder[0], s->z, s->p->n, shift, s->blend_level, shift);
+  return LAUNCH_OK ("rl_blend_kernel");
+}
+
 template <bool TV>
 static void
 launch_update (Rl *s, unsigned flags, unsigned blocks)
@@ -261,8 +302,10 @@ rl_update (Rl *s, unsigned flags, GError **error)
     launch_update<false> (s, flags, blocks);
   if (!LAUNCH_OK ("rl_update_kernel"))
     return FALSE;
-  return !tv || CUDA_OK (cudaMemcpyAsync (s->z, s->back, s->p->n * sizeof (float),
-                                          cudaMemcpyDeviceToDevice, ctx->stream));
+  if (tv && !CUDA_OK (cudaMemcpyAsync (s->z, s->back, s->p->n * sizeof (float),
+                                       cudaMemcpyDeviceToDevice, ctx->stream)))
+    return FALSE;
+  return !(s->blending && (flags & SS_ITER_LAST)) || rl_blend_estimate (s, error);
 }
 
 static const char *const rl_stage_names[] = {
@@ -324,6 +367,107 @@ rl_stop (gpointer solver, const SsReport *report, const double *acc)
   return report->residual <= s->setup.stop_level;
 }
 
+/* z kept after READING iterations of a validation run (ss-rl-blend.h): as
+ * the best reading's when it IMPROVED the held-out error, and on the
+ * ladder at its rungs. Called by the stop hook, while the device waits for
+ * the next interval; a failed copy is reported by the next run. */
+static void
+rl_keep_iterates (Rl *s, int reading, gboolean improved)
+{
+  if (s->blend_level <= 0)
+    return;
+  cudaStream_t st = s->base.ctx->stream;
+  size_t bytes = s->p->n * sizeof (float);
+  cudaError_t status = cudaSuccess;
+  if (improved)
+    {
+      status = cudaMemcpyAsync (s->best_image, s->z, bytes, cudaMemcpyDeviceToDevice, st);
+      s->best_iterations = reading;
+    }
+  int slot = ss_rl_blend_ladder_slot (reading);
+  if (slot >= 0 && status == cudaSuccess)
+    {
+      status = cudaMemcpyAsync (s->ladder[slot], s->z, bytes, cudaMemcpyDeviceToDevice, st);
+      s->ladder_at.iterations[slot] = reading;
+    }
+  if (s->keep_status == cudaSuccess)
+    s->keep_status = status;
+}
+
+/* Enqueues the held-out error of Z (the validation's roles) into ACC,
+ * with r and the spectrum as scratch. */
+static gboolean
+rl_held_out_error (Rl *s, const float *z, double *acc, GError **error)
+{
+  SsCudaContext *ctx = s->base.ctx;
+  const SsCudaProblem *p = s->p;
+  float b = (float) s->setup.offset, beta = (float) s->setup.background;
+  /* Out of place, cuFFT's R2C leaves its input as it was. */
+  if (!CUFFT_OK (cufftExecR2C (s->r2c, (float *) z, (cufftComplex *) s->spec))
+      || !ss_cuda_spectrum_multiply (ctx, s->spec, p->chat, p->spec, 1, FALSE,
+                                     (float) (1.0 / (double) p->n), error)
+      || !CUFFT_OK (cufftExecC2R (s->c2r, (cufftComplex *) s->spec, s->r)))
+    return FALSE;
+  rl_validation_ratio_kernel<true><<<ss_cuda_blocks (ctx, p->n), SS_CUDA_THREADS, 0,
+                                     ctx->stream>>> (s->r, p->y, p->mask, s->roles, p->n,
+                                                     p->width, s->image, b, beta, acc);
+  return LAUNCH_OK ("rl_validation_ratio_kernel");
+}
+
+/* At a validation run's end, as ss-cpu-rl.c's choose_blend: the blend of
+ * its best iterate with the ladder's earlier ones that predicts the
+ * held-out pixels best, into the rule, where one predicts them better than
+ * the best alone. One wait, for the errors. */
+static gboolean
+rl_choose_blend (Rl *s, GError **error)
+{
+  SsCudaContext *ctx = s->base.ctx;
+  int slots[SS_RL_BLEND_SLOTS];
+  cudaError_t kept = s->keep_status;
+  s->keep_status = cudaSuccess;
+  if (!CUDA_OK (kept))
+    return FALSE;
+  int count = s->blend_level > 0 && s->best_iterations > 0
+                ? ss_rl_blend_candidates (&s->ladder_at, s->best_iterations, slots)
+                : 0;
+  if (count == 0)
+    return TRUE;
+  float shift = (float) ss_rl_estimate_shift (&s->setup);
+  double errors[1 + SS_RL_BLEND_SLOTS];
+  gboolean ok = CUDA_OK (cudaMemsetAsync (s->blend_errors, 0, sizeof errors, ctx->stream))
+                && rl_held_out_error (s, s->best_image, s->blend_errors, error);
+  for (int i = 0; ok && i < count; i++)
+    {
+      rl_blend_kernel<<<ss_cuda_blocks (ctx, s->p->n), SS_CUDA_THREADS, 0, ctx->stream>>> (
+        s->back, s->ladder[slots[i]], s->best_image, s->p->n, shift, s->blend_level, 0.0f);
+      ok = LAUNCH_OK ("rl_blend_kernel")
+           && rl_held_out_error (s, s->back, s->blend_errors + 1 + i, error);
+    }
+  ok = ok
+       && CUDA_OK (cudaMemcpyAsync (errors, s->blend_errors, sizeof errors,
+                                    cudaMemcpyDeviceToHost, ctx->stream))
+       && CUDA_OK (cudaStreamSynchronize (ctx->stream));
+  if (!ok)
+    return FALSE;
+  double chosen = errors[0];
+  for (int i = 0; i < count; i++)
+    if (errors[1 + i] < chosen)
+      {
+        chosen = errors[1 + i];
+        s->rule.blend_ratio = (double) s->best_iterations / s->ladder_at.iterations[slots[i]];
+        s->rule.blend_error = errors[0] > 0 ? errors[1 + i] / errors[0] : 0;
+      }
+  return TRUE;
+}
+
+/* Before a validation run: no iterate kept yet. */
+static void
+rl_forget_iterates (Rl *s)
+{
+  memset (&s->ladder_at, 0, sizeof s->ladder_at);
+  s->best_iterations = 0;
+}
+
 /* The validation run's stop hook: the report's last iteration measured the
  * held-out error of the estimate it started from, one iteration before the
  * report's (the CPU does the same); it came with the report's block. The
@@ -332,8 +476,10 @@ static gboolean
 rl_validation_stop (gpointer solver, const SsReport *report, const double *acc)
 {
   Rl *s = (Rl *) solver;
-  return ss_rl_holdout_record (&s->rule, report->iteration - 1 - s->it->iteration_offset,
-                               acc[SS_ACC_HELD_OUT]);
+  int reading = report->iteration - s->it->iteration_offset;
+  gboolean stop = ss_rl_holdout_record (&s->rule, reading - 1, acc[SS_ACC_HELD_OUT]);
+  rl_keep_iterates (s, reading, s->rule.best == reading - 1);
+  return stop;
 }
 
 /* After the floor's validation run (ss-rl.h): the floor whose run predicts
@@ -344,6 +490,22 @@ rl_choose_floor (Rl *s, int done)
   s->floor_iterations = done - s->first_validation;
   if (!ss_rl_setup_choose_floor (&s->setup, s->sky_rule.best_error, s->rule.best_error))
     s->rule = s->sky_rule;
+}
+
+/* After the full run's first part, where a blend was chosen: E kept in
+ * ladder[0], and the rest of the full run, whose last iteration blends
+ * (rl_update). FALSE, with no error, when the solve is done. */
+static gboolean
+rl_keep_early (Rl *s, SsSolveParams *run, GError **error)
+{
+  if (s->early <= 0 || s->blending)
+    return FALSE;
+  SsCudaContext *ctx = s->base.ctx;
+  s->blending = TRUE;
+  s->it->provisional = FALSE;
+  run->iterations = s->after_early;
+  return CUDA_OK (cudaMemcpyAsync (s->ladder[0], s->z, s->p->n * sizeof (float),
+                                   cudaMemcpyDeviceToDevice, ctx->stream));
 }
 
 /* The hold-out rule's runs (SsCudaIterator.next_run): the validation run,
@@ -357,10 +519,13 @@ rl_next_run (gpointer solver, SsSolveParams *run, int done, GError **error)
   SsCudaContext *ctx = s->base.ctx;
   s->runs++;
   if (!s->validating)
+    return rl_keep_early (s, run, error);
+  if (s->runs > 1 && !rl_choose_blend (s, error))
     return FALSE;
   gboolean floor_run = s->runs == 2 && ss_rl_floor_choosable (&s->setup);
   if (s->runs == 1 || floor_run)
     {
+      rl_forget_iterates (s);
       if (floor_run)
         {
           s->first_validation = done;
@@ -381,10 +546,15 @@ rl_next_run (gpointer solver, SsSolveParams *run, int done, GError **error)
   else
     rl_choose_floor (s, done);
   s->validating = FALSE;
-  s->it->provisional = FALSE;
+  s->validated = done;
   s->it->stop = NULL;
+  int full = ss_rl_holdout_full_iterations (&s->rule, s->iterations - s->first_validation);
+  /* With a blend, the full run stops at E to keep it (rl_keep_early). */
+  s->early = ss_rl_blend_early_iterations (full, s->rule.blend_ratio);
+  s->after_early = full - s->early;
+  s->it->provisional = s->early > 0;
   run->report_every = s->report_every;
-  run->iterations = ss_rl_holdout_full_iterations (&s->rule, s->iterations - s->first_validation);
+  run->iterations = s->early > 0 ? s->early : full;
   return ss_cuda_rl_normaliser (ctx, s->p, FALSE, s->image, s->weight, s->back, s->spec, error)
          && rl_reset (s, error);
 }
@@ -396,6 +566,13 @@ rl_finish (gpointer solver, SsSolveResult *result)
 {
   Rl *s = (Rl *) solver;
   ss_rl_result_floor (&s->setup, s->floor_iterations, result);
+  if (s->holdout)
+    {
+      /* The driver counts the full run's part before E as a run before the last. */
+      result->validation_iterations = s->validated;
+      result->blend_early_iterations = s->early;
+      result->blend_error_ratio = s->early > 0 ? s->rule.blend_error : 0;
+    }
 }
 
 static void
@@ -411,7 +588,37 @@ rl_destroy (SsCudaSolver *solver)
   ss_cuda_free (ctx, s->estimate, image);
   ss_cuda_free (ctx, s->spec, s->p->spec * sizeof (float2));
   rl_free_roles (s);
+  ss_cuda_free (ctx, s->best_image, image);
+  for (int i = 0; i < SS_RL_BLEND_SLOTS; i++)
+    ss_cuda_free (ctx, s->ladder[i], image);
+  ss_cuda_free (ctx, s->blend_errors, (1 + SS_RL_BLEND_SLOTS) * sizeof (double));
   g_free (s);
+}
+
+/* The blend's buffers (the best reading's z, the ladder's, the errors). */
+static size_t
+rl_blend_bytes (const SsCudaProblem *p)
+{
+  return (1 + SS_RL_BLEND_SLOTS) * (p->n * sizeof (float) + sizeof (double));
+}
+
+/* Where the noise is known (the setup's), the blend's buffers. */
+static gboolean
+rl_blend_alloc (Rl *s, const char *what, GError **error)
+{
+  SsCudaContext *ctx = s->base.ctx;
+  size_t image = s->p->n * sizeof (float);
+  s->blend_level = (float) ss_rl_blend_level (s->setup.noise);
+  if (s->blend_level <= 0)
+    return TRUE;
+  if (!ss_cuda_alloc (ctx, (void **) &s->best_image, image, what, error)
+      || !ss_cuda_alloc (ctx, (void **) &s->blend_errors,
+                         (1 + SS_RL_BLEND_SLOTS) * sizeof (double), what, error))
+    return FALSE;
+  for (int i = 0; i < SS_RL_BLEND_SLOTS; i++)
+    if (!ss_cuda_alloc (ctx, (void **) &s->ladder[i], image, what, error))
+      return FALSE;
+  return TRUE;
 }
 
 SsCudaSolver *
@@ -426,8 +633,10 @@ ss_cuda_rl_new (SsCudaContext *ctx, const SsCudaProblem *p, const SsSolveParams 
     }
   size_t image = p->n * sizeof (float);
   gboolean holdout = params->rl_stop == SS_RL_STOP_HOLDOUT;
-  /* With the hold-out rule, a byte a pixel for the validation's roles. */
-  size_t bytes = 5 * image + p->spec * sizeof (float2) + (holdout ? p->n : 0);
+  /* With the hold-out rule, a byte a pixel for the validation's roles and
+   * the blend's iterates (ss-rl-blend.h). */
+  size_t bytes = 5 * image + p->spec * sizeof (float2)
+                 + (holdout ? p->n + rl_blend_bytes (p) : 0);
   g_autofree char *what = g_strdup_printf ("a %d×%d rl solve", p->width, p->height);
   if (!ss_cuda_check_solver_room (ctx, p->width, p->height, 1, bytes, what, error))
     return NULL;
@@ -460,7 +669,7 @@ ss_cuda_rl_new (SsCudaContext *ctx, const SsCudaProblem *p, const SsSolveParams 
                 && (!s->holdout
                     || (ss_cuda_rl_normaliser (ctx, p, TRUE, s->image, s->weight, s->back,
                                                s->spec, error)
-                        && rl_make_roles (s, what, error)))
+                        && rl_make_roles (s, what, error) && rl_blend_alloc (s, what, error)))
                 && rl_reset (s, error);
   if (!ok)
     {

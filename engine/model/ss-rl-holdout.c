@@ -10,6 +10,7 @@ ss_rl_holdout_init_every (SsRlHoldout *holdout, int iterations, int every)
   holdout->every = MAX (every, 1);
   holdout->best = 0;
   holdout->best_error = INFINITY;
+  holdout->blend_ratio = holdout->blend_error = 0;
   return iterations >= 4 * holdout->every;
 }
 

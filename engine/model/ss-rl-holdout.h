@@ -145,6 +145,9 @@ typedef struct SsRlHoldout {
   int every;          /* iterations between readings */
   int best;           /* iterations of the estimate with the smallest held-out error so far */
   double best_error;
+  double blend_ratio; /* the brightness blend the run chose (ss-rl-blend.h): the best's
+                         count over E's; 0 for none */
+  double blend_error; /* that blend's held-out error over the best's; 0 for none */
 } SsRlHoldout;
 
 /* The level (engine units, y sky-subtracted) above which a held-out pixel
