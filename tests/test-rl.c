@@ -371,10 +371,11 @@ test_rl_holdout_split (void)
  * ends at a reading past its minimum, and the estimate it returns is plain
  * RL's (stop none) after the full run's iterations, bit for bit: the same
  * start, normaliser and steps (or where the validation chose a brightness
- * blend, the blend of two such runs: assert_holdout_image). The full run is SS_RL_HOLDOUT_SCALE times
- * the validation's best count when the minimum is inside the cap (half the
- * iterations), as on most draws; on a draw whose held-out error still falls
- * there (about one in forty), the full run takes the rest. */
+ * blend, the blend of two such runs: assert_holdout_image). The full run is
+ * SS_RL_HOLDOUT_SCALE times the validation's best count when the minimum is
+ * inside the cap (half the iterations), as on most draws; on a draw whose
+ * held-out error still falls there (about one in forty), the full run takes
+ * the rest. */
 static void
 test_rl_holdout_solve (void)
 {
@@ -436,9 +437,9 @@ sky_field (GRand *rng, int w, int h, double density, const char *psf, double noi
  * flat sky, against the two floors solved separately: its validation is
  * theirs end to end (the sky's run, then the raised one's), its choice is
  * the tolerance applied to the error ratio it reports, and its estimate is
- * plain RL's with the chosen floor and count (assert_holdout_image). Where the floor is not a flat
- * sky, or faint light lies below the sky's median, there is nothing to
- * choose: one validation run, the floor not raised. */
+ * plain RL's with the chosen floor and count (assert_holdout_image). Where
+ * the floor is not a flat sky, or faint light lies below the sky's median,
+ * there is nothing to choose: one validation run, the floor not raised. */
 static void
 test_rl_holdout_floor_choice (void)
 {
@@ -783,7 +784,9 @@ test_rl_blend_ladder (void)
       /* A run that ended at END readings with its best at BEST, the
        * ladder's last SLOTS rungs kept (as the runs keep them). */
       int end = SS_RL_HOLDOUT_EVERY * g_rand_int_range (rng, 4, 400);
-      int best = SS_RL_HOLDOUT_EVERY * g_rand_int_range (rng, (int) ceil (end / 1.5 / SS_RL_HOLDOUT_EVERY), end / SS_RL_HOLDOUT_EVERY + 1);
+      int readings = end / SS_RL_HOLDOUT_EVERY;
+      int best = SS_RL_HOLDOUT_EVERY
+                 * g_rand_int_range (rng, (int) ceil (readings / 1.5), readings + 1);
       SsRlBlendLadder ladder = { { 0 } };
       for (int at = SS_RL_HOLDOUT_EVERY; at <= end; at += SS_RL_HOLDOUT_EVERY)
         if (ss_rl_blend_ladder_slot (at) >= 0)
