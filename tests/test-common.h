@@ -102,6 +102,21 @@ test_dot (const float *a, const float *b, gsize n)
   return s;
 }
 
+/* FRAME (N pixels) scaled as deblur scales it: its median (*MEDIAN) off,
+ * the top above it (*TOP) at 1. */
+static inline float *
+test_scale_as_deblur (const float *frame, gsize n, double *median, double *top)
+{
+  *median = ss_median (frame, n);
+  *top = -INFINITY;
+  for (gsize i = 0; i < n; i++)
+    *top = MAX (*top, frame[i] - *median);
+  float *y = g_new (float, n);
+  for (gsize i = 0; i < n; i++)
+    y[i] = (float) ((frame[i] - *median) / *top);
+  return y;
+}
+
 /* A synthetic field of stars and galaxies (ss-synth.h, a fresh seed) of
  * SIDE², blurred by PSF and exposed with PEAK e⁻ over a sky of SKY e⁻ and
  * READ e⁻ of read noise, scaled as deblur scales it (the median off, the
@@ -126,17 +141,12 @@ test_field_init (TestField *f, GRand *rng, int side, const char *psf, double pea
   g_assert_true (ss_psf_spec_parse (psf, &spec, NULL));
   SsSynthExposure exposure = { .peak = peak, .sky = sky, .read_noise = read,
                                .seed = g_rand_int (rng) };
-  double flux = 0;
+  double flux = 0, median = 0, top = 0;
   f->n = (gsize) side * side;
   g_autoptr (SsImage) frame
     = ss_synth_expose (scene->data, side, side, &spec, &exposure, &flux, &error);
   g_assert_no_error (error);
-  double median = ss_median (frame->data, f->n), top = -INFINITY;
-  for (gsize i = 0; i < f->n; i++)
-    top = MAX (top, frame->data[i] - median);
-  f->y = g_new (float, f->n);
-  for (gsize i = 0; i < f->n; i++)
-    f->y[i] = (float) ((frame->data[i] - median) / top);
+  f->y = test_scale_as_deblur (frame->data, f->n, &median, &top);
   f->background = median / top;
   f->op = ss_operator_new_blur (&spec, NULL, side, side, &error);
   g_assert_no_error (error);

@@ -286,10 +286,14 @@ test_rl_matches_cpu (CudaFixture *f, gconstpointer data)
  * CPU has blended on one whose validation both backends ended at the same
  * reading, at most 6. The GPU keeps its iterates in the stop hook and
  * splits the full run at E; it must make the same choice (E's count) and
- * give the same image within 1e-4 relative. The held-out sums' rounding
- * differs between the backends, and a flat minimum can then move by a
- * reading (seen once on the H200: 1965 validating against 1960, with the
- * floor chosen); such a field is reported and not compared. */
+ * give the same image within 1e-4 relative. The cap is 200: the held-out
+ * sums' rounding differs between the backends, and a flat minimum inside
+ * the cap can move by a reading (with the default cap of 2000, on 3 of 11
+ * fields logged on the H100 and H200: 745 validating against 750), while
+ * these fields' error still falls at the validation's cap of 100, ending both
+ * there; and they blend there too (quality's galaxies and the grid's at
+ * Gaussian 2, 10⁴ e⁻ did at caps of 200 and 300). A field whose
+ * validations end apart all the same is reported and not compared. */
 static void
 test_rl_blend_matches_cpu (CudaFixture *f, gconstpointer data)
 {
@@ -301,11 +305,13 @@ test_rl_blend_matches_cpu (CudaFixture *f, gconstpointer data)
       TestField t;
       test_field_init (&t, f->rng, 128, "gaussian:2", 1e4, 50, 3);
       SsProblem problem = { .op = t.op, .y = t.y, .background = t.background };
-      SsSolveParams params = test_solve_params (SS_SOLVER_RL, 0, 2000);
+      /* RL's defaults (the hold-out rule) but a cap of 200, the floor at
+       * the sky. */
+      SsSolveParams params;
+      ss_solve_params_init (&params);
       ss_solve_params_set_defaults (&params, SS_SOLVER_RL);
-      params.iterations = 2000;
-      params.report_every = 10;
-      params.rl_stop = SS_RL_STOP_HOLDOUT;
+      g_assert_cmpint (params.rl_stop, ==, SS_RL_STOP_HOLDOUT);
+      params.iterations = 200;
       params.rl_floor = SS_RL_FLOOR_SKY;
       SsSolveResult cpu = { 0 }, gpu = { 0 };
       g_autoptr (GError) error = NULL;

@@ -652,16 +652,11 @@ holdout_on_hubble_window (const SsImage *hdf, GRand *rng)
   g_autoptr (SsImage) frame = ss_synth_expose (scene, side, side, &psf, &exposure, &flux, &error);
   g_assert_no_error (error);
   /* deblur's scaling: the median sky off, the top at 1. */
-  double sky = ss_median (frame->data, n), top = -INFINITY;
-  for (gsize i = 0; i < n; i++)
-    top = MAX (top, frame->data[i] - sky);
-  g_autofree float *y = g_new (float, n);
+  double sky = 0, top = 0;
+  g_autofree float *y = test_scale_as_deblur (frame->data, n, &sky, &top);
   g_autofree float *truth = g_new (float, n);
   for (gsize i = 0; i < n; i++)
-    {
-      y[i] = (float) ((frame->data[i] - sky) / top);
-      truth[i] = (float) ((scene[i] * flux + exposure.sky - sky) / top);
-    }
+    truth[i] = (float) ((scene[i] * flux + exposure.sky - sky) / top);
   SsOperator *op = ss_operator_new_blur (&psf, NULL, side, side, &error);
   g_assert_no_error (error);
   SsProblem problem = { .op = op, .y = y, .truth = truth, .background = sky / top };
@@ -765,7 +760,8 @@ test_rl_holdout_blend (void)
 /* The ladder of the blend's iterates (ss-rl-blend.h): readings
  * SS_RL_HOLDOUT_EVERY · 2^j go to slot j mod SS_RL_BLEND_SLOTS, other
  * counts to none; the candidates are the rungs 1.4–11 times earlier than
- * the best; E's count is the full run's over the ratio, never 0 or all. */
+ * the best; the choice is the least error under the best's; E's count is
+ * the full run's over the ratio, never 0 or all. */
 static void
 test_rl_blend_ladder (void)
 {
@@ -791,8 +787,14 @@ test_rl_blend_ladder (void)
       for (int at = SS_RL_HOLDOUT_EVERY; at <= end; at += SS_RL_HOLDOUT_EVERY)
         if (ss_rl_blend_ladder_slot (at) >= 0)
           ladder.iterations[ss_rl_blend_ladder_slot (at)] = at;
+      /* The rule's best is z after BEST − 1 iterations (read at BEST). */
+      SsRlHoldout holdout;
+      ss_rl_holdout_init (&holdout, 2 * end + 2 * SS_RL_HOLDOUT_EVERY);
+      g_assert_cmpint (ss_rl_blend_best_iterations (&holdout), ==, 0);
+      ss_rl_holdout_record (&holdout, best - 1, 1.0);
+      g_assert_cmpint (ss_rl_blend_best_iterations (&holdout), ==, best);
       int slots[SS_RL_BLEND_SLOTS];
-      int count = ss_rl_blend_candidates (&ladder, best, slots);
+      int count = ss_rl_blend_candidates (&ladder, &holdout, slots);
       /* Every rung in the range was kept: as many as the range holds. */
       int expected = 0;
       for (int at = SS_RL_HOLDOUT_EVERY; at <= end; at *= 2)
@@ -803,6 +805,24 @@ test_rl_blend_ladder (void)
           double ratio = (double) best / ladder.iterations[slots[i]];
           g_assert_cmpfloat (ratio, >=, G_SQRT2);
           g_assert_cmpfloat (ratio, <, 8 * G_SQRT2);
+        }
+      /* The choice: the candidate of least error, where under the best's. */
+      double errors[1 + SS_RL_BLEND_SLOTS];
+      int least = -1;
+      for (int i = 0; i <= count; i++)
+        {
+          errors[i] = g_rand_double (rng);
+          if (i > 0 && errors[i] < errors[0] && (least < 0 || errors[i] < errors[1 + least]))
+            least = i - 1;
+        }
+      ss_rl_blend_choose (&holdout, &ladder, slots, count, errors);
+      if (least < 0)
+        g_assert_cmpfloat (holdout.blend_ratio, ==, 0);
+      else
+        {
+          g_assert_cmpfloat (holdout.blend_ratio, ==,
+                             (double) best / ladder.iterations[slots[least]]);
+          g_assert_cmpfloat (holdout.blend_error, ==, errors[1 + least] / errors[0]);
         }
       int full = g_rand_int_range (rng, 1, 3000);
       double ratio = 1 + 10 * g_rand_double (rng);

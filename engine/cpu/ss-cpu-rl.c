@@ -32,7 +32,6 @@
 typedef struct {
   float level;      /* SS_RL_BLEND_SIGMAS σ; 0 when there is no blend to choose */
   float *best;
-  int best_iterations;
   float *ladder[SS_RL_BLEND_SLOTS];
   SsRlBlendLadder at;
 } RlBlend;
@@ -334,10 +333,7 @@ keep_iterates (RlState *s, int iterations, gboolean improved)
   if (b->level <= 0)
     return;
   if (improved)
-    {
-      memcpy (b->best, s->x, s->n * sizeof (float));
-      b->best_iterations = iterations;
-    }
+    memcpy (b->best, s->x, s->n * sizeof (float));
   int slot = ss_rl_blend_ladder_slot (iterations);
   if (slot >= 0)
     {
@@ -363,23 +359,17 @@ choose_blend (RlState *s, const float *y, SsRlHoldout *holdout)
 {
   RlBlend *b = &s->blend;
   int slots[SS_RL_BLEND_SLOTS];
-  int count = b->level > 0 && b->best_iterations > 0
-                ? ss_rl_blend_candidates (&b->at, b->best_iterations, slots)
-                : 0;
+  int count = b->level > 0 ? ss_rl_blend_candidates (&b->at, holdout, slots) : 0;
   if (count == 0)
     return;
-  double best = held_out_error (s, b->best, y), chosen = best;
+  double errors[1 + SS_RL_BLEND_SLOTS];
+  errors[0] = held_out_error (s, b->best, y);
   for (int i = 0; i < count; i++)
     {
       blend_into (s, s->next, b->ladder[slots[i]], b->best);
-      double error = held_out_error (s, s->next, y);
-      if (error < chosen)
-        {
-          chosen = error;
-          holdout->blend_ratio = (double) b->best_iterations / b->at.iterations[slots[i]];
-          holdout->blend_error = best > 0 ? error / best : 0;
-        }
+      errors[1 + i] = held_out_error (s, s->next, y);
     }
+  ss_rl_blend_choose (holdout, &b->at, slots, count, errors);
 }
 
 /* The hold-out rule's validation run: RL fitted to the kept part of the
@@ -402,7 +392,6 @@ validation_run (RlState *s, const SsProblem *problem, SsRlHoldout *holdout,
   ss_rl_invert_weight (s->weight, s->n, ss_rl_weight_top (s->weight, s->n));
   restart (s, NULL);
   memset (&s->blend.at, 0, sizeof s->blend.at);
-  s->blend.best_iterations = 0;
   /* HOLDOUT counts this run's iterations (a second run follows a first). */
   int offset = *iteration;
   gboolean ok = TRUE, done = FALSE;

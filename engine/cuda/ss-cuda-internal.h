@@ -261,8 +261,8 @@ typedef struct {
   gboolean (*next_run) (gpointer solver, SsSolveParams *run, int done, GError **error);
   /* While TRUE no report is final (a run that more runs follow). */
   gboolean provisional;
-  /* What the solver adds to a successful solve's result (RL's floor), or
-   * NULL. */
+  /* What the solver adds to a successful solve's result (RL's floor, and
+   * which of a solve's runs were validation), or NULL. */
   void (*finish) (gpointer solver, SsSolveResult *result);
   /* Added to the run's own iteration count in reports: the iterations of the
    * runs before it. */
@@ -310,7 +310,6 @@ void ss_cuda_iterator_clear (SsCudaIterator *it);
 
 typedef struct {
   int iterations;      /* done */
-  int earlier_runs;    /* of them, those of the runs before the last (SsCudaIterator.next_run) */
   SsReport last;       /* metrics of the last report (preview pointer cleared) */
   gboolean cancelled;
 } SsCudaRunOutcome;

@@ -63,7 +63,6 @@ typedef struct {
   /* The brightness blend (ss-rl-blend.h), as ss-cpu-rl.c's: */
   float blend_level;        /* SS_RL_BLEND_SIGMAS σ; 0 when there is none to choose */
   float *best_image;        /* the validation's best reading's z */
-  int best_iterations;
   float *ladder[SS_RL_BLEND_SLOTS]; /* its rungs' z; ladder[0] holds E in the full run */
   SsRlBlendLadder ladder_at;
   double *blend_errors;     /* device: the held-out errors of the best and each blend */
@@ -380,10 +379,7 @@ rl_keep_iterates (Rl *s, int reading, gboolean improved)
   size_t bytes = s->p->n * sizeof (float);
   cudaError_t status = cudaSuccess;
   if (improved)
-    {
-      status = cudaMemcpyAsync (s->best_image, s->z, bytes, cudaMemcpyDeviceToDevice, st);
-      s->best_iterations = reading;
-    }
+    status = cudaMemcpyAsync (s->best_image, s->z, bytes, cudaMemcpyDeviceToDevice, st);
   int slot = ss_rl_blend_ladder_slot (reading);
   if (slot >= 0 && status == cudaSuccess)
     {
@@ -427,9 +423,7 @@ rl_choose_blend (Rl *s, GError **error)
   s->keep_status = cudaSuccess;
   if (!CUDA_OK (kept))
     return FALSE;
-  int count = s->blend_level > 0 && s->best_iterations > 0
-                ? ss_rl_blend_candidates (&s->ladder_at, s->best_iterations, slots)
-                : 0;
+  int count = s->blend_level > 0 ? ss_rl_blend_candidates (&s->ladder_at, &s->rule, slots) : 0;
   if (count == 0)
     return TRUE;
   float shift = (float) ss_rl_estimate_shift (&s->setup);
@@ -447,25 +441,9 @@ rl_choose_blend (Rl *s, GError **error)
        && CUDA_OK (cudaMemcpyAsync (errors, s->blend_errors, sizeof errors,
                                     cudaMemcpyDeviceToHost, ctx->stream))
        && CUDA_OK (cudaStreamSynchronize (ctx->stream));
-  if (!ok)
-    return FALSE;
-  double chosen = errors[0];
-  for (int i = 0; i < count; i++)
-    if (errors[1 + i] < chosen)
-      {
-        chosen = errors[1 + i];
-        s->rule.blend_ratio = (double) s->best_iterations / s->ladder_at.iterations[slots[i]];
-        s->rule.blend_error = errors[0] > 0 ? errors[1 + i] / errors[0] : 0;
-      }
-  return TRUE;
-}
-
-/* Before a validation run: no iterate kept yet. */
-static void
-rl_forget_iterates (Rl *s)
-{
-  memset (&s->ladder_at, 0, sizeof s->ladder_at);
-  s->best_iterations = 0;
+  if (ok)
+    ss_rl_blend_choose (&s->rule, &s->ladder_at, slots, count, errors);
+  return ok;
 }
 
 /* The validation run's stop hook: the report's last iteration measured the
@@ -525,7 +503,8 @@ rl_next_run (gpointer solver, SsSolveParams *run, int done, GError **error)
   gboolean floor_run = s->runs == 2 && ss_rl_floor_choosable (&s->setup);
   if (s->runs == 1 || floor_run)
     {
-      rl_forget_iterates (s);
+      /* No ladder iterate kept yet (the rule's best starts afresh too). */
+      memset (&s->ladder_at, 0, sizeof s->ladder_at);
       if (floor_run)
         {
           s->first_validation = done;
@@ -559,20 +538,18 @@ rl_next_run (gpointer solver, SsSolveParams *run, int done, GError **error)
          && rl_reset (s, error);
 }
 
-/* SsCudaIterator.finish: the floor, and a warning where it could not be
- * raised as asked. */
+/* SsCudaIterator.finish: the floor (and a warning where it could not be
+ * raised as asked), the validation's iterations and the blend. */
 static void
 rl_finish (gpointer solver, SsSolveResult *result)
 {
   Rl *s = (Rl *) solver;
   ss_rl_result_floor (&s->setup, s->floor_iterations, result);
-  if (s->holdout)
-    {
-      /* The driver counts the full run's part before E as a run before the last. */
-      result->validation_iterations = s->validated;
-      result->blend_early_iterations = s->early;
-      result->blend_error_ratio = s->early > 0 ? s->rule.blend_error : 0;
-    }
+  /* The validation runs' iterations: the full run's part before E is a
+   * run of its own, but not a validation. */
+  result->validation_iterations = s->validated;
+  result->blend_early_iterations = s->early;
+  result->blend_error_ratio = s->early > 0 ? s->rule.blend_error : 0;
 }
 
 static void

@@ -111,13 +111,11 @@ run_in_turn (SsCudaContext *ctx, SsCudaIterator *it, SsCudaReporter *reporter,
         }
       ss_cuda_iterator_clear (it);
       it->iteration_offset = done;
-      int before = done;
       if (!ss_cuda_run_iterations (ctx, it, reporter, run, report, user_data, cancellable, start,
                                    outcome, error))
         return FALSE;
       done += outcome->iterations;
       outcome->iterations = done;
-      outcome->earlier_runs = before;
       if (outcome->cancelled)
         return TRUE;
     }
@@ -158,7 +156,6 @@ solve_iterative (SsCudaContext *ctx, const SsCudaProblem *p, const SsSolveParams
     {
       ok = download_estimate (ctx, p, it.estimate (it.solver), result, error);
       fill_result_metrics (result, &outcome.last, outcome.iterations);
-      result->validation_iterations = outcome.earlier_runs;
       if (it.finish != NULL)
         it.finish (it.solver, result);
       if (ok && outcome.cancelled)

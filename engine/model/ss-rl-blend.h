@@ -31,6 +31,7 @@
 #pragma once
 
 #include "ss-host-device.h"
+#include "ss-rl-holdout.h"
 
 #include <glib.h>
 #include <math.h>
@@ -61,10 +62,23 @@ typedef struct SsRlBlendLadder {
  * goes to, or −1 when it is not a ladder reading. */
 int ss_rl_blend_ladder_slot (int iterations);
 
-/* The ladder's slots whose iterates are SS_RL_BLEND earlier than the
- * best's, at BEST iterations: their indices into SLOTS (at most
- * SS_RL_BLEND_SLOTS), their count returned. */
-int ss_rl_blend_candidates (const SsRlBlendLadder *ladder, int best, int *slots);
+/* The count of the iterate kept for HOLDOUT's best: the rule's best is z
+ * after `best` iterations, whose error the ratio of the next iteration
+ * measured; the iterate kept at that reading is z after best + 1. 0 before
+ * any reading. */
+int ss_rl_blend_best_iterations (const SsRlHoldout *holdout);
+
+/* The ladder's slots whose iterates are 1.4–11 times earlier than the
+ * best's (ss_rl_blend_best_iterations of HOLDOUT): their indices into
+ * SLOTS (at most SS_RL_BLEND_SLOTS), their count returned. */
+int ss_rl_blend_candidates (const SsRlBlendLadder *ladder, const SsRlHoldout *holdout,
+                            int *slots);
+
+/* Records in HOLDOUT the blend with the least held-out error, where it is
+ * under the best's alone: ERRORS[0] the best's, ERRORS[1 + i] the blend
+ * with SLOTS[i]'s iterate, for the COUNT candidates. */
+void ss_rl_blend_choose (SsRlHoldout *holdout, const SsRlBlendLadder *ladder, const int *slots,
+                         int count, const double *errors);
 
 /* The level SS_RL_BLEND_SIGMAS σ for the data's NOISE σ; 0 when the noise
  * is not known (no blend). */
