@@ -389,7 +389,7 @@ validation_run (RlState *s, const SsProblem *problem, SsRlHoldout *holdout,
     return FALSE;
   holdout_roles (s, problem->y);
   mask_adjoint (s);
-  ss_rl_invert_weight (s->weight, s->n, ss_rl_weight_top (s->weight, s->n));
+  ss_rl_invert_weight_at_top (s->weight, s->n);
   restart (s, NULL);
   memset (&s->blend.at, 0, sizeof s->blend.at);
   /* HOLDOUT counts this run's iterations (a second run follows a first). */
@@ -421,7 +421,7 @@ validation_run (RlState *s, const SsProblem *problem, SsRlHoldout *holdout,
   ss_mem_free (mem, s->roles, s->n);
   s->roles = NULL;
   mask_adjoint (s);
-  ss_rl_invert_weight (s->weight, s->n, ss_rl_weight_top (s->weight, s->n));
+  ss_rl_invert_weight_at_top (s->weight, s->n);
   return ok;
 }
 

@@ -212,13 +212,6 @@ rl_make_roles (Rl *s, const char *what, GError **error)
   return LAUNCH_OK ("rl_roles_kernel");
 }
 
-static void
-rl_free_roles (Rl *s)
-{
-  ss_cuda_free (s->base.ctx, s->roles, s->p->n);
-  s->roles = NULL;
-}
-
 /* The validation run's ratio; the iteration ending a report interval
  * (FLAGS with SS_ITER_DELTA) measures the held-out error for the report. */
 static gboolean
@@ -564,7 +557,7 @@ rl_destroy (SsCudaSolver *solver)
   ss_cuda_free (ctx, s->weight, image);
   ss_cuda_free (ctx, s->estimate, image);
   ss_cuda_free (ctx, s->spec, s->p->spec * sizeof (float2));
-  rl_free_roles (s);
+  ss_cuda_free (ctx, s->roles, s->p->n);
   ss_cuda_free (ctx, s->best_image, image);
   for (int i = 0; i < SS_RL_BLEND_SLOTS; i++)
     ss_cuda_free (ctx, s->ladder[i], image);

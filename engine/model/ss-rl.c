@@ -159,6 +159,12 @@ ss_rl_invert_weight (float *weight, gsize n, float top)
     weight[i] = weight[i] > (float) SS_RL_WEIGHT_FLOOR * top ? 1.0f / weight[i] : 0.0f;
 }
 
+void
+ss_rl_invert_weight_at_top (float *weight, gsize n)
+{
+  ss_rl_invert_weight (weight, n, ss_rl_weight_top (weight, n));
+}
+
 float *
 ss_rl_weight (const SsOperator *op, GError **error)
 {
@@ -166,7 +172,7 @@ ss_rl_weight (const SsOperator *op, GError **error)
   g_autofree float *weight = g_new (float, n);
   if (!adjoint_of_mask (op, weight, error))
     return NULL;
-  ss_rl_invert_weight (weight, n, ss_rl_weight_top (weight, n));
+  ss_rl_invert_weight_at_top (weight, n);
   return g_steal_pointer (&weight);
 }
 

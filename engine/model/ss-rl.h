@@ -138,6 +138,9 @@ double ss_rl_sky_tail_level (const SsRlSetup *setup, double blur_norm);
 /* WEIGHT = Cᵀ(P1), whose largest is TOP, into RL's normaliser, in place
  * (as ss_rl_weight). */
 void ss_rl_invert_weight (float *weight, gsize n, float top);
+/* The same against WEIGHT's own largest (ss_rl_weight_top), where the
+ * caller has no use for it. */
+void ss_rl_invert_weight_at_top (float *weight, gsize n);
 
 /* Where RL's normaliser 1/Cᵀ(P1) is kept: Cᵀ(P1) above this fraction of its
  * top; below it the normaliser is 0 and the pixel keeps its value. There
