@@ -102,18 +102,17 @@ test_dot (const float *a, const float *b, gsize n)
   return s;
 }
 
-/* FRAME (N pixels) scaled as deblur scales it: its median (*MEDIAN) off,
- * the top above it (*TOP) at 1. */
+/* FRAME (N pixels) scaled as deblur scales it (ss-scaling.h, --sky
+ * median): its median off, the top above it at 1; the scaling in
+ * *SCALING. */
 static inline float *
-test_scale_as_deblur (const float *frame, gsize n, double *median, double *top)
+test_scale_as_deblur (const float *frame, gsize n, SsScaling *scaling)
 {
-  *median = ss_median (frame, n);
-  *top = -INFINITY;
-  for (gsize i = 0; i < n; i++)
-    *top = MAX (*top, frame[i] - *median);
+  g_autoptr (GError) error = NULL;
+  g_assert_true (ss_scaling_estimate (frame, n, SS_SKY_MEDIAN, 0.0, scaling, &error));
+  g_assert_no_error (error);
   float *y = g_new (float, n);
-  for (gsize i = 0; i < n; i++)
-    y[i] = (float) ((frame[i] - *median) / *top);
+  ss_scaling_apply (scaling, frame, y, n, FALSE);
   return y;
 }
 
@@ -141,13 +140,14 @@ test_field_init (TestField *f, GRand *rng, int side, const char *psf, double pea
   g_assert_true (ss_psf_spec_parse (psf, &spec, NULL));
   SsSynthExposure exposure = { .peak = peak, .sky = sky, .read_noise = read,
                                .seed = g_rand_int (rng) };
-  double flux = 0, median = 0, top = 0;
+  double flux = 0;
+  SsScaling scaling;
   f->n = (gsize) side * side;
   g_autoptr (SsImage) frame
     = ss_synth_expose (scene->data, side, side, &spec, &exposure, &flux, &error);
   g_assert_no_error (error);
-  f->y = test_scale_as_deblur (frame->data, f->n, &median, &top);
-  f->background = median / top;
+  f->y = test_scale_as_deblur (frame->data, f->n, &scaling);
+  f->background = ss_scaling_background (&scaling);
   f->op = ss_operator_new_blur (&spec, NULL, side, side, &error);
   g_assert_no_error (error);
   ss_psf_spec_clear (&spec);

@@ -652,14 +652,15 @@ holdout_on_hubble_window (const SsImage *hdf, GRand *rng)
   g_autoptr (SsImage) frame = ss_synth_expose (scene, side, side, &psf, &exposure, &flux, &error);
   g_assert_no_error (error);
   /* deblur's scaling: the median sky off, the top at 1. */
-  double sky = 0, top = 0;
-  g_autofree float *y = test_scale_as_deblur (frame->data, n, &sky, &top);
+  SsScaling scaling;
+  g_autofree float *y = test_scale_as_deblur (frame->data, n, &scaling);
   g_autofree float *truth = g_new (float, n);
   for (gsize i = 0; i < n; i++)
-    truth[i] = (float) ((scene[i] * flux + exposure.sky - sky) / top);
+    truth[i] = (float) ((scene[i] * flux + exposure.sky - scaling.sky) / scaling.scale);
   SsOperator *op = ss_operator_new_blur (&psf, NULL, side, side, &error);
   g_assert_no_error (error);
-  SsProblem problem = { .op = op, .y = y, .truth = truth, .background = sky / top };
+  SsProblem problem = { .op = op, .y = y, .truth = truth,
+                        .background = ss_scaling_background (&scaling) };
 
   SsSolveParams params = rl_params (300, 0);
   double best = INFINITY;
