@@ -42,6 +42,7 @@ typedef struct {
   const char *backend;      /* NULL: deblur's default */
   const char *solver;
   const char *prior;        /* --prior, passed on with --solver admm */
+  const char *accel;        /* --accel, passed on with --solver rl */
   const char *devices;      /* --devices, passed on */
   int extra_iterations;     /* --iters N, or 0 */
   int runs;                 /* child runs in all, for the progress lines */
@@ -108,9 +109,12 @@ whole_refuse (const CliOptions *o, const CliBenchSettings *s)
   if (named->len > 0)
     g_string_append_printf (refused, "%s %s no effect (the one frame is deblurred as deblur "
                             "does it)", named->str, strchr (named->str, ',') ? "have" : "has");
-  if (o->param[SS_PARAM_PRIOR]
-      && !ss_solver_uses (ss_solver_info (s->params.solver), SS_PARAM_PRIOR))
+  const SsSolverInfo *solver = ss_solver_info (s->params.solver);
+  if (o->param[SS_PARAM_PRIOR] && !ss_solver_uses (solver, SS_PARAM_PRIOR))
     g_string_append_printf (refused, "%s--prior has no effect (only --solver admm reads it)",
+                            refused->len ? "; " : "");
+  if (o->param[SS_PARAM_RL_ACCEL] && !ss_solver_uses (solver, SS_PARAM_RL_ACCEL))
+    g_string_append_printf (refused, "%s--accel has no effect (only --solver rl reads it)",
                             refused->len ? "; " : "");
   g_string_free (named, TRUE);
   int status = -1;
@@ -146,6 +150,7 @@ whole_params_from_settings (const CliOptions *o, const CliBenchSettings *s, Whol
   p->backend = o->backend;
   p->solver = o->solver;
   p->prior = o->param[SS_PARAM_PRIOR];
+  p->accel = o->param[SS_PARAM_RL_ACCEL];
   p->devices = o->devices;
   p->extra_iterations = s->params.iterations;
   p->runs = 1 + 2 * REPEATS + (p->extra_iterations > 0);
@@ -300,7 +305,7 @@ run_deblur (const char *exe, const char *dir, const char *frame, const WholePara
     const char *option, *value;
   } passed[] = {
     { "--backend", p->backend }, { "--solver", p->solver }, { "--prior", p->prior },
-    { "--devices", p->devices },
+    { "--accel", p->accel }, { "--devices", p->devices },
   };
   for (gsize i = 0; i < G_N_ELEMENTS (passed); i++)
     if (passed[i].value)

@@ -181,6 +181,11 @@ read_choices (const CliOptions *o, CliBenchSettings *s)
     return cli_fail (CLI_EXIT_USAGE, NULL, error);
   if (prior)
     bp->prior = (SsPrior) value;
+  const char *accel = o->param[SS_PARAM_RL_ACCEL];
+  if (accel && !ss_param_parse (ss_param_info (SS_PARAM_RL_ACCEL), accel, &value, &error))
+    return cli_fail (CLI_EXIT_USAGE, NULL, error);
+  if (accel)
+    bp->rl_accel = value;
   if (o->boundary && !ss_boundary_from_string (o->boundary, &bp->boundary, &error))
     {
       cli_error (NULL, "--boundary '%s': %s", o->boundary, error->message);
@@ -262,6 +267,8 @@ refuse_unused_options (const CliOptions *o, const SsBenchParams *bp)
       "it pads only with --boundary mirror or taper" },
     { o->param[SS_PARAM_PRIOR] && !ss_solver_uses (info, SS_PARAM_PRIOR), "--prior",
       "only --solver admm reads it" },
+    { o->param[SS_PARAM_RL_ACCEL] && !ss_solver_uses (info, SS_PARAM_RL_ACCEL), "--accel",
+      "only --solver rl reads it" },
     { o->param[SS_PARAM_DIRECT_METHOD] && !ss_solver_uses (info, SS_PARAM_DIRECT_METHOD),
       "--direct-method", "only --solver direct reads it" },
     { o->param[SS_PARAM_ITERATIONS] && !ss_solver_uses (info, SS_PARAM_ITERATIONS), "--iters",
@@ -333,6 +340,8 @@ print_bench_json (const SsBenchParams *bp, const char *backend, const SsBenchRes
   g_autofree char *prior = bench_prior_name (bp);
   if (prior)
     ss_json_add_string (&o, "prior", prior);
+  if (ss_solver_uses (ss_solver_info (bp->solver), SS_PARAM_RL_ACCEL))
+    ss_json_add_number (&o, "accel", bp->rl_accel);
   ss_json_add_string (&o, "backend", backend);
   ss_json_add_string (&o, "device", r->device);
   ss_json_add_int (&o, "width", r->width);
@@ -385,8 +394,11 @@ print_bench_text (const SsBenchParams *bp, const char *backend, const SsBenchRes
 
   printf ("device           %s (%s)\n", r->device ? r->device : "?", backend);
   g_autofree char *prior = bench_prior_name (bp);
-  printf ("solver           %s%s%s\n", ss_solver_kind_to_string (bp->solver),
+  printf ("solver           %s%s%s", ss_solver_kind_to_string (bp->solver),
           prior ? ", prior " : "", prior ? prior : "");
+  if (bp->rl_accel > 0)
+    printf (", accel %g", bp->rl_accel);
+  printf ("\n");
   printf ("size             %d x %d", r->width, r->height);
   if (r->width != bp->width || r->height != bp->height)
     printf (" (%s padding of %d x %d, margin %d)", ss_boundary_to_string (bp->boundary),

@@ -238,6 +238,8 @@ add_groups (GOptionContext *context, CliGroups groups, CliOptions *o)
                        "Dense direct: solve or inverse (default inverse, to time GETS)", "M"),
         STRING_OPTION ("prior", 0, param[SS_PARAM_PRIOR],
                        "admm: tv, starlet or tv+starlet (default tv)", "NAME"),
+        STRING_OPTION ("accel", 0, param[SS_PARAM_RL_ACCEL],
+                       "rl: the extrapolation's cap, 0 to 0.9 (default 0, plain RL)", "A"),
         STRING_OPTION ("boundary", 0, boundary, "Pad the size as deblur pads a real image: "
                        "periodic (default, no padding), mirror or taper", "MODE"),
         STRING_OPTION ("margin", 0, margin, "Padding margin in pixels (default: the reach of "

@@ -870,6 +870,10 @@ test_bench_unused_options (Fixture *f, gconstpointer data)
       (const char *const[]) { "--batch", NULL } },
     { (const char *const[]) { "bench", "--whole", "--prior", "tv", NULL },
       (const char *const[]) { "--prior", NULL } },
+    { (const char *const[]) { "bench", "--accel", "0.5", NULL },
+      (const char *const[]) { "--accel", "rl", NULL } },
+    { (const char *const[]) { "bench", "--whole", "--solver", "cpadmm", "--accel", "0.5", NULL },
+      (const char *const[]) { "--accel", NULL } },
     { (const char *const[]) { "bench", "--whole", "--solver", "cpadmm", "--prior", "tv",
                               "--batch", "2", "--margin", "1", NULL },
       (const char *const[]) { "--prior", "--batch", "--margin", NULL } },
@@ -883,6 +887,14 @@ test_bench_unused_options (Fixture *f, gconstpointer data)
               "--backend", "cpu");
   RUN_CLI_OK ("bench", "--solver", "direct", "--direct-method", "solve", "--size", "16",
               "--backend", "cpu");
+  /* RL accelerated (ss-rl-accel.h): its floor counts the extrapolation's 24
+   * bytes a pixel over plain RL's 28. */
+  CliRun rl = RUN_CLI ("bench", "--solver", "rl", "--accel", "0.5", "--size", "64", "--iters",
+                       "5", "--backend", "cpu", "--json", "--quiet");
+  g_assert_cmpint (rl.status, ==, 0);
+  g_assert_cmpfloat (json_value (rl.out, "accel"), ==, 0.5);
+  g_assert_cmpfloat (json_value (rl.out, "floor_bytes"), ==, 48.0 * 64 * 33 + 52.0 * 64 * 64);
+  cli_run_clear (&rl);
 }
 
 /* bench --whole with a solver that takes no iteration count: t2 and t12

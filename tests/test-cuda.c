@@ -11,6 +11,7 @@
 #include "core/ss-backend-private.h"
 #include "ss-rl-holdout.h"
 #include "ss-rl.h"
+#include "ss-rl-accel.h"
 
 #include <cblas.h>
 #include <string.h>
@@ -187,32 +188,44 @@ test_rl_matches_cpu (CudaFixture *f, gconstpointer data)
     SsRlFloor floor;
     double faint;             /* light, in noise σ, over the left two thirds, the median then
                                  subtracted */
+    gboolean accel;           /* extrapolated (ss-rl-accel.h) at SS_RL_ACCEL_SUGGESTED */
   } cases[] = {
-    { 64, 48, "gaussian:2", 1.0, 0, 0, SS_RL_STOP_NONE, 60, 0, 0.01, SS_RL_FLOOR_HOLDOUT, 0 },
+    { 64, 48, "gaussian:2", 1.0, 0, 0, SS_RL_STOP_NONE, 60, 0, 0.01, SS_RL_FLOOR_HOLDOUT, 0,
+      FALSE },
+    { 64, 48, "gaussian:2", 1.0, 0, 0, SS_RL_STOP_NONE, 60, 0, 0.01, SS_RL_FLOOR_HOLDOUT, 0,
+      TRUE },
     /* A PSF of 35 px. */
-    { 45, 37, "moffat:3,2.5", 0.7, 0, 0.2, SS_RL_STOP_NONE, 60, 0, 0.01, SS_RL_FLOOR_HOLDOUT, 0 },
+    { 45, 37, "moffat:3,2.5", 0.7, 0, 0.2, SS_RL_STOP_NONE, 60, 0, 0.01, SS_RL_FLOOR_HOLDOUT, 0,
+      FALSE },
+    { 45, 37, "moffat:3,2.5", 0.7, 0, 0.2, SS_RL_STOP_NONE, 60, 0, 0.01, SS_RL_FLOOR_HOLDOUT, 0,
+      TRUE },
     { 64, 64, "gaussian:2.5", 1.0, 0.004, 0.1, SS_RL_STOP_NONE, 60, 0, 0.01,
-      SS_RL_FLOOR_HOLDOUT, 0 },
+      SS_RL_FLOOR_HOLDOUT, 0, FALSE },
+    { 64, 64, "gaussian:2.5", 1.0, 0.004, 0.1, SS_RL_STOP_NONE, 60, 0, 0.01,
+      SS_RL_FLOOR_HOLDOUT, 0, TRUE },
     { 96, 64, "gaussian:3", 1.0, 0, 0.3, SS_RL_STOP_DISCREPANCY, 60, 0, 0.01,
-      SS_RL_FLOOR_HOLDOUT, 0 },
+      SS_RL_FLOOR_HOLDOUT, 0, FALSE },
     /* The hold-out rule: at noise 0.01 the held-out error still falls at
      * the validation cap, at 0.03 it turns inside it. */
     { 96, 80, "gaussian:2", 1.0, 0, 0.1, SS_RL_STOP_HOLDOUT, 600, 0, 0.01,
-      SS_RL_FLOOR_HOLDOUT, 0 },
+      SS_RL_FLOOR_HOLDOUT, 0, FALSE },
     { 96, 80, "gaussian:2", 1.0, 0, 0.1, SS_RL_STOP_HOLDOUT, 600, 0, 0.03,
-      SS_RL_FLOOR_HOLDOUT, 0 },
+      SS_RL_FLOOR_HOLDOUT, 0, FALSE },
+    { 96, 80, "gaussian:2", 1.0, 0, 0.1, SS_RL_STOP_HOLDOUT, 600, 0, 0.03,
+      SS_RL_FLOOR_HOLDOUT, 0, TRUE },
     { 80, 72, "moffat:3,2.5", 0.8, 0, 0.2, SS_RL_STOP_HOLDOUT, 600, 6, 0.03,
-      SS_RL_FLOOR_HOLDOUT, 0 },
+      SS_RL_FLOOR_HOLDOUT, 0, FALSE },
     /* The floor raised above a flat sky (the hold-out cases above choose it). */
-    { 64, 48, "gaussian:2", 1.0, 0, 0.2, SS_RL_STOP_NONE, 60, 0, 0.01, SS_RL_FLOOR_RAISED, 0 },
+    { 64, 48, "gaussian:2", 1.0, 0, 0.2, SS_RL_STOP_NONE, 60, 0, 0.01, SS_RL_FLOOR_RAISED, 0,
+      FALSE },
     { 80, 72, "moffat:3,2.5", 0.8, 0, 0.2, SS_RL_STOP_HOLDOUT, 600, 6, 0.03,
-      SS_RL_FLOOR_RAISED, 0 },
+      SS_RL_FLOOR_RAISED, 0, FALSE },
     /* Faint light over two thirds of the frame, the median subtracted: the
      * sky's tail, counted on the inset image region, is over its limit
      * (7.97 and 10.75 on both backends in two H200 runs) and keeps the
      * floor at the sky. */
     { 96, 80, "gaussian:2", 1.0, 0, 0.2, SS_RL_STOP_HOLDOUT, 600, 8, 0.03, SS_RL_FLOOR_HOLDOUT,
-      0.15 },
+      0.15, FALSE },
   };
   for (gsize i = 0; i < G_N_ELEMENTS (cases); i++)
     {
@@ -227,6 +240,8 @@ test_rl_matches_cpu (CudaFixture *f, gconstpointer data)
       params.tv = cases[i].tv;
       params.rl_stop = cases[i].stop;
       params.rl_floor = cases[i].floor;
+      if (cases[i].accel)
+        params.rl_accel = SS_RL_ACCEL_SUGGESTED;
       int b = cases[i].border;
       double median = 0;
       if (cases[i].faint > 0)
@@ -247,11 +262,11 @@ test_rl_matches_cpu (CudaFixture *f, gconstpointer data)
       g_assert_true (ss_cpu_solve (&problem, &params, NULL, NULL, NULL, &cpu, &error));
       g_assert_true (ss_cuda_solve (f->ctx, &problem, &params, NULL, NULL, NULL, &gpu, &error));
       g_assert_no_error (error);
-      g_test_message ("rl %d×%d %s ratio %.1f tv %g stop %d floor %d: %d iterations (%d "
+      g_test_message ("rl %d×%d %s ratio %.1f tv %g stop %d floor %d accel %g: %d iterations (%d "
                       "validating, %d of them with the floor raised, error ratio %.4f); GPU %d "
                       "(%d, %d, %.4f); raised %d; warning %s", cases[i].width, cases[i].height,
                       cases[i].psf, cases[i].ratio, cases[i].tv, cases[i].stop, cases[i].floor,
-                      cpu.iterations, cpu.validation_iterations, cpu.floor_iterations,
+                      params.rl_accel, cpu.iterations, cpu.validation_iterations, cpu.floor_iterations,
                       cpu.floor_error_ratio, gpu.iterations, gpu.validation_iterations,
                       gpu.floor_iterations, gpu.floor_error_ratio, cpu.floor_raised,
                       cpu.warning ? cpu.warning : "none");

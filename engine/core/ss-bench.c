@@ -38,6 +38,7 @@ ss_bench_solve_params (const SsBenchParams *params)
       ss_solve_params_set_defaults (&sp, params->solver);
       sp.rl_stop = SS_RL_STOP_NONE;
       sp.tv = 0;
+      sp.rl_accel = params->rl_accel;
     }
   return sp;
 }
@@ -83,11 +84,13 @@ ss_bench_rl_problem (int width, int height, guint32 seed, SsOperator **op, float
 }
 
 double
-ss_bench_rl_iteration_bytes (int width, int height, gboolean masked)
+ss_bench_rl_iteration_bytes (int width, int height, gboolean masked, gboolean accelerated)
 {
   double spec = (double) height * (width / 2 + 1), n = (double) width * height;
   /* Two spectrum multiplies: read the spectrum and c^, write the spectrum
    * (24 bytes a complex value each); the ratio: read r, y (and the mask),
-   * write r; the update (no TV): read z, back and the normaliser, write z. */
-  return 2 * 24.0 * spec + (masked ? 13.0 : 12.0) * n + 16.0 * n;
+   * write r; the update (no TV): read z, back and the normaliser, write z.
+   * Accelerated (ss-rl-accel.h), the extrapolation reads z and the z before
+   * and writes both, and the update reads the last move and writes the new. */
+  return 2 * 24.0 * spec + (masked ? 13.0 : 12.0) * n + 16.0 * n + (accelerated ? 24.0 * n : 0);
 }

@@ -18,6 +18,7 @@ typedef struct {
   guint32 seed;
   SsDirectMethod direct_method;
   SsPrior prior;              /* admm: the prior timed (default TV) */
+  double rl_accel;            /* rl: the extrapolation's cap timed (default 0, plain RL) */
   /* Real images are padded before they are solved (ss-boundary.h);
    * ss_backend_bench pads WIDTH x HEIGHT the same way, so the size timed is
    * the one a deblur of such an image solves. */
@@ -62,7 +63,9 @@ SsSolveParams ss_bench_solve_params (const SsBenchParams *params);
 gboolean ss_bench_rl_problem (int width, int height, guint32 seed, SsOperator **op, float **y,
                               GError **error);
 
-/* The elementwise bytes an RL iteration (no TV) must move, for its floor. */
-double ss_bench_rl_iteration_bytes (int width, int height, gboolean masked);
+/* The elementwise bytes an RL iteration (no TV) must move, for its floor;
+ * ACCELERATED: with the extrapolation (ss-rl-accel.h). */
+double ss_bench_rl_iteration_bytes (int width, int height, gboolean masked,
+                                    gboolean accelerated);
 
 G_END_DECLS

@@ -11,6 +11,7 @@
 #include "ss-dense.h"
 #include "ss-error.h"
 #include "ss-rl.h"
+#include "ss-rl-accel.h"
 #include "ss-solver-choice.h"
 
 #include <math.h>
@@ -151,6 +152,14 @@ static const SsParamInfo params[SS_N_PARAMS] = {
     "holdout: the sky)",
     SS_PARAM_CHOICE, SS_RL_FLOOR_HOLDOUT, 0, 2, .choices = rl_floors,
     .choice_labels = rl_floor_labels, .offset = FIELD (rl_floor) },
+  [SS_PARAM_RL_ACCEL] = {
+    SS_PARAM_RL_ACCEL, "accel", "Acceleration",
+    "Richardson–Lucy accelerated (Biggs and Andrews 1997): each step starts from the estimate "
+    "pushed along its last move, by as much of it as the last two moves agree, at most this. "
+    "0 (the default) is plain RL; 0.5 runs about half the iterations, usually 0.01-0.3 dB "
+    "lower, more on star fields the iteration cap stops",
+    SS_PARAM_REAL, 0, 0, 0.9, FALSE, FALSE, FALSE, 0, 0.9, FALSE,
+    .offset = FIELD (rl_accel) },
   [SS_PARAM_PRIOR] = {
     SS_PARAM_PRIOR, "prior", "Prior",
     "tv (isotropic total variation), starlet (l1 on the starlet wavelet scales, each weighted "
@@ -321,7 +330,7 @@ static const SsSolverInfo solvers[SS_N_SOLVERS] = {
             "optional TV (RL-TV) and a stopping rule, as it fits the noise if run long",
     .caps = SS_SOLVER_ITERATIVE | SS_SOLVER_MASKS, .compare_by_default = TRUE,
     .params = USES (SS_PARAM_ITERATIONS) | USES (SS_PARAM_TV) | USES (SS_PARAM_RL_STOP)
-              | USES (SS_PARAM_RL_FLOOR),
+              | USES (SS_PARAM_RL_FLOOR) | USES (SS_PARAM_RL_ACCEL),
     /* The hold-out rule spends at most half on its validation run, and on
      * star fields its held-out error is still falling there, so the cap is
      * their stop: quality's bright star fields are best after 846-1512

@@ -87,6 +87,7 @@ typedef struct {
   double tv;              /* RL-TV weight lambda (0: plain Richardson–Lucy); >= 0 */
   SsRlStop rl_stop;       /* Richardson–Lucy's stopping rule */
   SsRlFloor rl_floor;     /* Richardson–Lucy's background on a flat sky */
+  double rl_accel;        /* Richardson–Lucy's extrapolation cap (ss-rl-accel.h); 0: plain RL */
   SsPrior prior;          /* ADMM-prior: the prior */
   SsDataTerm data_term;   /* ADMM-prior: the data term */
   int reweight;           /* ADMM-prior: reweighted-l1 stages (0: plain l1) */
@@ -263,6 +264,7 @@ typedef enum {
   SS_PARAM_TV,
   SS_PARAM_RL_STOP,
   SS_PARAM_RL_FLOOR,
+  SS_PARAM_RL_ACCEL,
   SS_PARAM_PRIOR,
   SS_PARAM_DATA_TERM,
   SS_PARAM_REWEIGHT,

@@ -207,7 +207,7 @@ bench_iterative (const SsBenchParams *params, const SsProblem *problem, SsBenchR
   result->floor_fft_seconds = pair;
   result->bandwidth = ss_cpu_copy_bandwidth ();
   result->floor_bytes = params->solver == SS_SOLVER_RL
-                          ? ss_bench_rl_iteration_bytes (width, height, FALSE)
+                          ? ss_bench_rl_iteration_bytes (width, height, FALSE, sp.rl_accel > 0)
                           : elementwise_bytes (params->solver, width, height);
   result->floor_seconds = pair + result->floor_bytes / result->bandwidth;
   result->ratio = result->seconds_per_iteration / result->floor_seconds;

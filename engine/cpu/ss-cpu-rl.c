@@ -15,11 +15,15 @@
  * other quarter in the ratio's pass, then on all of P; the iterations and
  * reports of both count as one run. The validation keeps iterates for the
  * brightness blend (ss-rl-blend.h) and chooses it at its end; the full run
- * then keeps E at its count and blends its last estimate.
+ * then keeps E at its count and blends its last estimate. With acceleration
+ * (ss-rl-accel.h) each step starts from the extrapolated point, put in x
+ * before the step, so the ratio, the step and the held-out reading all see
+ * the point the step is taken from, as on the GPU.
  */
 #include "ss-cpu-private.h"
 #include "ss-error.h"
 #include "ss-rl.h"
+#include "ss-rl-accel.h"
 #include "ss-rl-blend.h"
 #include "ss-rl-holdout.h"
 #include "ss-rl-tv.h"
@@ -36,6 +40,14 @@ typedef struct {
   SsRlBlendLadder at;
 } RlBlend;
 
+/* The extrapolation's state (ss-rl-accel.h); CAP 0: plain RL, no buffers. */
+typedef struct {
+  float cap;
+  double factor;    /* a for the next step */
+  float *previous;  /* z before the last step */
+  float *move;      /* g of the last step: its new z less the point it started from */
+} RlAccel;
+
 typedef struct {
   gsize n;
   const SsOperator *op;
@@ -48,6 +60,7 @@ typedef struct {
   float *x, *next, *real, *spectrum;   /* x holds z */
   float *weight;    /* 1 / Cᵀ(P1) (ss_rl_weight's), 0 where no light is observed */
   RlBlend blend;
+  RlAccel accel;
 } RlState;
 
 static gboolean
@@ -58,7 +71,10 @@ state_alloc (RlState *s, SsMemCounter *mem, GError **error)
   return (s->x = ss_mem_alloc (mem, bytes, error)) && (s->next = ss_mem_alloc (mem, bytes, error))
          && (s->real = ss_mem_alloc (mem, bytes, error))
          && (s->weight = ss_mem_alloc (mem, bytes, error))
-         && (s->spectrum = ss_mem_alloc (mem, spec, error));
+         && (s->spectrum = ss_mem_alloc (mem, spec, error))
+         && (s->accel.cap <= 0
+             || ((s->accel.previous = ss_mem_alloc (mem, bytes, error))
+                 && (s->accel.move = ss_mem_alloc (mem, bytes, error))));
 }
 
 static void
@@ -70,6 +86,8 @@ state_free (RlState *s, SsMemCounter *mem)
   ss_mem_free (mem, s->weight, 0);
   ss_mem_free (mem, s->spectrum, 0);
   ss_mem_free (mem, s->roles, 0);
+  ss_mem_free (mem, s->accel.previous, 0);
+  ss_mem_free (mem, s->accel.move, 0);
   ss_mem_free (mem, s->blend.best, 0);
   for (int i = 0; i < SS_RL_BLEND_SLOTS; i++)
     ss_mem_free (mem, s->blend.ladder[i], 0);
@@ -214,6 +232,47 @@ blend_into (RlState *s, float *out, const float *early, const float *late)
     out[i] = ss_rl_blend_value (early[i], late[i], shift, level);
 }
 
+/* x = the point the next step starts from (ss_rl_accel_point), previous =
+ * the z it was extrapolated from. */
+static void
+extrapolate (RlState *s)
+{
+  RlAccel *a = &s->accel;
+  if (a->cap <= 0)
+    return;
+  const float factor = (float) a->factor;
+  float *x = s->x, *previous = a->previous;
+#pragma omp parallel for simd schedule(static) if (s->n > SS_PARALLEL_MIN)
+  for (gsize i = 0; i < s->n; i++)
+    {
+      float z = x[i];
+      x[i] = ss_rl_accel_point (z, previous[i], factor);
+      previous[i] = z;
+    }
+}
+
+/* After a step from x to next: its move g = next − x kept, and the factor
+ * of the next step from how it agrees with the last (ss_rl_accel_factor). */
+static void
+measure_move (RlState *s)
+{
+  RlAccel *a = &s->accel;
+  if (a->cap <= 0)
+    return;
+  const float *x = s->x, *next = s->next;
+  float *move = a->move;
+  double cross = 0, last = 0;
+#pragma omp parallel for schedule(static) reduction(+ : cross, last) if (s->n > SS_PARALLEL_MIN)
+  for (gsize i = 0; i < s->n; i++)
+    {
+      float g = next[i] - x[i];
+      cross += (double) g * move[i];
+      last += (double) move[i] * move[i];
+      move[i] = g;
+    }
+  a->factor = ss_rl_accel_factor (cross, last, a->cap);
+}
+
 /* next = x ⊙ (Cᵀ ratio) ⊙ weight (⊙ TV factor); x where weight is 0. */
 static void
 multiplicative_step (RlState *s, float lambda)
@@ -285,6 +344,13 @@ restart (RlState *s, const float *start)
   const float to_z = (float) -ss_rl_estimate_shift (&s->setup);
   for (gsize i = 0; i < s->n; i++)
     s->x[i] = start ? fmaxf (start[i] + to_z, 0.0f) : (float) s->setup.start;
+  RlAccel *a = &s->accel;
+  a->factor = 0;
+  if (a->cap > 0)
+    {
+      memcpy (a->previous, s->x, s->n * sizeof (float));
+      memset (a->move, 0, s->n * sizeof (float));
+    }
 }
 
 /* RL on all the data until iteration LAST (counting on from *ITERATION),
@@ -300,8 +366,10 @@ full_run (RlState *s, const SsProblem *problem, const SsSolveParams *params,
   float *kept = s->blend.ladder[0];
   while (ok && !stop && *iteration < last)
     {
+      extrapolate (s);
       data_ratio (s, problem->y);
       multiplicative_step (s, (float) params->tv);
+      measure_move (s);
       ++*iteration;
       gboolean measure = ss_cpu_is_report_point (params, *iteration) || *iteration == last;
       double change2 = accept_step (s, measure);
@@ -398,8 +466,10 @@ validation_run (RlState *s, const SsProblem *problem, SsRlHoldout *holdout,
   while (ok && !done)
     {
       int starting_from = *iteration - offset;
+      extrapolate (s);
       double held_out = data_ratio (s, problem->y);
       multiplicative_step (s, (float) params->tv);
+      measure_move (s);
       ++*iteration;
       gboolean reading = (*iteration - offset) % SS_RL_HOLDOUT_EVERY == 0;
       if (reading)
@@ -457,6 +527,7 @@ rl_run (const SsProblem *problem, const SsSolveParams *params, const float *star
   s.op = problem->op;
   s.image = problem->image;
   s.n = (gsize) s.op->width * s.op->height;
+  s.accel.cap = (float) params->rl_accel;
   if (!ss_rl_setup_data (problem, params, &s.setup, error))
     return FALSE;
   if (!(s.fft = ss_fft_get (s.op->width, s.op->height, 1, error)))

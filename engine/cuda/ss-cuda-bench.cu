@@ -143,7 +143,7 @@ bench_iterative (SsCudaContext *ctx, const SsBenchParams *params, SsCudaProblem 
   result->floor_bytes = params->solver == SS_SOLVER_CPADMM ? ss_cuda_cpadmm_iteration_bytes (p)
                         : params->solver == SS_SOLVER_ADMM_PRIOR
                           ? ss_cuda_admm_prior_iteration_bytes (p, &sp)
-                        : params->solver == SS_SOLVER_RL ? ss_cuda_rl_iteration_bytes (p)
+                        : params->solver == SS_SOLVER_RL ? ss_cuda_rl_iteration_bytes (p, &sp)
                           : ss_cuda_fista_iteration_bytes (p);
   result->floor_seconds = fft + result->floor_bytes / bandwidth;
 

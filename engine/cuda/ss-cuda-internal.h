@@ -341,7 +341,7 @@ SsCudaSolver *ss_cuda_fista_new (SsCudaContext *ctx, const SsCudaProblem *p,
                                  const SsSolveParams *params, SsCudaIterator *it,
                                  SsCudaReporter *reporter, GError **error);
 /* Elementwise bytes of one plain RL iteration, for the benchmark's floor. */
-double ss_cuda_rl_iteration_bytes (const SsCudaProblem *p);
+double ss_cuda_rl_iteration_bytes (const SsCudaProblem *p, const SsSolveParams *params);
 SsCudaSolver *ss_cuda_rl_new (SsCudaContext *ctx, const SsCudaProblem *p,
                               const SsSolveParams *params, SsCudaIterator *it,
                               SsCudaReporter *reporter, GError **error);

@@ -26,10 +26,15 @@
  * end (next_run) predicts the held-out pixels with each blend; where one is
  * chosen the full run is two runs, E copied between them, and its last
  * iteration (SS_ITER_LAST) blends the estimate before the final report.
+ * Accelerated (ss-rl-accel.h), an iteration starts with the extrapolation
+ * kernel, which moves z to the point the step starts from, and the update
+ * kernel also sums how its move agrees with the last; a one-thread kernel
+ * turns the sums into the next factor on the device, so no iteration waits.
  */
 #include "ss-cuda-internal.h"
 #include "ss-cuda-device.cuh"
 #include "ss-rl.h"
+#include "ss-rl-accel.h"
 #include "ss-rl-blend.h"
 #include "ss-rl-holdout.h"
 #include "ss-rl-tv.h"
@@ -71,7 +76,15 @@ typedef struct {
   int early;                /* the full run's iterations at which E is kept; 0: no blend */
   int after_early;          /* and those after it */
   gboolean blending;        /* in the full run's part after E: its last iteration blends */
+  /* The extrapolation (ss-rl-accel.h), as ss-cpu-rl.c's: */
+  float accel_cap;          /* 0: plain RL, none of these */
+  float *previous;          /* z before the last step */
+  float *move;              /* the last step's move, its new z less its start point */
+  double *accel;            /* device: Σ g g_prev and Σ g_prev² of the step, then the factor */
 } Rl;
+
+/* Where Rl.accel keeps each. */
+enum { ACCEL_CROSS, ACCEL_LAST, ACCEL_FACTOR, ACCEL_N };
 
 /* r = P (y + b)₊ ⊘ (r + β), 0 off the mask (r holds C z on entry). */
 template <bool MASK>
@@ -141,17 +154,46 @@ rl_validation_ratio_kernel (float *__restrict__ r, const float *__restrict__ y,
     ss_block_sum_to<1> (held_out, acc);
 }
 
+/* z = the point the step starts from (ss_rl_accel_point, the factor the
+ * last step left in ACCEL), previous = the z it came from. */
+__global__ void
+rl_extrapolate_kernel (float *__restrict__ z, float *__restrict__ previous, size_t n,
+                       const double *__restrict__ accel)
+{
+  const float factor = (float) accel[ACCEL_FACTOR];
+  for (size_t i = blockIdx.x * (size_t) blockDim.x + threadIdx.x; i < n;
+       i += (size_t) gridDim.x * blockDim.x)
+    {
+      float zi = z[i];
+      z[i] = ss_rl_accel_point (zi, previous[i], factor);
+      previous[i] = zi;
+    }
+}
+
+/* The next step's factor from the sums the update left, which it clears
+ * for the next. */
+__global__ void
+rl_accel_factor_kernel (double *accel, double cap)
+{
+  accel[ACCEL_FACTOR] = ss_rl_accel_factor (accel[ACCEL_CROSS], accel[ACCEL_LAST], cap);
+  accel[ACCEL_CROSS] = 0.0;
+  accel[ACCEL_LAST] = 0.0;
+}
+
 /* z_new = z ⊙ (back ⊙ weight, or 1 where weight is 0) (⊙ TV factor), into z
  * (no TV) or back (TV); the estimate x = z_new + shift and the squared change
- * when FLAGS ask. */
-template <bool TV, unsigned FLAGS>
+ * when FLAGS ask; ACCEL: the move z_new − z into MOVE, summing its product
+ * with the move there before and that one's square into SUMS. */
+template <bool TV, bool ACCEL, unsigned FLAGS>
 __global__ void
 rl_update_kernel (float *__restrict__ z, float *__restrict__ back,
                   const float *__restrict__ weight, float *__restrict__ estimate, int w, int h,
-                  float lambda, float shift, double *__restrict__ acc)
+                  float lambda, float shift, double *__restrict__ acc,
+                  float *__restrict__ move, double *__restrict__ sums)
 {
   size_t n = (size_t) w * h;
   double delta[1] = { 0.0 };
+  double agree[2] = { 0.0, 0.0 };
   for (size_t p = blockIdx.x * (size_t) blockDim.x + threadIdx.x; p < n;
        p += (size_t) gridDim.x * blockDim.x)
     {
@@ -165,6 +207,13 @@ rl_update_kernel (float *__restrict__ z, float *__restrict__ back,
           float d = zn - z[p];
           delta[0] += (double) d * d;
         }
+      if (ACCEL)
+        {
+          float g = zn - z[p], last = move[p];
+          agree[0] += (double) g * last;
+          agree[1] += (double) last * last;
+          move[p] = g;
+        }
       if (FLAGS & SS_ITER_WRITE_ESTIMATE)
         estimate[p] = zn + shift;
       if (TV)
@@ -174,6 +223,8 @@ rl_update_kernel (float *__restrict__ z, float *__restrict__ back,
     }
   if (FLAGS & SS_ITER_DELTA)
     ss_block_sum_to<1> (delta, acc + SS_ACC_DELTA);
+  if (ACCEL)
+    ss_block_sum_to<2> (agree, sums + ACCEL_CROSS);
 }
 
 /* OUT = the blend of EARLY and LATE (z units) + OUT_SHIFT. */
@@ -261,7 +312,7 @@ rl_blend_estimate (Rl *s, GError **error)
   return LAUNCH_OK ("rl_blend_kernel");
 }
 
-template <bool TV>
+template <bool TV, bool ACCEL>
 static void
 launch_update (Rl *s, unsigned flags, unsigned blocks)
 {
@@ -271,15 +322,29 @@ launch_update (Rl *s, unsigned flags, unsigned blocks)
   float shift = (float) ss_rl_estimate_shift (&s->setup);
   double *acc = s->reporter->block;
   if (flags & SS_ITER_DELTA)
-    rl_update_kernel<TV, SS_ITER_WRITE_ESTIMATE | SS_ITER_DELTA>
+    rl_update_kernel<TV, ACCEL, SS_ITER_WRITE_ESTIMATE | SS_ITER_DELTA>
       <<<blocks, SS_CUDA_THREADS, 0, st>>> (s->z, s->back, s->weight, s->estimate, p->width,
-                                            p->height, lambda, shift, acc);
+                                            p->height, lambda, shift, acc, s->move, s->accel);
   else if (flags & SS_ITER_WRITE_ESTIMATE)
-    rl_update_kernel<TV, SS_ITER_WRITE_ESTIMATE><<<blocks, SS_CUDA_THREADS, 0, st>>> (
-      s->z, s->back, s->weight, s->estimate, p->width, p->height, lambda, shift, acc);
+    rl_update_kernel<TV, ACCEL, SS_ITER_WRITE_ESTIMATE><<<blocks, SS_CUDA_THREADS, 0, st>>> (
+      s->z, s->back, s->weight, s->estimate, p->width, p->height, lambda, shift, acc, s->move,
+      s->accel);
   else
-    rl_update_kernel<TV, 0><<<blocks, SS_CUDA_THREADS, 0, st>>> (
-      s->z, s->back, s->weight, s->estimate, p->width, p->height, lambda, shift, acc);
+    rl_update_kernel<TV, ACCEL, 0><<<blocks, SS_CUDA_THREADS, 0, st>>> (
+      s->z, s->back, s->weight, s->estimate, p->width, p->height, lambda, shift, acc, s->move,
+      s->accel);
+}
+
+/* The extrapolation before a step (nothing without acceleration). */
+static gboolean
+rl_extrapolate (Rl *s, GError **error)
+{
+  if (s->accel_cap <= 0)
+    return TRUE;
+  SsCudaContext *ctx = s->base.ctx;
+  rl_extrapolate_kernel<<<ss_cuda_blocks (ctx, s->p->n), SS_CUDA_THREADS, 0, ctx->stream>>> (
+    s->z, s->previous, s->p->n, s->accel);
+  return LAUNCH_OK ("rl_extrapolate_kernel");
 }
 
 static gboolean
@@ -287,13 +352,23 @@ rl_update (Rl *s, unsigned flags, GError **error)
 {
   SsCudaContext *ctx = s->base.ctx;
   unsigned blocks = ss_cuda_blocks (ctx, s->p->n);
-  gboolean tv = s->params->tv > 0;
-  if (tv)
-    launch_update<true> (s, flags, blocks);
+  gboolean tv = s->params->tv > 0, accel = s->accel_cap > 0;
+  if (tv && accel)
+    launch_update<true, true> (s, flags, blocks);
+  else if (tv)
+    launch_update<true, false> (s, flags, blocks);
+  else if (accel)
+    launch_update<false, true> (s, flags, blocks);
   else
-    launch_update<false> (s, flags, blocks);
+    launch_update<false, false> (s, flags, blocks);
   if (!LAUNCH_OK ("rl_update_kernel"))
     return FALSE;
+  if (accel)
+    {
+      rl_accel_factor_kernel<<<1, 1, 0, ctx->stream>>> (s->accel, (double) s->accel_cap);
+      if (!LAUNCH_OK ("rl_accel_factor_kernel"))
+        return FALSE;
+    }
   if (tv && !CUDA_OK (cudaMemcpyAsync (s->z, s->back, s->p->n * sizeof (float),
                                        cudaMemcpyDeviceToDevice, ctx->stream)))
     return FALSE;
@@ -301,7 +376,7 @@ rl_update (Rl *s, unsigned flags, GError **error)
 }
 
 static const char *const rl_stage_names[] = {
-  "R2C z", "times c^/n", "C2R", "ratio kernel", "R2C ratio", "times conj(c^)/n", "C2R",
+  "extrapolation (accelerated)", "R2C z", "times c^/n", "C2R", "ratio kernel", "R2C ratio", "times conj(c^)/n", "C2R",
   "update kernel (+ copy with TV)",
 };
 
@@ -314,15 +389,16 @@ rl_stage (gpointer solver, int stage, unsigned flags, GError **error)
   float inv_n = (float) (1.0 / (double) p->n);
   switch (stage)
     {
-    case 0: return CUFFT_OK (cufftExecR2C (s->r2c, s->z, (cufftComplex *) s->spec));
-    case 1: return ss_cuda_spectrum_multiply (ctx, s->spec, p->chat, p->spec, 1, FALSE, inv_n,
+    case 0: return rl_extrapolate (s, error);
+    case 1: return CUFFT_OK (cufftExecR2C (s->r2c, s->z, (cufftComplex *) s->spec));
+    case 2: return ss_cuda_spectrum_multiply (ctx, s->spec, p->chat, p->spec, 1, FALSE, inv_n,
                                               error);
-    case 2: return CUFFT_OK (cufftExecC2R (s->c2r, (cufftComplex *) s->spec, s->r));
-    case 3: return rl_ratio (s, flags, error);
-    case 4: return CUFFT_OK (cufftExecR2C (s->r2c, s->r, (cufftComplex *) s->spec));
-    case 5: return ss_cuda_spectrum_multiply (ctx, s->spec, p->chat, p->spec, 1, TRUE, inv_n,
+    case 3: return CUFFT_OK (cufftExecC2R (s->c2r, (cufftComplex *) s->spec, s->r));
+    case 4: return rl_ratio (s, flags, error);
+    case 5: return CUFFT_OK (cufftExecR2C (s->r2c, s->r, (cufftComplex *) s->spec));
+    case 6: return ss_cuda_spectrum_multiply (ctx, s->spec, p->chat, p->spec, 1, TRUE, inv_n,
                                               error);
-    case 6: return CUFFT_OK (cufftExecC2R (s->c2r, (cufftComplex *) s->spec, s->back));
+    case 7: return CUFFT_OK (cufftExecC2R (s->c2r, (cufftComplex *) s->spec, s->back));
     default: return rl_update (s, flags, error);
     }
 }
@@ -336,14 +412,24 @@ rl_iterate (gpointer solver, unsigned flags, GError **error)
   return TRUE;
 }
 
+/* The flat start, and with acceleration no move yet (factor 0). */
 static gboolean
 rl_reset (gpointer solver, GError **error)
 {
   Rl *s = (Rl *) solver;
   SsCudaContext *ctx = s->base.ctx;
-  rl_fill_kernel<<<ss_cuda_blocks (ctx, s->p->n), SS_CUDA_THREADS, 0, ctx->stream>>> (
-    s->z, s->p->n, (float) s->setup.start);
-  return LAUNCH_OK ("rl_fill_kernel");
+  unsigned blocks = ss_cuda_blocks (ctx, s->p->n);
+  rl_fill_kernel<<<blocks, SS_CUDA_THREADS, 0, ctx->stream>>> (s->z, s->p->n,
+                                                               (float) s->setup.start);
+  if (!LAUNCH_OK ("rl_fill_kernel"))
+    return FALSE;
+  if (s->accel_cap <= 0)
+    return TRUE;
+  rl_fill_kernel<<<blocks, SS_CUDA_THREADS, 0, ctx->stream>>> (s->previous, s->p->n,
+                                                               (float) s->setup.start);
+  return LAUNCH_OK ("rl_fill_kernel")
+         && CUDA_OK (cudaMemsetAsync (s->move, 0, s->p->n * sizeof (float), ctx->stream))
+         && CUDA_OK (cudaMemsetAsync (s->accel, 0, ACCEL_N * sizeof (double), ctx->stream));
 }
 
 static const float *
@@ -562,6 +648,9 @@ rl_destroy (SsCudaSolver *solver)
   for (int i = 0; i < SS_RL_BLEND_SLOTS; i++)
     ss_cuda_free (ctx, s->ladder[i], image);
   ss_cuda_free (ctx, s->blend_errors, (1 + SS_RL_BLEND_SLOTS) * sizeof (double));
+  ss_cuda_free (ctx, s->previous, image);
+  ss_cuda_free (ctx, s->move, image);
+  ss_cuda_free (ctx, s->accel, ACCEL_N * sizeof (double));
   g_free (s);
 }
 
@@ -605,7 +694,10 @@ ss_cuda_rl_new (SsCudaContext *ctx, const SsCudaProblem *p, const SsSolveParams 
   gboolean holdout = params->rl_stop == SS_RL_STOP_HOLDOUT;
   /* With the hold-out rule, a byte a pixel for the validation's roles and
    * the blend's iterates (ss-rl-blend.h). */
-  size_t bytes = 5 * image + p->spec * sizeof (float2)
+  /* And with acceleration two more images (ss-rl-accel.h). */
+  gboolean accel = params->rl_accel > 0;
+  size_t bytes = (accel ? 7 : 5) * image + p->spec * sizeof (float2)
+                 + (accel ? ACCEL_N * sizeof (double) : 0)
                  + (holdout ? p->n + rl_blend_bytes (p) : 0);
   g_autofree char *what = g_strdup_printf ("a %d×%d rl solve", p->width, p->height);
   if (!ss_cuda_check_solver_room (ctx, p->width, p->height, 1, bytes, what, error))
@@ -625,6 +717,7 @@ ss_cuda_rl_new (SsCudaContext *ctx, const SsCudaProblem *p, const SsSolveParams 
   s->holdout = params->rl_stop == SS_RL_STOP_HOLDOUT
                && ss_rl_holdout_init (&s->rule, params->iterations);
   s->validating = s->holdout;
+  s->accel_cap = accel ? (float) params->rl_accel : 0.0f;
   gboolean ok = ss_cuda_plan (ctx, p->width, p->height, 1, CUFFT_R2C, &s->r2c, error)
                 && ss_cuda_plan (ctx, p->width, p->height, 1, CUFFT_C2R, &s->c2r, error)
                 && ss_cuda_alloc (ctx, (void **) &s->z, image, what, error)
@@ -634,6 +727,11 @@ ss_cuda_rl_new (SsCudaContext *ctx, const SsCudaProblem *p, const SsSolveParams 
                 && ss_cuda_alloc (ctx, (void **) &s->estimate, image, what, error)
                 && ss_cuda_alloc (ctx, (void **) &s->spec, p->spec * sizeof (float2), what,
                                   error)
+                && (!accel
+                    || (ss_cuda_alloc (ctx, (void **) &s->previous, image, what, error)
+                        && ss_cuda_alloc (ctx, (void **) &s->move, image, what, error)
+                        && ss_cuda_alloc (ctx, (void **) &s->accel, ACCEL_N * sizeof (double),
+                                          what, error)))
                 && ss_cuda_rl_setup (ctx, p, params, s->weight, s->z, s->back, s->spec,
                                      &s->setup, error)
                 && (!s->holdout
@@ -661,7 +759,8 @@ ss_cuda_rl_new (SsCudaContext *ctx, const SsCudaProblem *p, const SsSolveParams 
 }
 
 double
-ss_cuda_rl_iteration_bytes (const SsCudaProblem *p)
+ss_cuda_rl_iteration_bytes (const SsCudaProblem *p, const SsSolveParams *params)
 {
-  return ss_bench_rl_iteration_bytes (p->width, p->height, p->mask != NULL);
+  return ss_bench_rl_iteration_bytes (p->width, p->height, p->mask != NULL,
+                                      params->rl_accel > 0);
 }
