@@ -210,9 +210,20 @@ measure_psf (CliDeblurInput *in, const CliOptions *o, const CliConfig *c, CliPla
       search.model = c->psf_model;
       search.plane = plane;
       /* The stars fitted are those the data term keeps: the level
-       * --saturation resolved, when there is one. */
-      if (isfinite (job->defects.saturation.level))
-        search.saturation = job->defects.saturation.level;
+       * --saturation resolved, when there is one; where auto found none,
+       * the search need not look again. */
+      const SsSaturation *saturation = &job->defects.saturation;
+      if (isfinite (saturation->level))
+        search.saturation = saturation->level;
+      else if (c->saturation_mode == SS_SATURATION_AUTO
+               && saturation->ignored == SS_SATURATION_FROM_NONE)
+        search.saturation = INFINITY;
+      /* The noise the search's threshold needs, measured once for it and
+       * the defects' rules and --alpha auto after it (ss_defects_blank). */
+      const SsImage *image = in->image;
+      job->defects.noise = ss_noise_estimate (ss_image_plane ((SsImage *) image, plane),
+                                              image->width, image->height);
+      search.noise = job->defects.noise;
       if (!ss_psf_find_stars (in->image, &search, &job->fit, NULL, NULL, &error))
         {
           cli_error (label, "--psf auto: %s", error->message);

@@ -422,6 +422,51 @@ test_find_stars_header_saturation (void)
   g_assert_true (ss_psf_find_stars (image, &search, &combined, NULL, NULL, &error));
   g_assert_no_error (error);
   g_assert_cmpint (combined.iterations, ==, 3);
+  /* And so does the caller's none (INFINITY: deblur's --saturation auto
+   * found none), without looking at the card. */
+  search.saturation = INFINITY;
+  g_assert_true (ss_psf_find_stars (image, &search, &combined, NULL, NULL, &error));
+  g_assert_no_error (error);
+  g_assert_cmpint (combined.iterations, ==, 3);
+}
+
+static gboolean same_fit (const SsPsfFit *a, const SsPsfFit *b);
+
+/* The noise a caller hands the search (deblur measures it once for the
+ * search and the defects' rules) is the one it would measure: the same
+ * fit to the bit. And it is used: a noise a thousand times larger puts the
+ * threshold (sky + 20 σ) above every star. */
+static void
+test_find_stars_given_noise (void)
+{
+  const int w = 128, h = 128;
+  const double sky = 500, peak = 8000;
+  g_autoptr (GError) error = NULL;
+  Profile truth = random_profile (SS_PSF_MODEL_MOFFAT);
+  g_autoptr (SsImage) image = ss_image_new (w, h, 1, &error);
+  g_assert_no_error (error);
+  const int corners[3][2] = { { 32, 32 }, { 96, 40 }, { 60, 96 } };
+  for (int k = 0; k < 3; k++)
+    add_star (image->data, w, h, &truth, corners[k][0] + g_test_rand_int_range (-4, 5),
+              corners[k][1] + g_test_rand_int_range (-4, 5), peak - sky, 60);
+  for (gsize i = 0; i < (gsize) w * h; i++)
+    {
+      double mean = sky + image->data[i];
+      image->data[i] = (float) (mean + sqrt (mean) * test_rand_normal ());
+    }
+  SsStarSearch search;
+  ss_star_search_init (&search);
+  SsPsfFit measured, given;
+  g_assert_true (ss_psf_find_stars (image, &search, &measured, NULL, NULL, &error));
+  g_assert_no_error (error);
+  search.noise = ss_noise_estimate (image->data, w, h);
+  g_test_message ("noise %.4g; %d stars", search.noise, measured.iterations);
+  g_assert_true (ss_psf_find_stars (image, &search, &given, NULL, NULL, &error));
+  g_assert_no_error (error);
+  g_assert_true (same_fit (&measured, &given));
+  search.noise *= 1000;
+  g_assert_false (ss_psf_find_stars (image, &search, &given, NULL, NULL, &error));
+  g_assert_error (error, SS_ERROR, SS_ERROR_INVALID_ARGUMENT);
 }
 
 /* TRUE when A and B are the same fit, to the bit (NaN beta equal to NaN). */
@@ -649,6 +694,7 @@ main (int argc, char **argv)
   g_test_add_func ("/psf-fit/find-gaussian-stars", test_find_gaussian_stars);
   g_test_add_func ("/psf-fit/find-moffat-stars", test_find_moffat_stars);
   g_test_add_func ("/psf-fit/find-stars-header-saturation", test_find_stars_header_saturation);
+  g_test_add_func ("/psf-fit/find-stars-given-noise", test_find_stars_given_noise);
   g_test_add_func ("/psf-fit/find-stars-cancelled", test_find_stars_cancelled);
   g_test_add_func ("/psf-fit/render-round-matches-spec", test_render_round_matches_spec);
   g_test_add_func ("/psf-fit/render-elliptical-moments", test_render_elliptical_moments);

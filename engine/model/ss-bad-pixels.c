@@ -510,7 +510,8 @@ ss_defects_blank (const SsDefectRules *rules, const float *data, int width, int 
                                              saturation->level);
   if (!rules->bad_pixels)
     return;
-  defects->noise = ss_noise_estimate (data, width, height);
+  if (isnan (defects->noise))
+    defects->noise = ss_noise_estimate (data, width, height);
   if (rules->nonneg)
     defects->cold = ss_cold_pixels_blank (data, width, height, sky, defects->noise, scaled);
   SsHotRatios ratios = ss_hot_pixels_psf_ratios (spec, fit);

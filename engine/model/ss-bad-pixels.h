@@ -145,7 +145,9 @@ typedef struct {
   gsize kept_clipped;         /* clipped pixels kept in the fit: a solver that cannot leave
                                  them out (direct-fft) */
   gsize cold, hot;
-  double noise;               /* ss_noise_estimate of the data when a rule took it, else NAN */
+  double noise;               /* ss_noise_estimate of the data when a rule or the star search
+                                 took it (a caller may set it between the two steps
+                                 below, and ss_defects_blank then uses it), else NAN */
 } SsDefects;
 
 /* Resolves the saturation level of DATA (WIDTH × HEIGHT, input units, with

@@ -141,6 +141,7 @@ ss_star_search_init (SsStarSearch *search)
   search->plane = 0;
   search->threshold = 20.0;
   search->saturation = NAN;
+  search->noise = NAN;
   search->isolation = 0.0;
   search->max_stars = 25;
 }
@@ -254,7 +255,7 @@ saturation_level (const SsImage *image, const SsStarSearch *search, const float 
                   SsSaturationSource *source)
 {
   *source = SS_SATURATION_FROM_USER;
-  if (isfinite (search->saturation))
+  if (!isnan (search->saturation))
     return search->saturation;
   return ss_psf_fit_saturation_level_of (image->header, data, image->width, image->height,
                                          source);
@@ -346,7 +347,8 @@ measure_levels (const SsImage *image, const SsStarSearch *search, const float *d
   if (!ss_scaling_estimate (data, n, SS_SKY_CLIPPED_MEDIAN, 0.0, &scaling, error))
     return FALSE;
   levels->sky = scaling.sky;
-  levels->noise = ss_noise_estimate (data, image->width, image->height);
+  levels->noise = isnan (search->noise) ? ss_noise_estimate (data, image->width, image->height)
+                                        : search->noise;
   if (!(levels->noise > 0.0))
     levels->noise = 1e-6 * scaling.scale;   /* noiseless (synthetic) data */
   levels->saturation = saturation_level (image, search, data, &levels->saturation_from);

@@ -84,9 +84,12 @@ typedef struct {
   int plane;              /* plane of IMAGE searched */
   double threshold;       /* peaks above sky + threshold * noise; default 20 */
   double saturation;      /* data level treated as saturated, in the image's units (as
-                             read, sky included); NAN (default): the header's SATURATE or
-                             SATLEVEL card when above the sky, else a flat top at the
-                             maximum, else none */
+                             read, sky included); INFINITY: none (a caller that looked
+                             already); NAN (default): the header's SATURATE or SATLEVEL card
+                             when above the sky, else a flat top at the maximum, else none */
+  double noise;           /* the plane's ss_noise_estimate when the caller has it; NAN
+                             (default): measured (on a 26-megapixel frame that is a pass
+                             as long as an iteration) */
   double isolation;       /* pixels; 0 (default): about 4 FWHM of each candidate, at least 8 */
   int max_stars;          /* brightest good fits combined; default 25 */
 } SsStarSearch;
