@@ -101,28 +101,56 @@ write_sample_part (Fixture *f, GRand *rng, int max_side, int *w, int *h, int *x0
   return in;
 }
 
+/* What a comparison with sharpsky-cli starts from: a random part of the
+ * sample (write_sample_part, each side up to MAX_SIDE) as the input, the
+ * CLI, the random source that drew the part and the path the CLI's result
+ * goes to. */
+typedef struct {
+  const char *cli;
+  GRand *rng;
+  char *in, *out;
+  int w, h, x0, y0;
+} SamplePart;
+
+static void
+sample_part_clear (SamplePart *p)
+{
+  g_clear_pointer (&p->rng, g_rand_free);
+  g_clear_pointer (&p->in, g_free);
+  g_clear_pointer (&p->out, g_free);
+}
+
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (SamplePart, sample_part_clear)
+
+/* FALSE, the test skipped, without a display or the CLI. */
+static gboolean
+sample_part_begin (Fixture *f, int max_side, SamplePart *p)
+{
+  if (skip_without_display () || (p->cli = cli_or_skip ()) == NULL)
+    return FALSE;
+  p->rng = g_rand_new_with_seed (f->seed);
+  p->in = write_sample_part (f, p->rng, max_side, &p->w, &p->h, &p->x0, &p->y0);
+  p->out = g_build_filename (f->dir, "cli.fits", NULL);
+  return TRUE;
+}
+
+/* The app's deblur of a random part of the sample, as a "real" blurred image,
+ * with a Gaussian PSF equals sharpsky-cli's. */
 static void
 test_deblur_matches_cli (Fixture *f, gconstpointer data)
 {
-  if (skip_without_display ())
+  g_auto (SamplePart) p = { 0 };
+  if (!sample_part_begin (f, 128, &p))
     return;
-  const char *cli = cli_or_skip ();
-  if (cli == NULL)
-    return;
-  /* A random part of the sample as the "real" blurred image. */
-  g_autoptr (GRand) rng = g_rand_new_with_seed (f->seed);
-  int w, h, x0, y0;
-  g_autofree char *in = write_sample_part (f, rng, 128, &w, &h, &x0, &y0);
-  g_autofree char *out = g_build_filename (f->dir, "cli.fits", NULL);
   g_autoptr (GError) error = NULL;
-  double fwhm = g_rand_double_range (rng, 1.5, 4.0);
-  g_test_message ("%d×%d at (%d, %d), gaussian FWHM %.3f", w, h, x0, y0, fwhm);
+  double fwhm = g_rand_double_range (p.rng, 1.5, 4.0);
+  g_test_message ("%d×%d at (%d, %d), gaussian FWHM %.3f", p.w, p.h, p.x0, p.y0, fwhm);
 
   g_autofree char *psf = gaussian_option (fwhm);
   const char *extra[] = { psf, NULL };
-  g_autoptr (SsImage) expected = cli_deblur (cli, in, out, 40, extra);
+  g_autoptr (SsImage) expected = cli_deblur (p.cli, p.in, p.out, 40, extra);
 
-  g_assert_true (ss_window_open_path_sync (f->window, in, 30, &error));
+  g_assert_true (ss_window_open_path_sync (f->window, p.in, 30, &error));
   SsSettings s;
   ss_settings_init (&s);
   s.acquisition.psf.kind = SS_PSF_GAUSSIAN;
@@ -142,39 +170,35 @@ test_deblur_matches_cli (Fixture *f, gconstpointer data)
 static void
 test_saturated_matches_cli (Fixture *f, gconstpointer data)
 {
-  if (skip_without_display ())
+  g_auto (SamplePart) p = { 0 };
+  if (!sample_part_begin (f, 128, &p))
     return;
-  const char *cli = cli_or_skip ();
-  if (cli == NULL)
-    return;
-  g_autoptr (GRand) rng = g_rand_new_with_seed (f->seed);
-  int w, h, x0, y0;
-  g_autofree char *in = write_sample_part (f, rng, 128, &w, &h, &x0, &y0);
   g_autoptr (GError) error = NULL;
-  g_autoptr (SsImage) part = ss_fits_read (in, NULL, &error);
+  g_autoptr (SsImage) part = ss_fits_read (p.in, NULL, &error);
   g_assert_no_error (error);
   /* A bright star (FWHM 2.5, 50 times the part's own range), clipped at the
    * lowest of its brightest pixel's 3 × 3: a flat top of nine pixels at
    * least, far above the noise whatever part was drawn. */
-  gsize n = (gsize) w * h, top = 0;
+  gsize n = (gsize) p.w * p.h, top = 0;
   float sky = (float) ss_median (part->data, n), range = 0.0f;
   for (gsize i = 0; i < n; i++)
     range = MAX (range, part->data[i] - sky);
   /* Dark: under 30% of the part's own range, before the star. */
   float dim = sky + 0.3f * range;
-  double sx = g_rand_double_range (rng, 8, w - 8), sy = g_rand_double_range (rng, 8, h - 8);
+  double sx = g_rand_double_range (p.rng, 8, p.w - 8);
+  double sy = g_rand_double_range (p.rng, 8, p.h - 8);
   double s2 = pow (2.5 / 2.3548200450309493, 2);
-  for (int y = 0; y < h; y++)
-    for (int x = 0; x < w; x++)
-      part->data[(gsize) y * w + x]
+  for (int y = 0; y < p.h; y++)
+    for (int x = 0; x < p.w; x++)
+      part->data[(gsize) y * p.w + x]
         += (float) (50.0 * range * exp (-0.5 * ((x - sx) * (x - sx) + (y - sy) * (y - sy)) / s2));
   for (gsize i = 0; i < n; i++)
     top = part->data[i] > part->data[top] ? i : top;
-  int tx = CLAMP ((int) (top % w), 1, w - 2), ty = CLAMP ((int) (top / w), 1, h - 2);
+  int tx = CLAMP ((int) (top % p.w), 1, p.w - 2), ty = CLAMP ((int) (top / p.w), 1, p.h - 2);
   float clip = INFINITY;
   for (int dy = -1; dy <= 1; dy++)
     for (int dx = -1; dx <= 1; dx++)
-      clip = MIN (clip, part->data[(gsize) (ty + dy) * w + tx + dx]);
+      clip = MIN (clip, part->data[(gsize) (ty + dy) * p.w + tx + dx]);
   gsize clipped = 0;
   for (gsize i = 0; i < n; i++)
     {
@@ -189,28 +213,27 @@ test_saturated_matches_cli (Fixture *f, gconstpointer data)
   for (int tries = 0; !dark; tries++)
     {
       g_assert_cmpint (tries, <, 100000);
-      dx = g_rand_int_range (rng, 4, w - 6);
-      dy = g_rand_int_range (rng, 4, h - 4);
+      dx = g_rand_int_range (p.rng, 4, p.w - 6);
+      dy = g_rand_int_range (p.rng, 4, p.h - 4);
       dark = TRUE;
       for (int y = dy - 3; y <= dy + 3; y++)
         for (int x = dx - 3; x <= dx + 5; x++)
-          dark = dark && part->data[(gsize) y * w + x] < dim;
+          dark = dark && part->data[(gsize) y * p.w + x] < dim;
     }
-  part->data[(gsize) dy * w + dx] = -32768.0f;
-  part->data[(gsize) dy * w + dx + 2] = 0.9f * clip;
-  g_assert_true (ss_fits_write (part, in, TRUE, NULL, &error));
+  part->data[(gsize) dy * p.w + dx] = -32768.0f;
+  part->data[(gsize) dy * p.w + dx + 2] = 0.9f * clip;
+  g_assert_true (ss_fits_write (part, p.in, TRUE, NULL, &error));
   g_assert_no_error (error);
   g_test_message ("%d×%d at (%d, %d), %" G_GSIZE_FORMAT " pixels clipped at %g, one dead at "
-                  "(%d, %d)", w, h, x0, y0, clipped, clip, dx, dy);
+                  "(%d, %d)", p.w, p.h, p.x0, p.y0, clipped, clip, dx, dy);
 
-  g_autofree char *out = g_build_filename (f->dir, "cli.fits", NULL);
   g_autofree char *out_none = g_build_filename (f->dir, "cli-none.fits", NULL);
   const char *extra[] = { "--psf=gaussian:2.5", NULL };
   const char *extra_none[] = { "--psf=gaussian:2.5", "--saturation=none", NULL };
-  g_autoptr (SsImage) expected = cli_deblur (cli, in, out, 40, extra);
-  g_autoptr (SsImage) expected_none = cli_deblur (cli, in, out_none, 40, extra_none);
+  g_autoptr (SsImage) expected = cli_deblur (p.cli, p.in, p.out, 40, extra);
+  g_autoptr (SsImage) expected_none = cli_deblur (p.cli, p.in, out_none, 40, extra_none);
 
-  g_assert_true (ss_window_open_path_sync (f->window, in, 30, &error));
+  g_assert_true (ss_window_open_path_sync (f->window, p.in, 30, &error));
   SsSettings s;
   ss_params_panel_get_settings (ss_window_get_params_panel (f->window), &s);
   g_assert_cmpint (s.saturation_mode, ==, SS_SATURATION_AUTO);
@@ -300,15 +323,9 @@ set_psf_file (SsSettings *s, const char *path)
 static void
 test_psf_file_read_once (Fixture *f, gconstpointer data)
 {
-  if (skip_without_display ())
+  g_auto (SamplePart) p = { 0 };
+  if (!sample_part_begin (f, 96, &p))
     return;
-  const char *cli = cli_or_skip ();
-  if (cli == NULL)
-    return;
-  g_autoptr (GRand) rng = g_rand_new_with_seed (f->seed);
-  int w, h, x0, y0;
-  g_autofree char *in = write_sample_part (f, rng, 96, &w, &h, &x0, &y0);
-  g_autofree char *out = g_build_filename (f->dir, "cli.fits", NULL);
   g_autoptr (GError) error = NULL;
 
   enum { S = 9 };
@@ -322,15 +339,15 @@ test_psf_file_read_once (Fixture *f, gconstpointer data)
   g_autofree char *psf = g_build_filename (f->dir, "psf.fits", NULL);
   g_assert_true (ss_fits_write (stamp, psf, FALSE, NULL, &error));
   g_assert_no_error (error);
-  g_test_message ("%d×%d at (%d, %d)", w, h, x0, y0);
+  g_test_message ("%d×%d at (%d, %d)", p.w, p.h, p.x0, p.y0);
 
   g_autofree char *psf_option = g_strdup_printf ("--psf=file:%s", psf);
   const char *extra[] = { psf_option, NULL };
-  g_autoptr (SsImage) expected = cli_deblur (cli, in, out, 30, extra);
+  g_autoptr (SsImage) expected = cli_deblur (p.cli, p.in, p.out, 30, extra);
   int one_reading = count_psf_opens (FILE_OPENS_READ, psf);
   g_assert_cmpint (one_reading, >, 0);
 
-  g_assert_true (ss_window_open_path_sync (f->window, in, 30, &error));
+  g_assert_true (ss_window_open_path_sync (f->window, p.in, 30, &error));
   SsSettings s;
   ss_settings_init (&s);
   set_psf_file (&s, psf);
@@ -428,17 +445,12 @@ write_mef (const char *path, GRand *rng, MefData *m)
 static void
 test_psf_file_hdu (Fixture *f, gconstpointer data)
 {
-  if (skip_without_display ())
+  g_auto (SamplePart) p = { 0 };
+  if (!sample_part_begin (f, 96, &p))
     return;
-  const char *cli = cli_or_skip ();
-  if (cli == NULL)
-    return;
-  g_autoptr (GRand) rng = g_rand_new_with_seed (f->seed);
-  int w, h, x0, y0;
-  g_autofree char *in = write_sample_part (f, rng, 96, &w, &h, &x0, &y0);
   enum { S = 9 };
   float wide[S * S], sharp[S * S];
-  double width = g_rand_double_range (rng, 1.0, 2.5);
+  double width = g_rand_double_range (p.rng, 1.0, 2.5);
   for (int y = 0; y < S; y++)
     for (int x = 0; x < S; x++)
       {
@@ -457,15 +469,14 @@ test_psf_file_hdu (Fixture *f, gconstpointer data)
 
   g_autofree char *named = g_strdup_printf ("%s[1]", psf);
   g_autofree char *psf_option = g_strdup_printf ("--psf=file:%s", named);
-  g_autofree char *out = g_build_filename (f->dir, "cli.fits", NULL);
   const char *extra[] = { psf_option, NULL };
-  g_autoptr (SsImage) expected = cli_deblur (cli, in, out, 30, extra);
+  g_autoptr (SsImage) expected = cli_deblur (p.cli, p.in, p.out, 30, extra);
 
   g_autoptr (GError) error = NULL;
-  g_assert_true (ss_window_open_path_sync (f->window, in, 30, &error));
+  g_assert_true (ss_window_open_path_sync (f->window, p.in, 30, &error));
   SsSettings s;
   ss_settings_init (&s);
-  set_psf_file (&s, in);   /* the PSF row on a file, as before the button is used */
+  set_psf_file (&s, p.in);   /* the PSF row on a file, as before the button is used */
   apply_settings (f, &s);
   SsParamsPanel *panel = ss_window_get_params_panel (f->window);
   ss_params_panel_choose_psf_file (panel, psf);
