@@ -349,6 +349,31 @@ test_fit_clipped_star (void)
     }
 }
 
+/* A 128² field of three isolated stars of TRUTH's profile near fixed
+ * places (each moved up to 4 px, written to STARS), peaking at PEAK over a
+ * sky of SKY, with Gaussian noise of Poisson variance. */
+static SsImage *
+three_star_field (const Profile *truth, double sky, double peak, double stars[3][2])
+{
+  const int w = 128, h = 128;
+  g_autoptr (GError) error = NULL;
+  SsImage *image = ss_image_new (w, h, 1, &error);
+  g_assert_no_error (error);
+  const int corners[3][2] = { { 32, 32 }, { 96, 40 }, { 60, 96 } };
+  for (int k = 0; k < 3; k++)
+    {
+      stars[k][0] = corners[k][0] + g_test_rand_int_range (-4, 5);
+      stars[k][1] = corners[k][1] + g_test_rand_int_range (-4, 5);
+      add_star (image->data, w, h, truth, stars[k][0], stars[k][1], peak - sky, 60);
+    }
+  for (gsize i = 0; i < (gsize) w * h; i++)
+    {
+      double mean = sky + image->data[i];
+      image->data[i] = (float) (mean + sqrt (mean) * test_rand_normal ());
+    }
+  return image;
+}
+
 /* The header's saturation level. A 128² field of counts: sky 1000, three
  * isolated stars peaking at 20000 on pixel centres, Poisson noise (drawn as
  * Gaussian with variance = mean: at 1000 counts and more the difference is
@@ -360,25 +385,10 @@ test_fit_clipped_star (void)
 static void
 test_find_stars_header_saturation (void)
 {
-  const int w = 128, h = 128;
-  const double sky = 1000, peak = 20000;
   g_autoptr (GError) error = NULL;
   Profile truth = random_profile (SS_PSF_MODEL_GAUSSIAN);
-  g_autoptr (SsImage) image = ss_image_new (w, h, 1, &error);
-  g_assert_no_error (error);
-  const int corners[3][2] = { { 32, 32 }, { 96, 40 }, { 60, 96 } };
   double stars[3][2];
-  for (int k = 0; k < 3; k++)
-    {
-      stars[k][0] = corners[k][0] + g_test_rand_int_range (-4, 5);
-      stars[k][1] = corners[k][1] + g_test_rand_int_range (-4, 5);
-      add_star (image->data, w, h, &truth, stars[k][0], stars[k][1], peak - sky, 60);
-    }
-  for (gsize i = 0; i < (gsize) w * h; i++)
-    {
-      double mean = sky + image->data[i];
-      image->data[i] = (float) (mean + sqrt (mean) * test_rand_normal ());
-    }
+  g_autoptr (SsImage) image = three_star_field (&truth, 1000, 20000, stars);
   SsStarSearch search;
   ss_star_search_init (&search);
   search.model = SS_PSF_MODEL_GAUSSIAN;
@@ -439,27 +449,16 @@ static gboolean same_fit (const SsPsfFit *a, const SsPsfFit *b);
 static void
 test_find_stars_given_noise (void)
 {
-  const int w = 128, h = 128;
-  const double sky = 500, peak = 8000;
   g_autoptr (GError) error = NULL;
   Profile truth = random_profile (SS_PSF_MODEL_MOFFAT);
-  g_autoptr (SsImage) image = ss_image_new (w, h, 1, &error);
-  g_assert_no_error (error);
-  const int corners[3][2] = { { 32, 32 }, { 96, 40 }, { 60, 96 } };
-  for (int k = 0; k < 3; k++)
-    add_star (image->data, w, h, &truth, corners[k][0] + g_test_rand_int_range (-4, 5),
-              corners[k][1] + g_test_rand_int_range (-4, 5), peak - sky, 60);
-  for (gsize i = 0; i < (gsize) w * h; i++)
-    {
-      double mean = sky + image->data[i];
-      image->data[i] = (float) (mean + sqrt (mean) * test_rand_normal ());
-    }
+  double stars[3][2];
+  g_autoptr (SsImage) image = three_star_field (&truth, 500, 8000, stars);
   SsStarSearch search;
   ss_star_search_init (&search);
   SsPsfFit measured, given;
   g_assert_true (ss_psf_find_stars (image, &search, &measured, NULL, NULL, &error));
   g_assert_no_error (error);
-  search.noise = ss_noise_estimate (image->data, w, h);
+  search.noise = ss_noise_estimate (image->data, image->width, image->height);
   g_test_message ("noise %.4g; %d stars", search.noise, measured.iterations);
   g_assert_true (ss_psf_find_stars (image, &search, &given, NULL, NULL, &error));
   g_assert_no_error (error);
