@@ -13,9 +13,9 @@
  * Why a cap and why off by default (`--accel`, SsSolveParams.rl_accel): with
  * the paper's cap of 1 the best iterate came 3–11 times sooner in a numpy
  * prototype, but 0.05–0.4 dB lower, and the PSNR curve past it fell
- * steeply. With 1/2 the engine's default `rl` ran 1.89 times fewer
- * iterations over the 54 of 81 quality cases its plain run ends before the
- * cap, 0.02 dB lower in the median (worst −0.33); on the 27 where the plain
+ * steeply. With 1/2 the engine's default `rl` ran 1.88 times fewer
+ * iterations over the 51 of 77 quality cases its plain run ends before the
+ * cap, 0.02 dB lower in the median (worst −0.33); on the 26 where the plain
  * run stops at the cap, the accelerated one, which gets further in as many
  * iterations, differed by −1.43 to +2.61 dB (QUALITY.md, "Accelerated RL"). So plain RL stays the default and 1/2 is
  * what `--accel` suggests for speed. */
