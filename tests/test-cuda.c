@@ -266,8 +266,8 @@ test_rl_matches_cpu (CudaFixture *f, gconstpointer data)
                       "validating, %d of them with the floor raised, error ratio %.4f); GPU %d "
                       "(%d, %d, %.4f); raised %d; warning %s", cases[i].width, cases[i].height,
                       cases[i].psf, cases[i].ratio, cases[i].tv, cases[i].stop, cases[i].floor,
-                      params.rl_accel, cpu.iterations, cpu.validation_iterations, cpu.floor_iterations,
-                      cpu.floor_error_ratio, gpu.iterations, gpu.validation_iterations,
+                      params.rl_accel, cpu.iterations, cpu.validation_iterations,
+                      cpu.floor_iterations, cpu.floor_error_ratio, gpu.iterations, gpu.validation_iterations,
                       gpu.floor_iterations, gpu.floor_error_ratio, cpu.floor_raised,
                       cpu.warning ? cpu.warning : "none");
       g_assert_cmpstr (gpu.warning, ==, cpu.warning);

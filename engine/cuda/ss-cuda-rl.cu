@@ -376,8 +376,8 @@ rl_update (Rl *s, unsigned flags, GError **error)
 }
 
 static const char *const rl_stage_names[] = {
-  "extrapolation (accelerated)", "R2C z", "times c^/n", "C2R", "ratio kernel", "R2C ratio", "times conj(c^)/n", "C2R",
-  "update kernel (+ copy with TV)",
+  "extrapolation (accelerated)", "R2C z", "times c^/n", "C2R", "ratio kernel", "R2C ratio",
+  "times conj(c^)/n", "C2R", "update kernel (+ copy with TV, factor kernel accelerated)",
 };
 
 static gboolean

@@ -17,8 +17,9 @@
  * iterations over the 51 of 77 quality cases its plain run ends before the
  * cap, 0.02 dB lower in the median (worst −0.33); on the 26 where the plain
  * run stops at the cap, the accelerated one, which gets further in as many
- * iterations, differed by −1.43 to +2.61 dB (QUALITY.md, "Accelerated RL"). So plain RL stays the default and 1/2 is
- * what `--accel` suggests for speed. */
+ * iterations, differed by −1.43 to +2.61 dB (QUALITY.md, "Accelerated RL").
+ * So plain RL stays the default and 1/2 is what `--accel` suggests for
+ * speed. */
 #pragma once
 
 #include "ss-host-device.h"
