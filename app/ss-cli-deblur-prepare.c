@@ -160,6 +160,21 @@ count_at_or_above_near (const SsImage *image, double x, double y, double level)
   return count;
 }
 
+/* The level at and above which the PSF's fit leaves a star's pixels out (a
+ * clipped core is no profile): the level --saturation resolved, when it
+ * did; NAN under --saturation none, for the fit to look for a card or a
+ * flat top itself (the data term keeps every pixel, but a core clipped all
+ * the same is still no profile); INFINITY where auto looked and found none,
+ * or ignored what it found, so that nothing looks again. */
+static double
+psf_saturation (const CliConfig *c, const CliPlaneJob *job)
+{
+  double level = job->defects.saturation.level;
+  if (isfinite (level))
+    return level;
+  return c->saturation_mode == SS_SATURATION_NONE ? NAN : INFINITY;
+}
+
 /* The PSF of plane JOB->plane: the spec given, or a fit to stars. */
 static int
 measure_psf (CliDeblurInput *in, const CliOptions *o, const CliConfig *c, CliPlaneJob *job)
@@ -178,15 +193,11 @@ measure_psf (CliDeblurInput *in, const CliOptions *o, const CliConfig *c, CliPla
   if (c->psf_source == CLI_PSF_STAR)
     {
       g_autoptr (SsImage) single = ss_image_extract_plane (in->image, plane, &error);
-      /* A clipped core is no profile: the fit leaves it out and takes the
-       * star's shape from its wings, as the data term does. The level is
-       * --saturation's; with none, the header's card or a flat top still
-       * keep a clipped core out of the PSF, as --psf auto's search does. */
-      double resolved = job->defects.saturation.level;
-      double saturation = isfinite (resolved) ? resolved
-                          : single && c->saturation_mode == SS_SATURATION_NONE
-                            ? ss_psf_fit_saturation_for (single, NAN)
-                            : INFINITY;   /* auto found none: no second search */
+      /* The fit leaves a clipped core out and takes the star's shape from
+       * its wings, as the data term does (psf_saturation). */
+      double saturation = psf_saturation (c, job);
+      if (isnan (saturation))
+        saturation = single ? ss_psf_fit_saturation_for (single, NAN) : INFINITY;
       int clipped = single ? count_at_or_above_near (single, c->star_x, c->star_y, saturation)
                            : 0;
       if (clipped > 0 && !o->json)
@@ -209,15 +220,9 @@ measure_psf (CliDeblurInput *in, const CliOptions *o, const CliConfig *c, CliPla
       ss_star_search_init (&search);
       search.model = c->psf_model;
       search.plane = plane;
-      /* The stars fitted are those the data term keeps: the level
-       * --saturation resolved, when there is one; where auto found none,
-       * the search need not look again. */
-      const SsSaturation *saturation = &job->defects.saturation;
-      if (isfinite (saturation->level))
-        search.saturation = saturation->level;
-      else if (c->saturation_mode == SS_SATURATION_AUTO
-               && saturation->ignored == SS_SATURATION_FROM_NONE)
-        search.saturation = INFINITY;
+      /* The stars fitted are those the data term keeps (psf_saturation;
+       * NAN: the search looks itself). */
+      search.saturation = psf_saturation (c, job);
       /* The noise the search's threshold needs, measured once for it and
        * the defects' rules and --alpha auto after it (ss_defects_blank). */
       const SsImage *image = in->image;

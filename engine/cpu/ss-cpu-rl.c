@@ -251,37 +251,21 @@ extrapolate (RlState *s)
     }
 }
 
-/* After a step from x to next: its move g = next − x kept, and the factor
- * of the next step from how it agrees with the last (ss_rl_accel_factor). */
-static void
-measure_move (RlState *s)
-{
-  RlAccel *a = &s->accel;
-  if (a->cap <= 0)
-    return;
-  const float *x = s->x, *next = s->next;
-  float *move = a->move;
-  double cross = 0, last = 0;
-#pragma omp parallel for schedule(static) reduction(+ : cross, last) if (s->n > SS_PARALLEL_MIN)
-  for (gsize i = 0; i < s->n; i++)
-    {
-      float g = next[i] - x[i];
-      cross += (double) g * move[i];
-      last += (double) move[i] * move[i];
-      move[i] = g;
-    }
-  a->factor = ss_rl_accel_factor (cross, last, a->cap);
-}
-
-/* next = x ⊙ (Cᵀ ratio) ⊙ weight (⊙ TV factor); x where weight is 0. */
+/* next = x ⊙ (Cᵀ ratio) ⊙ weight (⊙ TV factor); x where weight is 0.
+ * Accelerated, in the same pass (as the GPU's update kernel): the move
+ * g = next − x kept, and the next step's factor from how it agrees with
+ * the last (ss_rl_accel_factor). */
 static void
 multiplicative_step (RlState *s, float lambda)
 {
   float *back = s->next;
   ss_cpu_circulant (s->fft, s->op, s->real, s->real, s->spectrum, back, TRUE);
   const float *x = s->x, *weight = s->weight;
+  float *move = s->accel.move;
+  const gboolean accel = s->accel.cap > 0;
   const int w = s->op->width, h = s->op->height;
-#pragma omp parallel for schedule(static) if (s->n > SS_PARALLEL_MIN)
+  double cross = 0, last = 0;
+#pragma omp parallel for schedule(static) reduction(+ : cross, last) if (s->n > SS_PARALLEL_MIN)
   for (int j = 0; j < h; j++)
     for (int i = 0; i < w; i++)
       {
@@ -290,7 +274,16 @@ multiplicative_step (RlState *s, float lambda)
         if (lambda > 0)
           step *= ss_rl_tv_factor (x, w, h, i, j, lambda);
         back[p] = x[p] * step;
+        if (accel)
+          {
+            float g = back[p] - x[p];
+            cross += (double) g * move[p];
+            last += (double) move[p] * move[p];
+            move[p] = g;
+          }
       }
+  if (accel)
+    s->accel.factor = ss_rl_accel_factor (cross, last, s->accel.cap);
 }
 
 /* Swaps in the new estimate; returns ||z_new − z||² when MEASURE. */
@@ -369,7 +362,6 @@ full_run (RlState *s, const SsProblem *problem, const SsSolveParams *params,
       extrapolate (s);
       data_ratio (s, problem->y);
       multiplicative_step (s, (float) params->tv);
-      measure_move (s);
       ++*iteration;
       gboolean measure = ss_cpu_is_report_point (params, *iteration) || *iteration == last;
       double change2 = accept_step (s, measure);
@@ -469,7 +461,6 @@ validation_run (RlState *s, const SsProblem *problem, SsRlHoldout *holdout,
       extrapolate (s);
       double held_out = data_ratio (s, problem->y);
       multiplicative_step (s, (float) params->tv);
-      measure_move (s);
       ++*iteration;
       gboolean reading = (*iteration - offset) % SS_RL_HOLDOUT_EVERY == 0;
       if (reading)
