@@ -176,6 +176,9 @@ print_summary_json (const CliSummary *s, const CliConfig *config, const SsSolveR
       ss_json_add_int (&o, "blend_early_iterations", result->blend_early_iterations);
       ss_json_add_number (&o, "blend_error_ratio", result->blend_error_ratio);
     }
+  /* RL's full run accelerated because the validation reached its cap. */
+  if (result->full_accel > 0)
+    ss_json_add_number (&o, "full_accel", result->full_accel);
   if (result->choice != NULL)
     {
       ss_json_add_int (&o, "choice_iterations", result->choice_iterations);

@@ -67,6 +67,9 @@ assert_holdout_image (const SsProblem *problem, SsSolveParams params, const SsSo
   gsize n = (gsize) problem->op->width * problem->op->height;
   params.rl_stop = SS_RL_STOP_NONE;
   params.iterations = held->iterations - held->validation_iterations;
+  /* Accelerated where the validation reached its cap (ss_rl_holdout_full_accel). */
+  if (held->full_accel > 0)
+    params.rl_accel = held->full_accel;
   SsSolveResult late = rl_solve (problem, &params);
   if (held->blend_early_iterations == 0)
     {
@@ -414,11 +417,20 @@ test_rl_holdout_rule (void)
         }
       int remaining = cap_total - (ended + 1);
       int full = ss_rl_holdout_full_iterations (&rule, remaining);
+      /* At the cap the full run also extrapolates, at least at the rule's cap. */
+      double asked = g_rand_boolean (rng) ? 0 : g_rand_double_range (rng, 0, 0.9);
+      double accel = ss_rl_holdout_full_accel (&rule, asked);
       if (best >= rule.cap)
-        g_assert_cmpint (full, ==, MAX (remaining, 1));
+        {
+          g_assert_cmpint (full, ==, MAX (remaining, 1));
+          g_assert_cmpfloat (accel, ==, MAX (asked, SS_RL_HOLDOUT_CAPPED_ACCEL));
+        }
       else
-        g_assert_cmpint (full, ==, CLAMP ((int) ceil (SS_RL_HOLDOUT_SCALE * MAX (best, 1)), 1,
-                                          MAX (remaining, 1)));
+        {
+          g_assert_cmpint (full, ==, CLAMP ((int) ceil (SS_RL_HOLDOUT_SCALE * MAX (best, 1)), 1,
+                                            MAX (remaining, 1)));
+          g_assert_cmpfloat (accel, ==, asked);
+        }
       g_assert_cmpint (ended + 1 + full, <=, MAX (cap_total, ended + 2));
     }
   /* Too few iterations for a validation run. */
@@ -499,8 +511,53 @@ test_rl_holdout_solve (void)
       g_assert_cmpint (validation, <, params.iterations / 2 + SS_RL_HOLDOUT_EVERY + 1);
       g_assert_cmpint (full, ==, params.iterations - validation);
     }
+  g_assert_cmpfloat (held.full_accel, ==, best < 0 ? SS_RL_HOLDOUT_CAPPED_ACCEL : 0);
 
   assert_holdout_image (&problem, params, &held);
+  ss_solve_result_clear (&held);
+  test_problem_clear (&p);
+}
+
+/* Where the held-out error still falls at the validation's cap (little
+ * noise, a short cap), the full run takes every iteration left and
+ * extrapolates (SS_RL_HOLDOUT_CAPPED_ACCEL): its image is accelerated RL's
+ * (stop none) after its count, bit for bit, and nearer the truth than plain
+ * RL after as many, since on such data RL only converges. Asked for more
+ * (--accel 0.5), both runs keep what was asked: nothing is raised, and the
+ * image is RL's accelerated at 0.5 after the full run's count. */
+static void
+test_rl_holdout_capped_accelerated (void)
+{
+  g_autoptr (GRand) rng = test_rng ();
+  TestProblem p;
+  test_problem_init (&p, rng, 64, 56, "gaussian:2", 1.0, 0.001);
+  SsProblem problem = { .op = p.op, .y = p.y, .truth = p.truth };
+  SsSolveParams params = rl_params (200, 0);
+  params.report_every = 10;
+  params.rl_stop = SS_RL_STOP_HOLDOUT;
+  SsSolveResult held = rl_solve (&problem, &params);
+  int validation = held.validation_iterations, full = held.iterations - validation;
+  g_test_message ("validation %d iterations, full run %d, accelerated at %g", validation, full,
+                  held.full_accel);
+  g_assert_cmpint (validation, >=, params.iterations / 2);
+  g_assert_cmpint (full, ==, params.iterations - validation);
+  g_assert_cmpfloat (held.full_accel, ==, SS_RL_HOLDOUT_CAPPED_ACCEL);
+  assert_holdout_image (&problem, params, &held);
+
+  SsSolveParams plain = params;
+  plain.rl_stop = SS_RL_STOP_NONE;
+  plain.iterations = full;
+  SsSolveResult slow = rl_solve (&problem, &plain);
+  g_test_message ("mse to the truth: accelerated full run %.4g, plain %.4g", held.mse, slow.mse);
+  g_assert_cmpint (held.blend_early_iterations, ==, 0);
+  g_assert_cmpfloat (held.mse, <, slow.mse);
+
+  params.rl_accel = SS_RL_ACCEL_SUGGESTED;
+  SsSolveResult asked = rl_solve (&problem, &params);
+  g_assert_cmpfloat (asked.full_accel, ==, 0);
+  assert_holdout_image (&problem, params, &asked);
+  ss_solve_result_clear (&asked);
+  ss_solve_result_clear (&slow);
   ss_solve_result_clear (&held);
   test_problem_clear (&p);
 }
@@ -1576,6 +1633,7 @@ main (int argc, char **argv)
   g_test_add_func ("/rl/holdout/rule", test_rl_holdout_rule);
   g_test_add_func ("/rl/holdout/split", test_rl_holdout_split);
   g_test_add_func ("/rl/holdout/solve", test_rl_holdout_solve);
+  g_test_add_func ("/rl/holdout/capped-accelerated", test_rl_holdout_capped_accelerated);
   g_test_add_func ("/rl/holdout/floor-choice", test_rl_holdout_floor_choice);
   g_test_add_func ("/rl/holdout/black-sky", test_rl_holdout_black_sky);
   g_test_add_func ("/rl/holdout/sky-dominated", test_rl_holdout_sky_dominated);

@@ -208,6 +208,9 @@ ss_solve_result_describe_holdout (const SsSolveResult *r)
     g_string_append_printf (s, "; blended by brightness with the image after %d of them "
                             "(held-out error %.3f of the unblended's)",
                             r->blend_early_iterations, r->blend_error_ratio);
+  if (r->full_accel > 0)
+    g_string_append_printf (s, "; the validation reached its cap, so the full run was "
+                            "accelerated (cap %g)", r->full_accel);
   if (r->sparsity > 0)
     g_string_append_printf (s, "; sparsity %g chosen", r->sparsity);
   return g_string_free (s, FALSE);

@@ -206,6 +206,10 @@ typedef struct {
    * the unblended one's in the validation run; 0 without a blend. */
   int blend_early_iterations;
   double blend_error_ratio;
+  /* RL's full run's extrapolation cap where the hold-out rule raised it
+   * above the one asked (ss_rl_holdout_full_accel: the validation reached
+   * its cap); 0 otherwise. */
+  double full_accel;
   double seconds;         /* solve time, setup included, file I/O excluded */
   double mse, psnr, residual, objective, rel_change;
   gsize peak_memory_bytes;/* engine buffers (host for CPU, device for CUDA) */

@@ -18,7 +18,9 @@
  * then keeps E at its count and blends its last estimate. With acceleration
  * (ss-rl-accel.h) each step starts from the extrapolated point, put in x
  * before the step, so the ratio, the step and the held-out reading all see
- * the point the step is taken from, as on the GPU.
+ * the point the step is taken from, as on the GPU. Where the validation
+ * reached its cap, the full run is accelerated even when the validation
+ * was not (ss_rl_holdout_full_accel).
  */
 #include "ss-cpu-private.h"
 #include "ss-error.h"
@@ -63,8 +65,24 @@ typedef struct {
   RlAccel accel;
 } RlState;
 
+/* The extrapolation at CAP from the next restart on; its buffers are
+ * allocated the first time (the full run may be accelerated alone,
+ * ss_rl_holdout_full_accel). */
 static gboolean
-state_alloc (RlState *s, SsMemCounter *mem, GError **error)
+accel_set (RlState *s, double cap, SsMemCounter *mem, GError **error)
+{
+  RlAccel *a = &s->accel;
+  gsize bytes = s->n * sizeof (float);
+  if (cap > 0
+      && !((a->previous || (a->previous = ss_mem_alloc (mem, bytes, error)))
+           && (a->move || (a->move = ss_mem_alloc (mem, bytes, error)))))
+    return FALSE;
+  a->cap = (float) cap;
+  return TRUE;
+}
+
+static gboolean
+state_alloc (RlState *s, double accel, SsMemCounter *mem, GError **error)
 {
   gsize bytes = s->n * sizeof (float);
   gsize spec = ss_fft_spectrum_floats (s->op->width, s->op->height) * sizeof (float);
@@ -72,9 +90,7 @@ state_alloc (RlState *s, SsMemCounter *mem, GError **error)
          && (s->real = ss_mem_alloc (mem, bytes, error))
          && (s->weight = ss_mem_alloc (mem, bytes, error))
          && (s->spectrum = ss_mem_alloc (mem, spec, error))
-         && (s->accel.cap <= 0
-             || ((s->accel.previous = ss_mem_alloc (mem, bytes, error))
-                 && (s->accel.move = ss_mem_alloc (mem, bytes, error))));
+         && accel_set (s, accel, mem, error);
 }
 
 static void
@@ -518,7 +534,6 @@ rl_run (const SsProblem *problem, const SsSolveParams *params, const float *star
   s.op = problem->op;
   s.image = problem->image;
   s.n = (gsize) s.op->width * s.op->height;
-  s.accel.cap = (float) params->rl_accel;
   if (!ss_rl_setup_data (problem, params, &s.setup, error))
     return FALSE;
   if (!(s.fft = ss_fft_get (s.op->width, s.op->height, 1, error)))
@@ -526,12 +541,12 @@ rl_run (const SsProblem *problem, const SsSolveParams *params, const float *star
   SsMemCounter mem = { 0 };
   SsCpuReporter reporter;
   ss_cpu_reporter_init (&reporter, problem, params, report, user_data, cancellable);
-  gboolean ok = state_alloc (&s, &mem, error);
+  gboolean ok = state_alloc (&s, params->rl_accel, &mem, error);
   if (ok)
     measure_setup (&s, problem->y);
 
   int iteration = 0, validation = 0, first = 0, blend_early = 0;
-  double blend = 0;
+  double blend = 0, full_accel = 0;
   SsRlHoldout holdout;
   if (ok && params->rl_stop == SS_RL_STOP_HOLDOUT
       && ss_rl_holdout_init (&holdout, params->iterations))
@@ -542,6 +557,9 @@ rl_run (const SsProblem *problem, const SsSolveParams *params, const float *star
       int full = ss_rl_holdout_full_iterations (&holdout, params->iterations - first);
       int early = ss_rl_blend_early_iterations (full, holdout.blend_ratio);
       blend = early > 0 ? holdout.blend_error : 0;
+      double accel = ss_rl_holdout_full_accel (&holdout, params->rl_accel);
+      full_accel = accel > params->rl_accel ? accel : 0;
+      ok = ok && accel_set (&s, accel, &mem, error);
       restart (&s, start);
       ok = ok && full_run (&s, problem, params, &reporter, iteration + full,
                            early > 0 ? iteration + early : 0, &iteration, error);
@@ -562,6 +580,7 @@ rl_run (const SsProblem *problem, const SsSolveParams *params, const float *star
       ss_rl_result_floor (&s.setup, validation - first, result);
       result->blend_early_iterations = blend_early;
       result->blend_error_ratio = blend;
+      result->full_accel = full_accel;
     }
   state_free (&s, &mem);
   ss_cpu_reporter_clear (&reporter);

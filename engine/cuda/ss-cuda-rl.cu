@@ -30,6 +30,8 @@
  * kernel, which moves z to the point the step starts from, and the update
  * kernel also sums how its move agrees with the last; a one-thread kernel
  * turns the sums into the next factor on the device, so no iteration waits.
+ * Where the validation reached its cap, the full run is accelerated even
+ * when the validation was not (ss_rl_holdout_full_accel), as on the CPU.
  */
 #include "ss-cuda-internal.h"
 #include "ss-cuda-device.cuh"
@@ -77,7 +79,8 @@ typedef struct {
   int after_early;          /* and those after it */
   gboolean blending;        /* in the full run's part after E: its last iteration blends */
   /* The extrapolation (ss-rl-accel.h), as ss-cpu-rl.c's: */
-  float accel_cap;          /* 0: plain RL, none of these */
+  float accel_cap;          /* 0: plain RL, none of these (allocated with the first cap) */
+  double full_accel;        /* the full run's cap where the rule raised it, else 0 */
   float *previous;          /* z before the last step */
   float *move;              /* the last step's move, its new z less its start point */
   double *accel;            /* device: Σ g g_prev and Σ g_prev² of the step, then the factor */
@@ -412,6 +415,27 @@ rl_iterate (gpointer solver, unsigned flags, GError **error)
   return TRUE;
 }
 
+/* The extrapolation at CAP from the next reset on; its buffers are
+ * allocated the first time (the full run may be accelerated alone,
+ * ss_rl_holdout_full_accel; ss_cuda_rl_new counted them where it may). */
+static gboolean
+rl_accel_set (Rl *s, double cap, GError **error)
+{
+  SsCudaContext *ctx = s->base.ctx;
+  size_t image = s->p->n * sizeof (float);
+  if (cap > 0 && s->accel == NULL)
+    {
+      g_autofree char *what = g_strdup_printf ("a %d×%d rl solve", s->p->width, s->p->height);
+      if (!(ss_cuda_alloc (ctx, (void **) &s->previous, image, what, error)
+            && ss_cuda_alloc (ctx, (void **) &s->move, image, what, error)
+            && ss_cuda_alloc (ctx, (void **) &s->accel, ACCEL_N * sizeof (double), what,
+                              error)))
+        return FALSE;
+    }
+  s->accel_cap = (float) cap;
+  return TRUE;
+}
+
 /* The flat start, and with acceleration no move yet (factor 0). */
 static gboolean
 rl_reset (gpointer solver, GError **error)
@@ -613,7 +637,10 @@ rl_next_run (gpointer solver, SsSolveParams *run, int done, GError **error)
   s->it->provisional = s->early > 0;
   run->report_every = s->report_every;
   run->iterations = s->early > 0 ? s->early : full;
-  return ss_cuda_rl_normaliser (ctx, s->p, FALSE, s->image, s->weight, s->back, s->spec, error)
+  double accel = ss_rl_holdout_full_accel (&s->rule, s->params->rl_accel);
+  s->full_accel = accel > s->params->rl_accel ? accel : 0;
+  return rl_accel_set (s, accel, error)
+         && ss_cuda_rl_normaliser (ctx, s->p, FALSE, s->image, s->weight, s->back, s->spec, error)
          && rl_reset (s, error);
 }
 
@@ -629,6 +656,7 @@ rl_finish (gpointer solver, SsSolveResult *result)
   result->validation_iterations = s->validated;
   result->blend_early_iterations = s->early;
   result->blend_error_ratio = s->early > 0 ? s->rule.blend_error : 0;
+  result->full_accel = s->full_accel;
 }
 
 static void
@@ -694,10 +722,12 @@ ss_cuda_rl_new (SsCudaContext *ctx, const SsCudaProblem *p, const SsSolveParams 
   gboolean holdout = params->rl_stop == SS_RL_STOP_HOLDOUT;
   /* With the hold-out rule, a byte a pixel for the validation's roles and
    * the blend's iterates (ss-rl-blend.h). */
-  /* And with acceleration two more images (ss-rl-accel.h). */
+  /* And with acceleration two more images (ss-rl-accel.h): asked, or
+   * possible in the hold-out rule's full run (ss_rl_holdout_full_accel). */
   gboolean accel = params->rl_accel > 0;
-  size_t bytes = (accel ? 7 : 5) * image + p->spec * sizeof (float2)
-                 + (accel ? ACCEL_N * sizeof (double) : 0)
+  gboolean may_accel = accel || holdout;
+  size_t bytes = (may_accel ? 7 : 5) * image + p->spec * sizeof (float2)
+                 + (may_accel ? ACCEL_N * sizeof (double) : 0)
                  + (holdout ? p->n + rl_blend_bytes (p) : 0);
   g_autofree char *what = g_strdup_printf ("a %d×%d rl solve", p->width, p->height);
   if (!ss_cuda_check_solver_room (ctx, p->width, p->height, 1, bytes, what, error))
@@ -717,7 +747,6 @@ ss_cuda_rl_new (SsCudaContext *ctx, const SsCudaProblem *p, const SsSolveParams 
   s->holdout = params->rl_stop == SS_RL_STOP_HOLDOUT
                && ss_rl_holdout_init (&s->rule, params->iterations);
   s->validating = s->holdout;
-  s->accel_cap = accel ? (float) params->rl_accel : 0.0f;
   gboolean ok = ss_cuda_plan (ctx, p->width, p->height, 1, CUFFT_R2C, &s->r2c, error)
                 && ss_cuda_plan (ctx, p->width, p->height, 1, CUFFT_C2R, &s->c2r, error)
                 && ss_cuda_alloc (ctx, (void **) &s->z, image, what, error)
@@ -727,11 +756,7 @@ ss_cuda_rl_new (SsCudaContext *ctx, const SsCudaProblem *p, const SsSolveParams 
                 && ss_cuda_alloc (ctx, (void **) &s->estimate, image, what, error)
                 && ss_cuda_alloc (ctx, (void **) &s->spec, p->spec * sizeof (float2), what,
                                   error)
-                && (!accel
-                    || (ss_cuda_alloc (ctx, (void **) &s->previous, image, what, error)
-                        && ss_cuda_alloc (ctx, (void **) &s->move, image, what, error)
-                        && ss_cuda_alloc (ctx, (void **) &s->accel, ACCEL_N * sizeof (double),
-                                          what, error)))
+                && rl_accel_set (s, params->rl_accel, error)
                 && ss_cuda_rl_setup (ctx, p, params, s->weight, s->z, s->back, s->spec,
                                      &s->setup, error)
                 && (!s->holdout

@@ -19,7 +19,9 @@
  * run stops at the cap, the accelerated one, which gets further in as many
  * iterations, differed by −1.43 to +2.61 dB (QUALITY.md, "Accelerated RL").
  * So plain RL stays the default and 1/2 is what `--accel` suggests for
- * speed. */
+ * speed, except where the hold-out rule's validation reached its cap: there
+ * the full run is stopped by its count, and runs accelerated
+ * (SS_RL_HOLDOUT_CAPPED_ACCEL). */
 #pragma once
 
 #include "ss-host-device.h"

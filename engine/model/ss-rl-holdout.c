@@ -52,6 +52,14 @@ ss_rl_holdout_full_iterations (const SsRlHoldout *holdout, int remaining)
 }
 
 double
+ss_rl_holdout_full_accel (const SsRlHoldout *holdout, double accel)
+{
+  if (holdout->best >= holdout->cap)
+    return MAX (accel, SS_RL_HOLDOUT_CAPPED_ACCEL);
+  return accel;
+}
+
+double
 ss_rl_holdout_source_level (double noise, double sigmas)
 {
   return isfinite (noise) && noise > 0 ? sigmas * noise : -INFINITY;
