@@ -20,6 +20,8 @@
  * - ss_psf_fit_render of a round fit equals ss_psf_render of the matching
  *   spec, and an elliptical one has the second moments of its covariance;
  *   ss_psf_fit_operator equals ss_operator_new_blur for a round fit;
+ * - at a corner, where the frame cuts the sky's ring, a noise spike is
+ *   refused and a star fitted;
  * - bad input fails with a GError.
  * Inputs are fresh draws from g_test_rand_* (the seed is in the TAP output;
  * --seed replays it).
@@ -632,6 +634,56 @@ test_render_elliptical_moments (void)
   g_assert_error (error, SS_ERROR, SS_ERROR_INVALID_ARGUMENT);
 }
 
+/* Sets the pixels of IMG (w x h) at Chebyshev distance RADIUS from (cx,
+ * cy), those in the frame, to SKY with a spread of SPREAD (uniform). */
+static void
+quiet_ring (float *img, int w, int h, int cx, int cy, int radius, double sky, double spread)
+{
+  for (int y = MAX (cy - radius, 0); y <= MIN (cy + radius, h - 1); y++)
+    for (int x = MAX (cx - radius, 0); x <= MIN (cx + radius, w - 1); x++)
+      if (MAX (abs (x - cx), abs (y - cy)) == radius)
+        img[(gsize) y * w + x] = (float) (sky + spread * g_test_rand_double_range (-1, 1));
+}
+
+/* A click at a corner, where the frame's edge cuts the sky's ring (at 8 px
+ * from the peak, the first guess's) to 17 of its 64 pixels: the peak is
+ * judged against the window's noise too. A spike of 4 σ at (1, 1) whose
+ * ring pixels happen to be quiet (within ±0.05 σ of the sky) is refused,
+ * where the ring's spread alone would pass it as a star (a noise streak at
+ * a corner was fitted so in the app's test, FWHM 10.2 × 0.64 px). A star of
+ * FWHM 2.5-4 and 60 σ at (4, 4), its ring as quiet, is fitted. */
+static void
+test_fit_star_at_corner (void)
+{
+  int w = 96, h = 80;
+  double sky = g_test_rand_double_range (5, 50), sigma = g_test_rand_double_range (0.5, 2);
+  g_autoptr (GError) error = NULL;
+  g_autoptr (SsImage) spike = ss_image_new (w, h, 1, &error);
+  add_sky_and_noise (spike->data, w, h, sky, sigma);
+  quiet_ring (spike->data, w, h, 1, 1, 8, sky, 0.05 * sigma);
+  for (int y = 0; y <= 4; y++)
+    for (int x = 0; x <= 4; x++)   /* the peak search's reach: nothing above the spike */
+      spike->data[(gsize) y * w + x] = (float) MIN (spike->data[(gsize) y * w + x], sky + 3 * sigma);
+  spike->data[(gsize) 1 * w + 1] = (float) (sky + 4 * sigma);
+  SsPsfFit fit;
+  g_assert_false (ss_psf_fit_star (spike, 1, 1, SS_PSF_MODEL_GAUSSIAN, INFINITY, &fit, &error));
+  g_assert_error (error, SS_ERROR, SS_ERROR_INVALID_ARGUMENT);
+  g_test_message ("a spike at the corner: %s", error->message);
+  g_clear_error (&error);
+
+  g_autoptr (SsImage) star = ss_image_new (w, h, 1, &error);
+  Profile round = { SS_PSF_MODEL_GAUSSIAN, 0, 0, 0, NAN };
+  round.fwhm_major = round.fwhm_minor = g_test_rand_double_range (2.5, 4);
+  add_sky_and_noise (star->data, w, h, sky, sigma);
+  quiet_ring (star->data, w, h, 4, 4, 8, sky, 0.05 * sigma);
+  add_star (star->data, w, h, &round, 4, 4, 60 * sigma, 20);
+  g_assert_true (ss_psf_fit_star (star, 4, 4, SS_PSF_MODEL_GAUSSIAN, INFINITY, &fit, &error));
+  g_assert_no_error (error);
+  g_autofree char *text = ss_psf_fit_describe (&fit);
+  g_test_message ("a star of FWHM %.2f at the corner: %s", round.fwhm_major, text);
+  g_assert_cmpfloat (fabs (fit.fwhm / round.fwhm_major - 1), <, 0.1);
+}
+
 static void
 test_bad_input (void)
 {
@@ -697,6 +749,7 @@ main (int argc, char **argv)
   g_test_add_func ("/psf-fit/find-stars-cancelled", test_find_stars_cancelled);
   g_test_add_func ("/psf-fit/render-round-matches-spec", test_render_round_matches_spec);
   g_test_add_func ("/psf-fit/render-elliptical-moments", test_render_elliptical_moments);
+  g_test_add_func ("/psf-fit/star-at-corner", test_fit_star_at_corner);
   g_test_add_func ("/psf-fit/bad-input", test_bad_input);
   return g_test_run ();
 }

@@ -8,6 +8,7 @@
 #include "ss-error.h"
 #include "ss-fft.h"
 #include "ss-mem.h"
+#include "ss-noise.h"
 #include "ss-saturation.h"
 #include "ss-scaling.h"
 
@@ -197,6 +198,12 @@ ss_psf_fit_star (const SsImage *image, double x, double y, SsPsfModel model, dou
                    "no star to fit near (%g, %g)", x, y);
       return FALSE;
     }
+  /* The ring's noise is the local sky's, but near the frame's edge the ring
+   * is cut and its estimate, from few pixels, can come out low: on a test
+   * field of five stars, a click at a corner fitted a noise spike as a star
+   * on 0.35% of 8000 draws (1 in 2000 in the middle). The window's noise,
+   * from thousands of pixels, bounds it from below. */
+  noise = fmax (noise, ss_noise_estimate (data, w, h));
   double height = data[(gsize) cy * w + cx] - sky;
   if (!(height > 5.0 * noise))
     {
