@@ -81,8 +81,10 @@
  * elsewhere. Measured (QUALITY.md, "The full run accelerated where the
  * validation reached its cap") on the 26 of 77 cases whose validation
  * reached its cap, 0.3 changed 19: +4.49 dB summed, −0.41 to +1.40; on 24
- * fresh cases it changed 13: +5.93 dB, −0.055 to +1.31. 0.5 gained +6.13
- * on the first 19 but lost up to 0.80 dB (Gaussians, a Moffat of 2.5). */
+ * fresh cases it changed 13: +5.93 dB, −0.055 to +1.31, the gains on
+ * Moffats of FWHM 3.5–5; on quality's own kinds (draws 6–12) it changed 10
+ * of 49, +0.00 dB, −0.22 to +0.40. 0.5 gained +6.13 on the first 19 but
+ * lost up to 0.80 dB (Gaussians, a Moffat of 2.5). */
 #define SS_RL_HOLDOUT_CAPPED_ACCEL 0.3
 
 /* TRUE for the pixels the validation run fits (all but one in
