@@ -416,7 +416,12 @@ test_rl_holdout_rule (void)
           g_assert_cmpint (ended - SS_RL_HOLDOUT_EVERY, <, best + patience);
         }
       int remaining = cap_total - (ended + 1);
-      int full = ss_rl_holdout_full_iterations (&rule, remaining);
+      /* 1.5 k* where a blend was chosen or the floor raised, else k*. */
+      rule.blend_ratio = g_rand_boolean (rng) ? 0 : g_rand_double_range (rng, 1.4, 11);
+      gboolean raised = g_rand_boolean (rng);
+      double scale = raised || rule.blend_ratio > 1 ? SS_RL_HOLDOUT_SCALE
+                                                    : SS_RL_HOLDOUT_SCALE_EXTENDED;
+      int full = ss_rl_holdout_full_iterations (&rule, raised, remaining);
       /* At the cap the full run also extrapolates, at least at the rule's cap. */
       double asked = g_rand_boolean (rng) ? 0 : g_rand_double_range (rng, 0, 0.9);
       double accel = ss_rl_holdout_full_accel (&rule, asked);
@@ -427,7 +432,7 @@ test_rl_holdout_rule (void)
         }
       else
         {
-          g_assert_cmpint (full, ==, CLAMP ((int) ceil (SS_RL_HOLDOUT_SCALE * MAX (best, 1)), 1,
+          g_assert_cmpint (full, ==, CLAMP ((int) ceil (scale * MAX (best, 1)), 1,
                                             MAX (remaining, 1)));
           g_assert_cmpfloat (accel, ==, asked);
         }
@@ -476,7 +481,9 @@ test_rl_holdout_split (void)
  * start, normaliser and steps (or where the validation chose a brightness
  * blend, the blend of two such runs: assert_holdout_image). The full run is
  * SS_RL_HOLDOUT_SCALE times the validation's best count when the minimum is
- * inside the cap (half the iterations), as on most draws; on a draw whose
+ * inside the cap (half the iterations), as on most draws, where a blend was
+ * chosen or the floor raised, and SS_RL_HOLDOUT_SCALE_EXTENDED times it
+ * where neither was; on a draw whose
  * held-out error still falls there (about one in forty), the full run takes
  * the rest. */
 static void
@@ -500,9 +507,13 @@ test_rl_holdout_solve (void)
   /* The best estimate is a reading's, one iteration before it (the ratio
    * of iteration k measures z after k − 1): best + 1 ≡ 0 (mod EVERY), best
    * before the validation's end, and the full run SCALE times it. */
+  double scale = held.blend_early_iterations > 0 || held.floor_raised
+                   ? SS_RL_HOLDOUT_SCALE : SS_RL_HOLDOUT_SCALE_EXTENDED;
+  g_test_message ("blended %d, floor raised %d: scale %g", held.blend_early_iterations > 0,
+                  held.floor_raised, scale);
   int best = -1;
   for (int b = SS_RL_HOLDOUT_EVERY - 1; b < validation; b += SS_RL_HOLDOUT_EVERY)
-    if ((int) ceil (SS_RL_HOLDOUT_SCALE * b) == full)
+    if ((int) ceil (scale * b) == full)
       best = b;
   if (best < 0)
     {

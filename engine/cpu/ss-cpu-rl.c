@@ -554,7 +554,8 @@ rl_run (const SsProblem *problem, const SsSolveParams *params, const float *star
       ok = blend_alloc (&s, &mem, error)
            && validate (&s, problem, &holdout, &reporter, &mem, &iteration, &first, error);
       validation = iteration;
-      int full = ss_rl_holdout_full_iterations (&holdout, params->iterations - first);
+      int full = ss_rl_holdout_full_iterations (&holdout, s.setup.raised,
+                                                params->iterations - first);
       int early = ss_rl_blend_early_iterations (full, holdout.blend_ratio);
       blend = early > 0 ? holdout.blend_error : 0;
       double accel = ss_rl_holdout_full_accel (&holdout, params->rl_accel);

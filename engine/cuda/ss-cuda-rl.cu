@@ -630,7 +630,8 @@ rl_next_run (gpointer solver, SsSolveParams *run, int done, GError **error)
   s->validating = FALSE;
   s->validated = done;
   s->it->stop = NULL;
-  int full = ss_rl_holdout_full_iterations (&s->rule, s->iterations - s->first_validation);
+  int full = ss_rl_holdout_full_iterations (&s->rule, s->setup.raised,
+                                            s->iterations - s->first_validation);
   /* With a blend, the full run stops at E to keep it (rl_keep_early). */
   s->early = ss_rl_blend_early_iterations (full, s->rule.blend_ratio);
   s->after_early = full - s->early;

@@ -42,9 +42,11 @@ ss_rl_holdout_record (SsRlHoldout *holdout, int estimate_iterations, double erro
 }
 
 int
-ss_rl_holdout_full_iterations (const SsRlHoldout *holdout, int remaining)
+ss_rl_holdout_full_iterations (const SsRlHoldout *holdout, gboolean raised, int remaining)
 {
-  int full = (int) ceil (SS_RL_HOLDOUT_SCALE * MAX (holdout->best, 1));
+  gboolean later = raised || holdout->blend_ratio > 1.0;
+  double scale = later ? SS_RL_HOLDOUT_SCALE : SS_RL_HOLDOUT_SCALE_EXTENDED;
+  int full = (int) ceil (scale * MAX (holdout->best, 1));
   /* Reaching the cap means the error was still falling: use every iteration. */
   if (holdout->best >= holdout->cap)
     full = remaining;

@@ -21,7 +21,9 @@
  *      sharpening;
  *   2. the run on all the data, from the same start, for
  *      SS_RL_HOLDOUT_SCALE · k* iterations: with more pixels the noise holds
- *      the estimate back less per iteration.
+ *      the estimate back less per iteration (k* on extended light, where
+ *      no blend is chosen and the floor stays at the sky:
+ *      SS_RL_HOLDOUT_SCALE_EXTENDED).
  *
  * How much later the full run's best iteration comes depends on the scene:
  * about k* on the Sun (whose best count hardly depends on how much of the
@@ -60,6 +62,16 @@
 #define SS_RL_HOLDOUT_FOLDS 4
 /* The full run takes this many times the validation run's best iteration. */
 #define SS_RL_HOLDOUT_SCALE 1.5
+/* ... and this many where the validation chose no blend and the floor stays
+ * at the sky: extended light (the Hubble field, the Sun at FWHM 5), whose
+ * best count on all the data is about k* (0.8–1.25 k* on quality's draws
+ * 6–8), where 1.5 k* overshot it by 0.1–0.35 dB. Where a blend is chosen
+ * (galaxies, the Sun at FWHM 2: 1.4–1.9 k*, the blend keeping the faint
+ * light's earlier image) or the floor is raised (star fields, held back
+ * by positivity: more than 2 k*), the full run keeps 1.5. Measured on
+ * quality's draws 0–12 (QUALITY.md, "The full run at k* for extended
+ * light"). */
+#define SS_RL_HOLDOUT_SCALE_EXTENDED 1.0
 /* Held-out pixels count when their neighbours' data exceed the sky by this
  * many σ on average (ss_rl_holdout_neighbour_level). With each pixel judged
  * by its own datum (the rule until 2026-11-27), measured on quality's ten
@@ -183,10 +195,12 @@ gboolean ss_rl_holdout_init_every (SsRlHoldout *holdout, int iterations, int eve
  * best k*, or the cap is reached. */
 gboolean ss_rl_holdout_record (SsRlHoldout *holdout, int estimate_iterations, double error);
 
-/* The full run's iterations: SS_RL_HOLDOUT_SCALE · k*, or all of REMAINING
- * when k* reached the validation cap (the error was still falling); at
- * least 1 and at most REMAINING. */
-int ss_rl_holdout_full_iterations (const SsRlHoldout *holdout, int remaining);
+/* The full run's iterations: SS_RL_HOLDOUT_SCALE · k* where the validation
+ * chose a blend (holdout->blend_ratio > 1) or RAISED (the floor raised
+ * above a flat sky), else SS_RL_HOLDOUT_SCALE_EXTENDED · k*; or all of
+ * REMAINING when k* reached the validation cap (the error was still
+ * falling); at least 1 and at most REMAINING. */
+int ss_rl_holdout_full_iterations (const SsRlHoldout *holdout, gboolean raised, int remaining);
 
 /* The full run's extrapolation cap (ss-rl-accel.h): ACCEL, the one asked
  * (SsSolveParams.rl_accel), or SS_RL_HOLDOUT_CAPPED_ACCEL where that is
