@@ -1588,10 +1588,19 @@ test_stretch (void)
       ss_stretch_apply (in, out, n, stretches[s], 0.0, 100.0, &low, &high);
       g_assert_cmpfloat (low, ==, sorted[0]);
       g_assert_cmpfloat (high, ==, sorted[finite - 1]);
+      /* A float in [0, 1] resolves steps of about 6e-8 near 1: two inputs
+       * closer than that share of the range (random doubles rounded to
+       * floats can be a few ulps apart) may map to the same value, never
+       * to the wrong order. CI once drew two that did (0.908846617). */
+      double apart = 1e-4 * (sorted[finite - 1] - sorted[0]);
       for (gsize i = 0; i < n; i++)
         for (gsize j = 0; j < MIN (n, (gsize) 50); j++)
           if (!isnan (in[i]) && !isnan (in[j]) && in[i] < in[j])
-            g_assert_cmpfloat (out[i], <, out[j]);
+            {
+              g_assert_cmpfloat (out[i], <=, out[j]);
+              if (in[j] - in[i] > apart)
+                g_assert_cmpfloat (out[i], <, out[j]);
+            }
       for (gsize i = 0; i < n; i++)
         {
           if (in[i] == sorted[0] || isnan (in[i]))

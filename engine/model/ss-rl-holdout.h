@@ -60,17 +60,18 @@
 #define SS_RL_HOLDOUT_EVERY 5
 /* One pixel in this many is held out; the validation run fits the others. */
 #define SS_RL_HOLDOUT_FOLDS 4
-/* The full run takes this many times the validation run's best iteration. */
+/* The full run takes this many times the validation run's best iteration
+ * where the validation chose a blend or the floor is raised ... */
 #define SS_RL_HOLDOUT_SCALE 1.5
 /* ... and this many where the validation chose no blend and the floor stays
  * at the sky: extended light (the Hubble field, the Sun at FWHM 5), whose
- * best count on all the data is about k* (0.8–1.25 k* on quality's draws
- * 6–8), where 1.5 k* overshot it by 0.1–0.35 dB. Where a blend is chosen
+ * best count on all the data is about k* (0.82–1.04 k* on quality's draws
+ * 6–8), where 1.5 k* overshot it by 0.05–0.35 dB. Where a blend is chosen
  * (galaxies, the Sun at FWHM 2: 1.4–1.9 k*, the blend keeping the faint
  * light's earlier image) or the floor is raised (star fields, held back
  * by positivity: more than 2 k*), the full run keeps 1.5. Measured on
- * quality's draws 0–12 (QUALITY.md, "The full run at k* for extended
- * light"). */
+ * quality's draws 0–12 (QUALITY.md, "The full run at the validation's
+ * count on extended light"). */
 #define SS_RL_HOLDOUT_SCALE_EXTENDED 1.0
 /* Held-out pixels count when their neighbours' data exceed the sky by this
  * many σ on average (ss_rl_holdout_neighbour_level). With each pixel judged
