@@ -558,9 +558,9 @@ rl_run (const SsProblem *problem, const SsSolveParams *params, const float *star
                                                 params->iterations - first);
       int early = ss_rl_blend_early_iterations (full, holdout.blend_ratio);
       blend = early > 0 ? holdout.blend_error : 0;
-      double accel = ss_rl_holdout_full_accel (&holdout, params->rl_accel);
-      full_accel = accel > params->rl_accel ? accel : 0;
-      ok = ok && accel_set (&s, accel, &mem, error);
+      full_accel = ss_rl_holdout_raised_accel (&holdout, params->rl_accel);
+      ok = ok && accel_set (&s, ss_rl_holdout_full_accel (&holdout, params->rl_accel), &mem,
+                            error);
       restart (&s, start);
       ok = ok && full_run (&s, problem, params, &reporter, iteration + full,
                            early > 0 ? iteration + early : 0, &iteration, error);

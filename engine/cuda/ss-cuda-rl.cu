@@ -80,7 +80,6 @@ typedef struct {
   gboolean blending;        /* in the full run's part after E: its last iteration blends */
   /* The extrapolation (ss-rl-accel.h), as ss-cpu-rl.c's: */
   float accel_cap;          /* 0: plain RL, none of these (allocated with the first cap) */
-  double full_accel;        /* the full run's cap where the rule raised it, else 0 */
   float *previous;          /* z before the last step */
   float *move;              /* the last step's move, its new z less its start point */
   double *accel;            /* device: Σ g g_prev and Σ g_prev² of the step, then the factor */
@@ -638,9 +637,7 @@ rl_next_run (gpointer solver, SsSolveParams *run, int done, GError **error)
   s->it->provisional = s->early > 0;
   run->report_every = s->report_every;
   run->iterations = s->early > 0 ? s->early : full;
-  double accel = ss_rl_holdout_full_accel (&s->rule, s->params->rl_accel);
-  s->full_accel = accel > s->params->rl_accel ? accel : 0;
-  return rl_accel_set (s, accel, error)
+  return rl_accel_set (s, ss_rl_holdout_full_accel (&s->rule, s->params->rl_accel), error)
          && ss_cuda_rl_normaliser (ctx, s->p, FALSE, s->image, s->weight, s->back, s->spec, error)
          && rl_reset (s, error);
 }
@@ -657,7 +654,9 @@ rl_finish (gpointer solver, SsSolveResult *result)
   result->validation_iterations = s->validated;
   result->blend_early_iterations = s->early;
   result->blend_error_ratio = s->early > 0 ? s->rule.blend_error : 0;
-  result->full_accel = s->full_accel;
+  /* Where the full run started, the rule's raised cap (as ss-cpu-rl.c's). */
+  result->full_accel = s->holdout && !s->validating
+                         ? ss_rl_holdout_raised_accel (&s->rule, s->params->rl_accel) : 0;
 }
 
 static void

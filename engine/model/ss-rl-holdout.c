@@ -62,6 +62,13 @@ ss_rl_holdout_full_accel (const SsRlHoldout *holdout, double accel)
 }
 
 double
+ss_rl_holdout_raised_accel (const SsRlHoldout *holdout, double accel)
+{
+  double full = ss_rl_holdout_full_accel (holdout, accel);
+  return full > accel ? full : 0;
+}
+
+double
 ss_rl_holdout_source_level (double noise, double sigmas)
 {
   return isfinite (noise) && noise > 0 ? sigmas * noise : -INFINITY;

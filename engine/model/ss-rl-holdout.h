@@ -208,4 +208,8 @@ int ss_rl_holdout_full_iterations (const SsRlHoldout *holdout, gboolean raised, 
  * less and k* reached the validation cap. */
 double ss_rl_holdout_full_accel (const SsRlHoldout *holdout, double accel);
 
+/* ss_rl_holdout_full_accel's cap where it is above ACCEL (the rule raised
+ * it: SsSolveResult.full_accel), else 0. */
+double ss_rl_holdout_raised_accel (const SsRlHoldout *holdout, double accel);
+
 G_END_DECLS
